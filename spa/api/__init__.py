@@ -1,1 +1,50 @@
-"""Placeholder; filled in by its issue."""
+"""API models of the two custom resources and the validation users see in messages.
+
+Depends on the pure engine (to build windows) and on pydantic; never on the Kubernetes client.
+"""
+
+from spa.api.resources import (
+    API_VERSION,
+    GROUP,
+    SCHEDULE_KIND,
+    SCHEDULED_POD_AUTOSCALER,
+    VERSION,
+    Schedule,
+    ScheduleCondition,
+    ScheduledPodAutoscaler,
+    ScheduledPodAutoscalerCondition,
+    ScheduledPodAutoscalerStatus,
+    ScheduleSpec,
+    ScheduleStatus,
+)
+from spa.api.validation import (
+    CompiledSchedule,
+    FieldError,
+    InvalidObject,
+    autoscaler_base,
+    compile_schedule,
+    parse_schedule,
+    parse_scheduled_pod_autoscaler,
+)
+
+__all__ = [
+    "API_VERSION",
+    "GROUP",
+    "SCHEDULED_POD_AUTOSCALER",
+    "SCHEDULE_KIND",
+    "VERSION",
+    "CompiledSchedule",
+    "FieldError",
+    "InvalidObject",
+    "Schedule",
+    "ScheduleCondition",
+    "ScheduleSpec",
+    "ScheduleStatus",
+    "ScheduledPodAutoscaler",
+    "ScheduledPodAutoscalerCondition",
+    "ScheduledPodAutoscalerStatus",
+    "autoscaler_base",
+    "compile_schedule",
+    "parse_schedule",
+    "parse_scheduled_pod_autoscaler",
+]

@@ -1,1 +1,42 @@
-"""Placeholder; filled in by its issue."""
+"""The pure schedule engine: time windows, daylight-saving rules and effective replica bounds.
+
+It imports nothing from Kubernetes or from the API models, so it can be tested exhaustively
+and reused by the controller and by `spa plan` alike. Instants are integer seconds since the
+Unix epoch (UTC); `from_instant` turns one into a datetime at the edges.
+"""
+
+from spa.schedule.effective import Base, Rule, State, next_transition, state_at, transitions_between
+from spa.schedule.wallclock import (
+    UTC_ZONE,
+    WallClockError,
+    Weekday,
+    from_instant,
+    load_zone,
+    parse_hour_minute,
+    parse_local_datetime,
+    to_instant,
+    weekdays_between,
+)
+from spa.schedule.windows import OneShotWindow, RecurringWindow, Timeline, Window
+
+__all__ = [
+    "UTC_ZONE",
+    "Base",
+    "OneShotWindow",
+    "RecurringWindow",
+    "Rule",
+    "State",
+    "Timeline",
+    "WallClockError",
+    "Weekday",
+    "Window",
+    "from_instant",
+    "load_zone",
+    "next_transition",
+    "parse_hour_minute",
+    "parse_local_datetime",
+    "state_at",
+    "to_instant",
+    "transitions_between",
+    "weekdays_between",
+]

@@ -1,0 +1,203 @@
+"""The two custom resources of SPEC.md section 1: ScheduledPodAutoscaler and Schedule.
+
+Field names, enums and optionality follow the original Go controller's
+`autoscaling.d-kuro.github.io/v1` API, so manifests written for it parse unchanged; the status
+fields after `condition` and `lastTransitionTime` are this project's additions.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BeforeValidator, Field
+
+from spa.api.base import ApiModel, LenientModel
+from spa.api.hpa import HorizontalPodAutoscalerSpec, Replicas
+
+__all__ = [
+    "API_VERSION",
+    "GROUP",
+    "SCHEDULED_POD_AUTOSCALER",
+    "SCHEDULE_KIND",
+    "VERSION",
+    "Condition",
+    "ObjectMeta",
+    "OwnerReference",
+    "Schedule",
+    "ScheduleCondition",
+    "ScheduleSpec",
+    "ScheduleStatus",
+    "ScheduleTargetRef",
+    "ScheduleType",
+    "ScheduledPodAutoscaler",
+    "ScheduledPodAutoscalerCondition",
+    "ScheduledPodAutoscalerSpec",
+    "ScheduledPodAutoscalerStatus",
+    "WeekdayName",
+]
+
+GROUP = "autoscaling.d-kuro.github.io"
+VERSION = "v1"
+API_VERSION = f"{GROUP}/{VERSION}"
+SCHEDULED_POD_AUTOSCALER = "ScheduledPodAutoscaler"
+SCHEDULE_KIND = "Schedule"
+
+
+class OwnerReference(LenientModel):
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+
+class ObjectMeta(LenientModel):
+    """The parts of metadata this project reads."""
+
+    name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    generation: int | None = None
+    resource_version: str | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    owner_references: list[OwnerReference] | None = None
+    creation_timestamp: str | None = None
+    deletion_timestamp: str | None = None
+
+
+class Condition(LenientModel):
+    """A standard `metav1.Condition`."""
+
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    last_transition_time: str
+    reason: str
+    message: str = ""
+    observed_generation: int | None = None
+
+
+class ScheduledPodAutoscalerCondition(StrEnum):
+    Available = "Available"
+    Degraded = "Degraded"
+
+
+class ScheduledPodAutoscalerSpec(ApiModel):
+    horizontal_pod_autoscaler_spec: HorizontalPodAutoscalerSpec
+    """A complete autoscaling/v2 HorizontalPodAutoscalerSpec: the base spec of the HPA."""
+
+
+class ScheduledPodAutoscalerStatus(LenientModel):
+    condition: ScheduledPodAutoscalerCondition | None = None
+    """Available or Degraded."""
+    last_transition_time: str | None = None
+    """When condition last changed."""
+    conditions: list[Condition] | None = None
+    """Standard conditions; type Ready says whether the HPA has the desired spec."""
+    observed_generation: int | None = None
+    """The generation last acted on."""
+    min_replicas: int | None = None
+    """The minReplicas in force on the HPA now (base or scheduled)."""
+    max_replicas: int | None = None
+    """The maxReplicas in force on the HPA now (base or scheduled)."""
+    active_schedules: list[str] | None = None
+    """Names of the Schedules active now, sorted."""
+    next_transition_time: str | None = None
+    """When the effective values or the active Schedules next change (RFC 3339, UTC)."""
+
+
+class ScheduledPodAutoscaler(ApiModel):
+    api_version: Literal["autoscaling.d-kuro.github.io/v1"] = "autoscaling.d-kuro.github.io/v1"
+    kind: Literal["ScheduledPodAutoscaler"] = "ScheduledPodAutoscaler"
+    metadata: ObjectMeta = ObjectMeta()
+    spec: ScheduledPodAutoscalerSpec
+    status: ScheduledPodAutoscalerStatus | None = None
+
+
+class ScheduleType(StrEnum):
+    Weekly = "Weekly"
+    Daily = "Daily"
+    OneShot = "OneShot"
+
+
+class WeekdayName(StrEnum):
+    Sunday = "Sunday"
+    Monday = "Monday"
+    Tuesday = "Tuesday"
+    Wednesday = "Wednesday"
+    Thursday = "Thursday"
+    Friday = "Friday"
+    Saturday = "Saturday"
+
+
+def _blank_is_unset(value: object) -> object:
+    # Manifests exported from the original controller may carry "" for an unused weekday.
+    return None if value == "" else value
+
+
+OptionalWeekday = Annotated[WeekdayName | None, BeforeValidator(_blank_is_unset)]
+
+
+class ScheduleTargetRef(ApiModel):
+    """The ScheduledPodAutoscaler, in the Schedule's own namespace, that the window applies to."""
+
+    name: Annotated[str, Field(min_length=1, max_length=253)]
+    """Name of the ScheduledPodAutoscaler."""
+    api_version: Literal["autoscaling.d-kuro.github.io/v1"] | None = None
+    kind: Literal["ScheduledPodAutoscaler"] | None = None
+
+
+class ScheduleSpec(ApiModel):
+    scale_target_ref: ScheduleTargetRef
+    type: ScheduleType
+    """Weekly, Daily or OneShot."""
+    start_time: Annotated[str, Field(max_length=16)]
+    """HH:mm for Weekly and Daily, yyyy-MM-ddTHH:mm for OneShot, in timeZone."""
+    end_time: Annotated[str, Field(max_length=16)]
+    """HH:mm for Weekly and Daily, yyyy-MM-ddTHH:mm for OneShot, in timeZone."""
+    start_day_of_week: OptionalWeekday = None
+    """First day of a Weekly window; ignored by other types."""
+    end_day_of_week: OptionalWeekday = None
+    """Last day of a Weekly window (inclusive, may wrap past Saturday); ignored otherwise."""
+    time_zone: Annotated[str, Field(max_length=64)] | None = None
+    """IANA time zone such as Asia/Tokyo; default UTC. Case-sensitive."""
+    min_replicas: Replicas | None = None
+    """minReplicas while the window is active; unset leaves the base value."""
+    max_replicas: Replicas | None = None
+    """maxReplicas while the window is active; unset leaves the base value."""
+    suspend: bool = False
+    """A suspended Schedule never applies."""
+    description: Annotated[str, Field(max_length=1024)] | None = None
+    """Free text."""
+
+
+class ScheduleCondition(StrEnum):
+    Available = "Available"
+    Progressing = "Progressing"
+    Suspend = "Suspend"
+    Completed = "Completed"
+    Degraded = "Degraded"
+
+
+class ScheduleStatus(LenientModel):
+    condition: ScheduleCondition | None = None
+    """Available (not active now), Progressing (active and applied), Suspend, Completed or
+    Degraded (invalid or could not be applied)."""
+    last_transition_time: str | None = None
+    """When condition last changed."""
+    message: str | None = None
+    """Why, for Degraded."""
+    observed_generation: int | None = None
+    """The generation last acted on."""
+    next_transition_time: str | None = None
+    """When the window next starts or ends (RFC 3339, UTC)."""
+
+
+class Schedule(ApiModel):
+    api_version: Literal["autoscaling.d-kuro.github.io/v1"] = "autoscaling.d-kuro.github.io/v1"
+    kind: Literal["Schedule"] = "Schedule"
+    metadata: ObjectMeta = ObjectMeta()
+    spec: ScheduleSpec
+    status: ScheduleStatus | None = None

@@ -1,0 +1,170 @@
+"""Wall-clock parsing and the one place where local times become absolute instants.
+
+Schedules are written in local wall-clock time, but every comparison in the engine is between
+absolute instants (integer seconds since the Unix epoch, UTC). Daylight-saving time makes the
+mapping from wall clock to instant partial (a skipped hour) and ambiguous (a repeated hour);
+SPEC.md 2.4 fixes the rules, and `to_instant` is the only code that applies them.
+
+Zones are loaded from the `tzdata` package only, never from the host's zone files, so that the
+same manifest gives the same answer on every machine, and zone names are case-sensitive.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import re
+from datetime import UTC, date, datetime, time, timedelta
+from enum import IntEnum
+from zoneinfo import ZoneInfo
+
+__all__ = [
+    "UTC_ZONE",
+    "WallClockError",
+    "Weekday",
+    "from_instant",
+    "load_zone",
+    "local_date",
+    "parse_hour_minute",
+    "parse_local_datetime",
+    "to_instant",
+    "weekdays_between",
+]
+
+
+class WallClockError(ValueError):
+    """A wall-clock value that cannot be used; the message is meant for the user."""
+
+
+class Weekday(IntEnum):
+    """Days as the API spells them; values follow Python's `date.weekday()` (Monday is 0)."""
+
+    Monday = 0
+    Tuesday = 1
+    Wednesday = 2
+    Thursday = 3
+    Friday = 4
+    Saturday = 5
+    Sunday = 6
+
+
+# The API's week starts on Sunday: a range Friday..Monday wraps past Saturday.
+_SUNDAY_FIRST = (
+    Weekday.Sunday,
+    Weekday.Monday,
+    Weekday.Tuesday,
+    Weekday.Wednesday,
+    Weekday.Thursday,
+    Weekday.Friday,
+    Weekday.Saturday,
+)
+
+_HOUR_MINUTE = re.compile(r"([01]?[0-9]|2[0-3]):([0-5][0-9])")
+_LOCAL_DATETIME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2})")
+
+HOUR_MINUTE_PATTERN = r"^([01]?[0-9]|2[0-3]):[0-5][0-9]$"
+LOCAL_DATETIME_PATTERN = (
+    r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]$"
+)
+
+
+def parse_hour_minute(text: str) -> time:
+    """Parse `HH:mm` (hour with one or two digits, minute with exactly two)."""
+    match = _HOUR_MINUTE.fullmatch(text)
+    if match is None:
+        raise WallClockError(f"'{text}' is not a time of day in the form HH:mm (00:00 to 23:59)")
+    return time(int(match[1]), int(match[2]))
+
+
+def parse_local_datetime(text: str) -> datetime:
+    """Parse `yyyy-MM-ddTHH:mm` into a naive local datetime (no seconds, no offset)."""
+    match = _LOCAL_DATETIME.fullmatch(text)
+    if match is None:
+        raise WallClockError(f"'{text}' is not a date and time in the form yyyy-MM-ddTHH:mm")
+    year, month, day, hour, minute = (int(part) for part in match.groups())
+    try:
+        return datetime(year, month, day, hour, minute)
+    except ValueError as error:
+        raise WallClockError(f"'{text}' is not a valid date and time: {error}") from None
+
+
+@functools.cache
+def _zone_names() -> frozenset[str]:
+    listing = importlib.resources.files("tzdata").joinpath("zones").read_text(encoding="utf-8")
+    return frozenset(line.strip() for line in listing.splitlines() if line.strip())
+
+
+@functools.cache
+def load_zone(name: str) -> ZoneInfo:
+    """The IANA zone `name` from the tzdata package; an empty name means UTC."""
+    if name == "":
+        return UTC_ZONE
+    if name not in _zone_names():
+        raise WallClockError(f"unknown time zone '{name}'")
+    resource = importlib.resources.files("tzdata.zoneinfo").joinpath(*name.split("/"))
+    with resource.open("rb") as data:
+        return ZoneInfo.from_file(data, key=name)
+
+
+def _load_utc() -> ZoneInfo:
+    resource = importlib.resources.files("tzdata.zoneinfo").joinpath("UTC")
+    with resource.open("rb") as data:
+        return ZoneInfo.from_file(data, key="UTC")
+
+
+UTC_ZONE = _load_utc()
+
+
+def weekdays_between(first: Weekday, last: Weekday) -> frozenset[Weekday]:
+    """The days from `first` to `last` inclusive, in a week that starts on Sunday.
+
+    A range may wrap past Saturday: Friday..Monday is Friday, Saturday, Sunday and Monday.
+    """
+    begin = _SUNDAY_FIRST.index(first)
+    span = (_SUNDAY_FIRST.index(last) - begin) % 7
+    return frozenset(_SUNDAY_FIRST[(begin + offset) % 7] for offset in range(span + 1))
+
+
+def to_instant(wall: datetime, zone: ZoneInfo) -> int:
+    """The instant (epoch seconds) at which the naive wall-clock time `wall` happens in `zone`.
+
+    A repeated wall-clock time (clocks go back) happens at its first occurrence. A skipped one
+    (clocks go forward) happens at the instant the clock jumps, the first valid instant after
+    the gap (SPEC.md 2.4).
+    """
+    # fold=0 selects the offset in force before a transition: the first occurrence of a
+    # repeated time, and for a skipped time an instant after the jump that we correct below.
+    instant = int(wall.replace(tzinfo=zone).timestamp())
+    if datetime.fromtimestamp(instant, zone).replace(tzinfo=None) == wall:
+        return instant
+    return _jump_instant(wall, zone)
+
+
+def _jump_instant(wall: datetime, zone: ZoneInfo) -> int:
+    """The instant of the forward jump whose gap contains `wall`."""
+    offset_before = wall.replace(tzinfo=zone, fold=0).utcoffset()
+    offset_after = wall.replace(tzinfo=zone, fold=1).utcoffset()
+    assert offset_before is not None
+    assert offset_after is not None
+    naive_utc = wall.replace(tzinfo=UTC)
+    # The jump lies in (wall - offset_after, wall - offset_before]; offsets change only at the
+    # jump, so a binary search over whole seconds finds its first second.
+    low = int((naive_utc - offset_after).timestamp())
+    high = int((naive_utc - offset_before).timestamp())
+    while high - low > 1:
+        middle = (low + high) // 2
+        if datetime.fromtimestamp(middle, zone).utcoffset() == offset_before:
+            low = middle
+        else:
+            high = middle
+    return high
+
+
+def local_date(instant: int, zone: ZoneInfo) -> date:
+    """The calendar date in `zone` at `instant`."""
+    return datetime.fromtimestamp(instant, zone).date()
+
+
+def from_instant(instant: int) -> datetime:
+    """An aware UTC datetime for epoch seconds."""
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=instant)
