@@ -1,0 +1,3 @@
+"""Project-wide pytest configuration: registers the shared fixture plugins."""
+
+pytest_plugins = ["tests.testenv.fixtures"]

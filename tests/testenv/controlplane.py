@@ -1,0 +1,469 @@
+"""A real Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager) on loopback.
+
+No fakes: the tests talk to the same binaries a cluster runs, with RBAC, TokenRequest-issued
+ServiceAccount tokens, the garbage collector and the HPA controller. Besides starting and
+stopping it, `ControlPlane` offers the faults reliability tests need: restart the API server
+(same port, same etcd), stop/start etcd, and compact etcd so old resourceVersions expire.
+
+`Cluster` is the client side alone (a kubeconfig), so the same helpers work against any
+cluster; `ControlPlane` adds the processes.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import ssl
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+
+from tests.testenv.binaries import Binaries, find_binaries, kubectl_path
+from tests.testenv.kubeconfig import write_kubeconfig
+from tests.testenv.pki import SERVICE_CLUSTER_IP_RANGE, Pki, ensure_pki
+from tests.testenv.processes import ManagedProcess
+
+SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+
+# Only what a scaling controller's world needs; no scheduler, no kubelet, no nodes.
+# (Names of the release; the short aliases such as "garbagecollector" are accepted too.)
+CONTROLLERS = (
+    "garbage-collector-controller",
+    "namespace-controller",
+    "deployment-controller",
+    "replicaset-controller",
+    "horizontal-pod-autoscaler-controller",
+    "serviceaccount-controller",
+    "serviceaccount-token-controller",
+    "root-ca-certificate-publisher-controller",
+    # Aggregated ClusterRoles (aggregate-to-admin/edit/view) are filled by this one.
+    "clusterrole-aggregation-controller",
+)
+
+
+class ControlPlaneError(RuntimeError):
+    """A component did not come up; the message carries the end of its log."""
+
+
+def free_port() -> int:
+    """A port that is free on 127.0.0.1 now (the kernel's pick; only loopback is used)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait_for(
+    what: str, check: Callable[[], bool], timeout: float, process: ManagedProcess | None
+) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if process is not None and not process.running:
+            raise ControlPlaneError(
+                f"{what}: {process.name} exited with {process.returncode}\n{process.log_tail()}"
+            )
+        if check():
+            return
+        if time.monotonic() > deadline:
+            tail = process.log_tail() if process is not None else ""
+            raise ControlPlaneError(f"{what}: not ready after {timeout:.0f}s\n{tail}")
+        time.sleep(0.1)
+
+
+class Cluster:
+    """Client-side helpers for a cluster reached through an admin kubeconfig."""
+
+    def __init__(self, kubeconfig: Path, workdir: Path) -> None:
+        self.kubeconfig = kubeconfig
+        self.workdir = workdir
+
+    def api_client(self, kubeconfig: Path | None = None) -> k8s.ApiClient:
+        """A `kubernetes` ApiClient for the kubeconfig (default: the admin one). Close it."""
+        config_file = str(kubeconfig or self.kubeconfig)
+        api: k8s.ApiClient = k8s_config.new_client_from_config(config_file=config_file)  # type: ignore[no-untyped-call]
+        return api
+
+    def run_kubectl(
+        self,
+        *args: str,
+        kubeconfig: Path | None = None,
+        input: str | None = None,
+        check: bool = False,
+        timeout: float = 60,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run the project's kubectl against this cluster; text output; raises only if check."""
+        env = dict(os.environ)
+        env["KUBECONFIG"] = str(kubeconfig or self.kubeconfig)
+        # Discovery cache per cluster: ports change between runs and ~/.kube is not ours.
+        env["KUBECACHEDIR"] = str(self.workdir / "kubectl-cache")
+        return subprocess.run(
+            [str(kubectl_path()), *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            env=env,
+            check=check,
+            timeout=timeout,
+        )
+
+    def service_account_token(
+        self, namespace: str, name: str, *, expiration_seconds: int = 3600, create: bool = True
+    ) -> str:
+        """A token for the ServiceAccount from the TokenRequest API (created first if asked)."""
+        with self.api_client() as api:
+            core = k8s.CoreV1Api(api)
+            if create:
+                try:
+                    core.create_namespaced_service_account(
+                        namespace, k8s.V1ServiceAccount(metadata=k8s.V1ObjectMeta(name=name))
+                    )
+                except k8s.ApiException as exc:
+                    if exc.status != 409:
+                        raise
+            request = k8s.AuthenticationV1TokenRequest(
+                spec=k8s.V1TokenRequestSpec(audiences=[], expiration_seconds=expiration_seconds)
+            )
+            response = core.create_namespaced_service_account_token(name, namespace, request)
+            if response.status is None or not response.status.token:
+                raise RuntimeError(f"TokenRequest for {namespace}/{name} returned no token")
+            return str(response.status.token)
+
+    def server_and_ca(self) -> tuple[str, Path]:
+        """The server URL and CA file of the admin kubeconfig."""
+        import yaml
+
+        config = yaml.safe_load(self.kubeconfig.read_text(encoding="utf-8"))
+        cluster = config["clusters"][0]["cluster"]
+        return cluster["server"], Path(cluster["certificate-authority"])
+
+    def service_account_kubeconfig(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        path: Path | None = None,
+        server: str | None = None,
+        expiration_seconds: int = 3600,
+        create: bool = True,
+    ) -> Path:
+        """A kubeconfig that authenticates as system:serviceaccount:<namespace>:<name>.
+
+        The token comes from TokenRequest, as a pod's projected token would; the identity has
+        exactly the RBAC bound to it. `server` points it elsewhere, e.g. at a TCPProxy.
+        """
+        token = self.service_account_token(
+            namespace, name, expiration_seconds=expiration_seconds, create=create
+        )
+        own_server, ca = self.server_and_ca()
+        target = path or self.workdir / "kubeconfigs" / f"sa-{namespace}-{name}.yaml"
+        return write_kubeconfig(
+            target,
+            server=server or own_server,
+            ca_cert=ca,
+            user=f"system:serviceaccount:{namespace}:{name}",
+            token=token,
+            namespace=namespace,
+        )
+
+
+@dataclass
+class Ports:
+    etcd_client: int = field(default_factory=free_port)
+    etcd_peer: int = field(default_factory=free_port)
+    apiserver: int = field(default_factory=free_port)
+    controller_manager: int = field(default_factory=free_port)
+
+
+class ControlPlane(Cluster):
+    """etcd + kube-apiserver + kube-controller-manager in `workdir`, all on 127.0.0.1."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        binaries: Binaries | None = None,
+        *,
+        controller_manager: bool = True,
+        extra_apiserver_args: Sequence[str] = (),
+        extra_controller_manager_args: Sequence[str] = (),
+        ports: Ports | None = None,
+    ) -> None:
+        workdir = workdir.resolve()
+        super().__init__(workdir / "kubeconfig", workdir)
+        # Resolved first: missing binaries must fail before anything starts.
+        self.binaries = binaries or find_binaries()
+        self.ports = ports or Ports()
+        self.with_controller_manager = controller_manager
+        self.extra_apiserver_args = list(extra_apiserver_args)
+        self.extra_controller_manager_args = list(extra_controller_manager_args)
+        self.pki: Pki | None = None
+        self.startup_seconds: dict[str, float] = {}
+        logs = workdir / "logs"
+        self.etcd = ManagedProcess("etcd", [], logs / "etcd.log")
+        self.apiserver = ManagedProcess("kube-apiserver", [], logs / "kube-apiserver.log")
+        self.controller_manager = ManagedProcess(
+            "kube-controller-manager", [], logs / "kube-controller-manager.log"
+        )
+
+    # --- addresses -------------------------------------------------------------------------
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.ports.apiserver}"
+
+    @property
+    def etcd_url(self) -> str:
+        return f"http://127.0.0.1:{self.ports.etcd_client}"
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def start(self, timeout: float = 60) -> ControlPlane:
+        """Start all components and wait until each is healthy; stop everything on failure."""
+        began = time.monotonic()
+        try:
+            self.pki = ensure_pki(self.workdir / "pki")
+            self._write_kubeconfigs()
+            self.start_etcd(timeout)
+            self.start_apiserver(timeout)
+            if self.with_controller_manager:
+                self.start_controller_manager(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        self.startup_seconds["total"] = time.monotonic() - began
+        return self
+
+    def stop(self) -> None:
+        """Stop in reverse order; safe to call twice."""
+        self.controller_manager.stop()
+        self.apiserver.stop()
+        self.etcd.stop()
+
+    def __enter__(self) -> ControlPlane:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _write_kubeconfigs(self) -> None:
+        assert self.pki is not None
+        write_kubeconfig(
+            self.kubeconfig,
+            server=self.server,
+            ca_cert=self.pki.ca_cert,
+            user="spa-testenv-admin",
+            client_cert=self.pki.admin.cert,
+            client_key=self.pki.admin.key,
+        )
+        write_kubeconfig(
+            self.workdir / "controller-manager.kubeconfig",
+            server=self.server,
+            ca_cert=self.pki.ca_cert,
+            user="system:kube-controller-manager",
+            client_cert=self.pki.controller_manager.cert,
+            client_key=self.pki.controller_manager.key,
+        )
+
+    def admin_kubeconfig_for(self, server: str, path: Path) -> Path:
+        """The admin identity at another URL (e.g. a TCPProxy in front of the API server)."""
+        assert self.pki is not None
+        return write_kubeconfig(
+            path,
+            server=server,
+            ca_cert=self.pki.ca_cert,
+            user="spa-testenv-admin",
+            client_cert=self.pki.admin.cert,
+            client_key=self.pki.admin.key,
+        )
+
+    # --- etcd ------------------------------------------------------------------------------
+
+    def _etcd_args(self) -> list[str]:
+        peer = f"http://127.0.0.1:{self.ports.etcd_peer}"
+        return [
+            str(self.binaries.etcd),
+            "--name=spa-testenv",
+            f"--data-dir={self.workdir / 'etcd'}",
+            f"--listen-client-urls={self.etcd_url}",
+            f"--advertise-client-urls={self.etcd_url}",
+            f"--listen-peer-urls={peer}",
+            f"--initial-advertise-peer-urls={peer}",
+            f"--initial-cluster=spa-testenv={peer}",
+            # A throwaway store: durability costs seconds per test run and buys nothing here.
+            "--unsafe-no-fsync",
+            "--log-level=warn",
+        ]
+
+    def start_etcd(self, timeout: float = 30) -> None:
+        began = time.monotonic()
+        self.etcd.argv = self._etcd_args()
+        self.etcd.start()
+        _wait_for("etcd", self._etcd_healthy, timeout, self.etcd)
+        self.startup_seconds["etcd"] = time.monotonic() - began
+
+    def stop_etcd(self) -> None:
+        self.etcd.stop()
+
+    def restart_etcd(self, timeout: float = 30) -> None:
+        self.stop_etcd()
+        self.start_etcd(timeout)
+
+    def _etcd_healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.etcd_url}/health", timeout=2) as response:
+                return bool(json.load(response).get("health") == "true")
+        except (OSError, ValueError):
+            return False
+
+    def _etcd_post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        # etcd's gRPC gateway: the v3 KV API as JSON over HTTP, byte fields in base64.
+        request = urllib.request.Request(
+            f"{self.etcd_url}{path}",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            result: dict[str, Any] = json.load(response)
+            return result
+
+    def etcd_revision(self) -> int:
+        """The current revision of the etcd store."""
+        result = self._etcd_post(
+            "/v3/kv/range",
+            {"key": base64.b64encode(b"\0").decode(), "limit": 1, "count_only": True},
+        )
+        return int(result["header"]["revision"])
+
+    def compact_etcd(self, revision: int | None = None) -> int:
+        """Compact etcd up to `revision` (default: now); older resourceVersions stop existing."""
+        target = revision if revision is not None else self.etcd_revision()
+        self._etcd_post("/v3/kv/compaction", {"revision": str(target), "physical": True})
+        return target
+
+    # --- kube-apiserver --------------------------------------------------------------------
+
+    def _apiserver_args(self) -> list[str]:
+        assert self.pki is not None
+        pki = self.pki
+        return [
+            str(self.binaries.kube_apiserver),
+            f"--etcd-servers={self.etcd_url}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            f"--secure-port={self.ports.apiserver}",
+            f"--cert-dir={self.workdir / 'apiserver-certs'}",
+            f"--tls-cert-file={pki.serving_cert}",
+            f"--tls-private-key-file={pki.serving_key}",
+            f"--client-ca-file={pki.ca_cert}",
+            "--authorization-mode=Node,RBAC",
+            f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
+            f"--service-account-key-file={pki.service_account_pub}",
+            f"--service-account-signing-key-file={pki.service_account_key}",
+            f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
+            "--profiling=false",
+            *self.extra_apiserver_args,
+        ]
+
+    def start_apiserver(self, timeout: float = 60) -> None:
+        began = time.monotonic()
+        self.apiserver.argv = self._apiserver_args()
+        self.apiserver.start()
+        _wait_for("kube-apiserver", self.apiserver_ready, timeout, self.apiserver)
+        self.startup_seconds["kube-apiserver"] = time.monotonic() - began
+
+    def stop_apiserver(self) -> None:
+        self.apiserver.stop()
+
+    def kill_apiserver(self) -> None:
+        """SIGKILL: a crash, no graceful shutdown of open connections."""
+        self.apiserver.kill()
+
+    def restart_apiserver(self, timeout: float = 60) -> None:
+        """Stop and start again on the same port with the same etcd (clients keep their URL)."""
+        self.stop_apiserver()
+        self.start_apiserver(timeout)
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        assert self.pki is not None
+        context = ssl.create_default_context(cafile=str(self.pki.ca_cert))
+        context.load_cert_chain(str(self.pki.admin.cert), str(self.pki.admin.key))
+        return context
+
+    def apiserver_ready(self) -> bool:
+        """GET /readyz as admin is 200 (etcd reachable, bootstrap RBAC in place)."""
+        try:
+            with urllib.request.urlopen(
+                f"{self.server}/readyz", timeout=2, context=self._ssl_context()
+            ) as response:
+                return bool(response.status == 200)
+        except (OSError, urllib.error.HTTPError):
+            return False
+
+    # --- kube-controller-manager -----------------------------------------------------------
+
+    def _controller_manager_args(self) -> list[str]:
+        assert self.pki is not None
+        kubeconfig = self.workdir / "controller-manager.kubeconfig"
+        return [
+            str(self.binaries.kube_controller_manager),
+            f"--kubeconfig={kubeconfig}",
+            # Delegated authn/authz for its own /healthz and /metrics, as in a real cluster.
+            f"--authentication-kubeconfig={kubeconfig}",
+            f"--authorization-kubeconfig={kubeconfig}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={self.ports.controller_manager}",
+            f"--cert-dir={self.workdir / 'controller-manager-certs'}",
+            f"--controllers={','.join(CONTROLLERS)}",
+            # Each controller acts as its own ServiceAccount (RBAC of the bootstrap policy).
+            "--use-service-account-credentials=true",
+            f"--service-account-private-key-file={self.pki.service_account_key}",
+            f"--root-ca-file={self.pki.ca_cert}",
+            "--leader-elect=false",
+            # Real clusters use 15s; tests should not wait that long for the HPA to react.
+            "--horizontal-pod-autoscaler-sync-period=1s",
+            "--profiling=false",
+            *self.extra_controller_manager_args,
+        ]
+
+    def start_controller_manager(self, timeout: float = 60) -> None:
+        began = time.monotonic()
+        self.controller_manager.argv = self._controller_manager_args()
+        self.controller_manager.start()
+        _wait_for(
+            "kube-controller-manager",
+            self._controller_manager_healthy,
+            timeout,
+            self.controller_manager,
+        )
+        self.startup_seconds["kube-controller-manager"] = time.monotonic() - began
+
+    def stop_controller_manager(self) -> None:
+        self.controller_manager.stop()
+
+    def _controller_manager_healthy(self) -> bool:
+        # Its serving certificate is self-signed (made in --cert-dir); /healthz is public.
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        try:
+            with urllib.request.urlopen(
+                f"https://127.0.0.1:{self.ports.controller_manager}/healthz",
+                timeout=2,
+                context=context,
+            ) as response:
+                return bool(response.status == 200)
+        except (OSError, urllib.error.HTTPError):
+            return False
+
+    def processes(self) -> Iterable[ManagedProcess]:
+        return (self.etcd, self.apiserver, self.controller_manager)
