@@ -1,1 +1,69 @@
-"""Placeholder; filled in by its issue."""
+"""The only package that imports ``kubernetes``: a thin, blocking, thread-safe API client that
+speaks raw JSON dicts (see :class:`KubeClient`), the resource coordinates the controller uses,
+and the errors it raises. Everything above it (``spa.runtime``, ``spa.controller``) goes
+through here, which keeps the generated client's types and exceptions out of the rest.
+"""
+
+from spa.kube.client import (
+    KubeClient,
+    ListResult,
+    PatchType,
+    RequestHook,
+    RequestRecord,
+    WatchEvent,
+    WatchEventType,
+    WatchStream,
+)
+from spa.kube.config import ConfigError, api_client_for, connect
+from spa.kube.errors import (
+    ApiError,
+    ApiUnavailable,
+    Conflict,
+    Forbidden,
+    Gone,
+    KubeError,
+    NotFound,
+    TooManyRequests,
+)
+from spa.kube.ratelimit import TokenBucket
+from spa.kube.resources import (
+    CONFIGMAP,
+    EVENT,
+    HPA_V2,
+    HPA_V2BETA2,
+    LEASE,
+    SCHEDULE,
+    SCHEDULED_POD_AUTOSCALER,
+    Resource,
+)
+
+__all__ = [
+    "CONFIGMAP",
+    "EVENT",
+    "HPA_V2",
+    "HPA_V2BETA2",
+    "LEASE",
+    "SCHEDULE",
+    "SCHEDULED_POD_AUTOSCALER",
+    "ApiError",
+    "ApiUnavailable",
+    "ConfigError",
+    "Conflict",
+    "Forbidden",
+    "Gone",
+    "KubeClient",
+    "KubeError",
+    "ListResult",
+    "NotFound",
+    "PatchType",
+    "RequestHook",
+    "RequestRecord",
+    "Resource",
+    "TokenBucket",
+    "TooManyRequests",
+    "WatchEvent",
+    "WatchEventType",
+    "WatchStream",
+    "api_client_for",
+    "connect",
+]

@@ -1,0 +1,113 @@
+"""Exceptions raised by :class:`spa.kube.KubeClient`.
+
+Callers branch on the HTTP meaning (not found, conflict, gone, ...) without ever seeing the
+``kubernetes`` package's exception types, which stay inside :mod:`spa.kube`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = [
+    "ApiError",
+    "ApiUnavailable",
+    "Conflict",
+    "Forbidden",
+    "Gone",
+    "KubeError",
+    "NotFound",
+    "TooManyRequests",
+    "error_from_status",
+]
+
+
+class KubeError(Exception):
+    """Base class of everything :mod:`spa.kube` raises about a request."""
+
+
+class ApiUnavailable(KubeError):
+    """The API server could not be reached or the connection broke (refused, reset, timed out).
+
+    Nothing is known about whether a write took effect; reads are safe to retry.
+    """
+
+
+class ApiError(KubeError):
+    """The API server answered with an error status (a ``metav1.Status`` when it could)."""
+
+    def __init__(
+        self,
+        status: int,
+        reason: str,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(f"{status} {reason}: {message}")
+        self.status = status
+        self.reason = reason
+        self.message = message
+        # Seconds the server asked us to wait (Retry-After header or Status details).
+        self.retry_after = retry_after
+        self.details = details or {}
+
+
+class NotFound(ApiError):
+    """404: the object (or the resource type) does not exist."""
+
+
+class Conflict(ApiError):
+    """409: stale resourceVersion on update, or the object already exists on create."""
+
+
+class Gone(ApiError):
+    """410: the requested resourceVersion (or continue token) is too old; relist."""
+
+
+class Forbidden(ApiError):
+    """403: RBAC does not allow the request."""
+
+
+class TooManyRequests(ApiError):
+    """429: throttled by API priority and fairness; honour ``retry_after``."""
+
+
+_BY_STATUS: dict[int, type[ApiError]] = {
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    410: Gone,
+    429: TooManyRequests,
+}
+
+
+def error_from_status(
+    status: int, body: bytes | dict[str, Any] | None, *, retry_after: float | None = None
+) -> ApiError:
+    """Build the most specific :class:`ApiError` for an HTTP status and its body.
+
+    ``body`` is either the raw response bytes or an already-decoded ``metav1.Status`` (as found
+    in a watch ERROR event). The Status ``code`` wins over the HTTP status, because a watch
+    reports 410 inside a 200 stream.
+    """
+    reason = ""
+    message = ""
+    details: dict[str, Any] = {}
+    decoded: Any = body
+    if isinstance(body, bytes):
+        try:
+            decoded = json.loads(body)
+        except ValueError:
+            decoded = None
+            message = body[:500].decode("utf-8", errors="replace")
+    if isinstance(decoded, dict) and decoded.get("kind") == "Status":
+        status = int(decoded.get("code") or status)
+        reason = str(decoded.get("reason") or "")
+        message = str(decoded.get("message") or "")
+        details = decoded.get("details") or {}
+        if retry_after is None and details.get("retryAfterSeconds"):
+            retry_after = float(details["retryAfterSeconds"])
+    cls = _BY_STATUS.get(status, ApiError)
+    return cls(status, reason, message, retry_after=retry_after, details=details)
