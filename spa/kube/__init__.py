@@ -24,6 +24,7 @@ from spa.kube.errors import (
     KubeError,
     NotFound,
     TooManyRequests,
+    error_from_status,
 )
 from spa.kube.ratelimit import TokenBucket
 from spa.kube.resources import (
@@ -66,4 +67,5 @@ __all__ = [
     "WatchStream",
     "api_client_for",
     "connect",
+    "error_from_status",
 ]

@@ -1,0 +1,147 @@
+"""The worker loop that turns queued keys into reconcile calls (controller-runtime's
+``Controller``): N workers, per-key error backoff, requeue requests, and a slow periodic resync.
+
+The reconciler is level-triggered: it gets only a key and reads current state itself, so the
+runner never needs to know what changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+
+from spa.runtime import metrics
+from spa.runtime.clock import Clock
+from spa.runtime.logging import object_logger
+from spa.runtime.store import split_key
+from spa.runtime.workqueue import QueueShutDown, WorkQueue
+
+__all__ = ["Controller", "Reconcile", "Result"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What a successful reconcile asks for next.
+
+    ``requeue_at`` (absolute epoch seconds on the queue's clock) is how a reconciler acts at a
+    schedule boundary; ``requeue_after`` is relative. If both are given the earlier wins. An
+    empty Result means "nothing to do until something changes".
+    """
+
+    requeue_at: float | None = None
+    requeue_after: float | None = None
+
+
+Reconcile = Callable[[str], Awaitable[Result | None]]
+"""``async reconcile(key) -> Result`` (returning ``None`` is the same as ``Result()``)."""
+
+
+class Controller:
+    """Runs ``workers`` concurrent reconciles fed by ``queue``.
+
+    :param list_keys: returns every key that exists (usually ``informer.store.keys``); all of
+        them are re-queued every ``resync_period`` seconds as a safety net against a missed
+        timer or event. ``None`` disables the resync.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        queue: WorkQueue,
+        reconcile: Reconcile,
+        workers: int = 2,
+        list_keys: Callable[[], Iterable[str]] | None = None,
+        resync_period: float | None = 600.0,
+        clock: Clock | None = None,
+    ) -> None:
+        if workers < 1:
+            raise ValueError("workers must be at least 1")
+        self.name = name
+        self.queue = queue
+        self._reconcile = reconcile
+        self._workers = workers
+        self._list_keys = list_keys
+        self._resync_period = resync_period
+        self._clock: Clock = clock or queue.clock
+        self._duration = metrics.RECONCILE_DURATION.labels(name)
+
+    async def run(self) -> None:
+        """Run the workers (and the resync) until the queue is shut down or the task is
+        cancelled; the queue is shut down on the way out."""
+        resync: asyncio.Task[None] | None = None
+        if self._list_keys is not None and self._resync_period:
+            resync = asyncio.create_task(self._resync(), name=f"{self.name}-resync")
+        try:
+            async with asyncio.TaskGroup() as group:
+                for index in range(self._workers):
+                    group.create_task(self._worker(), name=f"{self.name}-worker-{index}")
+        finally:
+            self.queue.shutdown()
+            if resync is not None:
+                resync.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await resync
+
+    def resync_now(self) -> None:
+        """Queue every key returned by ``list_keys``."""
+        if self._list_keys is None:
+            return
+        for key in self._list_keys():
+            self.queue.add(key)
+
+    async def _resync(self) -> None:
+        assert self._resync_period is not None
+        while True:
+            await self._clock.sleep(self._resync_period)
+            self.resync_now()
+
+    async def _worker(self) -> None:
+        while True:
+            try:
+                key = await self.queue.get()
+            except QueueShutDown:
+                return
+            try:
+                await self.process(key)
+            finally:
+                self.queue.done(key)
+
+    async def process(self, key: str) -> None:
+        """Reconcile one key and requeue it as asked (public so tests can drive one step)."""
+        started = time.perf_counter()
+        try:
+            result = await self._reconcile(key) or Result()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            metrics.RECONCILE_TOTAL.labels(self.name, "error").inc()
+            retries = self.queue.num_requeues(key)
+            namespace, name = split_key(key)
+            object_logger(log, namespace, name, controller=self.name).exception(
+                "reconcile failed; retry %d with backoff", retries + 1
+            )
+            self.queue.add_rate_limited(key)
+            return
+        finally:
+            self._duration.observe(time.perf_counter() - started)
+        self.queue.forget(key)
+        when = _earliest(result, self._clock.now())
+        if when is None:
+            metrics.RECONCILE_TOTAL.labels(self.name, "success").inc()
+        else:
+            metrics.RECONCILE_TOTAL.labels(self.name, "requeue").inc()
+            self.queue.add_at(key, when)
+
+
+def _earliest(result: Result, now: float) -> float | None:
+    candidates = [t for t in (result.requeue_at,) if t is not None]
+    if result.requeue_after is not None:
+        candidates.append(now + result.requeue_after)
+    return min(candidates) if candidates else None

@@ -1,0 +1,362 @@
+"""List-then-watch mirror of one resource into a :class:`~spa.runtime.store.Store`, with change
+handlers: the Python counterpart of client-go's shared informer.
+
+How it keeps "never lose or duplicate a change":
+
+* each scope (all namespaces, or one namespace of a list) lists once, then watches from the
+  list's resourceVersion, and remembers the newest resourceVersion it has seen (bookmarks
+  included) so a broken or expired watch resumes exactly where it stopped;
+* a watch the server closes (its ``timeoutSeconds`` ran out, jittered so that many clients do
+  not reconnect together) is simply resumed;
+* a ``410 Gone`` means the remembered version was compacted away: the scope lists again and
+  emits only the differences with the store (adds, updates, and deletes of objects missing from
+  the new list);
+* an event carrying the resourceVersion the store already holds is skipped;
+* transport and server errors back off with jitter (0.2 s doubling to 30 s) before retrying.
+
+The blocking watch runs in a thread of the given executor and hands each event to the event
+loop with ``call_soon_threadsafe``, in order; the store and the handlers live on the loop only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import random
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from spa.kube import (
+    ApiError,
+    ApiUnavailable,
+    Gone,
+    KubeClient,
+    Resource,
+    WatchEvent,
+    WatchStream,
+    error_from_status,
+)
+from spa.runtime import metrics
+from spa.runtime.backoff import Backoff
+from spa.runtime.clock import Clock, SystemClock
+from spa.runtime.store import Store, object_key, split_key
+
+__all__ = ["EventHandler", "Informer", "OnAdd", "OnDelete", "OnUpdate"]
+
+log = logging.getLogger(__name__)
+
+OnAdd = Callable[[dict[str, Any]], None]
+OnUpdate = Callable[[dict[str, Any], dict[str, Any]], None]
+OnDelete = Callable[[dict[str, Any]], None]
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True)
+class EventHandler:
+    """Callbacks run on the event loop for each change of the store (keep them quick:
+    typically they compute keys and add them to a work queue)."""
+
+    on_add: OnAdd | None = None
+    on_update: OnUpdate | None = None
+    on_delete: OnDelete | None = None
+
+
+def _resource_version(obj: dict[str, Any] | None) -> str | None:
+    if obj is None:
+        return None
+    rv = (obj.get("metadata") or {}).get("resourceVersion")
+    return str(rv) if rv else None
+
+
+class Informer:
+    """Keeps :attr:`store` in sync with the API server for one resource.
+
+    :param namespaces: ``None`` watches all namespaces with one list/watch; a sequence watches
+        only those namespaces, with one list/watch each.
+    :param watch_timeout: the server-side watch duration is drawn from this range (seconds).
+    :param read_timeout_margin: how much longer than the server-side duration a read may block
+        before the connection is considered dead.
+    """
+
+    def __init__(
+        self,
+        client: KubeClient,
+        resource: Resource,
+        *,
+        executor: Executor,
+        namespaces: Sequence[str] | None = None,
+        label_selector: str | None = None,
+        clock: Clock | None = None,
+        watch_timeout: tuple[int, int] = (300, 600),
+        read_timeout_margin: float = 30.0,
+        backoff_initial: float = 0.2,
+        backoff_max: float = 30.0,
+        rng: random.Random | None = None,
+    ) -> None:
+        if namespaces is not None and not resource.namespaced:
+            raise ValueError(f"{resource} is cluster-scoped; namespaces must be None")
+        self.client = client
+        self.resource = resource
+        self.store = Store()
+        self._executor = executor
+        # dict.fromkeys: drop duplicate namespaces, keep the order given.
+        self._scopes: list[str | None] = (
+            [None] if namespaces is None else list(dict.fromkeys(namespaces))
+        )
+        if not self._scopes:
+            raise ValueError("namespaces is empty; pass None to watch all namespaces")
+        self._label_selector = label_selector
+        self._clock: Clock = clock or SystemClock()
+        self._watch_timeout = watch_timeout
+        self._read_timeout_margin = read_timeout_margin
+        self._backoff_initial = backoff_initial
+        self._backoff_max = backoff_max
+        self._rng = rng or random.Random()
+        self._handlers: list[EventHandler] = []
+        self._resource_versions: dict[str | None, str | None] = dict.fromkeys(self._scopes)
+        self._synced_scopes: set[str | None] = set()
+        self._synced = asyncio.Event()
+        self._stopping = False
+        self._streams: set[WatchStream] = set()
+        self._streams_lock = threading.Lock()
+        self._label = str(resource)
+
+    # -- public API ---------------------------------------------------------------------------
+
+    def add_handler(
+        self,
+        *,
+        on_add: OnAdd | None = None,
+        on_update: OnUpdate | None = None,
+        on_delete: OnDelete | None = None,
+    ) -> None:
+        """Register callbacks. Objects already in the store are replayed to ``on_add`` at
+        once, so a handler added after the sync misses nothing."""
+        handler = EventHandler(on_add, on_update, on_delete)
+        self._handlers.append(handler)
+        if on_add is not None:
+            for obj in self.store.list():
+                self._call(on_add, obj)
+
+    @property
+    def has_synced(self) -> bool:
+        """Whether every scope finished its first list (the store is then complete)."""
+        return self._synced.is_set()
+
+    async def wait_synced(self) -> None:
+        """Return once :attr:`has_synced`."""
+        await self._synced.wait()
+
+    def resource_version(self, namespace: str | None = None) -> str | None:
+        """The newest resourceVersion seen in the scope of ``namespace`` (None: all)."""
+        return self._resource_versions.get(namespace)
+
+    async def run(self) -> None:
+        """List and watch every scope until :meth:`stop` is called or the task is cancelled."""
+        self._stopping = False
+        try:
+            async with asyncio.TaskGroup() as group:
+                for scope in self._scopes:
+                    group.create_task(self._run_scope(scope), name=f"informer {scope or '*'}")
+        finally:
+            self._close_streams()
+
+    def stop(self) -> None:
+        """Stop watching: open watches are closed at once and :meth:`run` returns."""
+        self._stopping = True
+        self._close_streams()
+
+    # -- one scope ----------------------------------------------------------------------------
+
+    async def _run_scope(self, namespace: str | None) -> None:
+        backoff = Backoff(initial=self._backoff_initial, maximum=self._backoff_max, rng=self._rng)
+        while not self._stopping:
+            if self._resource_versions[namespace] is None:
+                try:
+                    await self._list(namespace)
+                except (ApiError, ApiUnavailable) as err:
+                    delay = backoff.next_delay()
+                    log.warning(
+                        "listing %s in %s failed (%s); retrying in %.1fs",
+                        self._label,
+                        namespace or "all namespaces",
+                        err,
+                        delay,
+                    )
+                    await self._clock.sleep(delay)
+                    continue
+            try:
+                received = await self._watch(namespace)
+            except Gone:
+                log.info("watch of %s expired (410 Gone); relisting", self._label)
+                metrics.WATCH_RESTARTS.labels(self._label, "gone").inc()
+                self._resource_versions[namespace] = None
+                if backoff.failures:
+                    # Repeated Gone right after a list: do not hammer the server.
+                    await self._clock.sleep(backoff.next_delay())
+                else:
+                    backoff.next_delay()
+                continue
+            except (ApiError, ApiUnavailable) as err:
+                if self._stopping:
+                    break
+                delay = backoff.next_delay()
+                metrics.WATCH_RESTARTS.labels(self._label, "error").inc()
+                log.warning(
+                    "watch of %s broke (%s); resuming from %s in %.1fs",
+                    self._label,
+                    err,
+                    self._resource_versions[namespace],
+                    delay,
+                )
+                await self._clock.sleep(delay)
+                continue
+            if received:
+                backoff.reset()
+            if not self._stopping:
+                metrics.WATCH_RESTARTS.labels(self._label, "timeout").inc()
+
+    async def _list(self, namespace: str | None) -> None:
+        initial = namespace not in self._synced_scopes
+        result = await self._in_thread(
+            functools.partial(
+                self.client.list,
+                self.resource,
+                namespace=namespace,
+                label_selector=self._label_selector,
+            )
+        )
+        if not initial:
+            metrics.WATCH_RELISTS.labels(self._label).inc()
+        self._replace(namespace, result.items)
+        self._resource_versions[namespace] = result.resource_version
+        self._synced_scopes.add(namespace)
+        if len(self._synced_scopes) == len(self._scopes):
+            self._synced.set()
+
+    async def _watch(self, namespace: str | None) -> bool:
+        """Run one watch to its end; return whether any event arrived."""
+        loop = asyncio.get_running_loop()
+        low, high = self._watch_timeout
+        timeout_seconds = self._rng.randint(low, max(low, high))
+        since = self._resource_versions[namespace]
+        received = 0
+
+        def deliver(event: WatchEvent) -> None:
+            nonlocal received
+            received += 1
+            self._apply(namespace, event)
+
+        def stream_in_thread() -> None:
+            stream = self.client.watch(
+                self.resource,
+                namespace=namespace,
+                label_selector=self._label_selector,
+                resource_version=since,
+                timeout_seconds=timeout_seconds,
+                allow_bookmarks=True,
+                read_timeout=timeout_seconds + self._read_timeout_margin,
+            )
+            with self._streams_lock:
+                if self._stopping:
+                    stream.close()
+                self._streams.add(stream)
+            try:
+                for event in stream:
+                    if event.type == "ERROR":
+                        raise error_from_status(500, event.object)
+                    try:
+                        loop.call_soon_threadsafe(deliver, event)
+                    except RuntimeError:  # the loop is closed: nobody is listening any more
+                        return
+            finally:
+                stream.close()
+                with self._streams_lock:
+                    self._streams.discard(stream)
+
+        await self._in_thread(stream_in_thread)
+        return received > 0
+
+    # -- applying changes (on the loop) --------------------------------------------------------
+
+    def _apply(self, namespace: str | None, event: WatchEvent) -> None:
+        metrics.WATCH_EVENTS.labels(self._label, event.type).inc()
+        new_rv = event.resource_version
+        obj = event.object
+        if event.type in ("ADDED", "MODIFIED"):
+            old = self.store.get(object_key(obj))
+            if old is not None and _resource_version(old) == new_rv:
+                pass  # already seen (e.g. listed just before the watch started)
+            else:
+                obj.setdefault("apiVersion", self.resource.api_version)
+                obj.setdefault("kind", self.resource.kind)
+                self.store.upsert(obj)
+                self._notify(old, obj)
+        elif event.type == "DELETED":
+            old = self.store.delete(object_key(obj))
+            if old is not None:
+                self._notify(old, None, final=obj)
+        if new_rv:
+            self._resource_versions[namespace] = new_rv
+
+    def _replace(self, namespace: str | None, items: list[dict[str, Any]]) -> None:
+        listed: set[str] = set()
+        for obj in items:
+            key = object_key(obj)
+            listed.add(key)
+            old = self.store.get(key)
+            if old is not None and _resource_version(old) == _resource_version(obj):
+                continue
+            self.store.upsert(obj)
+            self._notify(old, obj)
+        for key in self.store:  # iterates over a copy, so deleting is safe
+            if key in listed or (namespace is not None and split_key(key)[0] != namespace):
+                continue
+            old = self.store.delete(key)
+            if old is not None:
+                # Deleted while we were not watching; the last state we saw is all we have.
+                self._notify(old, None, final=old)
+
+    def _notify(
+        self,
+        old: dict[str, Any] | None,
+        new: dict[str, Any] | None,
+        *,
+        final: dict[str, Any] | None = None,
+    ) -> None:
+        for handler in self._handlers:
+            if new is None:
+                if handler.on_delete is not None and final is not None:
+                    self._call(handler.on_delete, final)
+            elif old is None:
+                if handler.on_add is not None:
+                    self._call(handler.on_add, new)
+            elif handler.on_update is not None:
+                self._call(handler.on_update, old, new)
+
+    def _call(self, callback: Callable[..., None], *objects: dict[str, Any]) -> None:
+        try:
+            callback(*objects)
+        except Exception:  # one broken handler must not stop the informer or other handlers
+            log.exception(
+                "handler %s failed for %s %s",
+                getattr(callback, "__qualname__", callback),
+                self._label,
+                object_key(objects[-1]),
+            )
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    async def _in_thread(self, call: Callable[[], _T]) -> _T:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, call)
+
+    def _close_streams(self) -> None:
+        with self._streams_lock:
+            streams = list(self._streams)
+        for stream in streams:
+            stream.close()
