@@ -1,1 +1,63 @@
-"""Placeholder; filled in by its issue."""
+"""Generic controller runtime (the Python counterpart of client-go / controller-runtime):
+informers with indexed caches, a rate-limited delaying work queue, a worker runner, Lease
+leader election, an Event recorder, an injectable clock and structured logging.
+
+It knows nothing about ScheduledPodAutoscalers: it talks to the API server only through
+:mod:`spa.kube`, and ``spa.controller`` builds the SPA reconciler on top of it. Everything here
+runs on one asyncio event loop, which owns all state; blocking API calls run in a dedicated
+thread pool (:func:`new_executor`). See docs/runtime.md.
+"""
+
+from spa.runtime.backoff import Backoff
+from spa.runtime.clock import Clock, FakeClock, SystemClock, TimerHandle
+from spa.runtime.controller import Controller, Reconcile, Result
+from spa.runtime.events import COMPONENT, EventRecorder, EventType
+from spa.runtime.executor import new_executor
+from spa.runtime.informer import EventHandler, Informer, OnAdd, OnDelete, OnUpdate
+from spa.runtime.leaderelection import LeaderElector, default_identity
+from spa.runtime.logging import (
+    JsonFormatter,
+    LogFormat,
+    ObjectLogger,
+    TextFormatter,
+    configure_logging,
+    object_logger,
+)
+from spa.runtime.metrics import instrument_client
+from spa.runtime.store import IndexFunc, Store, object_key, split_key
+from spa.runtime.workqueue import QueueShutDown, WorkQueue
+
+__all__ = [
+    "COMPONENT",
+    "Backoff",
+    "Clock",
+    "Controller",
+    "EventHandler",
+    "EventRecorder",
+    "EventType",
+    "FakeClock",
+    "IndexFunc",
+    "Informer",
+    "JsonFormatter",
+    "LeaderElector",
+    "LogFormat",
+    "ObjectLogger",
+    "OnAdd",
+    "OnDelete",
+    "OnUpdate",
+    "QueueShutDown",
+    "Reconcile",
+    "Result",
+    "Store",
+    "SystemClock",
+    "TextFormatter",
+    "TimerHandle",
+    "WorkQueue",
+    "configure_logging",
+    "default_identity",
+    "instrument_client",
+    "new_executor",
+    "object_key",
+    "object_logger",
+    "split_key",
+]

@@ -1,0 +1,241 @@
+"""Kubernetes Events about the objects the controller manages (what ``kubectl describe``
+shows), recorded fire-and-forget.
+
+Why aggregation: a reconciler that keeps hitting the same problem (an HPA it does not own,
+min > max) would otherwise create a new Event per attempt. As client-go's correlator does, a
+repeat of the same object + type + reason + message within ``aggregation_window`` bumps
+``count`` and ``lastTimestamp`` of the existing Event with a PATCH instead.
+
+Why fire-and-forget: an Event is a courtesy to the operator; failing to write one must never
+fail or slow a reconcile. :meth:`EventRecorder.event` only queues; one background task sends
+in order (so a repeat always finds the Event its first occurrence created), and failures are
+logged, never raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import functools
+import logging
+import socket
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from spa.kube import EVENT, KubeClient, NotFound
+from spa.runtime.clock import Clock, SystemClock
+
+__all__ = ["COMPONENT", "EventRecorder", "EventType"]
+
+log = logging.getLogger(__name__)
+
+COMPONENT = "scheduled-pod-autoscaler"
+EventType = Literal["Normal", "Warning"]
+# The API server rejects longer messages in events.k8s.io; keep core Events within it too.
+_MAX_MESSAGE = 1024
+
+_AggregationKey = tuple[str, str, str, str, str, str, str]
+
+
+@dataclass(slots=True)
+class _Recorded:
+    name: str
+    namespace: str
+    count: int
+    last_seen: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    involved: dict[str, Any]
+    type: EventType
+    reason: str
+    message: str
+    at: float
+
+
+def _time(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class EventRecorder:
+    """Records core/v1 Events from ``component`` (``reportingInstance``: ``instance``).
+
+    :param aggregation_window: repeats within this many seconds of the last occurrence are
+        folded into the existing Event.
+    """
+
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        executor: Executor,
+        component: str = COMPONENT,
+        instance: str | None = None,
+        clock: Clock | None = None,
+        aggregation_window: float = 600.0,
+        max_remembered: int = 4096,
+        max_queued: int = 1000,
+    ) -> None:
+        self.client = client
+        self.component = component
+        self.instance = instance or socket.gethostname()
+        self._executor = executor
+        self._clock: Clock = clock or SystemClock()
+        self._window = aggregation_window
+        self._max_remembered = max_remembered
+        self._max_queued = max_queued
+        self._recorded: collections.OrderedDict[_AggregationKey, _Recorded] = (
+            collections.OrderedDict()
+        )
+        self._queue: asyncio.Queue[_Pending] | None = None
+        self._sender: asyncio.Task[None] | None = None
+
+    def event(self, obj: dict[str, Any], event_type: EventType, reason: str, message: str) -> None:
+        """Queue an Event about ``obj`` (a full object dict with ``metadata``). Never raises;
+        must be called on the event loop."""
+        try:
+            self._enqueue(obj, event_type, reason, message)
+        except Exception:
+            log.exception("could not queue event %s for %s", reason, _describe(obj))
+
+    def normal(self, obj: dict[str, Any], reason: str, message: str) -> None:
+        """Queue a Normal Event."""
+        self.event(obj, "Normal", reason, message)
+
+    def warning(self, obj: dict[str, Any], reason: str, message: str) -> None:
+        """Queue a Warning Event."""
+        self.event(obj, "Warning", reason, message)
+
+    async def flush(self) -> None:
+        """Wait until every Event queued so far was sent (or failed)."""
+        if self._queue is not None:
+            await self._queue.join()
+
+    async def close(self) -> None:
+        """Send what is queued, then stop the background sender."""
+        await self.flush()
+        if self._sender is not None:
+            self._sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sender
+            self._sender = None
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _enqueue(
+        self, obj: dict[str, Any], event_type: EventType, reason: str, message: str
+    ) -> None:
+        if self._queue is None:
+            self._queue = asyncio.Queue(self._max_queued)
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.get_running_loop().create_task(
+                self._send_forever(), name="event-recorder"
+            )
+        metadata = obj.get("metadata") or {}
+        involved = {
+            "apiVersion": obj.get("apiVersion", ""),
+            "kind": obj.get("kind", ""),
+            "name": metadata.get("name", ""),
+            "namespace": metadata.get("namespace", ""),
+            "uid": metadata.get("uid", ""),
+            "resourceVersion": metadata.get("resourceVersion", ""),
+        }
+        pending = _Pending(involved, event_type, reason, message[:_MAX_MESSAGE], self._clock.now())
+        try:
+            self._queue.put_nowait(pending)
+        except asyncio.QueueFull:
+            log.warning("event queue full; dropping %s event for %s", reason, _describe(obj))
+
+    async def _send_forever(self) -> None:
+        assert self._queue is not None
+        while True:
+            pending = await self._queue.get()
+            try:
+                await self._send(pending)
+            except Exception:  # ApiError, ApiUnavailable, or a bug: log, never propagate
+                log.warning(
+                    "could not record %s event %s for %s/%s",
+                    pending.type,
+                    pending.reason,
+                    pending.involved["namespace"],
+                    pending.involved["name"],
+                    exc_info=True,
+                )
+            finally:
+                self._queue.task_done()
+
+    async def _send(self, pending: _Pending) -> None:
+        involved = pending.involved
+        namespace = involved["namespace"] or "default"
+        key: _AggregationKey = (
+            namespace,
+            involved["kind"],
+            involved["name"],
+            involved["uid"],
+            pending.type,
+            pending.reason,
+            pending.message,
+        )
+        previous = self._recorded.get(key)
+        if previous is not None and pending.at - previous.last_seen <= self._window:
+            count = previous.count + 1
+            try:
+                await self._call(
+                    self.client.patch,
+                    EVENT,
+                    previous.namespace,
+                    previous.name,
+                    {"count": count, "lastTimestamp": _time(pending.at)},
+                    patch_type="merge",
+                    field_manager=self.component,
+                )
+            except NotFound:
+                pass  # the Event expired (the API server's event TTL): create a fresh one
+            else:
+                previous.count = count
+                previous.last_seen = pending.at
+                self._recorded.move_to_end(key)
+                return
+        stamp = _time(pending.at)
+        body = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                # client-go's naming: object name plus a unique hex timestamp.
+                "name": f"{involved['name']}.{int(pending.at * 1e9):x}",
+                "namespace": namespace,
+            },
+            "involvedObject": {k: v for k, v in involved.items() if v},
+            "type": pending.type,
+            "reason": pending.reason,
+            "message": pending.message,
+            "source": {"component": self.component},
+            "reportingComponent": self.component,
+            "reportingInstance": self.instance,
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+        }
+        created = await self._call(self.client.create, EVENT, namespace, body)
+        name = str((created.get("metadata") or {}).get("name") or "")
+        self._recorded[key] = _Recorded(name, namespace, 1, pending.at)
+        self._recorded.move_to_end(key)
+        while len(self._recorded) > self._max_remembered:
+            self._recorded.popitem(last=False)
+
+    async def _call(self, function: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        result: dict[str, Any] = await asyncio.get_running_loop().run_in_executor(
+            self._executor, functools.partial(function, *args, **kwargs)
+        )
+        return result
+
+
+def _describe(obj: Any) -> str:
+    if not isinstance(obj, dict):
+        return repr(obj)
+    metadata = obj.get("metadata") or {}
+    return f"{obj.get('kind', '?')} {metadata.get('namespace', '')}/{metadata.get('name', '')}"

@@ -1,0 +1,301 @@
+"""Leader election on a ``coordination.k8s.io/v1`` Lease, as client-go's ``leaderelection``.
+
+Why: several replicas may run for availability, but only one may write HPAs and statuses, or
+they would fight. The holder renews the Lease every ``retry_period``; if it cannot renew for
+``renew_deadline`` it stops leading (and the process exits, so Kubernetes restarts it clean).
+Others take over once ``renewTime + leaseDurationSeconds`` has passed. Because
+``renew_deadline < lease_duration``, an old leader has stopped before anyone else can start,
+provided the nodes' clocks agree to within the difference (5 s by default; NTP keeps them far
+closer). On graceful shutdown the leader releases the Lease so failover is immediate.
+
+All writes are compare-and-swap updates on ``metadata.resourceVersion``: two candidates racing
+for an expired Lease cannot both win.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import logging
+import socket
+import uuid
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from spa.kube import LEASE, ApiError, ApiUnavailable, Conflict, KubeClient, NotFound
+from spa.runtime import metrics
+from spa.runtime.clock import Clock, SystemClock
+
+__all__ = ["LeaderElector", "default_identity", "format_micro_time", "parse_micro_time"]
+
+log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
+
+def default_identity() -> str:
+    """``<hostname>_<uuid4>``: the pod name for humans, and unique across restarts."""
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+def format_micro_time(epoch: float) -> str:
+    """``metav1.MicroTime`` wire format, e.g. ``2026-01-01T00:00:00.000000Z``."""
+    return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_micro_time(value: str) -> float:
+    """Parse MicroTime (or a plain RFC 3339 time, as other clients may write) to epoch secs."""
+    text = value.replace("Z", "+00:00")
+    return datetime.fromisoformat(text).timestamp()
+
+
+class LeaderElector:
+    """Campaign for a Lease and keep it.
+
+    :param on_started_leading: called once the Lease is acquired. If it returns an awaitable,
+        that is run as a task and cancelled as soon as leadership ends.
+    :param on_stopped_leading: called once when leadership ends (lost or released).
+    :param release_on_cancel: when :meth:`run` is cancelled while leading, hand the Lease back
+        (``holderIdentity`` empty, duration 1 s) so another replica takes over at once.
+    """
+
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        namespace: str,
+        name: str,
+        executor: Executor,
+        identity: str | None = None,
+        lease_duration: float = 15.0,
+        renew_deadline: float = 10.0,
+        retry_period: float = 2.0,
+        on_started_leading: Callable[[], Awaitable[None] | None] | None = None,
+        on_stopped_leading: Callable[[], None] | None = None,
+        release_on_cancel: bool = True,
+        clock: Clock | None = None,
+    ) -> None:
+        if not retry_period < renew_deadline < lease_duration:
+            raise ValueError("need retry_period < renew_deadline < lease_duration")
+        self.client = client
+        self.namespace = namespace
+        self.name = name
+        self.identity = identity or default_identity()
+        self.lease_duration = lease_duration
+        self.renew_deadline = renew_deadline
+        self.retry_period = retry_period
+        self._executor = executor
+        self._on_started = on_started_leading
+        self._on_stopped = on_stopped_leading
+        self._release_on_cancel = release_on_cancel
+        self._clock: Clock = clock or SystemClock()
+        self._leading = False
+        self._lease: dict[str, Any] | None = None  # last Lease read or written by us
+        self._leader_task: asyncio.Task[None] | None = None
+        self._gauge = metrics.LEADER.labels(f"{namespace}/{name}")
+
+    @property
+    def is_leader(self) -> bool:
+        """True from acquiring the Lease until leadership ends."""
+        return self._leading
+
+    @property
+    def observed_holder(self) -> str | None:
+        """The holder in the last Lease we read (``None`` before the first read)."""
+        if self._lease is None:
+            return None
+        return str((self._lease.get("spec") or {}).get("holderIdentity") or "")
+
+    async def run(self) -> None:
+        """Acquire the Lease (waiting as long as needed), lead, and return when leadership is
+        lost. Cancelling it while leading releases the Lease (see ``release_on_cancel``)."""
+        await self._acquire()
+        self._become_leader()
+        try:
+            await self._renew_until_lost()
+        except asyncio.CancelledError:
+            if self._release_on_cancel:
+                await asyncio.shield(self._release_quietly())
+            raise
+        finally:
+            self._stop_leading()
+
+    async def release(self) -> None:
+        """Give up the Lease now if we hold it (idempotent)."""
+        if self._leading:
+            await self._release_quietly()
+            self._stop_leading()
+
+    # -- campaign -----------------------------------------------------------------------------
+
+    async def _acquire(self) -> None:
+        log.info("campaigning for lease %s/%s as %s", self.namespace, self.name, self.identity)
+        last_holder: str | None = None
+        while True:
+            if await self._try_acquire_or_renew(request_timeout=self.renew_deadline):
+                log.info("acquired lease %s/%s", self.namespace, self.name)
+                return
+            holder = self.observed_holder
+            if holder != last_holder:
+                log.info("lease %s/%s is held by %s", self.namespace, self.name, holder)
+                last_holder = holder
+            await self._clock.sleep(self.retry_period)
+
+    async def _renew_until_lost(self) -> None:
+        last_renew = self._clock.now()
+        while True:
+            await self._clock.sleep(self.retry_period)
+            while True:
+                remaining = last_renew + self.renew_deadline - self._clock.now()
+                if remaining <= 0:
+                    log.error(
+                        "could not renew lease %s/%s within %.0fs; stopping leading",
+                        self.namespace,
+                        self.name,
+                        self.renew_deadline,
+                    )
+                    return
+                if await self._try_acquire_or_renew(request_timeout=remaining):
+                    last_renew = self._clock.now()
+                    break
+                holder = self.observed_holder
+                if holder and holder != self.identity:
+                    log.error("lease %s/%s was taken by %s", self.namespace, self.name, holder)
+                    return
+                await self._clock.sleep(min(self.retry_period, max(0.0, remaining)))
+
+    async def _try_acquire_or_renew(self, *, request_timeout: float) -> bool:
+        now = self._clock.now()
+        try:
+            lease = await self._call(
+                self.client.get, LEASE, self.namespace, self.name, timeout=request_timeout
+            )
+        except NotFound:
+            return await self._create(now, request_timeout=request_timeout)
+        except (ApiError, ApiUnavailable) as err:
+            log.warning("reading lease %s/%s failed: %s", self.namespace, self.name, err)
+            return False
+        self._lease = lease
+        spec: dict[str, Any] = dict(lease.get("spec") or {})
+        holder = spec.get("holderIdentity") or ""
+        if holder and holder != self.identity and self._held_until(spec) > now:
+            return False
+        transitions = int(spec.get("leaseTransitions") or 0)
+        if holder != self.identity:
+            spec["acquireTime"] = format_micro_time(now)
+            transitions += 1
+        spec.update(
+            holderIdentity=self.identity,
+            leaseDurationSeconds=int(self.lease_duration),
+            renewTime=format_micro_time(now),
+            leaseTransitions=transitions,
+        )
+        updated = {**lease, "spec": spec}
+        try:
+            self._lease = await self._call(
+                self.client.update,
+                LEASE,
+                self.namespace,
+                self.name,
+                updated,
+                timeout=request_timeout,
+            )
+        except Conflict:
+            return False  # someone else wrote first; re-read on the next attempt
+        except (ApiError, ApiUnavailable) as err:
+            log.warning("updating lease %s/%s failed: %s", self.namespace, self.name, err)
+            return False
+        return True
+
+    async def _create(self, now: float, *, request_timeout: float) -> bool:
+        body = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": self.name, "namespace": self.namespace},
+            "spec": {
+                "holderIdentity": self.identity,
+                "leaseDurationSeconds": int(self.lease_duration),
+                "acquireTime": format_micro_time(now),
+                "renewTime": format_micro_time(now),
+                "leaseTransitions": 0,
+            },
+        }
+        try:
+            self._lease = await self._call(
+                self.client.create, LEASE, self.namespace, body, timeout=request_timeout
+            )
+        except Conflict:
+            return False  # created by another candidate in the meantime
+        except (ApiError, ApiUnavailable) as err:
+            log.warning("creating lease %s/%s failed: %s", self.namespace, self.name, err)
+            return False
+        return True
+
+    @staticmethod
+    def _held_until(spec: dict[str, Any]) -> float:
+        stamp = spec.get("renewTime") or spec.get("acquireTime")
+        if not stamp:
+            return 0.0
+        try:
+            return parse_micro_time(str(stamp)) + float(spec.get("leaseDurationSeconds") or 0)
+        except ValueError:
+            return 0.0
+
+    # -- leading ------------------------------------------------------------------------------
+
+    def _become_leader(self) -> None:
+        self._leading = True
+        self._gauge.set(1)
+        if self._on_started is None:
+            return
+        outcome = self._on_started()
+        if inspect.isawaitable(outcome):
+            self._leader_task = asyncio.ensure_future(outcome)
+
+    def _stop_leading(self) -> None:
+        if not self._leading:
+            return
+        self._leading = False
+        self._gauge.set(0)
+        if self._leader_task is not None:
+            self._leader_task.cancel()
+            self._leader_task = None
+        if self._on_stopped is not None:
+            try:
+                self._on_stopped()
+            except Exception:
+                log.exception("on_stopped_leading failed")
+
+    async def _release_quietly(self) -> None:
+        lease = self._lease
+        if lease is None or (lease.get("spec") or {}).get("holderIdentity") != self.identity:
+            return
+        now = format_micro_time(self._clock.now())
+        spec = {
+            **(lease.get("spec") or {}),
+            "holderIdentity": "",
+            "leaseDurationSeconds": 1,
+            "acquireTime": now,
+            "renewTime": now,
+        }
+        try:
+            self._lease = await self._call(
+                self.client.update,
+                LEASE,
+                self.namespace,
+                self.name,
+                {**lease, "spec": spec},
+                timeout=self.retry_period,
+            )
+            log.info("released lease %s/%s", self.namespace, self.name)
+        except (ApiError, ApiUnavailable) as err:
+            # Not fatal: the others wait out the lease duration instead.
+            log.warning("releasing lease %s/%s failed: %s", self.namespace, self.name, err)
+
+    async def _call(self, function: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+        return await asyncio.get_running_loop().run_in_executor(
+            self._executor, functools.partial(function, *args, **kwargs)
+        )
