@@ -1,0 +1,93 @@
+"""Store: keys, indexes kept right through adds, updates and deletes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from spa.runtime import Store, object_key, split_key
+
+
+def obj(
+    name: str, namespace: str | None = "ns", owner: str | None = None, rv: str = "1"
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name, "resourceVersion": rv}
+    if namespace is not None:
+        metadata["namespace"] = namespace
+    if owner is not None:
+        metadata["ownerReferences"] = [{"uid": owner, "controller": True}]
+    return {"metadata": metadata}
+
+
+def by_owner(o: dict[str, Any]) -> list[str]:
+    return [ref["uid"] for ref in o["metadata"].get("ownerReferences", [])]
+
+
+def test_keys_are_namespace_slash_name_and_round_trip() -> None:
+    assert object_key(obj("a")) == "ns/a"
+    assert object_key(obj("node-1", namespace=None)) == "node-1"
+    assert split_key("ns/a") == ("ns", "a")
+    assert split_key("node-1") == (None, "node-1")
+
+
+def test_upsert_get_list_delete() -> None:
+    store = Store()
+    assert store.upsert(obj("a")) is None
+    replaced = store.upsert(obj("a", rv="2"))
+    assert replaced is not None
+    assert replaced["metadata"]["resourceVersion"] == "1"
+    store.upsert(obj("b"))
+    assert store.get("ns/a")["metadata"]["resourceVersion"] == "2"  # type: ignore[index]
+    assert sorted(store.keys()) == ["ns/a", "ns/b"]
+    assert len(store.list()) == 2
+    assert "ns/a" in store
+    assert store.delete("ns/a") is not None
+    assert store.get("ns/a") is None
+    assert store.delete("ns/a") is None
+    assert len(store) == 1
+
+
+def test_index_follows_updates_that_change_the_indexed_value() -> None:
+    store = Store()
+    store.add_indexer("owner", by_owner)
+    store.upsert(obj("s1", owner="uid-1"))
+    store.upsert(obj("s2", owner="uid-1"))
+    store.upsert(obj("s3", owner="uid-2"))
+    assert [object_key(o) for o in store.by_index("owner", "uid-1")] == ["ns/s1", "ns/s2"]
+
+    # Re-parenting s2 must remove it from uid-1, not only add it to uid-2.
+    store.upsert(obj("s2", owner="uid-2", rv="2"))
+    assert store.keys_by_index("owner", "uid-1") == ["ns/s1"]
+    assert store.keys_by_index("owner", "uid-2") == ["ns/s2", "ns/s3"]
+
+    store.delete("ns/s1")
+    assert store.by_index("owner", "uid-1") == []
+    store.upsert(obj("s3", owner=None, rv="2"))
+    assert store.keys_by_index("owner", "uid-2") == ["ns/s2"]
+
+
+def test_indexer_added_late_indexes_existing_objects() -> None:
+    store = Store()
+    store.upsert(obj("s1", owner="uid-1"))
+    store.add_indexer("owner", by_owner)
+    assert store.keys_by_index("owner", "uid-1") == ["ns/s1"]
+
+
+def test_multi_valued_index_and_duplicates() -> None:
+    store = Store()
+    store.add_indexer("letters", lambda o: list(o["metadata"]["name"]))
+    store.upsert(obj("abba"))
+    assert store.keys_by_index("letters", "a") == ["ns/abba"]
+    assert store.keys_by_index("letters", "b") == ["ns/abba"]
+    store.upsert(obj("abba", rv="2"))
+    assert store.keys_by_index("letters", "a") == ["ns/abba"]
+
+
+def test_unknown_index_and_duplicate_indexer_are_errors() -> None:
+    store = Store()
+    with pytest.raises(KeyError):
+        store.by_index("nope", "x")
+    store.add_indexer("owner", by_owner)
+    with pytest.raises(ValueError, match="already exists"):
+        store.add_indexer("owner", by_owner)
