@@ -1,0 +1,176 @@
+"""Controller runner: success, errors with backoff, requeue requests, resync — on a FakeClock."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from spa.runtime import Controller, FakeClock, Result, WorkQueue
+
+START = 2_000_000.0
+
+
+class Recorder:
+    """A reconcile function scripted per call."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, float]] = []
+        self.outcomes: dict[str, list[Result | Exception | None]] = {}
+        self.clock: FakeClock | None = None
+
+    async def __call__(self, key: str) -> Result | None:
+        assert self.clock is not None
+        self.calls.append((key, self.clock.now()))
+        script = self.outcomes.get(key) or [None]
+        outcome = script.pop(0) if len(script) > 1 else script[0]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+
+@pytest.fixture
+def setup() -> tuple[Controller, WorkQueue, FakeClock, Recorder]:
+    clock = FakeClock(start=START)
+    queue = WorkQueue(clock=clock, base_delay=1.0, max_delay=8.0, jitter=0.0, name="ctl-test")
+    reconcile = Recorder()
+    reconcile.clock = clock
+    keys = ["ns/a", "ns/b"]
+    controller = Controller(
+        name="ctl-test",
+        queue=queue,
+        reconcile=reconcile,
+        workers=2,
+        list_keys=lambda: keys,
+        resync_period=600,
+        clock=clock,
+    )
+    return controller, queue, clock, reconcile
+
+
+async def run_for_a_moment(controller: Controller) -> asyncio.Task[None]:
+    task = asyncio.create_task(controller.run())
+    for _ in range(10):
+        await asyncio.sleep(0)
+    return task
+
+
+async def settle() -> None:
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+async def stop(controller: Controller, task: asyncio.Task[None]) -> None:
+    controller.queue.shutdown()
+    await asyncio.wait_for(task, timeout=2)
+
+
+async def test_success_with_requeue_at_acts_exactly_at_that_instant(setup) -> None:  # type: ignore[no-untyped-def]
+    controller, queue, clock, reconcile = setup
+    reconcile.outcomes["ns/a"] = [Result(requeue_at=START + 300), Result()]
+    task = await run_for_a_moment(controller)
+    queue.add("ns/a")
+    await settle()
+    assert reconcile.calls == [("ns/a", START)]
+    clock.set(START + 299.999)
+    await settle()
+    assert len(reconcile.calls) == 1
+    clock.set(START + 300)
+    await settle()
+    assert reconcile.calls[-1] == ("ns/a", START + 300)
+    await stop(controller, task)
+
+
+async def test_requeue_after_and_earlier_of_both(setup) -> None:  # type: ignore[no-untyped-def]
+    controller, queue, _clock, reconcile = setup
+    reconcile.outcomes["ns/a"] = [Result(requeue_at=START + 100, requeue_after=30), Result()]
+    task = await run_for_a_moment(controller)
+    queue.add("ns/a")
+    await settle()
+    assert queue.waiting_until("ns/a") == START + 30
+    await stop(controller, task)
+
+
+async def test_errors_back_off_exponentially_then_success_forgets(setup, caplog) -> None:  # type: ignore[no-untyped-def]
+    controller, queue, clock, reconcile = setup
+    boom = RuntimeError("boom")
+    reconcile.outcomes["ns/a"] = [boom, boom, boom, Result(), boom]
+    task = await run_for_a_moment(controller)
+    with caplog.at_level(logging.ERROR):
+        queue.add("ns/a")
+        await settle()
+        for expected_delay in (1.0, 2.0, 4.0):
+            due = queue.waiting_until("ns/a")
+            assert due == clock.now() + expected_delay
+            clock.set(due)
+            await settle()
+    assert len(reconcile.calls) == 4
+    assert queue.num_requeues("ns/a") == 0  # the success forgot the failures
+    assert queue.waiting_until("ns/a") is None
+    # The failure was logged with the object's namespace and name.
+    failures = [r for r in caplog.records if "reconcile failed" in r.getMessage()]
+    assert len(failures) == 3
+    assert failures[0].spa_context["namespace"] == "ns"  # type: ignore[attr-defined]
+    assert failures[0].spa_context["name"] == "a"  # type: ignore[attr-defined]
+    # A new failure starts again at the base delay.
+    queue.add("ns/a")
+    await settle()
+    assert queue.waiting_until("ns/a") == clock.now() + 1.0
+    await stop(controller, task)
+
+
+async def test_periodic_resync_queues_every_key(setup) -> None:  # type: ignore[no-untyped-def]
+    controller, _queue, clock, reconcile = setup
+    task = await run_for_a_moment(controller)
+    assert reconcile.calls == []
+    clock.advance(600)
+    await settle()
+    assert sorted(k for k, _ in reconcile.calls) == ["ns/a", "ns/b"]
+    clock.advance(600)
+    await settle()
+    assert len(reconcile.calls) == 4
+    await stop(controller, task)
+
+
+async def test_cancelling_run_shuts_the_queue_down(setup) -> None:  # type: ignore[no-untyped-def]
+    controller, queue, _clock, _reconcile = setup
+    task = await run_for_a_moment(controller)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert queue.shutting_down
+
+
+async def test_one_key_is_never_reconciled_twice_at_once() -> None:
+    clock = FakeClock(start=START)
+    queue = WorkQueue(clock=clock, jitter=0.0)
+    running: set[str] = set()
+    overlaps = 0
+    calls = 0
+    release = asyncio.Event()
+
+    async def reconcile(key: str) -> Result:
+        nonlocal overlaps, calls
+        calls += 1
+        if key in running:
+            overlaps += 1
+        running.add(key)
+        await release.wait()
+        running.discard(key)
+        return Result()
+
+    controller = Controller(name="overlap", queue=queue, reconcile=reconcile, workers=4)
+    task = asyncio.create_task(controller.run())
+    await settle()
+    queue.add("ns/a")
+    await settle()
+    queue.add("ns/a")  # arrives while ns/a is being reconciled
+    await settle()
+    assert calls == 1
+    release.set()
+    await settle()
+    assert calls == 2  # re-run after the first finished, not alongside it
+    assert overlaps == 0
+    queue.shutdown()
+    await asyncio.wait_for(task, timeout=2)

@@ -1,0 +1,279 @@
+"""Informer logic (resume, dedupe, relist differences, per-namespace scopes) against a scripted
+stand-in for KubeClient. The real API server is exercised in
+tests/integration/test_runtime_informer.py; this covers the edge cases deterministically."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from spa.kube import CONFIGMAP, ApiUnavailable, Gone, ListResult, WatchEvent
+from spa.runtime import FakeClock, Informer
+
+Script = list[WatchEvent | Exception]
+
+
+def cm(name: str, rv: str, namespace: str = "ns", data: str = "") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace, "resourceVersion": rv},
+        "data": {"v": data},
+    }
+
+
+def event(kind: str, obj: dict[str, Any]) -> WatchEvent:
+    return WatchEvent(kind, obj)  # type: ignore[arg-type]
+
+
+def bookmark(rv: str) -> WatchEvent:
+    return WatchEvent("BOOKMARK", {"kind": "ConfigMap", "metadata": {"resourceVersion": rv}})
+
+
+class _Stream:
+    """A watch that plays its script, then idles until closed (like a quiet real watch)."""
+
+    def __init__(self, script: Script, idle: bool) -> None:
+        self._script = list(script)
+        self._idle = idle
+        self._closed = threading.Event()
+
+    def __iter__(self) -> Iterator[WatchEvent]:
+        return self
+
+    def __next__(self) -> WatchEvent:
+        if self._script:
+            item = self._script.pop(0)
+            if isinstance(item, Exception):
+                raise item
+            return item
+        if self._idle:
+            self._closed.wait(5)
+        raise StopIteration
+
+    def close(self) -> None:
+        self._closed.set()
+
+
+class ScriptedClient:
+    """list() answers from ``lists`` (per namespace), watch() plays ``watches`` in order."""
+
+    def __init__(self) -> None:
+        self.lists: dict[str | None, list[ListResult]] = {}
+        self.watches: dict[str | None, list[Script]] = {}
+        self.list_calls: list[str | None] = []
+        self.watch_calls: list[tuple[str | None, str | None]] = []
+        self.lock = threading.Lock()
+
+    def list(self, resource: Any, *, namespace: str | None = None, **_: Any) -> ListResult:
+        with self.lock:
+            self.list_calls.append(namespace)
+            results = self.lists[namespace]
+            return results.pop(0) if len(results) > 1 else results[0]
+
+    def watch(
+        self,
+        resource: Any,
+        *,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        **_: Any,
+    ) -> _Stream:
+        with self.lock:
+            self.watch_calls.append((namespace, resource_version))
+            scripts = self.watches.get(namespace) or []
+            if scripts:
+                return _Stream(scripts.pop(0), idle=False)
+        return _Stream([], idle=True)
+
+
+class Seen:
+    def __init__(self) -> None:
+        self.changes: list[tuple[str, str, str]] = []
+
+    def on_add(self, obj: dict[str, Any]) -> None:
+        self.changes.append(("add", obj["metadata"]["name"], obj["metadata"]["resourceVersion"]))
+
+    def on_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        self.changes.append(("update", new["metadata"]["name"], new["metadata"]["resourceVersion"]))
+
+    def on_delete(self, obj: dict[str, Any]) -> None:
+        self.changes.append(("delete", obj["metadata"]["name"], obj["metadata"]["resourceVersion"]))
+
+
+async def eventually(condition: Callable[[], bool], within: float = 3.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.005)
+
+
+@pytest.fixture
+def executor() -> Iterator[ThreadPoolExecutor]:
+    pool = ThreadPoolExecutor(8)
+    yield pool
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def start(
+    client: ScriptedClient, executor: ThreadPoolExecutor, clock: FakeClock | None = None, **kw: Any
+) -> tuple[Informer, Seen, asyncio.Task[None]]:
+    informer = Informer(client, CONFIGMAP, executor=executor, clock=clock or FakeClock(), **kw)  # type: ignore[arg-type]
+    seen = Seen()
+    informer.add_handler(on_add=seen.on_add, on_update=seen.on_update, on_delete=seen.on_delete)
+    return informer, seen, asyncio.create_task(informer.run())
+
+
+async def finish(informer: Informer, task: asyncio.Task[None]) -> None:
+    informer.stop()
+    await asyncio.wait_for(task, timeout=5)
+
+
+async def test_list_then_watch_applies_events_and_resumes_from_the_last_bookmark(executor) -> None:  # type: ignore[no-untyped-def]
+    client = ScriptedClient()
+    client.lists[None] = [ListResult([cm("a", "1"), cm("b", "2")], "2")]
+    client.watches[None] = [
+        [
+            event("ADDED", cm("a", "1")),  # replay of what the list already had: skipped
+            event("MODIFIED", cm("a", "5", data="x")),
+            event("ADDED", cm("c", "6")),
+            event("DELETED", cm("b", "7")),
+            bookmark("9"),
+        ]
+    ]
+    informer, seen, task = start(client, executor)
+    await asyncio.wait_for(informer.wait_synced(), 3)
+    await eventually(lambda: len(client.watch_calls) >= 2)
+    assert seen.changes == [
+        ("add", "a", "1"),
+        ("add", "b", "2"),
+        ("update", "a", "5"),
+        ("add", "c", "6"),
+        ("delete", "b", "7"),
+    ]
+    # First watch from the list's version, the next from the bookmark: no relist.
+    assert client.watch_calls[:2] == [(None, "2"), (None, "9")]
+    assert client.list_calls == [None]
+    assert sorted(informer.store.keys()) == ["ns/a", "ns/c"]
+    assert informer.store.get("ns/a")["data"] == {"v": "x"}  # type: ignore[index]
+    await finish(informer, task)
+
+
+async def test_gone_relists_and_emits_only_the_differences(executor) -> None:  # type: ignore[no-untyped-def]
+    client = ScriptedClient()
+    client.lists[None] = [
+        ListResult([cm("a", "1"), cm("b", "2"), cm("d", "3")], "3"),
+        # After the 410: a changed, b vanished, c appeared, d unchanged.
+        ListResult([cm("a", "10"), cm("c", "11"), cm("d", "3")], "12"),
+    ]
+    client.watches[None] = [[Gone(410, "Expired", "too old resource version")]]
+    informer, seen, task = start(client, executor)
+    await eventually(lambda: len(client.watch_calls) >= 2)
+    assert seen.changes == [
+        ("add", "a", "1"),
+        ("add", "b", "2"),
+        ("add", "d", "3"),
+        ("update", "a", "10"),
+        ("add", "c", "11"),
+        ("delete", "b", "2"),
+    ]
+    assert client.list_calls == [None, None]
+    assert client.watch_calls[1] == (None, "12")
+    await finish(informer, task)
+
+
+async def test_transport_error_backs_off_on_the_clock_and_resumes_without_relisting(
+    executor,
+) -> None:  # type: ignore[no-untyped-def]
+    client = ScriptedClient()
+    client.lists[None] = [ListResult([cm("a", "1")], "1")]
+    client.watches[None] = [
+        [event("MODIFIED", cm("a", "4")), ApiUnavailable("connection reset")],
+        [event("MODIFIED", cm("a", "4")), event("MODIFIED", cm("a", "6"))],  # 4 again: dup
+    ]
+    clock = FakeClock()
+    informer, seen, task = start(client, executor, clock=clock, backoff_initial=0.2)
+    await eventually(lambda: clock.pending_timers == 1)  # sleeping in the backoff
+    assert len(client.watch_calls) == 1
+    clock.advance(0.2)
+    await eventually(lambda: len(client.watch_calls) >= 3)
+    assert client.watch_calls[1] == (None, "4")
+    assert client.list_calls == [None]
+    assert seen.changes == [("add", "a", "1"), ("update", "a", "4"), ("update", "a", "6")]
+    await finish(informer, task)
+
+
+async def test_list_errors_are_retried_and_sync_waits_for_success(executor) -> None:  # type: ignore[no-untyped-def]
+    class FlakyList(ScriptedClient):
+        failures = 2
+
+        def list(self, resource: Any, **kw: Any) -> ListResult:
+            if self.failures:
+                self.failures -= 1
+                raise ApiUnavailable("refused")
+            return super().list(resource, **kw)
+
+    client = FlakyList()
+    client.lists[None] = [ListResult([cm("a", "1")], "1")]
+    clock = FakeClock()
+    informer, _seen, task = start(client, executor, clock=clock)
+    for _ in range(2):
+        await eventually(lambda: clock.pending_timers == 1)
+        assert not informer.has_synced
+        clock.advance(60)
+    await asyncio.wait_for(informer.wait_synced(), 3)
+    assert informer.store.keys() == ["ns/a"]
+    await finish(informer, task)
+
+
+async def test_each_namespace_has_its_own_list_watch_and_relist_scope(executor) -> None:  # type: ignore[no-untyped-def]
+    client = ScriptedClient()
+    client.lists["one"] = [
+        ListResult([cm("a", "1", "one")], "1"),
+        ListResult([], "20"),  # after a 410 in "one": a is gone
+    ]
+    client.lists["two"] = [ListResult([cm("b", "2", "two")], "2")]
+    client.watches["one"] = [[Gone(410, "Expired", "")]]
+    informer, seen, task = start(client, executor, namespaces=["one", "two", "one"])
+    await asyncio.wait_for(informer.wait_synced(), 3)
+    await eventually(lambda: ("one", "20") in client.watch_calls)
+    assert sorted(client.list_calls, key=str) == ["one", "one", "two"]
+    # The relist of "one" deleted only what was in "one".
+    assert informer.store.keys() == ["two/b"]
+    assert ("delete", "a", "1") in seen.changes
+    assert informer.resource_version("two") == "2"
+    await finish(informer, task)
+
+
+async def test_handler_added_after_sync_gets_existing_objects_and_bad_handler_is_contained(
+    executor,
+) -> None:  # type: ignore[no-untyped-def]
+    client = ScriptedClient()
+    client.lists[None] = [ListResult([cm("a", "1"), cm("b", "1")], "1")]
+    informer, seen, task = start(client, executor)
+    await asyncio.wait_for(informer.wait_synced(), 3)
+
+    def broken(obj: dict[str, Any]) -> None:
+        raise RuntimeError("handler bug")
+
+    late = Seen()
+    informer.add_handler(on_add=broken)
+    informer.add_handler(on_add=late.on_add)
+    assert late.changes == [("add", "a", "1"), ("add", "b", "1")]
+    assert len(seen.changes) == 2
+    await finish(informer, task)
+
+
+def test_cluster_scoped_resource_rejects_namespaces() -> None:
+    from spa.kube import Resource
+
+    nodes = Resource("", "v1", "nodes", "Node", False)
+    with pytest.raises(ValueError, match="cluster-scoped"):
+        Informer(ScriptedClient(), nodes, executor=ThreadPoolExecutor(1), namespaces=["x"])  # type: ignore[arg-type]
