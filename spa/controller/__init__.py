@@ -1,1 +1,1 @@
-"""Placeholder; filled in by its issue."""
+"""The ScheduledPodAutoscaler controller: the reconciler and its wiring on the generic runtime."""

@@ -1,1 +1,17 @@
-"""Placeholder; filled in by its issue."""
+"""`spa plan`: an offline preview of what the controller will do with a set of manifests."""
+
+from spa.plan.manifests import Document, ReadError, read_documents
+from spa.plan.planner import AutoscalerPlan, Plan, PlanError, build_plan
+from spa.plan.render import render_json, render_table
+
+__all__ = [
+    "AutoscalerPlan",
+    "Document",
+    "Plan",
+    "PlanError",
+    "ReadError",
+    "build_plan",
+    "read_documents",
+    "render_json",
+    "render_table",
+]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
+import math
 import re
 from datetime import UTC, date, datetime, time, timedelta
 from enum import IntEnum
@@ -22,7 +23,9 @@ __all__ = [
     "UTC_ZONE",
     "WallClockError",
     "Weekday",
+    "format_instant",
     "from_instant",
+    "instant_of",
     "load_zone",
     "local_date",
     "parse_hour_minute",
@@ -168,3 +171,14 @@ def local_date(instant: int, zone: ZoneInfo) -> date:
 def from_instant(instant: int) -> datetime:
     """An aware UTC datetime for epoch seconds."""
     return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=instant)
+
+
+def format_instant(instant: int) -> str:
+    """RFC 3339 in UTC with seconds and a `Z`, the one format the API and the plan use."""
+    return from_instant(instant).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def instant_of(moment: datetime) -> int:
+    """Epoch seconds of an aware datetime, rounded down: boundaries fall on whole seconds, so
+    rounding down keeps every comparison with them exact."""
+    return math.floor(moment.timestamp())

@@ -1,0 +1,92 @@
+"""The flags of `spa run` (SPEC.md section 5): the original controller's names first.
+
+Kept apart from the controller so that `spa --help` can describe them without importing the
+Kubernetes client.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["DEFAULT_LEADER_ELECTION_ID", "add_run_arguments"]
+
+DEFAULT_LEADER_ELECTION_ID = "scheduled-pod-autoscaler-leader"
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--metrics-addr",
+        default=":8080",
+        metavar="HOST:PORT",
+        help="where to serve Prometheus metrics (default :8080)",
+    )
+    parser.add_argument(
+        "--probe-addr",
+        default=":9090",
+        metavar="HOST:PORT",
+        help="where to serve /healthz and /readyz (default :9090)",
+    )
+    parser.add_argument(
+        "--enable-leader-election",
+        "--leader-elect",
+        dest="leader_elect",
+        action="store_true",
+        help="take a Lease so that only one replica writes",
+    )
+    parser.add_argument(
+        "--leader-election-namespace",
+        metavar="NAMESPACE",
+        help="namespace of the Lease (default: the pod's namespace)",
+    )
+    parser.add_argument(
+        "--leader-election-id",
+        default=DEFAULT_LEADER_ELECTION_ID,
+        metavar="NAME",
+        help=f"name of the Lease (default {DEFAULT_LEADER_ELECTION_ID})",
+    )
+    parser.add_argument(
+        "--namespace",
+        action="append",
+        dest="namespaces",
+        metavar="NAMESPACE",
+        help="watch only this namespace; repeatable (default: all namespaces)",
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        help="kubeconfig file (default: in-cluster config, then $KUBECONFIG, then ~/.kube/config)",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="info",
+        choices=("debug", "info", "warning", "error"),
+    )
+    parser.add_argument("--log-format", default="json", choices=("json", "text"))
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=4,
+        metavar="N",
+        help="concurrent reconciles (default 4)",
+    )
+    parser.add_argument(
+        "--resync-period",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="safety-net resync of every ScheduledPodAutoscaler (default 600)",
+    )
+    parser.add_argument(
+        "--kube-api-qps",
+        type=float,
+        default=None,
+        metavar="QPS",
+        help="client-side limit on API requests per second (default: none)",
+    )
+    parser.add_argument(
+        "--kube-api-burst",
+        type=int,
+        default=None,
+        metavar="N",
+        help="requests allowed in a burst above --kube-api-qps",
+    )
