@@ -1,0 +1,248 @@
+"""LeaderElector logic on a FakeClock against an in-memory Lease with compare-and-swap.
+
+The in-memory Lease only stands in for the storage semantics (resourceVersion CAS, 404, 409);
+tests/integration/test_runtime_leaderelection.py runs the same story on the real API server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from typing import Any
+
+import pytest
+
+from spa.kube import ApiUnavailable, Conflict, NotFound
+from spa.runtime import FakeClock, LeaderElector
+from spa.runtime.leaderelection import format_micro_time, parse_micro_time
+
+START = 1_767_225_600.0  # 2026-01-01T00:00:00Z
+
+
+class InlineExecutor(Executor):
+    """Runs the call at submit time, so the test controls every step through the clock."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as err:
+            future.set_exception(err)
+        return future
+
+
+class LeaseStore:
+    """One Lease object with the API server's optimistic-concurrency rules."""
+
+    def __init__(self) -> None:
+        self.lease: dict[str, Any] | None = None
+        self.version = 0
+        self.updates = 0
+
+    def client(self) -> PartitionableClient:
+        return PartitionableClient(self)
+
+
+class PartitionableClient:
+    def __init__(self, store: LeaseStore) -> None:
+        self.store = store
+        self.partitioned = False
+
+    def _check(self) -> None:
+        if self.partitioned:
+            raise ApiUnavailable("partitioned")
+
+    def get(self, resource: Any, namespace: str, name: str, **_: Any) -> dict[str, Any]:
+        self._check()
+        if self.store.lease is None:
+            raise NotFound(404, "NotFound", "no lease")
+        return copy.deepcopy(self.store.lease)
+
+    def create(
+        self, resource: Any, namespace: str, body: dict[str, Any], **_: Any
+    ) -> dict[str, Any]:
+        self._check()
+        if self.store.lease is not None:
+            raise Conflict(409, "AlreadyExists", "exists")
+        self.store.version += 1
+        self.store.lease = copy.deepcopy(body)
+        self.store.lease["metadata"]["resourceVersion"] = str(self.store.version)
+        return copy.deepcopy(self.store.lease)
+
+    def update(
+        self, resource: Any, namespace: str, name: str, body: dict[str, Any], **_: Any
+    ) -> dict[str, Any]:
+        self._check()
+        assert self.store.lease is not None
+        if body["metadata"]["resourceVersion"] != self.store.lease["metadata"]["resourceVersion"]:
+            raise Conflict(409, "Conflict", "stale")
+        self.store.version += 1
+        self.store.updates += 1
+        self.store.lease = copy.deepcopy(body)
+        self.store.lease["metadata"]["resourceVersion"] = str(self.store.version)
+        return copy.deepcopy(self.store.lease)
+
+
+def holder(store: LeaseStore) -> str | None:
+    return None if store.lease is None else store.lease["spec"].get("holderIdentity")
+
+
+class Candidate:
+    def __init__(self, store: LeaseStore, clock: FakeClock, identity: str) -> None:
+        self.client = store.client()
+        self.events: list[str] = []
+        self.elector = LeaderElector(
+            self.client,  # type: ignore[arg-type]
+            namespace="kube-system",
+            name="spa-leader",
+            identity=identity,
+            executor=InlineExecutor(),
+            clock=clock,
+            on_started_leading=lambda: self.events.append("started"),
+            on_stopped_leading=lambda: self.events.append("stopped"),
+        )
+        self.task = asyncio.create_task(self.elector.run())
+
+
+async def run_for(clock: FakeClock, seconds: float, step: float = 0.25) -> None:
+    """Advance the fake time in small steps, letting the electors act at each."""
+    for _ in range(int(seconds / step)):
+        clock.advance(step)
+        await clock.settle(10)
+
+
+def test_micro_time_round_trip() -> None:
+    assert format_micro_time(START + 0.5) == "2026-01-01T00:00:00.500000Z"
+    assert parse_micro_time("2026-01-01T00:00:00.500000Z") == START + 0.5
+    assert parse_micro_time("2026-01-01T00:00:00Z") == START
+
+
+def test_invalid_timing_is_rejected() -> None:
+    with pytest.raises(ValueError, match="renew_deadline"):
+        LeaderElector(
+            None,  # type: ignore[arg-type]
+            namespace="n",
+            name="l",
+            executor=InlineExecutor(),
+            lease_duration=10,
+            renew_deadline=10,
+        )
+
+
+async def test_exactly_one_leads_and_release_on_cancel_hands_over_at_once() -> None:
+    clock = FakeClock(start=START)
+    store = LeaseStore()
+    a = Candidate(store, clock, "a")
+    await clock.settle(10)
+    b = Candidate(store, clock, "b")
+    await run_for(clock, 30)
+    assert a.elector.is_leader
+    assert not b.elector.is_leader
+    assert holder(store) == "a"
+    assert store.lease is not None
+    assert store.lease["spec"]["leaseDurationSeconds"] == 15
+    assert store.updates >= 10  # a renewed every retry period
+
+    a.task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await a.task
+    assert a.events == ["started", "stopped"]
+    assert holder(store) == ""  # released
+    # b takes over at its next retry (2 s), far sooner than the 15 s lease duration.
+    await run_for(clock, 2.25)
+    assert b.elector.is_leader
+    assert holder(store) == "b"
+    assert store.lease["spec"]["leaseTransitions"] == 1
+    b.task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await b.task
+
+
+async def test_partitioned_leader_stops_before_the_other_takes_over() -> None:
+    clock = FakeClock(start=START)
+    store = LeaseStore()
+    a = Candidate(store, clock, "a")
+    await clock.settle(10)
+    b = Candidate(store, clock, "b")
+    await run_for(clock, 4)
+    assert a.elector.is_leader
+    assert store.lease is not None
+    last_renew = parse_micro_time(store.lease["spec"]["renewTime"])
+
+    a.client.partitioned = True
+    timeline: list[tuple[float, bool, bool]] = []
+    for _ in range(100):  # 25 s in 0.25 s steps
+        await run_for(clock, 0.25)
+        timeline.append((clock.now(), a.elector.is_leader, b.elector.is_leader))
+    # Never two leaders at the same instant.
+    assert not any(a_leads and b_leads for _, a_leads, b_leads in timeline)
+    a_stopped = next(t for t, a_leads, _ in timeline if not a_leads)
+    b_started = next(t for t, _, b_leads in timeline if b_leads)
+    assert a_stopped <= last_renew + 10 + 0.5  # gave up within the renew deadline
+    assert b_started >= last_renew + 15  # honoured the lease until it expired
+    assert b_started <= last_renew + 15 + 2.5  # and took over at its next retry
+    assert a.task.done()  # run() returned: the process would exit now
+    assert a.events == ["started", "stopped"]
+    b.task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await b.task
+
+
+async def test_async_leading_callback_is_cancelled_when_leadership_ends() -> None:
+    clock = FakeClock(start=START)
+    store = LeaseStore()
+    client = store.client()
+    cancelled = asyncio.Event()
+
+    async def lead() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cancelled.set()
+
+    elector = LeaderElector(
+        client,  # type: ignore[arg-type]
+        namespace="ns",
+        name="lease",
+        identity="solo",
+        executor=InlineExecutor(),
+        clock=clock,
+        on_started_leading=lead,
+    )
+    task = asyncio.create_task(elector.run())
+    await run_for(clock, 1)
+    assert elector.is_leader
+    client.partitioned = True
+    await run_for(clock, 12)
+    assert task.done()
+    assert cancelled.is_set()
+    assert not elector.is_leader
+
+
+async def test_stale_lease_of_a_dead_holder_is_taken_after_expiry_only() -> None:
+    clock = FakeClock(start=START)
+    store = LeaseStore()
+    store.lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "spa-leader", "namespace": "kube-system", "resourceVersion": "1"},
+        "spec": {
+            "holderIdentity": "dead",
+            "leaseDurationSeconds": 15,
+            "renewTime": format_micro_time(START - 5),
+            "acquireTime": format_micro_time(START - 100),
+            "leaseTransitions": 3,
+        },
+    }
+    store.version = 1
+    c = Candidate(store, clock, "c")
+    await run_for(clock, 9.5)
+    assert not c.elector.is_leader  # expires at START + 10
+    await run_for(clock, 2.5)
+    assert c.elector.is_leader
+    assert store.lease["spec"]["leaseTransitions"] == 4
+    c.task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await c.task
