@@ -85,11 +85,15 @@ class ScheduledPodAutoscalerCondition(StrEnum):
 
 
 class ScheduledPodAutoscalerSpec(ApiModel):
+    """The desired state: the base spec of the HorizontalPodAutoscaler."""
+
     horizontal_pod_autoscaler_spec: HorizontalPodAutoscalerSpec
     """A complete autoscaling/v2 HorizontalPodAutoscalerSpec: the base spec of the HPA."""
 
 
 class ScheduledPodAutoscalerStatus(LenientModel):
+    """What the controller observed and applied; written by the controller only."""
+
     condition: ScheduledPodAutoscalerCondition | None = None
     """Available or Degraded."""
     last_transition_time: str | None = None
@@ -150,6 +154,8 @@ class ScheduleTargetRef(ApiModel):
 
 
 class ScheduleSpec(ApiModel):
+    """A time window and the replica bounds that apply during it."""
+
     scale_target_ref: ScheduleTargetRef
     type: ScheduleType
     """Weekly, Daily or OneShot."""
@@ -182,6 +188,8 @@ class ScheduleCondition(StrEnum):
 
 
 class ScheduleStatus(LenientModel):
+    """What the controller observed; written by the controller only."""
+
     condition: ScheduleCondition | None = None
     """Available (not active now), Progressing (active and applied), Suspend, Completed or
     Degraded (invalid or could not be applied)."""

@@ -1,0 +1,414 @@
+"""The CustomResourceDefinitions of the two kinds, built from the API models.
+
+The models are the one description of the API: the CRDs' OpenAPI schemas are derived from
+`model_json_schema`, so a field added to a model cannot be forgotten in the CRD (a schema that
+lacks it would make the API server prune it silently). What JSON Schema cannot say about several
+fields at once is written here as CEL rules, using the same regexes as the parser, so that the
+API server rejects at admission what the controller would otherwise mark Degraded.
+
+The result is plain data; `hack/generate_manifests.py` writes it to `config/`.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from spa.api.hpa import INT32_MAX, QUANTITY_PATTERN
+from spa.api.resources import (
+    GROUP,
+    SCHEDULE_KIND,
+    SCHEDULED_POD_AUTOSCALER,
+    VERSION,
+    ScheduledPodAutoscalerSpec,
+    ScheduledPodAutoscalerStatus,
+    ScheduleSpec,
+    ScheduleStatus,
+    WeekdayName,
+)
+from spa.schedule.wallclock import HOUR_MINUTE_PATTERN, LOCAL_DATETIME_PATTERN
+
+__all__ = [
+    "SCHEDULED_POD_AUTOSCALER_COLUMNS",
+    "SCHEDULED_POD_AUTOSCALER_RULES",
+    "SCHEDULE_COLUMNS",
+    "SCHEDULE_RULES",
+    "Column",
+    "Rule",
+    "crd_name",
+    "legacy_crd",
+    "openapi_schema",
+    "schedule_crd",
+    "scheduled_pod_autoscaler_crd",
+]
+
+Schema = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A CEL rule (`x-kubernetes-validations`) and the message users get when it fails."""
+
+    rule: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """An additional printer column of `kubectl get`."""
+
+    name: str
+    type: str
+    json_path: str
+    description: str
+    priority: int = 0
+
+
+def _cel_string(text: str) -> str:
+    # CEL single-quoted literal. The patterns use no quote or backslash; refuse rather than
+    # emit a rule that means something else.
+    if "'" in text or "\\" in text:
+        raise ValueError(f"cannot quote {text!r} as a CEL string")
+    return f"'{text}'"
+
+
+def _unanchored(pattern: str) -> str:
+    return pattern.removeprefix("^").removesuffix("$")
+
+
+# The schema accepts either format on both times; the CEL rules below then pick by type.
+_TIME_PATTERN = f"^({_unanchored(HOUR_MINUTE_PATTERN)}|{_unanchored(LOCAL_DATETIME_PATTERN)})$"
+
+
+def _time_format_rule(field: str) -> Rule:
+    return Rule(
+        rule=(
+            f"self.type == 'OneShot' ? self.{field}.matches({_cel_string(LOCAL_DATETIME_PATTERN)})"
+            f" : self.{field}.matches({_cel_string(HOUR_MINUTE_PATTERN)})"
+        ),
+        message=(
+            f"{field} must be yyyy-MM-ddTHH:mm (e.g. 2026-03-08T09:00) for a OneShot schedule "
+            "and HH:mm (00:00 to 23:59) for Weekly and Daily"
+        ),
+    )
+
+
+def _weekday_rule(field: str) -> Rule:
+    return Rule(
+        rule=f"self.type != 'Weekly' || (has(self.{field}) && self.{field} != '')",
+        message=f"{field} is required for a Weekly schedule: set it to Sunday ... Saturday",
+    )
+
+
+SCHEDULE_RULES: tuple[Rule, ...] = (
+    _weekday_rule("startDayOfWeek"),
+    _weekday_rule("endDayOfWeek"),
+    _time_format_rule("startTime"),
+    _time_format_rule("endTime"),
+    # Both sides are fixed-width yyyy-MM-ddTHH:mm (the rules above), so string order is time
+    # order; with a malformed time the format rule already reports the real problem.
+    Rule(
+        rule="self.type != 'OneShot' || self.endTime > self.startTime",
+        message="endTime must be after startTime for a OneShot schedule",
+    ),
+    Rule(
+        rule=(
+            "!has(self.minReplicas) || !has(self.maxReplicas)"
+            " || self.minReplicas <= self.maxReplicas"
+        ),
+        message="maxReplicas must not be less than minReplicas",
+    ),
+)
+"""CEL rules on a Schedule's `spec`."""
+
+SCHEDULED_POD_AUTOSCALER_RULES: tuple[Rule, ...] = (
+    Rule(
+        rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",
+        message="minReplicas must not be greater than maxReplicas",
+    ),
+)
+"""CEL rules on an SPA's `spec.horizontalPodAutoscalerSpec`."""
+
+SCHEDULED_POD_AUTOSCALER_COLUMNS: tuple[Column, ...] = (
+    Column(
+        "MINPODS", "integer", ".spec.horizontalPodAutoscalerSpec.minReplicas", "Base minReplicas"
+    ),
+    Column(
+        "MAXPODS", "integer", ".spec.horizontalPodAutoscalerSpec.maxReplicas", "Base maxReplicas"
+    ),
+    Column("STATUS", "string", ".status.condition", "Available or Degraded"),
+    Column("AGE", "date", ".metadata.creationTimestamp", "Age of the object"),
+    Column("CURRENTMIN", "integer", ".status.minReplicas", "minReplicas in force now", 1),
+    Column("CURRENTMAX", "integer", ".status.maxReplicas", "maxReplicas in force now", 1),
+    Column("ACTIVE", "string", ".status.activeSchedules", "Schedules active now", 1),
+    # A string, not a date: the server renders a date column as an age, and a future instant
+    # as "<invalid>".
+    Column("NEXTTRANSITION", "string", ".status.nextTransitionTime", "Next change (UTC)", 1),
+)
+
+SCHEDULE_COLUMNS: tuple[Column, ...] = (
+    Column("REFERENCE", "string", ".spec.scaleTargetRef.name", "The ScheduledPodAutoscaler"),
+    Column("TYPE", "string", ".spec.type", "Weekly, Daily or OneShot"),
+    Column("STARTTIME", "string", ".spec.startTime", "Start of the window"),
+    Column("ENDTIME", "string", ".spec.endTime", "End of the window"),
+    Column("STARTDAYOFWEEK", "string", ".spec.startDayOfWeek", "First day (Weekly)"),
+    Column("ENDDAYOFWEEK", "string", ".spec.endDayOfWeek", "Last day (Weekly)"),
+    Column("MINPODS", "integer", ".spec.minReplicas", "minReplicas while active", 1),
+    Column("MAXPODS", "integer", ".spec.maxReplicas", "maxReplicas while active", 1),
+    Column("STATUS", "string", ".status.condition", "Condition of the Schedule"),
+    Column("AGE", "date", ".metadata.creationTimestamp", "Age of the object"),
+)
+
+# pydantic keywords with no place in a CRD schema: `title` is noise, and `default` is left out
+# on purpose, so the API server stores objects as they were written and the models alone
+# decide what an unset field means.
+_DROPPED = frozenset({"title", "default", "$defs"})
+
+
+def _resolve(node: Schema, defs: Schema) -> Schema:
+    """The node with `$ref`, nullable `anyOf` and `const` rewritten in the CRD dialect."""
+    node = dict(node)
+    if "$ref" in node:
+        target = defs[node.pop("$ref").removeprefix("#/$defs/")]
+        # Keywords beside the reference (the field's own description) win over the target's.
+        node = {**_resolve(target, defs), **{k: v for k, v in node.items() if k not in _DROPPED}}
+    if "anyOf" in node:
+        members = [m for m in node.pop("anyOf") if m.get("type") != "null"]
+        kinds = sorted(str(m.get("type")) for m in members)
+        if kinds == ["integer", "string"]:
+            # pydantic's int | str: a Kubernetes quantity.
+            node.update(
+                {
+                    "anyOf": [{"type": "integer"}, {"type": "string"}],
+                    "x-kubernetes-int-or-string": True,
+                    "pattern": QUANTITY_PATTERN,
+                }
+            )
+        elif len(members) == 1:
+            # X | None: the API server has no null; an absent field is the None.
+            node = {**_resolve(members[0], defs), **node}
+        else:
+            raise ValueError(f"no CRD form for anyOf {members!r}")
+    if "const" in node:
+        node["enum"] = [node.pop("const")]
+        node.setdefault("type", "string")
+    return node
+
+
+def _convert(node: Schema, defs: Schema) -> Schema:
+    node = _resolve(node, defs)
+    out: Schema = {}
+    for key, value in node.items():
+        if key in _DROPPED:
+            continue
+        if key == "properties":
+            out[key] = {name: _convert(sub, defs) for name, sub in value.items()}
+        elif key == "items":
+            out[key] = _convert(value, defs)
+        elif key == "additionalProperties":
+            # `false` is the models' extra="forbid"; in a structural schema unknown fields are
+            # pruned instead, and `additionalProperties` may not sit beside `properties`.
+            if isinstance(value, dict):
+                out[key] = _convert(value, defs)
+        else:
+            out[key] = value
+    if out.get("type") == "integer" and out.get("maximum") == INT32_MAX:
+        out["format"] = "int32"
+    if out.get("type") == "string" and "enum" in out and "maxLength" not in out:
+        # Bounds the CEL cost estimate of rules that read the field.
+        out["maxLength"] = max(len(str(v)) for v in out["enum"])
+    return out
+
+
+def openapi_schema(model: type[BaseModel]) -> Schema:
+    """The structural OpenAPI v3 schema of a model: every `$ref` inlined, no null, no titles."""
+    generated = model.model_json_schema(by_alias=True)
+    return _convert(generated, generated.get("$defs", {}))
+
+
+def _schedule_spec_schema() -> Schema:
+    spec = openapi_schema(ScheduleSpec)
+    props = spec["properties"]
+    for field in ("startTime", "endTime"):
+        props[field]["pattern"] = _TIME_PATTERN
+    for field in ("startDayOfWeek", "endDayOfWeek"):
+        # "" is how manifests exported from the original controller say "unset".
+        props[field]["enum"] = ["", *(day.value for day in WeekdayName)]
+        props[field]["maxLength"] = max(len(day.value) for day in WeekdayName)
+    spec["x-kubernetes-validations"] = [_rule_dict(rule) for rule in SCHEDULE_RULES]
+    return spec
+
+
+def _spa_spec_schema() -> Schema:
+    spec = openapi_schema(ScheduledPodAutoscalerSpec)
+    hpa = spec["properties"]["horizontalPodAutoscalerSpec"]
+    hpa["x-kubernetes-validations"] = [_rule_dict(r) for r in SCHEDULED_POD_AUTOSCALER_RULES]
+    return spec
+
+
+def _status_schema(model: type[BaseModel]) -> Schema:
+    status = openapi_schema(model)
+    conditions = status["properties"].get("conditions")
+    if conditions is not None:
+        # metav1.Condition lists are maps keyed by type, so that server-side apply merges
+        # one condition at a time.
+        conditions["x-kubernetes-list-type"] = "map"
+        conditions["x-kubernetes-list-map-keys"] = ["type"]
+    return status
+
+
+def _rule_dict(rule: Rule) -> Schema:
+    return {"rule": rule.rule, "message": rule.message}
+
+
+def _object_schema(description: str, spec: Schema, status: Schema) -> Schema:
+    return {
+        "description": description,
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "apiVersion": {"type": "string", "description": f"The API version, {GROUP}/{VERSION}."},
+            "kind": {"type": "string", "description": "The kind of the object."},
+            "metadata": {"type": "object"},
+            "spec": spec,
+            "status": status,
+        },
+    }
+
+
+def crd_name(plural: str) -> str:
+    return f"{plural}.{GROUP}"
+
+
+def _crd(
+    kind: str,
+    plural: str,
+    short_names: list[str],
+    schema: Schema,
+    columns: tuple[Column, ...],
+) -> Schema:
+    names: Schema = {
+        "kind": kind,
+        "listKind": f"{kind}List",
+        "plural": plural,
+        "singular": kind.lower(),
+    }
+    if short_names:
+        names["shortNames"] = short_names
+    names["categories"] = ["autoscaling"]
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": crd_name(plural)},
+        "spec": {
+            "group": GROUP,
+            "names": names,
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": VERSION,
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": _sorted(schema)},
+                    "subresources": {"status": {}},
+                    "additionalPrinterColumns": [_column_dict(c, "jsonPath") for c in columns],
+                }
+            ],
+        },
+    }
+
+
+def _sorted(node: Any) -> Any:
+    # Keys in a fixed order, so that a regenerated CRD differs only where the models changed.
+    if isinstance(node, dict):
+        return {key: _sorted(node[key]) for key in sorted(node)}
+    if isinstance(node, list):
+        return [_sorted(item) for item in node]
+    return node
+
+
+def _column_dict(column: Column, path_key: str) -> Schema:
+    out: Schema = {
+        "name": column.name,
+        "type": column.type,
+        path_key: column.json_path,
+        "description": column.description,
+    }
+    if column.priority:
+        out["priority"] = column.priority
+    return out
+
+
+def scheduled_pod_autoscaler_crd() -> Schema:
+    """The `apiextensions.k8s.io/v1` CRD of ScheduledPodAutoscaler."""
+    schema = _object_schema(
+        "Keeps a HorizontalPodAutoscaler of the same name at a base spec, with minReplicas and "
+        "maxReplicas changed while its Schedules are active.",
+        _spa_spec_schema(),
+        _status_schema(ScheduledPodAutoscalerStatus),
+    )
+    return _crd(
+        SCHEDULED_POD_AUTOSCALER,
+        "scheduledpodautoscalers",
+        ["spa"],
+        schema,
+        SCHEDULED_POD_AUTOSCALER_COLUMNS,
+    )
+
+
+def schedule_crd() -> Schema:
+    """The `apiextensions.k8s.io/v1` CRD of Schedule."""
+    schema = _object_schema(
+        "A recurring or one-off time window during which a ScheduledPodAutoscaler in the same "
+        "namespace uses other minReplicas and maxReplicas.",
+        _schedule_spec_schema(),
+        _status_schema(ScheduleStatus),
+    )
+    return _crd(SCHEDULE_KIND, "schedules", [], schema, SCHEDULE_COLUMNS)
+
+
+# Keywords that apiextensions.k8s.io/v1beta1 on Kubernetes 1.15 does not know.
+_NOT_IN_LEGACY = frozenset(
+    {"x-kubernetes-validations", "x-kubernetes-list-type", "x-kubernetes-list-map-keys"}
+)
+
+
+def _strip_legacy(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _strip_legacy(v) for k, v in node.items() if k not in _NOT_IN_LEGACY}
+    if isinstance(node, list):
+        return [_strip_legacy(v) for v in node]
+    return node
+
+
+def legacy_crd(crd: Schema) -> Schema:
+    """The `apiextensions.k8s.io/v1beta1` form of a v1 CRD, for clusters older than 1.16.
+
+    Same names, schema and columns, without what 1.15 cannot enforce (CEL rules, list types):
+    there the controller's own validation (a Degraded status) is the only check.
+    """
+    spec = crd["spec"]
+    version = spec["versions"][0]
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1beta1",
+        "kind": "CustomResourceDefinition",
+        "metadata": copy.deepcopy(crd["metadata"]),
+        "spec": {
+            "group": spec["group"],
+            "names": copy.deepcopy(spec["names"]),
+            "scope": spec["scope"],
+            "version": version["name"],
+            "versions": [{"name": version["name"], "served": version["served"], "storage": True}],
+            # Prune unknown fields as v1 does (1.15 accepts this with a structural schema).
+            "preserveUnknownFields": False,
+            "validation": {"openAPIV3Schema": _strip_legacy(version["schema"]["openAPIV3Schema"])},
+            "subresources": copy.deepcopy(version["subresources"]),
+            "additionalPrinterColumns": [
+                {("JSONPath" if k == "jsonPath" else k): v for k, v in column.items()}
+                for column in version["additionalPrinterColumns"]
+            ],
+        },
+    }
