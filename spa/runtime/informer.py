@@ -124,6 +124,7 @@ class Informer:
         self._stopping = False
         self._streams: set[WatchStream] = set()
         self._streams_lock = threading.Lock()
+        self._tasks: list[asyncio.Task[None]] = []
         self._label = str(resource)
 
     # -- public API ---------------------------------------------------------------------------
@@ -161,15 +162,21 @@ class Informer:
         self._stopping = False
         try:
             async with asyncio.TaskGroup() as group:
-                for scope in self._scopes:
+                self._tasks = [
                     group.create_task(self._run_scope(scope), name=f"informer {scope or '*'}")
+                    for scope in self._scopes
+                ]
         finally:
+            self._tasks = []
             self._close_streams()
 
     def stop(self) -> None:
-        """Stop watching: open watches are closed at once and :meth:`run` returns."""
+        """Stop watching: open watches are closed at once, backoff sleeps are interrupted,
+        and :meth:`run` returns."""
         self._stopping = True
         self._close_streams()
+        for task in self._tasks:
+            task.cancel()
 
     # -- one scope ----------------------------------------------------------------------------
 

@@ -277,3 +277,16 @@ def test_cluster_scoped_resource_rejects_namespaces() -> None:
     nodes = Resource("", "v1", "nodes", "Node", False)
     with pytest.raises(ValueError, match="cluster-scoped"):
         Informer(ScriptedClient(), nodes, executor=ThreadPoolExecutor(1), namespaces=["x"])  # type: ignore[arg-type]
+
+
+async def test_stop_interrupts_a_backoff_sleep(executor) -> None:  # type: ignore[no-untyped-def]
+    class DownClient(ScriptedClient):
+        def list(self, resource: Any, **kw: Any) -> ListResult:
+            raise ApiUnavailable("refused")
+
+    clock = FakeClock()
+    informer, _seen, task = start(DownClient(), executor, clock=clock)
+    await eventually(lambda: clock.pending_timers == 1)
+    informer.stop()  # the fake clock is never advanced: only stop() can end the sleep
+    await asyncio.wait_for(task, timeout=2)
+    assert not informer.has_synced
