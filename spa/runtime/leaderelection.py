@@ -56,7 +56,8 @@ class LeaderElector:
     """Campaign for a Lease and keep it.
 
     :param on_started_leading: called once the Lease is acquired. If it returns an awaitable,
-        that is run as a task and cancelled as soon as leadership ends.
+        that is run as a task and cancelled as soon as leadership ends; if that task ends on
+        its own (e.g. crashes), the Lease is released and :meth:`run` returns.
     :param on_stopped_leading: called once when leadership ends (lost or released).
     :param release_on_cancel: when :meth:`run` is cancelled while leading, hand the Lease back
         (``holderIdentity`` empty, duration 1 s) so another replica takes over at once.
@@ -115,7 +116,10 @@ class LeaderElector:
         await self._acquire()
         self._become_leader()
         try:
-            await self._renew_until_lost()
+            if await self._renew_until_lost() == "work finished":
+                # The leading work ended (or crashed): holding the Lease without doing the
+                # work would stall the cluster, so hand it over.
+                await self._release_quietly()
         except asyncio.CancelledError:
             if self._release_on_cancel:
                 await asyncio.shield(self._release_quietly())
@@ -144,10 +148,15 @@ class LeaderElector:
                 last_holder = holder
             await self._clock.sleep(self.retry_period)
 
-    async def _renew_until_lost(self) -> None:
+    async def _renew_until_lost(self) -> str:
         last_renew = self._clock.now()
         while True:
             await self._clock.sleep(self.retry_period)
+            if self._leader_task is not None and self._leader_task.done():
+                log.error(
+                    "the leading work stopped; giving up lease %s/%s", self.namespace, self.name
+                )
+                return "work finished"
             while True:
                 remaining = last_renew + self.renew_deadline - self._clock.now()
                 if remaining <= 0:
@@ -157,14 +166,14 @@ class LeaderElector:
                         self.name,
                         self.renew_deadline,
                     )
-                    return
+                    return "lost"
                 if await self._try_acquire_or_renew(request_timeout=remaining):
                     last_renew = self._clock.now()
                     break
                 holder = self.observed_holder
                 if holder and holder != self.identity:
                     log.error("lease %s/%s was taken by %s", self.namespace, self.name, holder)
-                    return
+                    return "lost"
                 await self._clock.sleep(min(self.retry_period, max(0.0, remaining)))
 
     async def _try_acquire_or_renew(self, *, request_timeout: float) -> bool:
@@ -254,6 +263,7 @@ class LeaderElector:
         outcome = self._on_started()
         if inspect.isawaitable(outcome):
             self._leader_task = asyncio.ensure_future(outcome)
+            self._leader_task.add_done_callback(_log_failure)
 
     def _stop_leading(self) -> None:
         if not self._leading:
@@ -299,3 +309,8 @@ class LeaderElector:
         return await asyncio.get_running_loop().run_in_executor(
             self._executor, functools.partial(function, *args, **kwargs)
         )
+
+
+def _log_failure(task: asyncio.Future[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("on_started_leading failed", exc_info=task.exception())

@@ -246,3 +246,26 @@ async def test_stale_lease_of_a_dead_holder_is_taken_after_expiry_only() -> None
     c.task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await c.task
+
+
+async def test_crashed_leading_work_releases_the_lease_and_ends_run() -> None:
+    clock = FakeClock(start=START)
+    store = LeaseStore()
+
+    async def lead() -> None:
+        raise RuntimeError("controller crashed")
+
+    elector = LeaderElector(
+        store.client(),  # type: ignore[arg-type]
+        namespace="ns",
+        name="lease",
+        identity="solo",
+        executor=InlineExecutor(),
+        clock=clock,
+        on_started_leading=lead,
+    )
+    task = asyncio.create_task(elector.run())
+    await run_for(clock, 3)
+    assert task.done()
+    assert not elector.is_leader
+    assert holder(store) == ""  # released, so a healthy replica takes over at once
