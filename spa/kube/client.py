@@ -430,9 +430,15 @@ class KubeClient:
             if patch_type != "apply":
                 raise ValueError("force is only meaningful for patch_type='apply'")
             query["force"] = "true"
-        payload: Any = [dict(op) for op in body] if patch_type == "json" else dict(body)  # type: ignore[arg-type]
-        if patch_type == "json" and not isinstance(body, Sequence):
-            raise TypeError("a JSON patch is a list of operations")
+        payload: Any
+        if patch_type == "json":
+            if isinstance(body, Mapping):
+                raise TypeError("a JSON patch is a list of operations")
+            payload = [dict(op) for op in body]
+        else:
+            if not isinstance(body, Mapping):
+                raise TypeError(f"a {patch_type} patch is an object")
+            payload = dict(body)
         path = resource.object_path(namespace, name, subresource=subresource)
         return self._json(
             "patch",
