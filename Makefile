@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: venv lint typecheck check test unit plan run bench clean
+.PHONY: venv lint typecheck check test unit plan run bench clean manifests
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ unit: venv
 
 test: check testenv
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# The CRDs are generated from spa/api and the install.yaml files rendered by kubectl kustomize.
+manifests: venv
+	$(BIN)/python hack/generate_manifests.py
 
 plan: venv
 	$(BIN)/spa plan -f config/samples
