@@ -52,15 +52,26 @@ class State:
 
 def state_at(base: Base, rules: Iterable[Rule], instant: int) -> State:
     """The effective values and the sorted names of the active rules at `instant`."""
-    active = [rule for rule in rules if rule.timeline.is_active(instant)]
-    mins = [rule.min_replicas for rule in active if rule.min_replicas is not None]
-    maxes = [rule.max_replicas for rule in active if rule.max_replicas is not None]
-    minimum = max(mins) if mins else (base.min_replicas or DEFAULT_MIN_REPLICAS)
-    maximum = max(maxes) if maxes else base.max_replicas
+    return _state(base, [rule for rule in rules if rule.timeline.is_active(instant)])
+
+
+def _state(base: Base, active: Iterable[Rule]) -> State:
+    names = []
+    minimum = maximum = None
+    for rule in active:
+        names.append(rule.name)
+        if rule.min_replicas is not None and (minimum is None or rule.min_replicas > minimum):
+            minimum = rule.min_replicas
+        if rule.max_replicas is not None and (maximum is None or rule.max_replicas > maximum):
+            maximum = rule.max_replicas
+    if minimum is None:
+        minimum = base.min_replicas or DEFAULT_MIN_REPLICAS
+    if maximum is None:
+        maximum = base.max_replicas
     return State(
         min_replicas=minimum,
         max_replicas=max(minimum, maximum),
-        active=tuple(sorted(rule.name for rule in active)),
+        active=tuple(sorted(names)),
         max_raised=minimum > maximum,
     )
 
@@ -96,12 +107,21 @@ def next_transition(
 def transitions_between(
     base: Base, rules: Sequence[Rule], low: int, high: int
 ) -> list[tuple[int, State]]:
-    """Every transition in `(low, high]`, each with the state that holds from it on."""
-    instants = sorted({b for rule in rules for b in rule.timeline.boundaries_between(low, high)})
+    """Every transition in `(low, high]`, each with the state that holds from it on.
+
+    A sweep over the rules' boundaries: each boundary flips its rule's activity, so the active
+    set is kept up to date without asking every rule again at every instant.
+    """
+    flips: dict[int, list[int]] = {}
+    for index, rule in enumerate(rules):
+        for boundary in rule.timeline.boundaries_between(low, high):
+            flips.setdefault(boundary, []).append(index)
+    active = {index for index, rule in enumerate(rules) if rule.timeline.is_active(low)}
+    previous = _state(base, (rules[index] for index in active))
     found: list[tuple[int, State]] = []
-    previous = state_at(base, rules, low)
-    for instant in instants:
-        state = state_at(base, rules, instant)
+    for instant in sorted(flips):
+        active.symmetric_difference_update(flips[instant])
+        state = _state(base, (rules[index] for index in active))
         if state != previous:
             found.append((instant, state))
             previous = state

@@ -128,6 +128,9 @@ def weekdays_between(first: Weekday, last: Weekday) -> frozenset[Weekday]:
     return frozenset(_SUNDAY_FIRST[(begin + offset) % 7] for offset in range(span + 1))
 
 
+# Fleets share a handful of zones and times of day, so the same conversions recur constantly;
+# this bound keeps the cache to a few megabytes.
+@functools.lru_cache(maxsize=1 << 16)
 def to_instant(wall: datetime, zone: ZoneInfo) -> int:
     """The instant (epoch seconds) at which the naive wall-clock time `wall` happens in `zone`.
 

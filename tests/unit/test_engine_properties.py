@@ -26,6 +26,7 @@ from spa.schedule import (
     load_zone,
     next_transition,
     state_at,
+    transitions_between,
     weekdays_between,
 )
 
@@ -237,3 +238,32 @@ def test_reference_sees_every_zone_change() -> None:
         if name not in ("UTC", "Asia/Kolkata"):
             assert len(zone_changes(name)) >= 2, name
     assert date(2024, 1, 1) < datetime.fromtimestamp(zone_changes("Europe/Berlin")[0]).date()
+
+
+@PROPERTY_SETTINGS
+@given(
+    cases(),
+    st.lists(
+        st.tuples(st.none() | st.integers(1, 9), st.none() | st.integers(1, 9)),
+        min_size=3,
+        max_size=3,
+    ),
+)
+def test_transition_listing_agrees_with_stepping_next_transition(
+    case: tuple[int, list[ReferenceWindow]], bounds: list[tuple[int | None, int | None]]
+) -> None:
+    """The plan's sweep gives the same transitions as the controller's one-at-a-time search."""
+    instant, windows_ = case
+    base = Base(min_replicas=2, max_replicas=6)
+    rules = [
+        Rule(name=f"s{index}", timeline=window.engine(), min_replicas=low, max_replicas=high)
+        for index, (window, (low, high)) in enumerate(zip(windows_, bounds, strict=False))
+    ]
+    stepped = []
+    cursor = instant
+    while (
+        found := next_transition(base, rules, cursor, horizon=instant + HORIZON - cursor)
+    ) is not None:
+        stepped.append((found, state_at(base, rules, found)))
+        cursor = found
+    assert transitions_between(base, rules, instant, instant + HORIZON) == stepped

@@ -1,0 +1,224 @@
+"""Engine benchmark: active-checks/s, next-transition computations/s and a 1,000-SPA plan.
+
+Run with `make bench-engine` (or `python bench/engine.py`). Prints a Markdown table for
+docs/performance.md. Each figure is the best of several repeats, which is the most
+repeatable number on a shared 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from spa.plan import build_plan, read_documents
+from spa.schedule import (
+    Base,
+    RecurringWindow,
+    Rule,
+    Timeline,
+    Weekday,
+    load_zone,
+    next_transition,
+    parse_hour_minute,
+    weekdays_between,
+)
+
+WEEK = 7 * 86400
+START = 1_795_000_000  # 2026-11-18, an arbitrary fixed instant so runs are comparable
+ZONES = ["Asia/Tokyo", "Europe/Berlin", "America/New_York", "Australia/Sydney", "UTC"]
+
+
+def best_rate(action: Callable[[], int], repeats: int) -> float:
+    """Operations per second of the fastest of `repeats` runs of `action` (which returns its
+    operation count)."""
+    best = 0.0
+    for _ in range(repeats):
+        began = time.perf_counter()
+        count = action()
+        best = max(best, count / (time.perf_counter() - began))
+    return best
+
+
+def weekly_timeline() -> Timeline:
+    return Timeline(
+        RecurringWindow(
+            start=parse_hour_minute("11:50"),
+            end=parse_hour_minute("13:00"),
+            zone=load_zone("Asia/Tokyo"),
+            days=weekdays_between(Weekday.Monday, Weekday.Wednesday),
+        )
+    )
+
+
+def active_checks(span: int, count: int) -> Callable[[], int]:
+    timeline = weekly_timeline()
+    instants = [START + random.randrange(span) for _ in range(count)]
+
+    def run() -> int:
+        check = timeline.is_active
+        for instant in instants:
+            check(instant)
+        return count
+
+    return run
+
+
+def next_boundaries(count: int) -> Callable[[], int]:
+    timeline = weekly_timeline()
+    instants = [START + random.randrange(4 * WEEK) for _ in range(count)]
+
+    def run() -> int:
+        for instant in instants:
+            timeline.next_boundary(instant)
+        return count
+
+    return run
+
+
+def spa_transitions(count: int) -> Callable[[], int]:
+    rules = [
+        Rule(
+            name=f"s{index}",
+            timeline=Timeline(
+                RecurringWindow(
+                    start=parse_hour_minute(f"{8 + index}:00"),
+                    end=parse_hour_minute(f"{9 + index}:30"),
+                    zone=load_zone(ZONES[index]),
+                    days=None if index % 2 else weekdays_between(Weekday.Monday, Weekday.Friday),
+                )
+            ),
+            min_replicas=5 + index,
+        )
+        for index in range(5)
+    ]
+    base = Base(3, 10)
+    instants = [START + random.randrange(4 * WEEK) for _ in range(count)]
+
+    def run() -> int:
+        for instant in instants:
+            next_transition(base, rules, instant)
+        return count
+
+    return run
+
+
+def fleet_manifests(directory: Path, autoscalers: int) -> None:
+    """`autoscalers` SPAs with 5 Schedules each (Weekly, Daily, OneShot; several zones)."""
+    kinds = ["Weekly", "Daily", "Daily", "Weekly", "OneShot"]
+    chunks = []
+    for number in range(autoscalers):
+        name = f"app-{number}"
+        chunks.append(
+            f"""apiVersion: autoscaling.d-kuro.github.io/v1
+kind: ScheduledPodAutoscaler
+metadata: {{name: {name}, namespace: team-{number % 20}}}
+spec:
+  horizontalPodAutoscalerSpec:
+    scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: {name}}}
+    minReplicas: 2
+    maxReplicas: 10
+"""
+        )
+        for index, kind in enumerate(kinds):
+            hour = (number + 3 * index) % 24
+            if kind == "OneShot":
+                times = 'startTime: "2026-11-20T10:00"\n  endTime: "2026-11-20T18:00"'
+            else:
+                times = f'startTime: "{hour}:00"\n  endTime: "{(hour + 2) % 24}:30"'
+            days = "\n  startDayOfWeek: Monday\n  endDayOfWeek: Friday" if kind == "Weekly" else ""
+            chunks.append(
+                f"""apiVersion: autoscaling.d-kuro.github.io/v1
+kind: Schedule
+metadata: {{name: {name}-{index}, namespace: team-{number % 20}}}
+spec:
+  scaleTargetRef: {{name: {name}}}
+  type: {kind}
+  {times}{days}
+  timeZone: {ZONES[(number + index) % len(ZONES)]}
+  minReplicas: {4 + index}
+"""
+            )
+    (directory / "fleet.yaml").write_text("---\n".join(chunks))
+
+
+def plan_seconds(directory: Path, repeats: int) -> tuple[float, float, int]:
+    """Best in-process time (read + validate + plan) and best time of the whole CLI."""
+    best_in_process = float("inf")
+    transitions = 0
+    for _ in range(repeats):
+        began = time.perf_counter()
+        documents, errors = read_documents([str(directory)])
+        plan = build_plan(documents, errors, at=START, until=START + WEEK)
+        best_in_process = min(best_in_process, time.perf_counter() - began)
+        assert not plan.errors, plan.errors[:3]
+        transitions = sum(len(a.transitions) for a in plan.autoscalers)
+    best_cli = float("inf")
+    for _ in range(repeats):
+        began = time.perf_counter()
+        subprocess.run(
+            [
+                str(Path(sys.executable).parent / "spa"),
+                "plan",
+                "-f",
+                str(directory),
+                "-o",
+                "json",
+                "--at",
+                "2026-11-18T00:00:00Z",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        best_cli = min(best_cli, time.perf_counter() - began)
+    return best_in_process, best_cli, transitions
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--autoscalers", type=int, default=1000)
+    arguments = parser.parse_args()
+    random.seed(7)
+    rows = [
+        (
+            "active checks/s, instants within one week (warm cache)",
+            f"{best_rate(active_checks(WEEK, 200_000), arguments.repeats):,.0f}",
+        ),
+        (
+            "active checks/s, instants spread over a year",
+            f"{best_rate(active_checks(52 * WEEK, 200_000), arguments.repeats):,.0f}",
+        ),
+        (
+            "next-boundary computations/s (one Weekly schedule)",
+            f"{best_rate(next_boundaries(100_000), arguments.repeats):,.0f}",
+        ),
+        (
+            "next-transition computations/s (an SPA with 5 schedules)",
+            f"{best_rate(spa_transitions(20_000), arguments.repeats):,.0f}",
+        ),
+    ]
+    with tempfile.TemporaryDirectory() as directory:
+        fleet_manifests(Path(directory), arguments.autoscalers)
+        in_process, cli, transitions = plan_seconds(Path(directory), max(1, arguments.repeats // 2))
+    spas = f"{arguments.autoscalers:,} SPAs x 5 Schedules, 7 days ({transitions:,} transitions)"
+    rows += [
+        (f"plan of {spas}: read + validate + plan, in process", f"{in_process:.2f} s"),
+        (f"plan of {spas}: whole `spa plan -o json` command", f"{cli:.2f} s"),
+    ]
+    machine = platform.processor() or platform.machine()
+    print(f"Machine: {machine}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print("\n| measure | result |\n|---|---|")
+    for label, value in rows:
+        print(f"| {label} | {value} |")
+
+
+if __name__ == "__main__":
+    main()
