@@ -108,10 +108,14 @@ SCHEDULE_RULES: tuple[Rule, ...] = (
     _weekday_rule("endDayOfWeek"),
     _time_format_rule("startTime"),
     _time_format_rule("endTime"),
-    # Both sides are fixed-width yyyy-MM-ddTHH:mm (the rules above), so string order is time
-    # order; with a malformed time the format rule already reports the real problem.
+    # Compared only when both are 16 characters, i.e. (by the pattern) yyyy-MM-ddTHH:mm: that
+    # format is fixed-width, so string order is time order. Otherwise the format rule above
+    # already reports the real problem.
     Rule(
-        rule="self.type != 'OneShot' || self.endTime > self.startTime",
+        rule=(
+            "self.type != 'OneShot' || size(self.startTime) != 16 || size(self.endTime) != 16"
+            " || self.endTime > self.startTime"
+        ),
         message="endTime must be after startTime for a OneShot schedule",
     ),
     Rule(

@@ -1,0 +1,477 @@
+"""The CRDs as the API server will use them: structural schemas, CEL rules, printer columns.
+
+The committed CRDs are read from config/ (test_manifests.py checks they are what the generator
+makes). The schema is applied with jsonschema the way the API server applies it with strict
+field validation (unknown fields are errors), and the CEL rules are evaluated with cel-python,
+so a sample or a rule that the API server would reject fails here first. Every rule is also
+checked against the models: the CRD must never reject what the controller accepts.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import celpy
+import jsonschema
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from spa.api import InvalidObject, compile_schedule, parse_schedule, parse_scheduled_pod_autoscaler
+from spa.api.crd import legacy_crd
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "config"
+SPA_CRD = "autoscaling.d-kuro.github.io_scheduledpodautoscalers.yaml"
+SCHEDULE_CRD = "autoscaling.d-kuro.github.io_schedules.yaml"
+
+
+def _load(path: Path) -> dict[str, Any]:
+    document = yaml.safe_load(path.read_text())
+    assert isinstance(document, dict)
+    return document
+
+
+@functools.cache
+def _crd(name: str) -> dict[str, Any]:
+    return _load(CONFIG / "crd" / name)
+
+
+def _schema(kind: str) -> dict[str, Any]:
+    crd = _crd(SPA_CRD if kind == "ScheduledPodAutoscaler" else SCHEDULE_CRD)
+    schema: dict[str, Any] = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    return schema
+
+
+def _walk(node: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every schema node with its path (`.spec.startTime`, `.spec.metrics[]`)."""
+    if not isinstance(node, dict):
+        return
+    yield path, node
+    for name, sub in node.get("properties", {}).items():
+        yield from _walk(sub, f"{path}.{name}")
+    if "items" in node:
+        yield from _walk(node["items"], f"{path}[]")
+    if isinstance(node.get("additionalProperties"), dict):
+        yield from _walk(node["additionalProperties"], f"{path}{{}}")
+
+
+# --- what the API server checks without CEL ---------------------------------------------------
+
+
+def _strict(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with unknown fields rejected, as with `kubectl apply` (fieldValidation=Strict)."""
+    strict = copy.deepcopy(schema)
+    for _, node in _walk(strict):
+        if "properties" in node:
+            node["additionalProperties"] = False
+    return strict
+
+
+def schema_errors(document: dict[str, Any]) -> list[str]:
+    validator = jsonschema.Draft202012Validator(_strict(_schema(document["kind"])))
+    return sorted(
+        f"{'.'.join(str(p) for p in error.absolute_path)}: {error.message}"
+        for error in validator.iter_errors(document)
+    )
+
+
+# --- what the API server checks with CEL ------------------------------------------------------
+
+
+@functools.cache
+def _program(rule: str) -> Any:
+    environment = celpy.Environment()
+    return environment.program(environment.compile(rule))
+
+
+def _holds(rule: str, value: Any) -> bool:
+    result = _program(rule).evaluate({"self": celpy.json_to_cel(value)})
+    # An evaluation error (a CELEvalError value) is a rejection too, as on the API server.
+    return isinstance(result, celpy.celtypes.BoolType) and bool(result)
+
+
+def cel_failures(schema: dict[str, Any], value: Any) -> list[str]:
+    """The messages of every rule that `value` breaks; rules run where their field is set."""
+    failures = [
+        rule["message"]
+        for rule in schema.get("x-kubernetes-validations", [])
+        if not _holds(rule["rule"], value)
+    ]
+    if isinstance(value, dict):
+        for name, sub in schema.get("properties", {}).items():
+            if name in value:
+                failures += cel_failures(sub, value[name])
+    if isinstance(value, list) and "items" in schema:
+        for item in value:
+            failures += cel_failures(schema["items"], item)
+    return failures
+
+
+def api_server_errors(document: dict[str, Any]) -> list[str]:
+    errors = schema_errors(document)
+    # The API server evaluates CEL only on objects that pass the schema.
+    return errors or cel_failures(_schema(document["kind"]), document)
+
+
+def controller_errors(document: dict[str, Any]) -> list[str]:
+    try:
+        if document["kind"] == "Schedule":
+            compile_schedule(parse_schedule(document).spec)
+        else:
+            parse_scheduled_pod_autoscaler(document)
+    except InvalidObject as error:
+        return [str(e) for e in error.errors]
+    return []
+
+
+# --- structure ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [SPA_CRD, SCHEDULE_CRD])
+def test_the_schema_is_structural(name: str) -> None:
+    schema = _crd(name)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    problems = []
+    for path, node in _walk(schema):
+        if node.get("x-kubernetes-int-or-string"):
+            if node.get("anyOf") != [{"type": "integer"}, {"type": "string"}] or "type" in node:
+                problems.append(f"{path}: int-or-string must be anyOf integer/string, untyped")
+        elif "type" not in node:
+            problems.append(f"{path}: no type")
+        elif "anyOf" in node or "oneOf" in node or "allOf" in node:
+            problems.append(f"{path}: combinators are only for int-or-string")
+        for key in ("$ref", "$defs", "title", "default", "nullable", "const"):
+            if key in node:
+                problems.append(f"{path}: {key} has no place in a CRD schema")
+        if "properties" in node and "additionalProperties" in node:
+            problems.append(f"{path}: properties and additionalProperties together")
+        if (
+            node.get("type") == "object"
+            and path.startswith(".spec")
+            and not ("properties" in node or isinstance(node.get("additionalProperties"), dict))
+        ):
+            problems.append(f"{path}: an untyped object would keep anything")
+    assert problems == []
+
+
+@pytest.mark.parametrize("name", [SPA_CRD, SCHEDULE_CRD])
+def test_the_status_is_typed_and_a_subresource(name: str) -> None:
+    version = _crd(name)["spec"]["versions"][0]
+    assert version["subresources"] == {"status": {}}
+    status = version["schema"]["openAPIV3Schema"]["properties"]["status"]
+    assert status["type"] == "object"
+    assert {"condition", "lastTransitionTime", "observedGeneration", "nextTransitionTime"} <= set(
+        status["properties"]
+    )
+
+
+def test_every_string_a_cel_rule_reads_is_bounded() -> None:
+    # Without maxLength the API server assumes strings as long as a whole request when it
+    # estimates a rule's cost, and rejects the CRD once the estimate is over the budget.
+    for name in (SPA_CRD, SCHEDULE_CRD):
+        schema = _crd(name)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+        for path, node in _walk(schema):
+            for rule in node.get("x-kubernetes-validations", []):
+                for field in set(re.findall(r"self\.(\w+)", rule["rule"])):
+                    sub = node["properties"][field]
+                    if sub["type"] == "string":
+                        assert "maxLength" in sub, f"{path}.{field} is read by {rule['rule']!r}"
+
+
+def test_names_scope_and_versions() -> None:
+    spa, schedule = _crd(SPA_CRD), _crd(SCHEDULE_CRD)
+    assert spa["metadata"]["name"] == "scheduledpodautoscalers.autoscaling.d-kuro.github.io"
+    assert spa["spec"]["names"] == {
+        "kind": "ScheduledPodAutoscaler",
+        "listKind": "ScheduledPodAutoscalerList",
+        "plural": "scheduledpodautoscalers",
+        "singular": "scheduledpodautoscaler",
+        "shortNames": ["spa"],
+        "categories": ["autoscaling"],
+    }
+    assert schedule["metadata"]["name"] == "schedules.autoscaling.d-kuro.github.io"
+    assert schedule["spec"]["names"] == {
+        "kind": "Schedule",
+        "listKind": "ScheduleList",
+        "plural": "schedules",
+        "singular": "schedule",
+        "categories": ["autoscaling"],
+    }
+    for crd in (spa, schedule):
+        assert crd["apiVersion"] == "apiextensions.k8s.io/v1"
+        assert crd["spec"]["group"] == "autoscaling.d-kuro.github.io"
+        assert crd["spec"]["scope"] == "Namespaced"
+        assert [(v["name"], v["served"], v["storage"]) for v in crd["spec"]["versions"]] == [
+            ("v1", True, True)
+        ]
+
+
+# --- printer columns (SPEC.md 1.1 and 1.2) -------------------------------------------------------
+
+SPA_COLUMNS = [
+    ("MINPODS", ".spec.horizontalPodAutoscalerSpec.minReplicas", "integer", 0),
+    ("MAXPODS", ".spec.horizontalPodAutoscalerSpec.maxReplicas", "integer", 0),
+    ("STATUS", ".status.condition", "string", 0),
+    ("AGE", ".metadata.creationTimestamp", "date", 0),
+    ("CURRENTMIN", ".status.minReplicas", "integer", 1),
+    ("CURRENTMAX", ".status.maxReplicas", "integer", 1),
+    ("ACTIVE", ".status.activeSchedules", "string", 1),
+    ("NEXTTRANSITION", ".status.nextTransitionTime", "string", 1),
+]
+SCHEDULE_COLUMNS = [
+    ("REFERENCE", ".spec.scaleTargetRef.name", "string", 0),
+    ("TYPE", ".spec.type", "string", 0),
+    ("STARTTIME", ".spec.startTime", "string", 0),
+    ("ENDTIME", ".spec.endTime", "string", 0),
+    ("STARTDAYOFWEEK", ".spec.startDayOfWeek", "string", 0),
+    ("ENDDAYOFWEEK", ".spec.endDayOfWeek", "string", 0),
+    ("MINPODS", ".spec.minReplicas", "integer", 1),
+    ("MAXPODS", ".spec.maxReplicas", "integer", 1),
+    ("STATUS", ".status.condition", "string", 0),
+    ("AGE", ".metadata.creationTimestamp", "date", 0),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"), [(SPA_CRD, SPA_COLUMNS), (SCHEDULE_CRD, SCHEDULE_COLUMNS)]
+)
+def test_printer_columns(name: str, expected: list[tuple[str, str, str, int]]) -> None:
+    columns = _crd(name)["spec"]["versions"][0]["additionalPrinterColumns"]
+    assert [
+        (c["name"], c["jsonPath"], c["type"], c.get("priority", 0)) for c in columns
+    ] == expected
+    legacy = _load(CONFIG / "legacy" / name)["spec"]["additionalPrinterColumns"]
+    assert [(c["name"], c["JSONPath"], c["type"], c.get("priority", 0)) for c in legacy] == expected
+
+
+@pytest.mark.parametrize("name", [SPA_CRD, SCHEDULE_CRD])
+def test_every_column_points_at_a_field_of_the_schema(name: str) -> None:
+    schema = _crd(name)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    paths = dict(_walk(schema))
+    for column in _crd(name)["spec"]["versions"][0]["additionalPrinterColumns"]:
+        if column["jsonPath"].startswith(".metadata."):
+            continue
+        node = paths[column["jsonPath"]]
+        wanted = {"integer": {"integer"}, "string": {"string", "array"}}[column["type"]]
+        assert node["type"] in wanted, column
+
+
+def test_legacy_crds_are_the_v1_ones_without_cel() -> None:
+    for name in (SPA_CRD, SCHEDULE_CRD):
+        assert _load(CONFIG / "legacy" / name) == legacy_crd(_crd(name))
+        text = (CONFIG / "legacy" / name).read_text()
+        assert "x-kubernetes-validations" not in text
+        assert "x-kubernetes-list-type" not in text
+
+
+# --- samples ------------------------------------------------------------------------------------
+
+
+def _samples() -> list[tuple[str, dict[str, Any]]]:
+    found = []
+    for path in sorted((CONFIG / "samples").rglob("*.y*ml")):
+        for index, document in enumerate(yaml.safe_load_all(path.read_text())):
+            if document is not None:
+                found.append((f"{path.name}#{index}", document))
+    return found
+
+
+def test_there_are_samples() -> None:
+    assert _samples(), "config/samples holds no manifest to check the CRDs against"
+
+
+@pytest.mark.parametrize(("where", "document"), _samples() or [("none", {})])
+def test_samples_pass_the_api_servers_validation(where: str, document: dict[str, Any]) -> None:
+    assert document.get("kind") in {"ScheduledPodAutoscaler", "Schedule"}, where
+    assert api_server_errors(document) == [], where
+
+
+# --- each rule against the bad input it exists for ------------------------------------------------
+
+
+def _schedule(**spec: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "scaleTargetRef": {"name": "web"},
+        "type": "Weekly",
+        "startDayOfWeek": "Monday",
+        "endDayOfWeek": "Friday",
+        "startTime": "9:00",
+        "endTime": "18:30",
+        "minReplicas": 2,
+        "maxReplicas": 5,
+    }
+    base.update(spec)
+    return {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "Schedule",
+        "metadata": {"name": "s", "namespace": "default"},
+        "spec": {k: v for k, v in base.items() if v is not None},
+    }
+
+
+def _autoscaler(**hpa: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "minReplicas": 2,
+        "maxReplicas": 10,
+    }
+    spec.update(hpa)
+    return {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "ScheduledPodAutoscaler",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"horizontalPodAutoscalerSpec": {k: v for k, v in spec.items() if v is not None}},
+    }
+
+
+ONE_SHOT = {"type": "OneShot", "startDayOfWeek": None, "endDayOfWeek": None}
+
+# Inputs that pass the schema and must be stopped by exactly one CEL rule.
+CEL_CASES = [
+    (_schedule(startDayOfWeek=None), "startDayOfWeek is required for a Weekly schedule"),
+    (_schedule(startDayOfWeek=""), "startDayOfWeek is required for a Weekly schedule"),
+    (_schedule(endDayOfWeek=None), "endDayOfWeek is required for a Weekly schedule"),
+    (_schedule(endDayOfWeek=""), "endDayOfWeek is required for a Weekly schedule"),
+    (_schedule(type="Daily", startTime="2026-03-08T09:00"), "startTime must be yyyy-MM-ddTHH:mm"),
+    (_schedule(type="Daily", endTime="2026-03-08T09:00"), "endTime must be yyyy-MM-ddTHH:mm"),
+    (
+        _schedule(**ONE_SHOT, startTime="09:00", endTime="2026-03-08T10:00"),
+        "startTime must be yyyy-MM-ddTHH:mm",
+    ),
+    (
+        _schedule(**ONE_SHOT, startTime="2026-03-08T09:00", endTime="10:00"),
+        "endTime must be yyyy-MM-ddTHH:mm",
+    ),
+    (
+        _schedule(**ONE_SHOT, startTime="2026-03-08T09:00", endTime="2026-03-08T09:00"),
+        "endTime must be after startTime",
+    ),
+    (
+        _schedule(**ONE_SHOT, startTime="2026-03-08T09:00", endTime="2025-12-31T23:59"),
+        "endTime must be after startTime",
+    ),
+    (_schedule(minReplicas=6, maxReplicas=5), "maxReplicas must not be less than minReplicas"),
+    (_autoscaler(minReplicas=11), "minReplicas must not be greater than maxReplicas"),
+]
+
+
+@pytest.mark.parametrize(("document", "message"), CEL_CASES)
+def test_each_cel_rule_rejects_what_it_exists_for(document: dict[str, Any], message: str) -> None:
+    assert schema_errors(document) == []
+    failures = cel_failures(_schema(document["kind"]), document)
+    assert len(failures) == 1
+    assert failures[0].startswith(message)
+    # The controller refuses the same input (for clusters without CEL, and for `spa plan`).
+    assert controller_errors(document) != []
+
+
+def test_every_cel_rule_has_a_case() -> None:
+    rules = [
+        rule["message"]
+        for kind in ("Schedule", "ScheduledPodAutoscaler")
+        for _, node in _walk(_schema(kind))
+        for rule in node.get("x-kubernetes-validations", [])
+    ]
+    covered = {message for _, message in CEL_CASES}
+    assert [m for m in rules if not any(m.startswith(c) for c in covered)] == []
+
+
+GOOD = [
+    _schedule(),
+    _schedule(type="Daily", startDayOfWeek="", endDayOfWeek=""),
+    _schedule(
+        type="Daily", startDayOfWeek=None, endDayOfWeek=None, startTime="23:00", endTime="1:30"
+    ),
+    _schedule(startDayOfWeek="Friday", endDayOfWeek="Monday", minReplicas=None),
+    _schedule(**ONE_SHOT, startTime="2026-03-08T09:00", endTime="2026-03-08T09:01"),
+    _schedule(minReplicas=5, maxReplicas=5, timeZone="Asia/Tokyo", suspend=True),
+    _autoscaler(),
+    _autoscaler(minReplicas=None),
+    _autoscaler(
+        minReplicas=10,
+        metrics=[
+            {
+                "type": "Resource",
+                "resource": {
+                    "name": "cpu",
+                    "target": {"type": "AverageValue", "averageValue": "500m"},
+                },
+            },
+            {
+                "type": "External",
+                "external": {
+                    "metric": {"name": "queue", "selector": {"matchLabels": {"q": "jobs"}}},
+                    "target": {"type": "Value", "value": 30},
+                },
+            },
+        ],
+        behavior={
+            "scaleDown": {
+                "stabilizationWindowSeconds": 300,
+                "policies": [{"type": "Percent", "value": 10, "periodSeconds": 60}],
+            }
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize("document", GOOD)
+def test_valid_objects_pass_both_the_api_server_and_the_controller(
+    document: dict[str, Any],
+) -> None:
+    assert api_server_errors(document) == []
+    assert controller_errors(document) == []
+
+
+# Inputs the schema itself (no CEL) rejects; the controller must reject them too.
+SCHEMA_CASES = [
+    _schedule(type="Monthly"),
+    _schedule(startTime="24:00"),
+    _schedule(endTime="9:5"),
+    _schedule(startDayOfWeek="monday"),
+    _schedule(minReplicas=0),
+    _schedule(maxReplicas=2**31),
+    _schedule(minReplica=3),
+    _schedule(scaleTargetRef=None),
+    _schedule(scaleTargetRef={"name": ""}),
+    _schedule(timeZone="x" * 65),
+    _autoscaler(maxReplicas=None),
+    _autoscaler(minReplicas=0),
+    _autoscaler(
+        metrics=[
+            {
+                "type": "Resource",
+                "resource": {"name": "cpu", "target": {"type": "Value", "value": "1x"}},
+            }
+        ]
+    ),
+    _autoscaler(metrics=[{"type": "Pods"}], unknown=True),
+    _autoscaler(behavior={"scaleUp": {"selectPolicy": "Sometimes"}}),
+]
+
+
+@pytest.mark.parametrize("document", SCHEMA_CASES)
+def test_the_schema_rejects_what_the_controller_rejects(document: dict[str, Any]) -> None:
+    assert schema_errors(document) != []
+    assert controller_errors(document) != []
+
+
+_TIME_TEXT = st.text(alphabet="0123456789:T-", max_size=16)
+
+
+@given(kind=st.sampled_from(["Daily", "OneShot"]), start=_TIME_TEXT, end=_TIME_TEXT)
+def test_the_api_server_never_rejects_a_time_the_controller_accepts(
+    kind: str, start: str, end: str
+) -> None:
+    document = _schedule(type=kind, startTime=start, endTime=end)
+    if kind == "OneShot":
+        document["spec"].pop("startDayOfWeek")
+        document["spec"].pop("endDayOfWeek")
+    if controller_errors(document) == []:
+        assert api_server_errors(document) == []
