@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
+from spa.controller.options import add_run_arguments
 from spa.plan import build_plan, read_documents, render_json, render_table
 from spa.schedule import instant_of
 
@@ -22,7 +23,11 @@ __all__ = ["main"]
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     arguments = parser.parse_args(argv)
-    return _plan(parser, arguments)
+    if arguments.command == "plan":
+        return _plan(parser, arguments)
+    from spa.controller.main import run
+
+    return run(arguments)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -68,6 +73,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     plan.add_argument("-o", "--output", choices=("table", "json"), default="table")
 
+    add_run_arguments(
+        commands.add_parser(
+            "run",
+            help="run the controller",
+            description="Run the controller: one HPA per ScheduledPodAutoscaler, set by Schedules.",
+        )
+    )
     return parser
 
 

@@ -1,0 +1,162 @@
+"""What the cluster should look like for one ScheduledPodAutoscaler, as plain JSON dicts.
+
+Pure functions, kept apart from the reconciler so that the rules of SPEC.md section 4 (the
+generated HPA, when it needs a write, the status fields and when they change) can be tested
+without an API server, and so that "write only on change" is one comparison in one place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from spa.api import API_VERSION, SCHEDULED_POD_AUTOSCALER, ScheduledPodAutoscaler
+from spa.schedule import State
+
+__all__ = [
+    "FIELD_MANAGER",
+    "MANAGED_BY_LABEL",
+    "MANAGED_BY_SELECTOR",
+    "SPEC_HASH_ANNOTATION",
+    "controller_owner_uid",
+    "desired_hpa",
+    "hpa_in_sync",
+    "owner_reference",
+    "with_condition",
+]
+
+FIELD_MANAGER = "scheduled-pod-autoscaler"
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY_SELECTOR = f"{MANAGED_BY_LABEL}={FIELD_MANAGER}"
+# The hash of the spec last applied. The API server fills in defaults (metrics, behavior
+# policies), so the HPA's spec never equals ours field for field; comparing what we set plus
+# this hash tells a real difference (a manual edit, a changed SPA) from server defaults.
+SPEC_HASH_ANNOTATION = "autoscaling.d-kuro.github.io/spec-hash"
+
+
+def owner_reference(autoscaler: Mapping[str, Any]) -> dict[str, Any]:
+    """A controller ownerReference to the SPA: garbage collection deletes the dependent with
+    it, and foreground deletion waits for the dependent."""
+    metadata = autoscaler["metadata"]
+    return {
+        "apiVersion": API_VERSION,
+        "kind": SCHEDULED_POD_AUTOSCALER,
+        "name": metadata["name"],
+        "uid": metadata["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def controller_owner_uid(obj: Mapping[str, Any]) -> str | None:
+    """The uid of the ScheduledPodAutoscaler that controls `obj`, if one does."""
+    for reference in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if (
+            isinstance(reference, Mapping)
+            and reference.get("controller")
+            and reference.get("kind") == SCHEDULED_POD_AUTOSCALER
+            and str(reference.get("apiVersion", "")).startswith("autoscaling.d-kuro.github.io/")
+        ):
+            return str(reference.get("uid"))
+    return None
+
+
+def desired_hpa(
+    autoscaler_object: Mapping[str, Any],
+    autoscaler: ScheduledPodAutoscaler,
+    state: State,
+    *,
+    api_version: str,
+) -> dict[str, Any]:
+    """The whole HPA as the controller applies it: the base spec with the effective bounds."""
+    spec = autoscaler.spec.horizontal_pod_autoscaler_spec.to_wire()
+    spec["minReplicas"] = state.min_replicas
+    spec["maxReplicas"] = state.max_replicas
+    metadata = autoscaler_object["metadata"]
+    return {
+        "apiVersion": api_version,
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {
+            "name": metadata["name"],
+            "namespace": metadata["namespace"],
+            "labels": {MANAGED_BY_LABEL: FIELD_MANAGER},
+            "annotations": {SPEC_HASH_ANNOTATION: spec_hash(spec)},
+            "ownerReferences": [owner_reference(autoscaler_object)],
+        },
+        "spec": spec,
+    }
+
+
+def spec_hash(spec: Mapping[str, Any]) -> str:
+    canonical = json.dumps(spec, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def hpa_in_sync(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+    """Whether `current` already is what applying `desired` would make it.
+
+    Every field we set must have our value (this catches manual edits of min/maxReplicas),
+    the last applied spec must be this one (this catches fields removed from the SPA), and
+    our label and owner must be in place.
+    """
+    metadata = current.get("metadata") or {}
+    wanted = desired["metadata"]
+    return (
+        (metadata.get("annotations") or {}).get(SPEC_HASH_ANNOTATION)
+        == wanted["annotations"][SPEC_HASH_ANNOTATION]
+        and (metadata.get("labels") or {}).get(MANAGED_BY_LABEL) == FIELD_MANAGER
+        and _contains(current.get("spec"), desired["spec"])
+    )
+
+
+def _contains(actual: Any, wanted: Any) -> bool:
+    """`wanted` is found in `actual`, which may have more (server-defaulted) fields."""
+    if isinstance(wanted, Mapping):
+        return isinstance(actual, Mapping) and all(
+            _contains(actual.get(key), value) for key, value in wanted.items()
+        )
+    if isinstance(wanted, Sequence) and not isinstance(wanted, str):
+        return (
+            isinstance(actual, Sequence)
+            and not isinstance(actual, str)
+            and len(actual) == len(wanted)
+            and all(_contains(a, w) for a, w in zip(actual, wanted, strict=True))
+        )
+    return bool(actual == wanted)
+
+
+def with_condition(
+    conditions: Sequence[Mapping[str, Any]] | None,
+    *,
+    type_: str,
+    status: str,
+    reason: str,
+    message: str,
+    generation: int | None,
+    now: str,
+) -> list[dict[str, Any]]:
+    """`conditions` with one condition set, its lastTransitionTime kept unless its status
+    changes (the metav1.Condition convention)."""
+    result = []
+    previous = None
+    for condition in conditions or ():
+        if condition.get("type") == type_:
+            previous = condition
+        else:
+            result.append(dict(condition))
+    transition = now
+    if previous is not None and previous.get("status") == status:
+        transition = str(previous.get("lastTransitionTime") or now)
+    entry: dict[str, Any] = {
+        "type": type_,
+        "status": status,
+        "reason": reason,
+        "message": message,
+        "lastTransitionTime": transition,
+    }
+    if generation is not None:
+        entry["observedGeneration"] = generation
+    result.append(entry)
+    return sorted(result, key=lambda condition: str(condition.get("type")))

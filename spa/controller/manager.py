@@ -1,0 +1,344 @@
+"""Wiring of `spa run`: informers, indexes, the work queue, the reconciler, leader election,
+the probe and metrics endpoints, and an orderly shutdown.
+
+Every replica keeps warm caches; only the leader runs the reconcile workers, so a failover
+only has to win the Lease, not relist the cluster. Losing the Lease ends the process at once
+(non-zero exit): Kubernetes restarts it as a follower, and no write can slip out meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import start_http_server
+
+from spa.controller.desired import MANAGED_BY_SELECTOR, controller_owner_uid
+from spa.controller.metrics import ControllerMetrics
+from spa.controller.reconciler import (
+    TARGET_INDEX,
+    UID_INDEX,
+    Reconciler,
+    index_functions,
+)
+from spa.kube import (
+    HPA_V2,
+    HPA_V2BETA2,
+    SCHEDULE,
+    SCHEDULED_POD_AUTOSCALER,
+    KubeClient,
+    Resource,
+)
+from spa.runtime import (
+    Clock,
+    Controller,
+    EventRecorder,
+    Informer,
+    LeaderElector,
+    SystemClock,
+    WorkQueue,
+    instrument_client,
+    new_executor,
+    object_key,
+)
+
+__all__ = ["LeaderElection", "Manager", "parse_address"]
+
+log = logging.getLogger(__name__)
+
+QUEUE_NAME = "scheduledpodautoscaler"
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderElection:
+    namespace: str
+    name: str
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+
+
+def parse_address(address: str) -> tuple[str, int]:
+    """`host:port` or `:port` (all interfaces), as in the original controller's flags."""
+    host, _, port = address.rpartition(":")
+    if not port.isdigit():
+        raise ValueError(f"'{address}' is not an address such as :8080 or 127.0.0.1:8080")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+@dataclass
+class Manager:
+    """Runs the controller until stopped. Build it, then `await manager.run()`."""
+
+    client: KubeClient
+    namespaces: Sequence[str] | None = None
+    clock: Clock = field(default_factory=SystemClock)
+    workers: int = 4
+    resync_period: float = 600.0
+    leader_election: LeaderElection | None = None
+    metrics_address: str | None = ":8080"
+    probe_address: str | None = ":9090"
+    hpa_resource: Resource | None = None
+
+    def __post_init__(self) -> None:
+        self._stopping = asyncio.Event()
+        self._elector: LeaderElector | None = None
+        self.ready = False
+        self.lost_leadership = False
+        self.probe_port: int | None = None
+        self.metrics_port: int | None = None
+        self.informers: list[Informer] = []
+
+    def stop(self) -> None:
+        """Ask `run` to finish (what SIGTERM does)."""
+        self._stopping.set()
+
+    async def run(self) -> int:
+        """Run until `stop` or a lost Lease; the exit status for the process."""
+        instrument_client(self.client)
+        scopes = len(self.namespaces) if self.namespaces else 1
+        executor = new_executor(watches=3 * scopes, workers=self.workers)
+        try:
+            if self.hpa_resource is None:
+                served = await asyncio.get_running_loop().run_in_executor(
+                    executor, self.client.serves, HPA_V2.group_version
+                )
+                self.hpa_resource = HPA_V2 if served else HPA_V2BETA2
+                log.info("managing HorizontalPodAutoscalers as %s", self.hpa_resource.api_version)
+            return await self._run(executor, self.hpa_resource)
+        finally:
+            executor.shutdown(wait=False, cancel_futures=True)
+
+    async def _run(self, executor: Any, hpa_resource: Resource) -> int:
+        system_clock = SystemClock()
+        autoscalers = Informer(
+            self.client, SCHEDULED_POD_AUTOSCALER, executor=executor, namespaces=self.namespaces
+        )
+        schedules = Informer(self.client, SCHEDULE, executor=executor, namespaces=self.namespaces)
+        hpas = Informer(
+            self.client,
+            hpa_resource,
+            executor=executor,
+            namespaces=self.namespaces,
+            label_selector=MANAGED_BY_SELECTOR,
+        )
+        self.informers = [autoscalers, schedules, hpas]
+        indexes = index_functions()
+        for name, function in indexes["schedules"].items():
+            schedules.store.add_indexer(name, function)
+        for name, function in indexes["autoscalers"].items():
+            autoscalers.store.add_indexer(name, function)
+
+        queue = WorkQueue(name=QUEUE_NAME, clock=self.clock)
+        recorder = EventRecorder(self.client, executor=executor, clock=system_clock)
+        reconciler = Reconciler(
+            client=self.client,
+            autoscalers=autoscalers.store,
+            schedules=schedules.store,
+            hpas=hpas.store,
+            hpa_resource=hpa_resource,
+            recorder=recorder,
+            executor=executor,
+            clock=self.clock,
+            may_write=self._may_write,
+            metrics=ControllerMetrics(),
+        )
+
+        def schedule_keys(schedule: dict[str, Any]) -> set[str]:
+            keys = set(index_functions()["schedules"][TARGET_INDEX](schedule))
+            owner = controller_owner_uid(schedule)
+            if owner:
+                keys.update(object_key(spa) for spa in autoscalers.store.by_index(UID_INDEX, owner))
+            return keys
+
+        def enqueue(*keys: str) -> None:
+            for key in keys:
+                queue.add(key)
+
+        autoscalers.add_handler(
+            on_add=lambda obj: enqueue(object_key(obj)),
+            on_update=lambda old, new: enqueue(object_key(new)),
+            on_delete=lambda obj: enqueue(object_key(obj)),
+        )
+
+        def schedule_deleted(obj: dict[str, Any]) -> None:
+            reconciler.forget_schedule(str((obj.get("metadata") or {}).get("uid")))
+            enqueue(*schedule_keys(obj))
+
+        schedules.add_handler(
+            on_add=lambda obj: enqueue(*schedule_keys(obj)),
+            on_update=lambda old, new: enqueue(*(schedule_keys(old) | schedule_keys(new))),
+            on_delete=schedule_deleted,
+        )
+        hpas.add_handler(
+            on_add=lambda obj: enqueue(object_key(obj)),
+            on_update=lambda old, new: enqueue(object_key(new)),
+            on_delete=lambda obj: enqueue(object_key(obj)),
+        )
+
+        def every_key() -> list[str]:
+            keys = set(autoscalers.store.keys())
+            for schedule in schedules.store.list():
+                keys.update(schedule_keys(schedule))
+            return sorted(keys)
+
+        controller = Controller(
+            name=QUEUE_NAME,
+            queue=queue,
+            reconcile=reconciler.reconcile,
+            workers=self.workers,
+            list_keys=every_key,
+            resync_period=self.resync_period,
+            clock=self.clock,
+        )
+
+        servers = self._start_endpoints()
+        informer_tasks = [
+            asyncio.create_task(informer.run(), name=f"informer {informer.resource}")
+            for informer in self.informers
+        ]
+        stopping = asyncio.create_task(self._stopping.wait(), name="stop")
+        try:
+            synced = asyncio.create_task(self._wait_synced(), name="sync")
+            first, _ = await asyncio.wait({stopping, synced}, return_when=asyncio.FIRST_COMPLETED)
+            if stopping in first:
+                synced.cancel()
+                return 0
+            self.ready = True
+            log.info(
+                "caches synced: %d ScheduledPodAutoscalers, %d Schedules, %d HPAs",
+                len(autoscalers.store),
+                len(schedules.store),
+                len(hpas.store),
+            )
+            work = asyncio.create_task(self._lead(controller, executor), name="lead")
+            done, _ = await asyncio.wait({stopping, work}, return_when=asyncio.FIRST_COMPLETED)
+            if work in done:
+                work.result()
+                return 1 if self.lost_leadership else 0
+            work.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await work
+            return 0
+        finally:
+            stopping.cancel()
+            for informer in self.informers:
+                informer.stop()
+            for task in informer_tasks:
+                task.cancel()
+            await asyncio.gather(*informer_tasks, return_exceptions=True)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(recorder.close(), timeout=2)
+            for server in servers:
+                server.close()
+
+    async def _wait_synced(self) -> None:
+        await asyncio.gather(*(informer.wait_synced() for informer in self.informers))
+
+    async def _lead(self, controller: Controller, executor: Any) -> None:
+        """Run the workers: at once, or only while holding the Lease."""
+        if self.leader_election is None:
+            await controller.run()
+            return
+        election = self.leader_election
+        lost = asyncio.Event()
+
+        def stopped_leading() -> None:
+            # Runs as soon as the Lease is lost: writes stop here, before anything else.
+            self.lost_leadership = True
+            lost.set()
+
+        self._elector = LeaderElector(
+            self.client,
+            namespace=election.namespace,
+            name=election.name,
+            executor=executor,
+            lease_duration=election.lease_duration,
+            renew_deadline=election.renew_deadline,
+            retry_period=election.retry_period,
+            on_started_leading=controller.run,
+            on_stopped_leading=stopped_leading,
+        )
+        await self._elector.run()
+
+    def _may_write(self) -> bool:
+        return self._elector is None or self._elector.is_leader
+
+    def _start_endpoints(self) -> list[Any]:
+        servers: list[Any] = []
+        if self.metrics_address is not None:
+            host, port = parse_address(self.metrics_address)
+            server, _thread = start_http_server(port, addr=host)
+            self.metrics_port = server.server_port
+            servers.append(_Closing(server))
+        if self.probe_address is not None:
+            host, port = parse_address(self.probe_address)
+            probe = _ProbeServer(self, host, port)
+            self.probe_port = probe.port
+            servers.append(probe)
+        return servers
+
+
+class _Closing:
+    def __init__(self, server: Any) -> None:
+        self._server = server
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class _ProbeServer:
+    """/healthz (the process and its event loop answer) and /readyz (caches synced)."""
+
+    def __init__(self, manager: Manager, host: str, port: int) -> None:
+        import http.server
+        import threading
+
+        owner = manager
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if self.path == "/healthz":
+                    code, body = 200, b"ok"
+                elif self.path == "/readyz":
+                    code, body = (200, b"ok") if owner.ready else (503, b"caches not synced")
+                else:
+                    code, body = 404, b"not found"
+                self.send_response(code)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass  # probes every few seconds would drown the log
+
+        self._server = http.server.ThreadingHTTPServer((host, port), Handler)
+        self.port: int = self._server.server_address[1]
+        threading.Thread(target=self._server.serve_forever, name="probes", daemon=True).start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def install_signal_handlers(manager: Manager) -> None:
+    """SIGTERM and SIGINT stop the manager gracefully (the Lease is handed back)."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, manager.stop)
+
+
+def pod_namespace() -> str:
+    """The namespace this pod runs in, from the service account mount or $POD_NAMESPACE."""
+    path = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+    with contextlib.suppress(OSError), open(path, encoding="utf-8") as mounted:
+        return mounted.read().strip()
+    return os.environ.get("POD_NAMESPACE", "default")

@@ -1,0 +1,596 @@
+"""The ScheduledPodAutoscaler reconciler: one key in, the cluster made to match, next wake-up out.
+
+Level-triggered: it reads the SPA, its Schedules and its HPA from the informer caches, works out
+what should be (with the pure engine and `spa.controller.desired`), writes only what differs,
+and asks to run again at the SPA's next transition. It owns, and alone writes, the SPA's status,
+the generated HPA, the status of every Schedule whose `scaleTargetRef` names the SPA, and those
+Schedules' controller ownerReferences. The key of a missing SPA is reconciled too: that is where
+Schedules created before their SPA are marked Degraded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import math
+from collections.abc import Callable, Mapping
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from spa.api import (
+    CompiledSchedule,
+    InvalidObject,
+    ScheduledPodAutoscaler,
+    autoscaler_base,
+    compile_schedule,
+    parse_schedule,
+    parse_scheduled_pod_autoscaler,
+)
+from spa.controller.desired import (
+    FIELD_MANAGER,
+    controller_owner_uid,
+    desired_hpa,
+    hpa_in_sync,
+    owner_reference,
+    with_condition,
+)
+from spa.controller.metrics import ControllerMetrics
+from spa.kube import SCHEDULE, SCHEDULED_POD_AUTOSCALER, Conflict, KubeClient, NotFound, Resource
+from spa.runtime import Clock, EventRecorder, Result, Store, object_logger, split_key
+from spa.schedule import (
+    OneShotWindow,
+    Rule,
+    State,
+    Timeline,
+    format_instant,
+    next_transition,
+    state_at,
+)
+
+__all__ = ["OWNER_INDEX", "TARGET_INDEX", "UID_INDEX", "NotLeader", "Reconciler", "index_functions"]
+
+log = logging.getLogger(__name__)
+
+OWNER_INDEX = "owner-uid"
+TARGET_INDEX = "target"
+UID_INDEX = "uid"
+# How often a name taken by somebody else's HPA is looked at again (a read, never a write).
+FOREIGN_HPA_RECHECK_SECONDS = 60.0
+_CONFLICT_RETRIES = 3
+
+_T = TypeVar("_T")
+
+
+class NotLeader(RuntimeError):
+    """Raised instead of writing when this process no longer holds the leader lease."""
+
+
+def _target_key(schedule: Mapping[str, Any]) -> list[str]:
+    target = ((schedule.get("spec") or {}).get("scaleTargetRef") or {}).get("name")
+    namespace = (schedule.get("metadata") or {}).get("namespace")
+    return [f"{namespace}/{target}"] if isinstance(target, str) and target and namespace else []
+
+
+def _owner_uid(schedule: Mapping[str, Any]) -> list[str]:
+    uid = controller_owner_uid(schedule)
+    return [uid] if uid else []
+
+
+def _uid(obj: Mapping[str, Any]) -> list[str]:
+    uid = (obj.get("metadata") or {}).get("uid")
+    return [str(uid)] if uid else []
+
+
+def index_functions() -> dict[str, dict[str, Callable[[dict[str, Any]], list[str]]]]:
+    """The indexes the reconciler needs, by store: Schedules by owner uid and by target key,
+    SPAs by uid."""
+    return {
+        "schedules": {OWNER_INDEX: _owner_uid, TARGET_INDEX: _target_key},
+        "autoscalers": {UID_INDEX: _uid},
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class _Evaluated:
+    """One Schedule as the reconcile sees it."""
+
+    obj: dict[str, Any]
+    compiled: CompiledSchedule | None
+    problem: str | None
+    rule: Rule | None
+
+
+@dataclass(frozen=True, slots=True)
+class _HpaOutcome:
+    applied: bool
+    problem: str | None = None
+    wrote: bool = False
+
+
+class Reconciler:
+    """Reconciles ScheduledPodAutoscaler keys (`namespace/name`)."""
+
+    def __init__(
+        self,
+        *,
+        client: KubeClient,
+        autoscalers: Store,
+        schedules: Store,
+        hpas: Store,
+        hpa_resource: Resource,
+        recorder: EventRecorder,
+        executor: Executor,
+        clock: Clock,
+        may_write: Callable[[], bool] = lambda: True,
+        metrics: ControllerMetrics | None = None,
+    ) -> None:
+        self._client = client
+        self._autoscalers = autoscalers
+        self._schedules = schedules
+        self._hpas = hpas
+        self._hpa_resource = hpa_resource
+        self._recorder = recorder
+        self._executor = executor
+        self._clock = clock
+        self._may_write = may_write
+        self._metrics = metrics or ControllerMetrics()
+        # Compiled windows by Schedule uid, reused until the Schedule's generation changes:
+        # their Timelines hold the cached intervals that make each reconcile cheap.
+        self._compiled: dict[
+            str, tuple[int | None, CompiledSchedule | InvalidObject, Timeline | None]
+        ] = {}
+        self._expected_boundary: dict[str, int] = {}
+        self._foreign_hpa: set[str] = set()
+
+    # -- entry points ---------------------------------------------------------------------------
+
+    async def reconcile(self, key: str) -> Result:
+        now = self._clock.now()
+        instant = math.floor(now)
+        namespace, name = split_key(key)
+        assert namespace is not None
+        logger = object_logger(log, namespace, name)
+        autoscaler_object = self._autoscalers.get(key)
+        if autoscaler_object is None or (autoscaler_object.get("metadata") or {}).get(
+            "deletionTimestamp"
+        ):
+            await self._orphaned(key, instant)
+            self._metrics.forget_autoscaler(namespace=namespace, name=name)
+            self._expected_boundary.pop(key, None)
+            self._foreign_hpa.discard(key)
+            return Result()
+
+        members = await self._adopt(autoscaler_object, key)
+        try:
+            autoscaler = parse_scheduled_pod_autoscaler(autoscaler_object)
+        except InvalidObject as invalid:
+            problem = f"invalid spec: {invalid}"
+            logger.warning("ScheduledPodAutoscaler is invalid: %s", invalid)
+            await self._write_autoscaler_status(
+                autoscaler_object,
+                state=None,
+                upcoming=None,
+                outcome=_HpaOutcome(False, problem),
+                reason="InvalidSpec",
+                instant=instant,
+            )
+            for member in members:
+                await self._write_schedule_status(
+                    self._evaluate(member, instant),
+                    state=None,
+                    instant=instant,
+                    problem=f"ScheduledPodAutoscaler {key} is invalid",
+                )
+            self._metrics.autoscaler(
+                namespace=namespace, name=name, replicas=None, schedules={}, reconciled_at=now
+            )
+            return Result()
+
+        evaluated = [self._evaluate(member, instant) for member in members]
+        rules = [entry.rule for entry in evaluated if entry.rule is not None]
+        base = autoscaler_base(autoscaler)
+        state = state_at(base, rules, instant)
+        upcoming = next_transition(base, rules, instant)
+
+        outcome = await self._sync_hpa(autoscaler_object, autoscaler, state, key)
+        boundary = self._expected_boundary.get(key)
+        if outcome.wrote and boundary is not None and boundary <= instant:
+            self._metrics.boundary_lag(now - boundary)
+        if upcoming is None:
+            self._expected_boundary.pop(key, None)
+        else:
+            self._expected_boundary[key] = upcoming
+
+        reason = "Applied"
+        if outcome.problem is not None:
+            reason = "HPAConflict"
+        elif state.max_raised:
+            reason = "MaxRaisedToMin"
+        if outcome.applied:
+            self._record_window_changes(autoscaler_object, state)
+        await self._write_autoscaler_status(
+            autoscaler_object,
+            state=state,
+            upcoming=upcoming,
+            outcome=outcome,
+            reason=reason,
+            instant=instant,
+        )
+        for entry in evaluated:
+            await self._write_schedule_status(
+                entry,
+                state=state,
+                instant=instant,
+                problem=None if outcome.applied else outcome.problem,
+            )
+        self._metrics.autoscaler(
+            namespace=namespace,
+            name=name,
+            replicas=(state.min_replicas, state.max_replicas) if outcome.applied else None,
+            schedules={
+                str(entry.obj["metadata"]["name"]): outcome.applied
+                and entry.obj["metadata"]["name"] in state.active
+                for entry in evaluated
+            },
+            reconciled_at=now,
+        )
+        if outcome.problem is not None:
+            logger.warning("%s", outcome.problem)
+            return Result(requeue_at=upcoming, requeue_after=FOREIGN_HPA_RECHECK_SECONDS)
+        return Result(requeue_at=upcoming)
+
+    def forget_schedule(self, uid: str) -> None:
+        """Drop the compiled window of a deleted Schedule."""
+        self._compiled.pop(uid, None)
+
+    # -- Schedules ------------------------------------------------------------------------------
+
+    async def _orphaned(self, key: str, instant: int) -> None:
+        """Schedules that name a ScheduledPodAutoscaler that does not exist (yet)."""
+        for schedule in self._schedules.by_index(TARGET_INDEX, key):
+            owner = controller_owner_uid(schedule)
+            owners = self._autoscalers.by_index(UID_INDEX, owner) if owner else []
+            if owners:
+                # Retargeted away from a live SPA: detach it, so that deleting that SPA does not
+                # garbage-collect a Schedule that now belongs elsewhere. An owner that no longer
+                # exists is left to the garbage collector.
+                schedule = await self._set_owner(schedule, None)
+            await self._write_schedule_status(
+                self._evaluate(schedule, instant),
+                state=None,
+                instant=instant,
+                problem=f"ScheduledPodAutoscaler {key} not found",
+            )
+
+    async def _adopt(self, autoscaler_object: dict[str, Any], key: str) -> list[dict[str, Any]]:
+        """The SPA's Schedules: those its uid controls that still name it, after adopting the
+        ones that name it but are not yet (or no longer) controlled by it."""
+        uid = str(autoscaler_object["metadata"]["uid"])
+        for schedule in self._schedules.by_index(TARGET_INDEX, key):
+            if controller_owner_uid(schedule) != uid:
+                await self._set_owner(schedule, autoscaler_object)
+        return [
+            schedule
+            for schedule in self._schedules.by_index(OWNER_INDEX, uid)
+            if _target_key(schedule) == [key]
+        ]
+
+    async def _set_owner(
+        self, schedule: dict[str, Any], autoscaler_object: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """Make `autoscaler_object` (None: nobody) the Schedule's controller; other owners stay."""
+        metadata = schedule["metadata"]
+        for _attempt in range(_CONFLICT_RETRIES):
+            references = [
+                reference
+                for reference in metadata.get("ownerReferences") or ()
+                if not (
+                    reference.get("controller")
+                    and reference.get("kind") == SCHEDULED_POD_AUTOSCALER.kind
+                )
+            ]
+            if autoscaler_object is not None:
+                references.append(owner_reference(autoscaler_object))
+            patch = {
+                "metadata": {
+                    "ownerReferences": references or None,
+                    "resourceVersion": metadata.get("resourceVersion"),
+                }
+            }
+            try:
+                updated = await self._write(
+                    self._client.patch,
+                    SCHEDULE,
+                    metadata["namespace"],
+                    metadata["name"],
+                    patch,
+                    patch_type="merge",
+                    field_manager=FIELD_MANAGER,
+                )
+            except Conflict:
+                schedule = await self._read(SCHEDULE, metadata["namespace"], metadata["name"])
+                metadata = schedule["metadata"]
+                continue
+            self._schedules.upsert(updated)
+            object_logger(log, metadata["namespace"], metadata["name"]).info(
+                "Schedule %s", "adopted" if autoscaler_object is not None else "released"
+            )
+            return updated
+        raise Conflict(409, "Conflict", "ownerReferences kept changing")
+
+    def _evaluate(self, schedule: dict[str, Any], instant: int) -> _Evaluated:
+        metadata = schedule["metadata"]
+        uid = str(metadata.get("uid"))
+        generation = metadata.get("generation")
+        cached = self._compiled.get(uid)
+        if cached is None or cached[0] != generation:
+            timeline = None
+            compiled: CompiledSchedule | InvalidObject
+            try:
+                compiled = compile_schedule(parse_schedule(schedule).spec)
+                timeline = Timeline(compiled.window)
+            except InvalidObject as invalid:
+                compiled = invalid
+            cached = self._compiled[uid] = (generation, compiled, timeline)
+        _, compiled, timeline = cached
+        if isinstance(compiled, InvalidObject):
+            return _Evaluated(schedule, None, str(compiled), None)
+        rule = None
+        if not compiled.suspend and timeline is not None:
+            rule = Rule(
+                name=str(metadata["name"]),
+                timeline=timeline,
+                min_replicas=compiled.min_replicas,
+                max_replicas=compiled.max_replicas,
+            )
+        return _Evaluated(schedule, compiled, None, rule)
+
+    # -- the HPA --------------------------------------------------------------------------------
+
+    async def _sync_hpa(
+        self,
+        autoscaler_object: dict[str, Any],
+        autoscaler: ScheduledPodAutoscaler,
+        state: State,
+        key: str,
+    ) -> _HpaOutcome:
+        namespace, name = split_key(key)
+        desired = desired_hpa(
+            autoscaler_object, autoscaler, state, api_version=self._hpa_resource.api_version
+        )
+        current = self._hpas.get(key)
+        if current is None and key in self._foreign_hpa:
+            try:
+                current = await self._read(self._hpa_resource, namespace, name)
+            except NotFound:
+                self._foreign_hpa.discard(key)
+        if current is None:
+            try:
+                created = await self._write(
+                    self._client.create,
+                    self._hpa_resource,
+                    namespace,
+                    desired,
+                    field_manager=FIELD_MANAGER,
+                )
+            except Conflict:
+                # The name is taken by an HPA our label-filtered cache does not see.
+                current = await self._read(self._hpa_resource, namespace, name)
+            else:
+                self._hpas.upsert(created)
+                self._metrics.hpa_written("create")
+                object_logger(log, namespace, name).info(
+                    "created HPA with minReplicas %d, maxReplicas %d",
+                    state.min_replicas,
+                    state.max_replicas,
+                )
+                return _HpaOutcome(applied=True, wrote=True)
+        if controller_owner_uid(current) != autoscaler_object["metadata"]["uid"]:
+            first_time = key not in self._foreign_hpa
+            self._foreign_hpa.add(key)
+            problem = (
+                f"HorizontalPodAutoscaler {key} already exists and is not controlled by this "
+                "ScheduledPodAutoscaler; it is left untouched (delete it or rename the "
+                "ScheduledPodAutoscaler)"
+            )
+            if first_time:
+                self._recorder.warning(autoscaler_object, "HPAConflict", problem)
+            return _HpaOutcome(applied=False, problem=problem)
+        self._foreign_hpa.discard(key)
+        if hpa_in_sync(current, desired):
+            return _HpaOutcome(applied=True)
+        applied = await self._write(
+            self._client.patch,
+            self._hpa_resource,
+            namespace,
+            name,
+            desired,
+            patch_type="apply",
+            field_manager=FIELD_MANAGER,
+            force=True,
+        )
+        self._hpas.upsert(applied)
+        self._metrics.hpa_written("apply")
+        object_logger(log, namespace, name).info(
+            "applied HPA with minReplicas %d, maxReplicas %d",
+            state.min_replicas,
+            state.max_replicas,
+        )
+        return _HpaOutcome(applied=True, wrote=True)
+
+    # -- statuses and events --------------------------------------------------------------------
+
+    def _record_window_changes(self, autoscaler_object: dict[str, Any], state: State) -> None:
+        status = autoscaler_object.get("status") or {}
+        before = set(status.get("activeSchedules") or ())
+        after = set(state.active)
+        if before == after:
+            return
+        old_min = status.get("minReplicas", "-")
+        old_max = status.get("maxReplicas", "-")
+        change = (
+            f"minReplicas {old_min} -> {state.min_replicas}, "
+            f"maxReplicas {old_max} -> {state.max_replicas}"
+        )
+        for schedule in sorted(after - before):
+            self._recorder.normal(
+                autoscaler_object, "ScheduleStarted", f"Schedule {schedule} started: {change}"
+            )
+        for schedule in sorted(before - after):
+            self._recorder.normal(
+                autoscaler_object, "ScheduleEnded", f"Schedule {schedule} ended: {change}"
+            )
+
+    async def _write_autoscaler_status(
+        self,
+        autoscaler_object: dict[str, Any],
+        *,
+        state: State | None,
+        upcoming: int | None,
+        outcome: _HpaOutcome,
+        reason: str,
+        instant: int,
+    ) -> None:
+        metadata = autoscaler_object["metadata"]
+        current = autoscaler_object.get("status") or {}
+        now = format_instant(instant)
+        condition = "Available" if outcome.problem is None else "Degraded"
+        if outcome.problem is not None:
+            message = outcome.problem
+        elif state is not None and state.max_raised:
+            message = (
+                f"the active Schedules set minReplicas {state.min_replicas} above maxReplicas; "
+                f"maxReplicas was raised to {state.max_replicas}"
+            )
+        elif state is not None:
+            message = f"HPA has minReplicas {state.min_replicas}, maxReplicas {state.max_replicas}"
+        else:
+            message = ""
+        applied = outcome.applied and state is not None
+        desired: dict[str, Any] = {
+            "condition": condition,
+            "lastTransitionTime": (
+                current.get("lastTransitionTime") or now
+                if current.get("condition") == condition
+                else now
+            ),
+            "conditions": with_condition(
+                current.get("conditions"),
+                type_="Ready",
+                status="True" if applied else "False",
+                reason=reason,
+                message=message,
+                generation=metadata.get("generation"),
+                now=now,
+            ),
+            "observedGeneration": metadata.get("generation"),
+            "minReplicas": state.min_replicas if applied and state else None,
+            "maxReplicas": state.max_replicas if applied and state else None,
+            "activeSchedules": list(state.active) if state is not None else [],
+            "nextTransitionTime": format_instant(upcoming) if upcoming is not None else None,
+        }
+        previous_reason = next(
+            (c.get("reason") for c in current.get("conditions") or () if c.get("type") == "Ready"),
+            None,
+        )
+        if reason == "MaxRaisedToMin" and previous_reason != reason:
+            self._recorder.warning(autoscaler_object, "MaxRaisedToMin", message)
+        if reason == "InvalidSpec" and previous_reason != reason:
+            self._recorder.warning(autoscaler_object, "InvalidSpec", message)
+        await self._patch_status(
+            SCHEDULED_POD_AUTOSCALER, self._autoscalers, autoscaler_object, desired
+        )
+
+    async def _write_schedule_status(
+        self,
+        entry: _Evaluated,
+        *,
+        state: State | None,
+        instant: int,
+        problem: str | None,
+    ) -> None:
+        schedule = entry.obj
+        metadata = schedule["metadata"]
+        current = schedule.get("status") or {}
+        name = metadata["name"]
+        message: str | None = None
+        upcoming: int | None = None
+        active = state is not None and name in state.active
+        if entry.problem is not None:
+            condition, message = "Degraded", entry.problem
+        elif problem is not None and (state is None or active):
+            condition, message = "Degraded", problem
+        elif entry.compiled is not None and entry.compiled.suspend:
+            condition = "Suspend"
+        elif (
+            entry.compiled is not None
+            and isinstance(entry.compiled.window, OneShotWindow)
+            and entry.compiled.window.completed(instant)
+        ):
+            condition = "Completed"
+        else:
+            condition = "Progressing" if active else "Available"
+            if entry.rule is not None:
+                upcoming = entry.rule.timeline.next_boundary(instant)
+        now = format_instant(instant)
+        desired = {
+            "condition": condition,
+            "lastTransitionTime": (
+                current.get("lastTransitionTime") or now
+                if current.get("condition") == condition
+                else now
+            ),
+            "message": message,
+            "observedGeneration": metadata.get("generation"),
+            "nextTransitionTime": format_instant(upcoming) if upcoming is not None else None,
+        }
+        if condition == "Degraded" and (
+            current.get("condition") != "Degraded" or current.get("message") != message
+        ):
+            reason = "InvalidSchedule" if entry.problem is not None else "NotApplied"
+            self._recorder.warning(schedule, reason, str(message))
+        await self._patch_status(SCHEDULE, self._schedules, schedule, desired)
+
+    async def _patch_status(
+        self, resource: Resource, store: Store, obj: dict[str, Any], desired: dict[str, Any]
+    ) -> None:
+        """Merge-patch the status fields this controller owns, if any differs."""
+        current = obj.get("status") or {}
+        if all(_same(current.get(field), value) for field, value in desired.items()):
+            return
+        metadata = obj["metadata"]
+        try:
+            updated = await self._write(
+                self._client.patch,
+                resource,
+                metadata["namespace"],
+                metadata["name"],
+                {"status": desired},
+                patch_type="merge",
+                subresource="status",
+                field_manager=FIELD_MANAGER,
+            )
+        except NotFound:
+            return  # deleted meanwhile: its deletion event brings the next reconcile
+        store.upsert(updated)
+
+    # -- API calls ------------------------------------------------------------------------------
+
+    async def _read(self, resource: Resource, namespace: str | None, name: str) -> dict[str, Any]:
+        return await self._in_thread(self._client.get, resource, namespace, name)
+
+    async def _write(self, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+        if not self._may_write():
+            raise NotLeader("not the leader: not writing")
+        return await self._in_thread(call, *args, **kwargs)
+
+    async def _in_thread(self, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, functools.partial(call, *args, **kwargs))
+
+
+def _same(current: Any, desired: Any) -> bool:
+    """Equal for status purposes: an absent field and None are the same."""
+    return current == desired or (current is None and desired is None)

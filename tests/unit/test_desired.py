@@ -1,0 +1,188 @@
+"""The generated HPA and the "write only when it differs" rule, without an API server."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from spa.api import parse_scheduled_pod_autoscaler
+from spa.controller.desired import (
+    FIELD_MANAGER,
+    MANAGED_BY_LABEL,
+    controller_owner_uid,
+    desired_hpa,
+    hpa_in_sync,
+    with_condition,
+)
+from spa.schedule import State
+
+AUTOSCALER: dict[str, Any] = {
+    "apiVersion": "autoscaling.d-kuro.github.io/v1",
+    "kind": "ScheduledPodAutoscaler",
+    "metadata": {"name": "nginx", "namespace": "shop", "uid": "uid-1", "generation": 2},
+    "spec": {
+        "horizontalPodAutoscalerSpec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "nginx"},
+            "minReplicas": 3,
+            "maxReplicas": 10,
+            "behavior": {"scaleDown": {"stabilizationWindowSeconds": 60}},
+        }
+    },
+}
+
+
+PUSH_ACTIVE = State(5, 20, ("push",))
+
+
+def desired(state: State = PUSH_ACTIVE, autoscaler: dict[str, Any] = AUTOSCALER) -> dict[str, Any]:
+    return desired_hpa(
+        autoscaler, parse_scheduled_pod_autoscaler(autoscaler), state, api_version="autoscaling/v2"
+    )
+
+
+def server_copy(hpa: dict[str, Any]) -> dict[str, Any]:
+    """What the API server returns: our object plus defaults and bookkeeping."""
+    stored = copy.deepcopy(hpa)
+    stored["metadata"].update(uid="hpa-uid", resourceVersion="42")
+    stored["spec"]["metrics"] = [
+        {
+            "type": "Resource",
+            "resource": {
+                "name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 80},
+            },
+        }
+    ]
+    stored["spec"]["behavior"]["scaleDown"].update(
+        selectPolicy="Max", policies=[{"type": "Percent", "value": 100, "periodSeconds": 15}]
+    )
+    stored["spec"]["behavior"]["scaleUp"] = {"stabilizationWindowSeconds": 0, "selectPolicy": "Max"}
+    stored["status"] = {"currentReplicas": 0, "desiredReplicas": 0}
+    return stored
+
+
+def test_hpa_is_the_base_spec_with_effective_bounds_owned_and_labelled() -> None:
+    hpa = desired()
+    assert hpa["spec"] == {
+        **AUTOSCALER["spec"]["horizontalPodAutoscalerSpec"],
+        "minReplicas": 5,
+        "maxReplicas": 20,
+    }
+    assert hpa["metadata"]["name"] == "nginx"
+    assert hpa["metadata"]["namespace"] == "shop"
+    assert hpa["metadata"]["labels"] == {MANAGED_BY_LABEL: FIELD_MANAGER}
+    assert hpa["metadata"]["ownerReferences"] == [
+        {
+            "apiVersion": "autoscaling.d-kuro.github.io/v1",
+            "kind": "ScheduledPodAutoscaler",
+            "name": "nginx",
+            "uid": "uid-1",
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    assert controller_owner_uid(hpa) == "uid-1"
+
+
+def test_server_defaults_do_not_make_a_difference() -> None:
+    assert hpa_in_sync(server_copy(desired()), desired())
+
+
+def test_manual_edit_of_bounds_is_a_difference() -> None:
+    edited = server_copy(desired())
+    edited["spec"]["minReplicas"] = 1
+    assert not hpa_in_sync(edited, desired())
+
+
+def test_new_effective_values_are_a_difference() -> None:
+    assert not hpa_in_sync(server_copy(desired()), desired(State(3, 10, ())))
+
+
+def test_field_removed_from_the_autoscaler_is_a_difference() -> None:
+    """Without the hash, a removed `behavior` would look in sync (the HPA still has more)."""
+    trimmed = copy.deepcopy(AUTOSCALER)
+    del trimmed["spec"]["horizontalPodAutoscalerSpec"]["behavior"]
+    assert not hpa_in_sync(server_copy(desired()), desired(autoscaler=trimmed))
+
+
+def test_removed_label_is_a_difference() -> None:
+    stored = server_copy(desired())
+    stored["metadata"]["labels"] = {}
+    assert not hpa_in_sync(stored, desired())
+
+
+def test_list_lengths_matter() -> None:
+    with_metrics = copy.deepcopy(AUTOSCALER)
+    with_metrics["spec"]["horizontalPodAutoscalerSpec"]["metrics"] = [
+        {
+            "type": "Resource",
+            "resource": {
+                "name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 80},
+            },
+        },
+        {
+            "type": "Resource",
+            "resource": {
+                "name": "memory",
+                "target": {"type": "Utilization", "averageUtilization": 80},
+            },
+        },
+    ]
+    stored = server_copy(desired(autoscaler=with_metrics))
+    stored["spec"]["metrics"] = stored["spec"]["metrics"][:1]
+    assert not hpa_in_sync(stored, desired(autoscaler=with_metrics))
+
+
+def test_foreign_controller_is_not_ours() -> None:
+    foreign = {
+        "metadata": {
+            "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "Deployment", "uid": "x", "controller": True}
+            ]
+        }
+    }
+    assert controller_owner_uid(foreign) is None
+    assert controller_owner_uid({"metadata": {}}) is None
+
+
+def test_condition_transition_time_kept_while_status_unchanged() -> None:
+    first = with_condition(
+        None, type_="Ready", status="True", reason="Applied", message="a", generation=1, now="T1"
+    )
+    second = with_condition(
+        first, type_="Ready", status="True", reason="Applied", message="b", generation=2, now="T2"
+    )
+    third = with_condition(
+        second,
+        type_="Ready",
+        status="False",
+        reason="HPAConflict",
+        message="c",
+        generation=2,
+        now="T3",
+    )
+    assert [c["lastTransitionTime"] for c in (first[0], second[0], third[0])] == ["T1", "T1", "T3"]
+    assert second[0]["observedGeneration"] == 2
+
+
+def test_other_conditions_are_kept() -> None:
+    others = [
+        {
+            "type": "Stalled",
+            "status": "False",
+            "reason": "X",
+            "message": "",
+            "lastTransitionTime": "T0",
+        }
+    ]
+    result = with_condition(
+        others,
+        type_="Ready",
+        status="True",
+        reason="Applied",
+        message="",
+        generation=None,
+        now="T1",
+    )
+    assert [c["type"] for c in result] == ["Ready", "Stalled"]
