@@ -74,8 +74,13 @@ def _strict(schema: dict[str, Any]) -> dict[str, Any]:
     return strict
 
 
+@functools.cache
+def _validator(kind: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(_strict(_schema(kind)))
+
+
 def schema_errors(document: dict[str, Any]) -> list[str]:
-    validator = jsonschema.Draft202012Validator(_strict(_schema(document["kind"])))
+    validator = _validator(document["kind"])
     return sorted(
         f"{'.'.join(str(p) for p in error.absolute_path)}: {error.message}"
         for error in validator.iter_errors(document)
