@@ -467,7 +467,24 @@ def test_the_schema_rejects_what_the_controller_rejects(document: dict[str, Any]
     assert controller_errors(document) != []
 
 
-_TIME_TEXT = st.text(alphabet="0123456789:T-", max_size=16)
+# Near misses of both formats (hour 24, minute 60, one-digit minute, month 13, ...) as well as
+# noise, so that the boundaries of the patterns are exercised.
+_TIME_TEXT = st.one_of(
+    st.builds(
+        "{}:{}".format,
+        st.integers(0, 25).map(str) | st.integers(0, 25).map("{:02d}".format),
+        st.integers(0, 61).map("{:02d}".format) | st.integers(0, 9).map(str),
+    ),
+    st.builds(
+        "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}".format,
+        st.integers(0, 9999),
+        st.integers(0, 13),
+        st.integers(0, 32),
+        st.integers(0, 24),
+        st.integers(0, 60),
+    ),
+    st.text(alphabet="0123456789:T-", max_size=16),
+)
 
 
 @given(kind=st.sampled_from(["Daily", "OneShot"]), start=_TIME_TEXT, end=_TIME_TEXT)
