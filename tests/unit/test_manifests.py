@@ -8,6 +8,7 @@ apiextensions v1) for config/legacy, both strict, so an unknown or misplaced fie
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import subprocess
 import warnings
@@ -17,6 +18,8 @@ from typing import Any
 
 import pytest
 import yaml
+
+from spa.controller.options import add_run_arguments
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "config"
@@ -299,6 +302,22 @@ def test_the_deployment_runs_the_controller_with_leader_election() -> None:
         "requests": {"cpu": "50m", "memory": "128Mi"},
         "limits": {"memory": "256Mi"},
     }
+
+
+def test_the_controller_accepts_the_deployments_arguments() -> None:
+    # args replace the image's CMD, so they start with the subcommand; the flags must be ones
+    # `spa run` knows, with the ports the probes and the Service use.
+    (container,) = _pod()["containers"]
+    command, *flags = [a.replace("$(POD_NAMESPACE)", "ns") for a in container["args"]]
+    assert command == "run"
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    add_run_arguments(parser)
+    options = parser.parse_args(flags)
+    assert options.leader_elect is True
+    assert options.leader_election_namespace == "ns"
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert options.metrics_addr == f":{ports['metrics']}"
+    assert options.probe_addr == f":{ports['probes']}"
 
 
 def test_the_pod_is_hardened() -> None:
