@@ -218,7 +218,7 @@ async def test_gone_after_compaction_relists_and_emits_the_differences(
         set_value(writer, namespace, "change", "2")
         writer.delete(CONFIGMAP, namespace, "remove")
         writer.create(CONFIGMAP, namespace, cm("new", "1"))
-        plane.compact_etcd(plane.etcd_revision)
+        plane.compact_etcd()
         proxy.resume()
 
         await eventually(lambda: len(changes.log) >= len(initial) + 3)
