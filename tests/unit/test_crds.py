@@ -22,9 +22,17 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from spa.api import InvalidObject, compile_schedule, parse_schedule, parse_scheduled_pod_autoscaler
 from spa.api.crd import legacy_crd
+from spa.api.resources import (
+    Condition,
+    ScheduleCondition,
+    ScheduledPodAutoscalerCondition,
+    ScheduledPodAutoscalerStatus,
+    ScheduleStatus,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "config"
@@ -497,3 +505,47 @@ def test_the_api_server_never_rejects_a_time_the_controller_accepts(
         document["spec"].pop("endDayOfWeek")
     if controller_errors(document) == []:
         assert api_server_errors(document) == []
+
+
+def _status_errors(kind: str, status: dict[str, Any]) -> list[str]:
+    schema = _strict(_schema(kind)["properties"]["status"])
+    validator = jsonschema.Draft202012Validator(schema)
+    return [error.message for error in validator.iter_errors(status)]
+
+
+def _aliases(model: type[BaseModel]) -> set[str]:
+    return {field.alias or name for name, field in model.model_fields.items()}
+
+
+def test_the_status_the_controller_writes_is_kept_whole() -> None:
+    # A status field missing from the schema would be pruned by the API server without an
+    # error: the controller would never see what it wrote.
+    condition = Condition(
+        type="Ready",
+        status="True",
+        last_transition_time="2026-03-08T06:30:00Z",
+        reason="Applied",
+        message="the HPA has the desired spec",
+        observed_generation=3,
+    )
+    autoscaler = ScheduledPodAutoscalerStatus(
+        condition=ScheduledPodAutoscalerCondition.Available,
+        last_transition_time="2026-03-08T06:30:00Z",
+        conditions=[condition],
+        observed_generation=3,
+        min_replicas=5,
+        max_replicas=10,
+        active_schedules=["a", "b"],
+        next_transition_time="2026-03-08T07:00:00Z",
+    ).to_wire()
+    schedule = ScheduleStatus(
+        condition=ScheduleCondition.Degraded,
+        last_transition_time="2026-03-08T06:30:00Z",
+        message="unknown time zone 'Asia/Tokio'",
+        observed_generation=2,
+        next_transition_time="2026-03-08T07:00:00Z",
+    ).to_wire()
+    assert set(autoscaler) == _aliases(ScheduledPodAutoscalerStatus)
+    assert set(schedule) == _aliases(ScheduleStatus)
+    assert _status_errors("ScheduledPodAutoscaler", autoscaler) == []
+    assert _status_errors("Schedule", schedule) == []
