@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from spa.api import InvalidObject, compile_schedule, parse_schedule, parse_scheduled_pod_autoscaler
-from spa.api.crd import legacy_crd
+from spa.api.crd import legacy_crd, openapi_schema
+from spa.api.hpa import QUANTITY_PATTERN, Quantity
 from spa.api.resources import (
     Condition,
     ScheduleCondition,
@@ -549,3 +550,27 @@ def test_the_status_the_controller_writes_is_kept_whole() -> None:
     assert set(schedule) == _aliases(ScheduleStatus)
     assert _status_errors("ScheduledPodAutoscaler", autoscaler) == []
     assert _status_errors("Schedule", schedule) == []
+
+
+def test_a_union_with_no_crd_form_is_refused() -> None:
+    # A future model field typed `int | list[str]` must stop the generator, not produce a
+    # schema the API server would reject or, worse, prune with.
+    class Odd(BaseModel):
+        value: int | list[str]
+
+    with pytest.raises(ValueError, match="no CRD form"):
+        openapi_schema(Odd)
+
+
+def test_optional_fields_and_quantities_take_their_crd_form() -> None:
+    class Sample(BaseModel):
+        count: int | None = None
+        amount: Quantity
+
+    properties = openapi_schema(Sample)["properties"]
+    assert properties["count"] == {"type": "integer"}
+    assert properties["amount"] == {
+        "anyOf": [{"type": "integer"}, {"type": "string"}],
+        "x-kubernetes-int-or-string": True,
+        "pattern": QUANTITY_PATTERN,
+    }
