@@ -8,6 +8,7 @@ runs on one asyncio event loop, which owns all state; blocking API calls run in 
 thread pool (:func:`new_executor`). See docs/runtime.md.
 """
 
+from spa.runtime.asyncclient import AsyncKubeClient
 from spa.runtime.backoff import Backoff
 from spa.runtime.clock import Clock, FakeClock, SystemClock, TimerHandle
 from spa.runtime.controller import Controller, Reconcile, Result
@@ -29,6 +30,7 @@ from spa.runtime.workqueue import QueueShutDown, WorkQueue
 
 __all__ = [
     "COMPONENT",
+    "AsyncKubeClient",
     "Backoff",
     "Clock",
     "Controller",

@@ -17,6 +17,7 @@ import pytest
 
 from spa.kube import CONFIGMAP, Conflict, NotFound, connect
 from spa.runtime import (
+    AsyncKubeClient,
     Controller,
     EventRecorder,
     Informer,
@@ -39,6 +40,7 @@ async def test_informer_queue_controller_and_leader_election_together(
     client = connect(kubeconfig=str(cluster.kubeconfig))
     instrument_client(client)
     executor = new_executor(watches=1, workers=2)
+    kube = AsyncKubeClient(client, executor)
     clock = SystemClock()
     sources = Informer(
         client, CONFIGMAP, namespaces=[namespace], label_selector="role=source", executor=executor
@@ -58,10 +60,9 @@ async def test_informer_queue_controller_and_leader_election_together(
         source = sources.store.get(key)
         ns, name = split_key(key)
         assert ns is not None
-        loop = asyncio.get_running_loop()
         if source is None:
             with contextlib.suppress(NotFound):
-                await loop.run_in_executor(executor, client.delete, CONFIGMAP, ns, f"{name}-mirror")
+                await kube.delete(CONFIGMAP, ns, f"{name}-mirror")
             return Result()
         mirror = {
             "apiVersion": "v1",
@@ -70,19 +71,16 @@ async def test_informer_queue_controller_and_leader_election_together(
             "data": source.get("data") or {},
         }
         try:
-            await loop.run_in_executor(executor, client.create, CONFIGMAP, ns, mirror)
+            await kube.create(CONFIGMAP, ns, mirror)
             recorder.normal(source, "Mirrored", f"created {name}-mirror")
         except Conflict:
-            await loop.run_in_executor(
-                executor,
-                lambda: client.patch(
-                    CONFIGMAP,
-                    ns,
-                    f"{name}-mirror",
-                    {"data": mirror["data"]},
-                    patch_type="merge",
-                    field_manager="wiring-test",
-                ),
+            await kube.patch(
+                CONFIGMAP,
+                ns,
+                f"{name}-mirror",
+                {"data": mirror["data"]},
+                patch_type="merge",
+                field_manager="wiring-test",
             )
         return Result(requeue_at=boundary) if clock.now() < boundary else Result()
 
@@ -110,15 +108,11 @@ async def test_informer_queue_controller_and_leader_election_together(
             "metadata": {"name": "app", "labels": {"role": "source"}},
             "data": {"greeting": "hello"},
         }
-        await asyncio.get_running_loop().run_in_executor(
-            executor, client.create, CONFIGMAP, namespace, source
-        )
+        await kube.create(CONFIGMAP, namespace, source)
 
         async def mirror_data() -> dict[str, str] | None:
             try:
-                got = await asyncio.get_running_loop().run_in_executor(
-                    executor, client.get, CONFIGMAP, namespace, "app-mirror"
-                )
+                got = await kube.get(CONFIGMAP, namespace, "app-mirror")
             except NotFound:
                 return None
             return dict(got.get("data") or {})
@@ -136,9 +130,7 @@ async def test_informer_queue_controller_and_leader_election_together(
             await asyncio.sleep(0.05)
         assert all(t < boundary or t - boundary < 1.0 for _, t in calls)
 
-        await asyncio.get_running_loop().run_in_executor(
-            executor, client.delete, CONFIGMAP, namespace, "app"
-        )
+        await kube.delete(CONFIGMAP, namespace, "app")
         deadline = time.monotonic() + 20
         while await mirror_data() is not None:
             assert time.monotonic() < deadline, "mirror never deleted"
