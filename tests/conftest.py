@@ -1,3 +1,3 @@
 """Project-wide pytest configuration: registers the shared fixture plugins."""
 
-pytest_plugins = ["tests.testenv.fixtures"]
+pytest_plugins = ["tests.testenv.fixtures", "tests.integration.harness"]

@@ -23,6 +23,7 @@ __all__ = [
     "controller_owner_uid",
     "desired_hpa",
     "hpa_in_sync",
+    "hpa_patch",
     "owner_reference",
     "with_condition",
 ]
@@ -109,6 +110,44 @@ def hpa_in_sync(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
         and (metadata.get("labels") or {}).get(MANAGED_BY_LABEL) == FIELD_MANAGER
         and _contains(current.get("spec"), desired["spec"])
     )
+
+
+def hpa_patch(current: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON merge patch (RFC 7386) that turns `current` into `desired`.
+
+    Keys of the current spec that the desired spec lacks are set to null, so a field removed
+    from the ScheduledPodAutoscaler is removed from the HPA too (the API server then applies
+    its defaults again); labels and annotations of others are kept, and so are ownerReferences
+    that do not make an object our HPA's controller.
+    """
+    metadata = current.get("metadata") or {}
+    others = [
+        reference
+        for reference in metadata.get("ownerReferences") or ()
+        if not reference.get("controller")
+    ]
+    wanted = desired["metadata"]
+    return {
+        "metadata": {
+            "labels": wanted["labels"],
+            "annotations": wanted["annotations"],
+            "ownerReferences": [*others, *wanted["ownerReferences"]],
+        },
+        "spec": _replacement(current.get("spec") or {}, desired["spec"]),
+    }
+
+
+def _replacement(current: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
+    patch: dict[str, Any] = {}
+    for key, value in desired.items():
+        existing = current.get(key)
+        if isinstance(value, Mapping) and isinstance(existing, Mapping):
+            patch[key] = _replacement(existing, value)
+        else:
+            patch[key] = value
+    for key in current.keys() - desired.keys():
+        patch[key] = None
+    return patch
 
 
 def _contains(actual: Any, wanted: Any) -> bool:

@@ -34,7 +34,7 @@ SCHEDULE_ACTIVE = Gauge(
     ["namespace", "name", "autoscaler"],
 )
 HPA_WRITES = Counter(
-    "spa_hpa_writes_total", "Writes of generated HPAs, by operation (create, apply).", ["operation"]
+    "spa_hpa_writes_total", "Writes of generated HPAs, by operation (create, patch).", ["operation"]
 )
 BOUNDARY_LAG = Histogram(
     "spa_boundary_lag_seconds",

@@ -33,12 +33,21 @@ from spa.controller.desired import (
     controller_owner_uid,
     desired_hpa,
     hpa_in_sync,
+    hpa_patch,
     owner_reference,
     with_condition,
 )
 from spa.controller.metrics import ControllerMetrics
 from spa.kube import SCHEDULE, SCHEDULED_POD_AUTOSCALER, Conflict, KubeClient, NotFound, Resource
-from spa.runtime import Clock, EventRecorder, Result, Store, object_logger, split_key
+from spa.runtime import (
+    Clock,
+    EventRecorder,
+    Result,
+    Store,
+    object_key,
+    object_logger,
+    split_key,
+)
 from spa.schedule import (
     OneShotWindow,
     Rule,
@@ -313,7 +322,7 @@ class Reconciler:
                 schedule = await self._read(SCHEDULE, metadata["namespace"], metadata["name"])
                 metadata = schedule["metadata"]
                 continue
-            self._schedules.upsert(updated)
+            _remember(self._schedules, based_on=schedule, written=updated)
             object_logger(log, metadata["namespace"], metadata["name"]).info(
                 "Schedule %s", "adopted" if autoscaler_object is not None else "released"
             )
@@ -379,7 +388,7 @@ class Reconciler:
                 # The name is taken by an HPA our label-filtered cache does not see.
                 current = await self._read(self._hpa_resource, namespace, name)
             else:
-                self._hpas.upsert(created)
+                _remember(self._hpas, based_on=None, written=created)
                 self._metrics.hpa_written("create")
                 object_logger(log, namespace, name).info(
                     "created HPA with minReplicas %d, maxReplicas %d",
@@ -406,13 +415,12 @@ class Reconciler:
             self._hpa_resource,
             namespace,
             name,
-            desired,
-            patch_type="apply",
+            hpa_patch(current, desired),
+            patch_type="merge",
             field_manager=FIELD_MANAGER,
-            force=True,
         )
-        self._hpas.upsert(applied)
-        self._metrics.hpa_written("apply")
+        _remember(self._hpas, based_on=current, written=applied)
+        self._metrics.hpa_written("patch")
         object_logger(log, namespace, name).info(
             "applied HPA with minReplicas %d, maxReplicas %d",
             state.min_replicas,
@@ -574,7 +582,7 @@ class Reconciler:
             )
         except NotFound:
             return  # deleted meanwhile: its deletion event brings the next reconcile
-        store.upsert(updated)
+        _remember(store, based_on=obj, written=updated)
 
     # -- API calls ------------------------------------------------------------------------------
 
@@ -589,6 +597,18 @@ class Reconciler:
     async def _in_thread(self, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, functools.partial(call, *args, **kwargs))
+
+
+def _remember(store: Store, *, based_on: dict[str, Any] | None, written: dict[str, Any]) -> None:
+    """Put the result of our own write into the cache, so the next reconcile does not act on
+    the state from before it (and write again), but only while the cache still holds the
+    version the write was based on: if the watch already delivered something newer, the cache
+    is ahead of our result and must not go back."""
+    cached = store.get(object_key(written))
+    cached_version = (cached or {}).get("metadata", {}).get("resourceVersion")
+    based_on_version = (based_on or {}).get("metadata", {}).get("resourceVersion")
+    if cached_version == based_on_version:
+        store.upsert(written)
 
 
 def _same(current: Any, desired: Any) -> bool:

@@ -12,6 +12,7 @@ from spa.controller.desired import (
     controller_owner_uid,
     desired_hpa,
     hpa_in_sync,
+    hpa_patch,
     with_condition,
 )
 from spa.schedule import State
@@ -186,3 +187,43 @@ def test_other_conditions_are_kept() -> None:
         now="T1",
     )
     assert [c["type"] for c in result] == ["Ready", "Stalled"]
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386, written out here as the reference the API server implements."""
+    if not isinstance(patch, dict):
+        return patch
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+def test_patch_makes_the_spec_exactly_the_desired_one() -> None:
+    trimmed = copy.deepcopy(AUTOSCALER)
+    del trimmed["spec"]["horizontalPodAutoscalerSpec"]["behavior"]
+    current = server_copy(desired())
+    current["spec"]["minReplicas"] = 1  # a manual edit
+    current["metadata"]["labels"]["team"] = "shop"
+    current["metadata"]["ownerReferences"].append(
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "uid": "cm"}
+    )
+    wanted = desired(State(4, 9, ()), autoscaler=trimmed)
+    patched = merge_patch(current, hpa_patch(current, wanted))
+    assert patched["spec"] == wanted["spec"]
+    assert patched["metadata"]["labels"] == {MANAGED_BY_LABEL: FIELD_MANAGER, "team": "shop"}
+    assert [o["uid"] for o in patched["metadata"]["ownerReferences"]] == ["cm", "uid-1"]
+    assert patched["status"] == current["status"]
+    assert hpa_in_sync(patched, wanted)
+
+
+def test_patch_replaces_nested_maps_field_by_field() -> None:
+    current = server_copy(desired())
+    patch = hpa_patch(current, desired())
+    # Server defaults inside behavior are cleared; the server sets them again after the write.
+    assert patch["spec"]["behavior"]["scaleDown"]["selectPolicy"] is None
+    assert patch["spec"]["behavior"]["scaleUp"] is None
+    assert patch["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 60

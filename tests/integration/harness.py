@@ -1,0 +1,212 @@
+"""Running the controller in-process against the real control plane, on a fake clock.
+
+Tests move "now" across window boundaries with `clock.set(...)` and then wait (in real time,
+seconds at most) until the API server shows the expected state; nothing waits for wall-clock
+minutes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from spa.controller.manager import LeaderElection, Manager
+from spa.kube import (
+    HPA_V2,
+    SCHEDULE,
+    SCHEDULED_POD_AUTOSCALER,
+    KubeClient,
+    NotFound,
+    Resource,
+    connect,
+)
+from spa.runtime import FakeClock
+
+REPO = Path(__file__).resolve().parents[2]
+_T = TypeVar("_T")
+
+
+def utc(text: str) -> float:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
+
+
+async def eventually(check: Callable[[], _T], within: float = 15.0, what: str = "condition") -> _T:
+    """Poll `check` (which may raise AssertionError) until it returns a truthy value."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    last: BaseException | None = None
+    while True:
+        try:
+            result = check()
+            if result:
+                return result
+        except (AssertionError, NotFound) as error:
+            last = error
+        if loop.time() > deadline:
+            raise AssertionError(f"{what} not reached within {within:.0f}s; last: {last!r}")
+        await asyncio.sleep(0.05)
+
+
+def autoscaler(
+    name: str, namespace: str, *, minimum: int | None = 3, maximum: int = 10
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+        "maxReplicas": maximum,
+        "metrics": [
+            {
+                "type": "Resource",
+                "resource": {
+                    "name": "cpu",
+                    "target": {"type": "Utilization", "averageUtilization": 70},
+                },
+            }
+        ],
+    }
+    if minimum is not None:
+        spec["minReplicas"] = minimum
+    return {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "ScheduledPodAutoscaler",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"horizontalPodAutoscalerSpec": spec},
+    }
+
+
+def schedule(name: str, namespace: str, target: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "Schedule",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"scaleTargetRef": {"name": target}, **spec},
+    }
+
+
+@dataclass
+class Kube:
+    """Blocking admin calls, for tests (they are quick against the local API server)."""
+
+    client: KubeClient
+
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        resource = _resource_of(obj)
+        return self.client.create(resource, obj["metadata"]["namespace"], obj)
+
+    def get(self, resource: Resource, namespace: str, name: str) -> dict[str, Any]:
+        return self.client.get(resource, namespace, name)
+
+    def hpa(self, namespace: str, name: str) -> dict[str, Any]:
+        return self.client.get(HPA_V2, namespace, name)
+
+    def bounds(self, namespace: str, name: str) -> tuple[int, int]:
+        spec = self.hpa(namespace, name)["spec"]
+        return spec.get("minReplicas"), spec["maxReplicas"]
+
+    def status(self, resource: Resource, namespace: str, name: str) -> dict[str, Any]:
+        return self.client.get(resource, namespace, name).get("status") or {}
+
+    def merge(
+        self, resource: Resource, namespace: str, name: str, patch: dict[str, Any]
+    ) -> dict[str, Any]:
+        return self.client.patch(
+            resource, namespace, name, patch, patch_type="merge", field_manager="test"
+        )
+
+    def delete(self, resource: Resource, namespace: str, name: str) -> None:
+        with contextlib.suppress(NotFound):
+            self.client.delete(resource, namespace, name)
+
+    def events(self, namespace: str) -> list[dict[str, Any]]:
+        from spa.kube import EVENT
+
+        return self.client.list(EVENT, namespace=namespace).items
+
+
+def _resource_of(obj: dict[str, Any]) -> Resource:
+    return {
+        "ScheduledPodAutoscaler": SCHEDULED_POD_AUTOSCALER,
+        "Schedule": SCHEDULE,
+        "HorizontalPodAutoscaler": HPA_V2,
+    }[obj["kind"]]
+
+
+@pytest.fixture(scope="session")
+def crds(cluster: Any) -> None:
+    """The project's CRDs, applied once per run (as a user would, with the real kubectl)."""
+    cluster.run_kubectl("apply", "--server-side", "-k", str(REPO / "config" / "crd"), check=True)
+    cluster.run_kubectl(
+        "wait",
+        "--for=condition=Established",
+        "crd/scheduledpodautoscalers.autoscaling.d-kuro.github.io",
+        "crd/schedules.autoscaling.d-kuro.github.io",
+        "--timeout=60s",
+        check=True,
+    )
+
+
+@pytest.fixture
+def kube(cluster: Any, crds: None) -> Iterator[Kube]:
+    client = connect(kubeconfig=str(cluster.kubeconfig))
+    yield Kube(client)
+    client.close()
+
+
+@dataclass
+class Running:
+    manager: Manager
+    clock: FakeClock
+    task: asyncio.Task[int]
+
+    async def stop(self) -> int:
+        self.manager.stop()
+        return await asyncio.wait_for(self.task, timeout=20)
+
+
+@contextlib.asynccontextmanager
+async def running_controller(
+    kubeconfig: Path,
+    namespaces: list[str],
+    *,
+    start: float,
+    leader_election: LeaderElection | None = None,
+    clock: FakeClock | None = None,
+) -> AsyncIterator[Running]:
+    client = connect(kubeconfig=str(kubeconfig))
+    clock = clock or FakeClock(start)
+    manager = Manager(
+        client=client,
+        namespaces=namespaces,
+        clock=clock,
+        workers=2,
+        resync_period=86400,
+        leader_election=leader_election,
+        metrics_address="127.0.0.1:0",
+        probe_address="127.0.0.1:0",
+    )
+    task = asyncio.create_task(manager.run())
+    running = Running(manager, clock, task)
+    try:
+        await eventually(lambda: manager.ready or task.done(), what="controller ready")
+        if task.done():
+            task.result()
+        yield running
+    finally:
+        if not task.done():
+            await running.stop()
+        client.close()
+
+
+@pytest.fixture
+async def controller(cluster: Any, crds: None, namespace: str) -> AsyncIterator[Running]:
+    """The controller watching the test's namespace, its clock at Monday 2026-11-16 11:00 UTC."""
+    async with running_controller(
+        cluster.kubeconfig, [namespace], start=utc("2026-11-16T11:00:00")
+    ) as running:
+        yield running

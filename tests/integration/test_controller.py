@@ -1,0 +1,520 @@
+"""The controller's behaviour (SPEC.md sections 3-5) against the real control plane.
+
+The controller runs in-process with a fake clock; the API server, the kube-controller-manager
+(garbage collector, HPA controller) and the CRDs are real.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.request
+from typing import Any
+
+import pytest
+
+from spa.controller.desired import FIELD_MANAGER
+from spa.kube import HPA_V2, SCHEDULE, SCHEDULED_POD_AUTOSCALER
+from tests.integration.harness import (
+    Kube,
+    Running,
+    autoscaler,
+    eventually,
+    running_controller,
+    schedule,
+    utc,
+)
+
+pytestmark = pytest.mark.integration
+
+DAILY_NOON = {"type": "Daily", "startTime": "12:00", "endTime": "13:00"}
+
+
+async def bounds_become(kube: Kube, namespace: str, name: str, expected: tuple[int, int]) -> None:
+    await eventually(
+        lambda: kube.bounds(namespace, name) == expected, what=f"HPA bounds {expected}"
+    )
+
+
+async def test_hpa_is_created_with_the_base_spec_and_owned(
+    controller: Running, kube: Kube, namespace: str
+) -> None:
+    created = kube.create(autoscaler("web", namespace))
+    hpa = await eventually(lambda: kube.hpa(namespace, "web"), what="HPA")
+    assert hpa["spec"]["minReplicas"] == 3
+    assert hpa["spec"]["maxReplicas"] == 10
+    assert hpa["spec"]["scaleTargetRef"] == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "name": "web",
+    }
+    assert hpa["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 70
+    [owner] = hpa["metadata"]["ownerReferences"]
+    assert (owner["uid"], owner["controller"], owner["blockOwnerDeletion"]) == (
+        created["metadata"]["uid"],
+        True,
+        True,
+    )
+    assert any(entry["manager"] == FIELD_MANAGER for entry in hpa["metadata"]["managedFields"])
+    status = await eventually(
+        lambda: (
+            kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web").get("condition")
+            and kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web")
+        )
+    )
+    assert status["condition"] == "Available"
+    assert (status["minReplicas"], status["maxReplicas"], status["activeSchedules"]) == (3, 10, [])
+    assert status["observedGeneration"] == created["metadata"]["generation"]
+    assert [c["type"] for c in status["conditions"]] == ["Ready"]
+
+
+async def test_window_applies_at_its_boundaries_and_returns_to_base(
+    controller: Running, kube: Kube, namespace: str
+) -> None:
+    kube.create(autoscaler("web", namespace))
+    kube.create(schedule("noon", namespace, "web", minReplicas=5, maxReplicas=20, **DAILY_NOON))
+    await bounds_become(kube, namespace, "web", (3, 10))
+    status = await eventually(
+        lambda: (
+            kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web").get("nextTransitionTime")
+            == "2026-11-16T12:00:00Z"
+        )
+    )
+    assert status
+    await eventually(
+        lambda: kube.status(SCHEDULE, namespace, "noon").get("condition") == "Available"
+    )
+
+    controller.clock.set(utc("2026-11-16T11:59:59"))
+    await asyncio.sleep(0.3)
+    assert kube.bounds(namespace, "web") == (3, 10), "changed before the boundary"
+
+    controller.clock.set(utc("2026-11-16T12:00:00"))
+    await bounds_become(kube, namespace, "web", (5, 20))
+    await eventually(
+        lambda: kube.status(SCHEDULE, namespace, "noon").get("condition") == "Progressing"
+    )
+    spa_status = await eventually(
+        lambda: (
+            (s := kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web")).get("activeSchedules")
+            == ["noon"]
+            and s
+        )
+    )
+    assert (spa_status["minReplicas"], spa_status["maxReplicas"]) == (5, 20)
+    assert spa_status["nextTransitionTime"] == "2026-11-16T13:00:00Z"
+
+    controller.clock.set(utc("2026-11-16T13:00:00"))
+    await bounds_become(kube, namespace, "web", (3, 10))
+    await eventually(
+        lambda: kube.status(SCHEDULE, namespace, "noon").get("condition") == "Available"
+    )
+    reasons = await eventually(
+        lambda: (
+            {e["reason"] for e in kube.events(namespace)} >= {"ScheduleStarted", "ScheduleEnded"}
+            and kube.events(namespace)
+        )
+    )
+    started = next(e for e in reasons if e["reason"] == "ScheduleStarted")
+    assert started["message"] == "Schedule noon started: minReplicas 3 -> 5, maxReplicas 10 -> 20"
+
+
+async def test_original_readme_timeline(
+    cluster: Any, crds: None, kube: Kube, namespace: str
+) -> None:
+    """Three schedules one after another on Saturday 2020-10-31; the HPA returns to base between."""
+    kube.create(autoscaler("nginx", namespace))
+    kube.create(
+        schedule(
+            "test-1",
+            namespace,
+            "nginx",
+            type="Weekly",
+            startDayOfWeek="Saturday",
+            endDayOfWeek="Saturday",
+            startTime="20:10",
+            endTime="20:15",
+            minReplicas=1,
+            maxReplicas=1,
+        )
+    )
+    kube.create(
+        schedule(
+            "test-2",
+            namespace,
+            "nginx",
+            type="Daily",
+            startTime="20:20",
+            endTime="20:25",
+            minReplicas=2,
+            maxReplicas=2,
+        )
+    )
+    kube.create(
+        schedule(
+            "test-3",
+            namespace,
+            "nginx",
+            type="OneShot",
+            startTime="2020-10-31T20:30",
+            endTime="2020-10-31T20:35",
+            minReplicas=3,
+            maxReplicas=3,
+        )
+    )
+    async with running_controller(
+        cluster.kubeconfig, [namespace], start=utc("2020-10-31T20:00:00")
+    ) as running:
+        expected = [
+            ("2020-10-31T20:10:00", (1, 1)),
+            ("2020-10-31T20:15:00", (3, 10)),
+            ("2020-10-31T20:20:00", (2, 2)),
+            ("2020-10-31T20:25:00", (3, 10)),
+            ("2020-10-31T20:30:00", (3, 3)),
+            ("2020-10-31T20:35:00", (3, 10)),
+        ]
+        await bounds_become(kube, namespace, "nginx", (3, 10))
+        for moment, bounds in expected:
+            running.clock.set(utc(moment))
+            await bounds_become(kube, namespace, "nginx", bounds)
+        await eventually(
+            lambda: kube.status(SCHEDULE, namespace, "test-3").get("condition") == "Completed"
+        )
+        assert kube.status(SCHEDULE, namespace, "test-3").get("nextTransitionTime") is None
+
+
+async def test_overlapping_windows_take_the_highest_of_each_field(
+    controller: Running, kube: Kube, namespace: str
+) -> None:
+    kube.create(autoscaler("web", namespace))
+    kube.create(schedule("floor", namespace, "web", minReplicas=5, maxReplicas=10, **DAILY_NOON))
+    kube.create(
+        schedule(
+            "ceiling",
+            namespace,
+            "web",
+            maxReplicas=20,
+            type="Daily",
+            startTime="12:30",
+            endTime="14:00",
+        )
+    )
+    controller.clock.set(utc("2026-11-16T12:00:00"))
+    await bounds_become(kube, namespace, "web", (5, 10))
+    controller.clock.set(utc("2026-11-16T12:30:00"))
+    await bounds_become(kube, namespace, "web", (5, 20))
+    controller.clock.set(utc("2026-11-16T13:00:00"))
+    await bounds_become(kube, namespace, "web", (3, 20))
+    controller.clock.set(utc("2026-11-16T14:00:00"))
+    await bounds_become(kube, namespace, "web", (3, 10))
+
+
+async def test_min_above_max_raises_max_and_warns(
+    controller: Running, kube: Kube, namespace: str
+) -> None:
+    kube.create(autoscaler("web", namespace))
+    kube.create(schedule("big", namespace, "web", minReplicas=20, **DAILY_NOON))
+    controller.clock.set(utc("2026-11-16T12:00:00"))
+    await bounds_become(kube, namespace, "web", (20, 20))
+    events = await eventually(
+        lambda: [e for e in kube.events(namespace) if e["reason"] == "MaxRaisedToMin"]
+    )
+    assert events[0]["type"] == "Warning"
+    ready = next(
+        c
+        for c in kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web")["conditions"]
+        if c["type"] == "Ready"
+    )
+    assert ready["reason"] == "MaxRaisedToMin"
+
+
+async def test_suspended_schedule_never_applies(
+    controller: Running, kube: Kube, namespace: str
+) -> None:
+    kube.create(autoscaler("web", namespace))
+    kube.create(schedule("paused", namespace, "web", minReplicas=9, suspend=True, **DAILY_NOON))
+    controller.clock.set(utc("2026-11-16T12:30:00"))
+    await eventually(
+        lambda: kube.status(SCHEDULE, namespace, "paused").get("condition") == "Suspend"
+    )
+    assert kube.bounds(namespace, "web") == (3, 10)
+
+
+async def test_dst_boundary_in_new_york(
+    cluster: Any, crds: None, kube: Kube, namespace: str
+) -> None:
+    """02:30 does not exist on 2026-03-08 in New York: the window starts at the jump, 07:00Z."""
+    kube.create(autoscaler("web", namespace))
+    kube.create(
+        schedule(
+            "gap",
+            namespace,
+            "web",
+            type="Daily",
+            startTime="02:30",
+            endTime="04:00",
+            timeZone="America/New_York",
+            minReplicas=6,
+        )
+    )
+    async with running_controller(
+        cluster.kubeconfig, [namespace], start=utc("2026-03-08T06:00:00")
+    ) as running:
+        await eventually(
+            lambda: (
+                kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web").get("nextTransitionTime")
+                == "2026-03-08T07:00:00Z"
+            )
+        )
+        running.clock.set(utc("2026-03-08T06:59:59"))
+        await asyncio.sleep(0.3)
+        assert kube.bounds(namespace, "web") == (3, 10)
+        running.clock.set(utc("2026-03-08T07:00:00"))
+        await bounds_become(kube, namespace, "web", (6, 10))
+        running.clock.set(utc("2026-03-08T08:00:00"))  # 04:00 EDT
+        await bounds_become(kube, namespace, "web", (3, 10))
+
+
+async def test_schedule_before_its_autoscaler_is_degraded_then_adopted(
+    controller: Running, kube: Kube, namespace: str
+) -> None:
+    kube.create(
+        schedule(
+            "early",
+            namespace,
+            "later",
+            minReplicas=4,
+            type="Daily",
+            startTime="10:00",
+            endTime="12:00",
+        )
+    )
+    status = await eventually(
+        lambda: (
+            (s := kube.status(SCHEDULE, namespace, "early")).get("condition") == "Degraded" and s
+        )
+    )
+    assert status["message"] == f"ScheduledPodAutoscaler {namespace}/later not found"
+    created = kube.create(autoscaler("later", namespace))
+    await bounds_become(kube, namespace, "later", (4, 10))
+    owners = kube.get(SCHEDULE, namespace, "early")["metadata"]["ownerReferences"]
+    assert [(o["kind"], o["uid"], o["controller"]) for o in owners] == [
+        ("ScheduledPodAutoscaler", created["metadata"]["uid"], True)
+    ]
+    await eventually(
+        lambda: kube.status(SCHEDULE, namespace, "early").get("condition") == "Progressing"
+    )
+
+
+async def test_retargeting_reparents_the_schedule(
+    controller: Running, kube: Kube, namespace: str
+) -> None:
+    kube.create(autoscaler("a", namespace))
+    b = kube.create(autoscaler("b", namespace))
+    kube.create(
+        schedule(
+            "moving",
+            namespace,
+            "a",
+            minReplicas=7,
+            type="Daily",
+            startTime="10:00",
+            endTime="12:00",
+        )
+    )
+    await bounds_become(kube, namespace, "a", (7, 10))
+    await bounds_become(kube, namespace, "b", (3, 10))
+    kube.merge(SCHEDULE, namespace, "moving", {"spec": {"scaleTargetRef": {"name": "b"}}})
+    await bounds_become(kube, namespace, "b", (7, 10))
+    await bounds_become(kube, namespace, "a", (3, 10))
+    owners = kube.get(SCHEDULE, namespace, "moving")["metadata"]["ownerReferences"]
+    assert [o["uid"] for o in owners] == [b["metadata"]["uid"]]
+
+
+async def test_manual_hpa_edit_and_deletion_are_reverted(
+    controller: Running, kube: Kube, namespace: str
+) -> None:
+    kube.create(autoscaler("web", namespace))
+    await bounds_become(kube, namespace, "web", (3, 10))
+    kube.merge(HPA_V2, namespace, "web", {"spec": {"minReplicas": 1, "maxReplicas": 2}})
+    await bounds_become(kube, namespace, "web", (3, 10))
+    uid = kube.hpa(namespace, "web")["metadata"]["uid"]
+    kube.delete(HPA_V2, namespace, "web")
+    recreated = await eventually(
+        lambda: (h := kube.hpa(namespace, "web"))["metadata"]["uid"] != uid and h
+    )
+    assert recreated["spec"]["minReplicas"] == 3
+
+
+async def test_autoscaler_spec_change_follows_with_active_window(
+    controller: Running, kube: Kube, namespace: str
+) -> None:
+    kube.create(autoscaler("web", namespace))
+    kube.create(
+        schedule(
+            "floor",
+            namespace,
+            "web",
+            minReplicas=5,
+            type="Daily",
+            startTime="10:00",
+            endTime="12:00",
+        )
+    )
+    await bounds_become(kube, namespace, "web", (5, 10))
+    kube.merge(
+        SCHEDULED_POD_AUTOSCALER,
+        namespace,
+        "web",
+        {"spec": {"horizontalPodAutoscalerSpec": {"maxReplicas": 30, "metrics": None}}},
+    )
+    await bounds_become(kube, namespace, "web", (5, 30))
+    hpa = kube.hpa(namespace, "web")
+    # The base spec no longer has our metric; the API server's default (CPU 80%) is what is left.
+    assert [m["resource"]["target"].get("averageUtilization") for m in hpa["spec"]["metrics"]] == [
+        80
+    ]
+
+
+async def test_unowned_hpa_is_left_alone(controller: Running, kube: Kube, namespace: str) -> None:
+    foreign = {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "namespace": namespace},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "other"},
+            "minReplicas": 1,
+            "maxReplicas": 2,
+        },
+    }
+    before = kube.create(foreign)
+    kube.create(autoscaler("web", namespace))
+    status = await eventually(
+        lambda: (
+            (s := kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web")).get("condition")
+            == "Degraded"
+            and s
+        )
+    )
+    ready = next(c for c in status["conditions"] if c["type"] == "Ready")
+    assert "already exists and is not controlled by this ScheduledPodAutoscaler" in ready["message"]
+    assert (
+        kube.hpa(namespace, "web")["metadata"]["resourceVersion"]
+        == before["metadata"]["resourceVersion"]
+    )
+    await eventually(lambda: any(e["reason"] == "HPAConflict" for e in kube.events(namespace)))
+
+
+async def test_deleting_the_autoscaler_collects_its_hpa(
+    controller: Running, kube: Kube, namespace: str
+) -> None:
+    kube.create(autoscaler("web", namespace))
+    await bounds_become(kube, namespace, "web", (3, 10))
+    kube.delete(SCHEDULED_POD_AUTOSCALER, namespace, "web")
+
+    def gone() -> bool:
+        try:
+            kube.hpa(namespace, "web")
+        except Exception as error:  # NotFound once the garbage collector has run
+            return "404" in str(error) or "NotFound" in type(error).__name__
+        return False
+
+    await eventually(gone, within=60, what="HPA garbage-collected")
+
+
+async def test_invalid_schedule_is_degraded_and_the_others_still_apply(
+    controller: Running, kube: Kube, namespace: str
+) -> None:
+    kube.create(autoscaler("web", namespace))
+    # An unknown zone passes the CRD's schema (zones are not listed there): the controller
+    # judges it.
+    kube.create(
+        schedule("typo", namespace, "web", minReplicas=9, timeZone="Asia/Tokio", **DAILY_NOON)
+    )
+    kube.create(schedule("good", namespace, "web", minReplicas=4, **DAILY_NOON))
+    controller.clock.set(utc("2026-11-16T12:00:00"))
+    await bounds_become(kube, namespace, "web", (4, 10))
+    status = await eventually(
+        lambda: (s := kube.status(SCHEDULE, namespace, "typo")).get("condition") == "Degraded" and s
+    )
+    assert status["message"] == "spec.timeZone: unknown time zone 'Asia/Tokio'"
+    await eventually(lambda: any(e["reason"] == "InvalidSchedule" for e in kube.events(namespace)))
+
+
+async def test_same_name_in_two_namespaces_do_not_interfere(
+    cluster: Any, crds: None, kube: Kube, namespace: str
+) -> None:
+    other = f"{namespace}-b"
+    kube.client.create(
+        __import__("spa.kube", fromlist=["Resource"]).Resource(
+            "", "v1", "namespaces", "Namespace", False
+        ),
+        None,
+        {"metadata": {"name": other}},
+    )
+    try:
+        kube.create(autoscaler("web", namespace))
+        kube.create(autoscaler("web", other))
+        kube.create(schedule("noon", namespace, "web", minReplicas=8, **DAILY_NOON))
+        async with running_controller(
+            cluster.kubeconfig, [namespace, other], start=utc("2026-11-16T12:00:00")
+        ):
+            await bounds_become(kube, namespace, "web", (8, 10))
+            await bounds_become(kube, other, "web", (3, 10))
+            owners = kube.get(SCHEDULE, namespace, "noon")["metadata"]["ownerReferences"]
+            assert (
+                owners[0]["uid"]
+                == kube.get(SCHEDULED_POD_AUTOSCALER, namespace, "web")["metadata"]["uid"]
+            )
+    finally:
+        kube.client.delete(
+            __import__("spa.kube", fromlist=["Resource"]).Resource(
+                "", "v1", "namespaces", "Namespace", False
+            ),
+            None,
+            other,
+        )
+
+
+async def test_metrics_endpoint_reports_values(
+    controller: Running, kube: Kube, namespace: str
+) -> None:
+    kube.create(autoscaler("web", namespace))
+    kube.create(schedule("noon", namespace, "web", minReplicas=5, **DAILY_NOON))
+    controller.clock.set(utc("2026-11-16T12:00:00"))
+    await bounds_become(kube, namespace, "web", (5, 10))
+    url = f"http://127.0.0.1:{controller.manager.metrics_port}/metrics"
+
+    def scrape() -> str:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return str(response.read().decode())
+
+    original = "scheduled_pod_auroscaler_controller_scheduled_pod_auroscaler"
+    labels = f'{{name="web",namespace="{namespace}"}}'
+    text = await eventually(
+        lambda: (t := scrape()) and f"{original}_min_replicas{labels} 5.0" in t and t
+    )
+    assert f"{original}_max_replicas{labels} 10.0" in text
+    assert (
+        f'spa_schedule_active{{autoscaler="web",name="noon",namespace="{namespace}"}} 1.0' in text
+    )
+    assert "spa_boundary_lag_seconds_count" in text
+    assert 'spa_hpa_writes_total{operation="patch"}' in text
+    assert (
+        f'spa_last_successful_reconcile_timestamp_seconds{{name="web",namespace="{namespace}"}}'
+        in text
+    )
+    kube.delete(SCHEDULED_POD_AUTOSCALER, namespace, "web")
+    await eventually(
+        lambda: f'name="web",namespace="{namespace}"' not in scrape(), what="series removed"
+    )
+
+
+async def test_probes(controller: Running) -> None:
+    base = f"http://127.0.0.1:{controller.manager.probe_port}"
+
+    def status(path: str) -> int:
+        with urllib.request.urlopen(base + path, timeout=5) as response:
+            return int(response.status)
+
+    assert await asyncio.to_thread(status, "/healthz") == 200
+    assert await asyncio.to_thread(status, "/readyz") == 200
