@@ -114,7 +114,7 @@ build() {
   if ! awk -v v="${KUBE_VERSION}" '($1 == "k8s.io/kubernetes" && $2 == v) || ($1 == "require" && $2 == "k8s.io/kubernetes" && $3 == v) { f = 1 } END { exit !f }' "${k}/go.mod" 2>/dev/null; then
     update_modules
   fi
-  local json commit time major minor ldflags tmp
+  local json commit time major minor ldflags
   json="$(cd "${k}" && go mod download -json "k8s.io/kubernetes@${KUBE_VERSION}")"
   commit="$(sed -n 's/^\t\t"Hash": "\(.*\)",\{0,1\}$/\1/p' <<<"${json}" | head -n1)"
   # The commit time, not "now", so two builds of the same release are identical.
@@ -136,8 +136,9 @@ build() {
   mkdir -p "${BIN_DIR}"
   # Build into a temporary directory and move into place at the end, so an interrupted build
   # never leaves a half set of binaries that the "already built" check would accept.
-  tmp="$(mktemp -d "${BIN_DIR}/.build.XXXXXX")"
-  trap 'rm -rf "${tmp}"' EXIT
+  BUILD_TMP="$(mktemp -d "${BIN_DIR}/.build.XXXXXX")"
+  trap 'rm -rf "${BUILD_TMP}"' EXIT
+  local tmp="${BUILD_TMP}"
   local start=${SECONDS}
   log "building etcd + etcdctl (module go/etcd)"
   (cd "${e}" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "${tmp}/etcd" go.etcd.io/etcd/server/v3)

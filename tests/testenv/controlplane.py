@@ -246,7 +246,9 @@ class ControlPlane(Cluster):
         """Stop in reverse order; safe to call twice."""
         self.controller_manager.stop()
         self.apiserver.stop()
-        self.etcd.stop()
+        # etcd's graceful stop lingers ~7 s on its gRPC server; the store is consistent on
+        # disk either way (only a power loss could cost writes), so don't wait long.
+        self.etcd.stop(timeout=2)
 
     def __enter__(self) -> ControlPlane:
         return self.start()
@@ -311,7 +313,12 @@ class ControlPlane(Cluster):
         self.startup_seconds["etcd"] = time.monotonic() - began
 
     def stop_etcd(self) -> None:
+        """Graceful stop (SIGTERM; etcd takes several seconds)."""
         self.etcd.stop()
+
+    def kill_etcd(self) -> None:
+        """SIGKILL: an etcd crash."""
+        self.etcd.kill()
 
     def restart_etcd(self, timeout: float = 30) -> None:
         self.stop_etcd()
@@ -345,10 +352,35 @@ class ControlPlane(Cluster):
         return int(result["header"]["revision"])
 
     def compact_etcd(self, revision: int | None = None) -> int:
-        """Compact etcd up to `revision` (default: now); older resourceVersions stop existing."""
+        """Compact etcd up to `revision` (default: now), the way kube-apiserver itself does.
+
+        The revision is recorded under `compact_rev_key` first, as the apiserver's compactor
+        does, so the apiserver learns of it (it drops list snapshots below it). Lists at an
+        older exact resourceVersion then get 410 Gone. Watches are different, as in production:
+        the watch cache keeps its own history and still serves a watch from an old
+        resourceVersion it holds; see expire_resource_versions().
+        """
         target = revision if revision is not None else self.etcd_revision()
+        self._etcd_post(
+            "/v3/kv/put",
+            {
+                "key": base64.b64encode(b"compact_rev_key").decode(),
+                "value": base64.b64encode(str(target).encode()).decode(),
+            },
+        )
         self._etcd_post("/v3/kv/compaction", {"revision": str(target), "physical": True})
         return target
+
+    def expire_resource_versions(self, timeout: float = 60) -> int:
+        """Make every resourceVersion issued so far too old, for lists and watches alike.
+
+        Compacts etcd, then restarts the API server so its watch cache starts over at the
+        current revision: what clients see after a compaction followed by an apiserver
+        rollout or failover. Returns the compacted revision.
+        """
+        revision = self.compact_etcd()
+        self.restart_apiserver(timeout)
+        return revision
 
     # --- kube-apiserver --------------------------------------------------------------------
 
@@ -365,12 +397,22 @@ class ControlPlane(Cluster):
             f"--tls-cert-file={pki.serving_cert}",
             f"--tls-private-key-file={pki.serving_key}",
             f"--client-ca-file={pki.ca_cert}",
+            # An aggregation front proxy's settings, as real clusters have; delegated authn of
+            # kube-controller-manager reads them (no cert with the allowed name is ever issued).
+            f"--requestheader-client-ca-file={pki.ca_cert}",
+            "--requestheader-allowed-names=front-proxy-client",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
             "--authorization-mode=Node,RBAC",
             f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
             f"--service-account-key-file={pki.service_account_pub}",
             f"--service-account-signing-key-file={pki.service_account_key}",
             f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
             "--profiling=false",
+            # On SIGTERM, end open watches (clients see them close and re-watch) instead of
+            # leaving net/http's shutdown to wait for them until it times out.
+            "--shutdown-watch-termination-grace-period=2s",
             *self.extra_apiserver_args,
         ]
 

@@ -1,0 +1,27 @@
+# Targets of the local control plane (included by the top-level Makefile).
+#   make testenv        build (or reuse) etcd, kube-apiserver, kube-controller-manager
+#   make cluster        start the same control plane in the background for experiments
+#   make cluster-down   stop it
+# CLUSTER_DIR keeps the cluster's certificates, etcd data, logs and kubeconfig.
+CLUSTER_DIR ?= /tmp/spa-cluster
+
+.PHONY: testenv cluster cluster-down
+
+testenv:
+	hack/testenv/build.sh
+
+# config/crd before config/rbac (roles may name the CRDs' resources); a kustomization is applied
+# with -k, plain YAML with -f; an empty directory is skipped.
+cluster: venv testenv
+	$(BIN)/python -m tests.testenv up --dir $(CLUSTER_DIR)
+	@for d in config/crd config/rbac; do \
+	  if [ -f $$d/kustomization.yaml ]; then \
+	    KUBECONFIG=$(CLUSTER_DIR)/kubeconfig $(BIN)/kubectl apply --server-side -k $$d || exit 1; \
+	  elif ls $$d/*.yaml >/dev/null 2>&1; then \
+	    KUBECONFIG=$(CLUSTER_DIR)/kubeconfig $(BIN)/kubectl apply --server-side -f $$d || exit 1; \
+	  fi; \
+	done
+	@echo "export KUBECONFIG=$(CLUSTER_DIR)/kubeconfig"
+
+cluster-down: venv
+	$(BIN)/python -m tests.testenv down --dir $(CLUSTER_DIR)
