@@ -36,6 +36,7 @@ from spa.kube import (
     Resource,
 )
 from spa.runtime import (
+    AsyncKubeClient,
     Clock,
     Controller,
     EventRecorder,
@@ -138,13 +139,12 @@ class Manager:
         queue = WorkQueue(name=QUEUE_NAME, clock=self.clock)
         recorder = EventRecorder(self.client, executor=executor, clock=system_clock)
         reconciler = Reconciler(
-            client=self.client,
+            kube=AsyncKubeClient(self.client, executor),
             autoscalers=autoscalers.store,
             schedules=schedules.store,
             hpas=hpas.store,
             hpa_resource=hpa_resource,
             recorder=recorder,
-            executor=executor,
             clock=self.clock,
             may_write=self._may_write,
             metrics=ControllerMetrics(),

@@ -10,12 +10,9 @@ Schedules created before their SPA are marked Degraded.
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import logging
 import math
-from collections.abc import Callable, Mapping
-from concurrent.futures import Executor
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -38,8 +35,9 @@ from spa.controller.desired import (
     with_condition,
 )
 from spa.controller.metrics import ControllerMetrics
-from spa.kube import SCHEDULE, SCHEDULED_POD_AUTOSCALER, Conflict, KubeClient, NotFound, Resource
+from spa.kube import SCHEDULE, SCHEDULED_POD_AUTOSCALER, Conflict, NotFound, Resource
 from spa.runtime import (
+    AsyncKubeClient,
     Clock,
     EventRecorder,
     Result,
@@ -124,24 +122,22 @@ class Reconciler:
     def __init__(
         self,
         *,
-        client: KubeClient,
+        kube: AsyncKubeClient,
         autoscalers: Store,
         schedules: Store,
         hpas: Store,
         hpa_resource: Resource,
         recorder: EventRecorder,
-        executor: Executor,
         clock: Clock,
         may_write: Callable[[], bool] = lambda: True,
         metrics: ControllerMetrics | None = None,
     ) -> None:
-        self._client = client
+        self._kube = kube
         self._autoscalers = autoscalers
         self._schedules = schedules
         self._hpas = hpas
         self._hpa_resource = hpa_resource
         self._recorder = recorder
-        self._executor = executor
         self._clock = clock
         self._may_write = may_write
         self._metrics = metrics or ControllerMetrics()
@@ -310,7 +306,7 @@ class Reconciler:
             }
             try:
                 updated = await self._write(
-                    self._client.patch,
+                    self._kube.patch,
                     SCHEDULE,
                     metadata["namespace"],
                     metadata["name"],
@@ -319,7 +315,7 @@ class Reconciler:
                     field_manager=FIELD_MANAGER,
                 )
             except Conflict:
-                schedule = await self._read(SCHEDULE, metadata["namespace"], metadata["name"])
+                schedule = await self._kube.get(SCHEDULE, metadata["namespace"], metadata["name"])
                 metadata = schedule["metadata"]
                 continue
             _remember(self._schedules, based_on=schedule, written=updated)
@@ -372,13 +368,13 @@ class Reconciler:
         current = self._hpas.get(key)
         if current is None and key in self._foreign_hpa:
             try:
-                current = await self._read(self._hpa_resource, namespace, name)
+                current = await self._kube.get(self._hpa_resource, namespace, name)
             except NotFound:
                 self._foreign_hpa.discard(key)
         if current is None:
             try:
                 created = await self._write(
-                    self._client.create,
+                    self._kube.create,
                     self._hpa_resource,
                     namespace,
                     desired,
@@ -386,7 +382,7 @@ class Reconciler:
                 )
             except Conflict:
                 # The name is taken by an HPA our label-filtered cache does not see.
-                current = await self._read(self._hpa_resource, namespace, name)
+                current = await self._kube.get(self._hpa_resource, namespace, name)
             else:
                 _remember(self._hpas, based_on=None, written=created)
                 self._metrics.hpa_written("create")
@@ -411,7 +407,7 @@ class Reconciler:
         if hpa_in_sync(current, desired):
             return _HpaOutcome(applied=True)
         applied = await self._write(
-            self._client.patch,
+            self._kube.patch,
             self._hpa_resource,
             namespace,
             name,
@@ -571,7 +567,7 @@ class Reconciler:
         metadata = obj["metadata"]
         try:
             updated = await self._write(
-                self._client.patch,
+                self._kube.patch,
                 resource,
                 metadata["namespace"],
                 metadata["name"],
@@ -586,17 +582,10 @@ class Reconciler:
 
     # -- API calls ------------------------------------------------------------------------------
 
-    async def _read(self, resource: Resource, namespace: str | None, name: str) -> dict[str, Any]:
-        return await self._in_thread(self._client.get, resource, namespace, name)
-
-    async def _write(self, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+    async def _write(self, call: Callable[..., Awaitable[_T]], *args: Any, **kwargs: Any) -> _T:
         if not self._may_write():
             raise NotLeader("not the leader: not writing")
-        return await self._in_thread(call, *args, **kwargs)
-
-    async def _in_thread(self, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, functools.partial(call, *args, **kwargs))
+        return await call(*args, **kwargs)
 
 
 def _remember(store: Store, *, based_on: dict[str, Any] | None, written: dict[str, Any]) -> None:
