@@ -38,7 +38,18 @@ manifests: venv
 plan: venv
 	$(BIN)/spa plan -f config/samples
 
-run: plan
+# The README's first command: a local control plane, the CRDs, RBAC and samples, and the
+# controller in the foreground (Ctrl-C stops it; `make cluster-down` stops the control plane).
+RUN_ARGS ?= --log-format text --metrics-addr 127.0.0.1:8080 --probe-addr 127.0.0.1:9090
+run: cluster
+	KUBECONFIG=$(CLUSTER_DIR)/kubeconfig $(BIN)/kubectl apply --server-side -f config/samples
+	@echo
+	@echo "Watch it from another terminal:"
+	@echo "  export KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PATH=$(CURDIR)/$(BIN):\$$PATH"
+	@echo "  kubectl get spa,schedule,hpa -o wide"
+	@echo "  spa plan -f config/samples"
+	@echo
+	KUBECONFIG=$(CLUSTER_DIR)/kubeconfig $(BIN)/spa run $(RUN_ARGS)
 
 bench: venv
 	$(BIN)/python bench/engine.py
