@@ -34,6 +34,7 @@ test: check testenv
 # The CRDs are generated from spa/api and the install.yaml files rendered by kubectl kustomize.
 manifests: venv
 	$(BIN)/python hack/generate_manifests.py
+	$(BIN)/python hack/generate_api_doc.py
 
 plan: venv
 	$(BIN)/spa plan -f config/samples
