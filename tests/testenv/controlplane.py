@@ -20,7 +20,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -196,7 +196,10 @@ class ControlPlane(Cluster):
         extra_apiserver_args: Sequence[str] = (),
         extra_controller_manager_args: Sequence[str] = (),
         ports: Ports | None = None,
+        audit_policy: Mapping[str, Any] | None = None,
     ) -> None:
+        """`audit_policy` (an audit.k8s.io/v1 Policy, e.g. `tests.testenv.audit.audit_policy()`)
+        turns on the API server's JSON audit log at `audit_log`; off by default (it costs)."""
         workdir = workdir.resolve()
         super().__init__(workdir / "kubeconfig", workdir)
         # Resolved first: missing binaries must fail before anything starts.
@@ -205,6 +208,8 @@ class ControlPlane(Cluster):
         self.with_controller_manager = controller_manager
         self.extra_apiserver_args = list(extra_apiserver_args)
         self.extra_controller_manager_args = list(extra_controller_manager_args)
+        self.audit_policy = dict(audit_policy) if audit_policy is not None else None
+        self.audit_log: Path | None = workdir / "audit.log" if audit_policy is not None else None
         self.pki: Pki | None = None
         self.startup_seconds: dict[str, float] = {}
         logs = workdir / "logs"
@@ -413,7 +418,25 @@ class ControlPlane(Cluster):
             # On SIGTERM, end open watches (clients see them close and re-watch) instead of
             # leaving net/http's shutdown to wait for them until it times out.
             "--shutdown-watch-termination-grace-period=2s",
+            *self._audit_args(),
             *self.extra_apiserver_args,
+        ]
+
+    def _audit_args(self) -> list[str]:
+        if self.audit_policy is None or self.audit_log is None:
+            return []
+        policy = self.workdir / "audit-policy.json"
+        # JSON is YAML: the API server reads the policy file either way.
+        policy.write_text(json.dumps(self.audit_policy, indent=2), encoding="utf-8")
+        return [
+            f"--audit-policy-file={policy}",
+            f"--audit-log-path={self.audit_log}",
+            "--audit-log-format=json",
+            # The default "blocking" mode: each entry is written before the response is sent,
+            # so a reader sees a request as soon as its client does.
+            "--audit-log-mode=blocking",
+            # No rotation during a run (lumberjack would otherwise rotate at 100 MB).
+            "--audit-log-maxsize=100000",
         ]
 
     def start_apiserver(self, timeout: float = 60) -> None:
