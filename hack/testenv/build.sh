@@ -23,6 +23,8 @@ KUBE_VERSION="$(tr -d '[:space:]' <"${HERE}/VERSION")"
 CACHE_ROOT="${SPA_TESTENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scheduled-pod-autoscaler/testenv}"
 BIN_DIR="${CACHE_ROOT}/${KUBE_VERSION}/bin"
 BINARIES=(etcd etcdctl kube-apiserver kube-controller-manager)
+# What the tests need (etcdctl is a convenience); setup-envtest's directories lack the last one.
+REQUIRED=(etcd kube-apiserver kube-controller-manager)
 
 # Never fetch another Go toolchain: the installed one must do (the proxy may not serve toolchains).
 export GOTOOLCHAIN=local
@@ -35,7 +37,8 @@ log() { printf '[testenv] %s\n' "$*" >&2; }
 
 have_all() {
   local dir="$1" b
-  for b in "${BINARIES[@]}"; do
+  shift
+  for b in "$@"; do
     [[ -x "${dir}/${b}" ]] || return 1
   done
 }
@@ -111,6 +114,11 @@ update_modules() {
 
 build() {
   local k="${HERE}/go/kubernetes" e="${HERE}/go/etcd"
+  if ! command -v go >/dev/null 2>&1; then
+    log "Go is needed to build the control plane (go.mod: $(sed -n 's/^go //p' "${k}/go.mod") or newer);"
+    log "install it, or set SPA_TESTENV_BIN_DIR to a directory with ${REQUIRED[*]}"
+    exit 1
+  fi
   if ! awk -v v="${KUBE_VERSION}" '($1 == "k8s.io/kubernetes" && $2 == v) || ($1 == "require" && $2 == "k8s.io/kubernetes" && $3 == v) { f = 1 } END { exit !f }' "${k}/go.mod" 2>/dev/null; then
     update_modules
   fi
@@ -162,14 +170,14 @@ case "${1:-}" in
 esac
 
 if [[ -n "${SPA_TESTENV_BIN_DIR:-}" ]]; then
-  if have_all "${SPA_TESTENV_BIN_DIR}"; then
+  if have_all "${SPA_TESTENV_BIN_DIR}" "${REQUIRED[@]}"; then
     log "using binaries from SPA_TESTENV_BIN_DIR=${SPA_TESTENV_BIN_DIR}"
     exit 0
   fi
-  log "SPA_TESTENV_BIN_DIR=${SPA_TESTENV_BIN_DIR} lacks one of: ${BINARIES[*]}"
+  log "SPA_TESTENV_BIN_DIR=${SPA_TESTENV_BIN_DIR} lacks one of: ${REQUIRED[*]}"
   exit 1
 fi
-if have_all "${BIN_DIR}"; then
+if have_all "${BIN_DIR}" "${BINARIES[@]}"; then
   log "binaries for ${KUBE_VERSION} present in ${BIN_DIR}"
   exit 0
 fi

@@ -181,7 +181,7 @@ def test_deployment_controller_makes_a_replicaset_that_gc_removes_with_it(
     eventually(lambda: not apps.list_namespaced_replica_set(namespace).items)
 
 
-def test_hpa_controller_raises_replicas_to_min_replicas(
+def test_hpa_controller_enforces_min_and_max_replicas(
     api_client: k8s.ApiClient, namespace: str
 ) -> None:
     apps = k8s.AppsV1Api(api_client)
@@ -221,3 +221,9 @@ def test_hpa_controller_raises_replicas_to_min_replicas(
         return hpa.status.desired_replicas if hpa.status is not None else None
 
     eventually(lambda: desired() == 3)
+
+    # And lowering maxReplicas below spec.replicas scales down at once (no stabilization).
+    autoscaling.patch_namespaced_horizontal_pod_autoscaler(
+        "web", namespace, {"spec": {"minReplicas": 1, "maxReplicas": 2}}
+    )
+    eventually(lambda: apps.read_namespaced_deployment("web", namespace).spec.replicas == 2)
