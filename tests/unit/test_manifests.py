@@ -205,13 +205,11 @@ def _grant(groups: str, resources: str, verbs: str) -> set[tuple[str, str, str]]
 
 def test_the_controller_role_is_exactly_what_it_needs() -> None:
     assert _rules("ClusterRole", NAMESPACE) == (
-        _grant(GROUP, "scheduledpodautoscalers schedules", "get list watch patch update")
-        | _grant(GROUP, "scheduledpodautoscalers/status schedules/status", "get patch update")
-        | _grant(
-            "autoscaling",
-            "horizontalpodautoscalers",
-            "get list watch create patch update delete",
-        )
+        _grant(GROUP, "scheduledpodautoscalers", "list watch")
+        | _grant(GROUP, "schedules", "get list watch patch")
+        | _grant(GROUP, "scheduledpodautoscalers/status schedules/status", "patch")
+        | _grant(GROUP, "scheduledpodautoscalers/finalizers", "update")
+        | _grant("autoscaling", "horizontalpodautoscalers", "get list watch create patch")
         | _grant("", "events", "create patch")
     )
 
