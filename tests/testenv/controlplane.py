@@ -205,6 +205,7 @@ class ControlPlane(Cluster):
         # Resolved first: missing binaries must fail before anything starts.
         self.binaries = binaries or find_binaries()
         self.ports = ports or Ports()
+        self._fixed_ports = ports is not None
         self.with_controller_manager = controller_manager
         self.extra_apiserver_args = list(extra_apiserver_args)
         self.extra_controller_manager_args = list(extra_controller_manager_args)
@@ -234,16 +235,25 @@ class ControlPlane(Cluster):
     def start(self, timeout: float = 60) -> ControlPlane:
         """Start all components and wait until each is healthy; stop everything on failure."""
         began = time.monotonic()
-        try:
-            self.pki = ensure_pki(self.workdir / "pki")
-            self._write_kubeconfigs()
-            self.start_etcd(timeout)
-            self.start_apiserver(timeout)
-            if self.with_controller_manager:
-                self.start_controller_manager(timeout)
-        except BaseException:
-            self.stop()
-            raise
+        for attempt in range(3):
+            try:
+                self.pki = ensure_pki(self.workdir / "pki")
+                self._write_kubeconfigs()
+                self.start_etcd(timeout)
+                self.start_apiserver(timeout)
+                if self.with_controller_manager:
+                    self.start_controller_manager(timeout)
+                break
+            except ControlPlaneError as exc:
+                self.stop()
+                # A port picked free can be taken (by another test run, or as some
+                # connection's ephemeral port) before the server binds it: pick new ones.
+                if attempt == 2 or self._fixed_ports or "address already in use" not in str(exc):
+                    raise
+                self.ports = Ports()
+            except BaseException:
+                self.stop()
+                raise
         self.startup_seconds["total"] = time.monotonic() - began
         return self
 
