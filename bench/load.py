@@ -1,0 +1,873 @@
+"""Load benchmark: `spa run` against a real control plane, with a real wall-clock boundary.
+
+For each size N it starts a fresh control plane (tests/testenv: etcd, kube-apiserver with an
+audit log of the controller's requests, kube-controller-manager), creates N
+ScheduledPodAutoscalers with 4 Schedules each (Weekly, Daily and OneShot in six time zones),
+starts `spa run` as a subprocess with its own ServiceAccount, and measures:
+
+* ready: process start -> caches synced (from its log) and -> every object reconciled (every
+  SPA has status.observedGeneration and an HPA, every Schedule has status.observedGeneration);
+* idle: the controller's API requests between ready and the boundary (audit log);
+* boundary lag: one Schedule of every SPA starts at the same wall-clock minute B; an
+  independent watch on the HPAs in this process records when each HPA's minReplicas changed;
+  the audit log gives the time the API server completed each patch;
+* requests by verb and resource during the transition, and writes per object;
+* peak RSS (VmHWM) and CPU seconds (utime+stime) of the controller process.
+
+With `--throttled N` the N-SPA scenario continues: the controller is restarted with
+`--kube-api-qps/--kube-api-burst` and the window of every SPA ends at B + 2 min, so the
+throttled controller handles a whole-fleet transition.
+
+    python bench/load.py                        # sizes 1,100,1000 (make bench)
+    python bench/load.py --sizes 1,100,1000,5000 --throttled 1000   # (make bench FULL=1)
+
+Results go to bench/results/load.json (raw) and a Markdown summary on stdout; `--plot` writes
+an SVG of lag and memory against N.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from spa.kube import (  # noqa: E402
+    HPA_V2,
+    SCHEDULE,
+    SCHEDULED_POD_AUTOSCALER,
+    ApiError,
+    KubeClient,
+    Resource,
+    connect,
+)
+from tests.testenv.audit import (  # noqa: E402
+    AuditEvent,
+    AuditLog,
+    audit_policy,
+    count_by_verb_and_resource,
+    service_account_user,
+)
+from tests.testenv.controlplane import ControlPlane  # noqa: E402
+
+NAMESPACE = "bench"
+SA_NAMESPACE = "scheduled-pod-autoscaler"
+SA_NAME = "scheduled-pod-autoscaler"
+CONTROLLER_USER = service_account_user(SA_NAMESPACE, SA_NAME)
+SPA_BIN = Path(sys.executable).parent / "spa"
+ZONES = [
+    "Asia/Tokyo",
+    "Europe/Berlin",
+    "America/New_York",
+    "Australia/Sydney",
+    "UTC",
+    "Asia/Kolkata",
+]
+DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+BASE_MIN, BASE_MAX = 2, 10
+ACTIVE_MIN = 3  # the Daily window that is active during the whole run
+FLIP_MIN, FLIP_MAX = 6, 20  # the window that starts at the boundary
+WINDOW_MINUTES = 2  # the flipping window lasts this long (its end is the throttled boundary)
+
+
+def log(message: str) -> None:
+    print(f"[{datetime.now(UTC).strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# -- objects ------------------------------------------------------------------------------------
+
+
+def _local(instant: datetime, zone: str) -> datetime:
+    return instant.astimezone(ZoneInfo(zone))
+
+
+def autoscaler(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "ScheduledPodAutoscaler",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "horizontalPodAutoscalerSpec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+                "minReplicas": BASE_MIN,
+                "maxReplicas": BASE_MAX,
+                "metrics": [
+                    {
+                        "type": "Resource",
+                        "resource": {
+                            "name": "cpu",
+                            "target": {"type": "Utilization", "averageUtilization": 70},
+                        },
+                    }
+                ],
+            }
+        },
+    }
+
+
+def schedules(index: int, name: str, boundary: datetime, now: datetime) -> list[dict[str, Any]]:
+    """Four Schedules: one starting at `boundary` (type and zone rotate with the index), one
+    Daily active during the whole run, one Weekly three days away, one OneShot next month."""
+
+    def make(suffix: str, spec: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "apiVersion": "autoscaling.d-kuro.github.io/v1",
+            "kind": "Schedule",
+            "metadata": {"name": f"{name}-{suffix}", "namespace": NAMESPACE},
+            "spec": {"scaleTargetRef": {"name": name}, **spec},
+        }
+
+    zone = ZONES[index % len(ZONES)]
+    other = ZONES[(index + 1) % len(ZONES)]
+    third = ZONES[(index + 2) % len(ZONES)]
+    start = _local(boundary, zone)
+    end = _local(boundary + timedelta(minutes=WINDOW_MINUTES), zone)
+    kind = ("Weekly", "Daily", "OneShot")[index % 3]
+    flip: dict[str, Any] = {"type": kind, "timeZone": zone, "description": "pre-scale"}
+    if kind == "OneShot":
+        flip |= {
+            "startTime": start.strftime("%Y-%m-%dT%H:%M"),
+            "endTime": end.strftime("%Y-%m-%dT%H:%M"),
+        }
+    else:
+        flip |= {"startTime": start.strftime("%H:%M"), "endTime": end.strftime("%H:%M")}
+    if kind == "Weekly":
+        flip |= {"startDayOfWeek": DAYS[start.weekday()], "endDayOfWeek": DAYS[end.weekday()]}
+    flip |= {"minReplicas": FLIP_MIN, "maxReplicas": FLIP_MAX}
+
+    active_from = _local(now - timedelta(hours=1), other)
+    active_to = _local(now + timedelta(hours=3), other)
+    later = _local(now + timedelta(days=3), third)
+    next_month = _local(now + timedelta(days=30), zone)
+    return [
+        make("prescale", flip),
+        make(
+            "daytime",
+            {
+                "type": "Daily",
+                "timeZone": other,
+                "startTime": active_from.strftime("%H:%M"),
+                "endTime": active_to.strftime("%H:%M"),
+                "minReplicas": ACTIVE_MIN,
+            },
+        ),
+        make(
+            "weekly",
+            {
+                "type": "Weekly",
+                "timeZone": third,
+                "startDayOfWeek": DAYS[later.weekday()],
+                "endDayOfWeek": DAYS[later.weekday()],
+                "startTime": "09:00",
+                "endTime": "17:30",
+                "maxReplicas": 30,
+            },
+        ),
+        make(
+            "campaign",
+            {
+                "type": "OneShot",
+                "timeZone": zone,
+                "startTime": next_month.strftime("%Y-%m-%dT10:00"),
+                "endTime": (next_month + timedelta(days=1)).strftime("%Y-%m-%dT10:00"),
+                "minReplicas": 8,
+                "maxReplicas": 40,
+            },
+        ),
+    ]
+
+
+def create_all(client: KubeClient, objects: list[tuple[Resource, dict[str, Any]]]) -> float:
+    """Create the objects with 16 threads; seconds taken."""
+    began = time.monotonic()
+
+    def create(item: tuple[Resource, dict[str, Any]]) -> None:
+        resource, obj = item
+        for attempt in range(10):
+            try:
+                client.create(resource, NAMESPACE, obj)
+                return
+            except ApiError as error:
+                if error.status == 409:
+                    return
+                if attempt == 9:
+                    raise
+                time.sleep(0.5)
+
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(create, objects))
+    return time.monotonic() - began
+
+
+# -- observing ----------------------------------------------------------------------------------
+
+
+class Watcher:
+    """List+watch one resource in the bench namespace; keeps the latest objects and calls
+    `on_event(name, obj, received_at)` for each (from the watch thread)."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        resource: Resource,
+        on_event: Callable[[str, dict[str, Any], float], None] | None = None,
+    ) -> None:
+        self.client = client
+        self.resource = resource
+        self.objects: dict[str, dict[str, Any]] = {}
+        self.on_event = on_event
+        self._stop = threading.Event()
+        self._stream: Any = None
+        self._thread = threading.Thread(target=self._run, daemon=True, name=str(resource))
+
+    def start(self) -> Watcher:
+        listed = self.client.list(self.resource, namespace=NAMESPACE)
+        for item in listed.items:
+            self.objects[item["metadata"]["name"]] = item
+        self._version = listed.resource_version
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                with self.client.watch(
+                    self.resource,
+                    namespace=NAMESPACE,
+                    resource_version=self._version,
+                    timeout_seconds=3600,
+                ) as stream:
+                    self._stream = stream
+                    for event in stream:
+                        received = time.time()
+                        version = event.resource_version
+                        if version:
+                            self._version = version
+                        if event.type == "BOOKMARK":
+                            continue
+                        name = event.object["metadata"]["name"]
+                        if event.type == "DELETED":
+                            self.objects.pop(name, None)
+                        else:
+                            self.objects[name] = event.object
+                        if self.on_event is not None:
+                            self.on_event(name, event.object, received)
+            except Exception as error:
+                if not self._stop.is_set():
+                    log(f"watch {self.resource}: {error!r}; again")
+                    time.sleep(0.5)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._stream is not None:
+            self._stream.close()
+
+
+class ProcessSampler:
+    """Samples /proc/<pid> of the controller: VmRSS, VmHWM, CPU seconds."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.rss_mib = 0.0
+        self.hwm_mib = 0.0
+        self.cpu = 0.0
+        self._stop = threading.Event()
+        self._tick = os.sysconf("SC_CLK_TCK")
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def sample(self) -> None:
+        try:
+            status = Path(f"/proc/{self.pid}/status").read_text()
+            stat = Path(f"/proc/{self.pid}/stat").read_text()
+        except OSError:
+            return
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                self.rss_mib = int(line.split()[1]) / 1024
+            elif line.startswith("VmHWM:"):
+                self.hwm_mib = int(line.split()[1]) / 1024
+        fields = stat.rsplit(")", 1)[1].split()
+        self.cpu = (int(fields[11]) + int(fields[12])) / self._tick
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            self.sample()
+
+    def stop(self) -> None:
+        self.sample()
+        self._stop.set()
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = max(0, math.ceil(q / 100 * len(ordered)) - 1)
+    return ordered[rank]
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    return {
+        "count": len(values),
+        "p50": percentile(values, 50),
+        "p99": percentile(values, 99),
+        "max": max(values) if values else math.nan,
+        "mean": statistics.fmean(values) if values else math.nan,
+    }
+
+
+def requests(events: list[AuditEvent]) -> dict[str, int]:
+    return {
+        f"{verb} {resource}": count
+        for (verb, resource), count in sorted(count_by_verb_and_resource(events).items())
+    }
+
+
+def writes_per_object(events: list[AuditEvent]) -> dict[str, dict[int, int]]:
+    """For each written resource: how many objects got 1, 2, ... writes."""
+    per: dict[str, Counter[str]] = {}
+    for event in events:
+        if event.is_write and event.name:
+            per.setdefault(f"{event.verb} {event.resource}", Counter())[event.name] += 1
+    return {kind: dict(Counter(counter.values())) for kind, counter in per.items()}
+
+
+# -- one scenario -------------------------------------------------------------------------------
+
+
+class Scenario:
+    def __init__(self, n: int, workdir: Path, *, throttle: tuple[float, int] | None) -> None:
+        self.n = n
+        self.workdir = workdir
+        self.throttle = throttle
+        self.result: dict[str, Any] = {"n": n, "schedules": 4 * n}
+        self.hpa_changed: dict[str, float] = {}  # name -> first time minReplicas == wanted
+        self.wanted_min = FLIP_MIN
+        self._lock = threading.Lock()
+
+    # the watch on HPAs: when did each HPA reach the wanted minReplicas
+    def _on_hpa(self, name: str, obj: dict[str, Any], received: float) -> None:
+        if (obj.get("spec") or {}).get("minReplicas") == self.wanted_min:
+            with self._lock:
+                self.hpa_changed.setdefault(name, received)
+
+    def run(self) -> dict[str, Any]:
+        plane = ControlPlane(
+            self.workdir / "plane",
+            audit_policy=audit_policy(users=[CONTROLLER_USER]),
+            # The production default; the testenv's 1 s would make the HPA controller rewrite
+            # thousands of HPA statuses per second, which is not what a cluster does.
+            extra_controller_manager_args=["--horizontal-pod-autoscaler-sync-period=15s"],
+        )
+        plane.start()
+        try:
+            return self._run(plane)
+        finally:
+            plane.stop()
+
+    def _run(self, plane: ControlPlane) -> dict[str, Any]:
+        n = self.n
+        plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config/crd"), check=True)
+        plane.run_kubectl(
+            "wait",
+            "--for=condition=Established",
+            "crd/scheduledpodautoscalers.autoscaling.d-kuro.github.io",
+            "crd/schedules.autoscaling.d-kuro.github.io",
+            "--timeout=60s",
+            check=True,
+        )
+        plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config/rbac"), check=True)
+        plane.run_kubectl("create", "namespace", NAMESPACE, check=True)
+        kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)
+        admin = connect(kubeconfig=str(plane.kubeconfig), pool_size=32)
+        audit = AuditLog(plane.audit_log or Path("/nonexistent"))
+
+        # The boundary: far enough ahead for creating everything and the controller's start
+        # (generous: the time before it is the idle period, which is measured too).
+        now = datetime.now(UTC)
+        # ~11 writes per SPA at startup (4 ownerReferences, 4+1 statuses, the HPA, an Event);
+        # assume 200 writes/s and 250 creates/s, and leave 25 s for the idle period.
+        ahead = 30 + 5 * n / 250 + 11 * n / 200 + 25
+        boundary = (now + timedelta(seconds=ahead + 59)).replace(second=0, microsecond=0)
+        self.result["boundary"] = boundary.isoformat()
+        log(f"N={n}: boundary {boundary:%H:%M:%S} ({(boundary - now).total_seconds():.0f} s ahead)")
+
+        names = [f"app-{i:05d}" for i in range(n)]
+        objects: list[tuple[Resource, dict[str, Any]]] = []
+        for i, name in enumerate(names):
+            objects.append((SCHEDULED_POD_AUTOSCALER, autoscaler(name)))
+            objects += [(SCHEDULE, obj) for obj in schedules(i, name, boundary, now)]
+        took = create_all(admin, objects)
+        self.result["create_seconds"] = took
+        log(f"created {len(objects)} objects in {took:.1f} s ({len(objects) / took:.0f}/s)")
+
+        hpas = Watcher(admin, HPA_V2, self._on_hpa).start()
+        spas = Watcher(admin, SCHEDULED_POD_AUTOSCALER).start()
+        scheds = Watcher(admin, SCHEDULE).start()
+        try:
+            return self._measure(plane, kubeconfig, audit, names, boundary, hpas, spas, scheds)
+        finally:
+            for watcher in (hpas, spas, scheds):
+                watcher.stop()
+            admin.close()
+
+    def _start_controller(
+        self, kubeconfig: Path, logfile: Path, throttle: tuple[float, int] | None
+    ) -> subprocess.Popen[bytes]:
+        extra: list[str] = []
+        if throttle is not None:
+            extra = ["--kube-api-qps", str(throttle[0]), "--kube-api-burst", str(throttle[1])]
+        with logfile.open("wb") as output:
+            return subprocess.Popen(
+                [
+                    str(SPA_BIN),
+                    "run",
+                    "--kubeconfig",
+                    str(kubeconfig),
+                    "--namespace",
+                    NAMESPACE,
+                    "--metrics-addr",
+                    "127.0.0.1:0",
+                    "--probe-addr",
+                    "127.0.0.1:0",
+                    "--log-format",
+                    "json",
+                    *extra,
+                ],
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "KUBECONFIG": ""},
+            )
+
+    def _wait_ready(
+        self,
+        process: subprocess.Popen[bytes],
+        names: list[str],
+        hpas: Watcher,
+        spas: Watcher,
+        scheds: Watcher,
+        deadline: float,
+    ) -> float | None:
+        """Wall time when every object is reconciled; None if not by `deadline`."""
+        while time.time() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"spa run exited with {process.returncode}")
+            if self._all_reconciled(names, hpas, spas, scheds):
+                return time.time()
+            time.sleep(0.1)
+        return None
+
+    def _all_reconciled(
+        self, names: list[str], hpas: Watcher, spas: Watcher, scheds: Watcher
+    ) -> bool:
+        if len(hpas.objects) < len(names) or len(spas.objects) < len(names):
+            return False
+        for spa in list(spas.objects.values()):
+            status = spa.get("status") or {}
+            if status.get("observedGeneration") != spa["metadata"].get("generation"):
+                return False
+        for schedule in list(scheds.objects.values()):
+            status = schedule.get("status") or {}
+            if status.get("observedGeneration") != schedule["metadata"].get("generation"):
+                return False
+        return True
+
+    def _transition_done(
+        self, names: list[str], spas: Watcher, scheds: Watcher, active: bool
+    ) -> bool:
+        with self._lock:
+            if len(self.hpa_changed) < len(names):
+                return False
+        for name in names:
+            status = (spas.objects.get(name) or {}).get("status") or {}
+            flipped = f"{name}-prescale" in (status.get("activeSchedules") or [])
+            if flipped != active:
+                return False
+            schedule_status = (scheds.objects.get(f"{name}-prescale") or {}).get("status") or {}
+            condition = schedule_status.get("condition")
+            if (condition == "Progressing") != active:
+                return False
+        return True
+
+    def _boundary(
+        self,
+        label: str,
+        audit: AuditLog,
+        names: list[str],
+        boundary: float,
+        spas: Watcher,
+        scheds: Watcher,
+        active: bool,
+        timeout: float,
+    ) -> dict[str, Any]:
+        """Wait for the whole fleet's transition at `boundary`; lags and requests."""
+        while time.time() < boundary + timeout:
+            if self._transition_done(names, spas, scheds, active):
+                break
+            time.sleep(0.05)
+        done = time.time()
+        time.sleep(3)  # let stragglers (events) land in the audit log
+        with self._lock:
+            changed = dict(self.hpa_changed)
+        watched = [changed[name] - boundary for name in names if name in changed]
+        events = audit.select(user=CONTROLLER_USER, since=boundary - 1, until=done + 3)
+        patches = [
+            event
+            for event in events
+            if event.verb == "patch" and event.resource == "horizontalpodautoscalers"
+        ]
+        result = {
+            "label": label,
+            "complete": len(watched) == len(names),
+            "hpa_lag_watch": summary(watched),
+            "hpa_lag_audit": summary([event.completed - boundary for event in patches]),
+            "all_statuses_seconds": done - boundary,
+            "requests": requests(events),
+            "writes_per_object": writes_per_object(events),
+        }
+        lag = result["hpa_lag_watch"]
+        log(
+            f"{label}: {len(watched)}/{len(names)} HPAs changed; lag p50 {lag['p50']:.3f} s, "
+            f"p99 {lag['p99']:.3f} s, max {lag['max']:.3f} s; statuses done after "
+            f"{done - boundary:.1f} s"
+        )
+        return result
+
+    def _measure(
+        self,
+        plane: ControlPlane,
+        kubeconfig: Path,
+        audit: AuditLog,
+        names: list[str],
+        boundary_time: datetime,
+        hpas: Watcher,
+        spas: Watcher,
+        scheds: Watcher,
+    ) -> dict[str, Any]:
+        boundary = boundary_time.timestamp()
+        logfile = self.workdir / "spa-run.log"
+        started = time.time()
+        process = self._start_controller(kubeconfig, logfile, None)
+        sampler = ProcessSampler(process.pid)
+        try:
+            ready = self._wait_ready(process, names, hpas, spas, scheds, boundary - 10)
+            if ready is None:
+                raise RuntimeError("not reconciled 10 s before the boundary: start it later")
+            sampler.sample()
+            self.result["synced_seconds"] = _synced_at(logfile) - started
+            self.result["ready_seconds"] = ready - started
+            self.result["cpu_ready_seconds"] = sampler.cpu
+            self.result["rss_ready_mib"] = sampler.rss_mib
+            startup = audit.select(user=CONTROLLER_USER, since=started, until=ready + 1)
+            self.result["startup_requests"] = requests(startup)
+            self.result["startup_writes"] = sum(1 for event in startup if event.is_write)
+            log(
+                f"synced {self.result['synced_seconds']:.1f} s, all reconciled "
+                f"{self.result['ready_seconds']:.1f} s, {self.result['startup_writes']} writes, "
+                f"RSS {sampler.rss_mib:.0f} MiB, CPU {sampler.cpu:.1f} s"
+            )
+
+            # Idle: from a little after ready to a little before the boundary.
+            idle_from = ready + 3
+            idle_to = boundary - 3
+            cpu_before_idle = sampler.cpu
+            time.sleep(max(0.0, idle_to - time.time()))
+            sampler.sample()
+            idle = audit.select(user=CONTROLLER_USER, since=idle_from, until=idle_to)
+            self.result["idle"] = {
+                "seconds": idle_to - idle_from,
+                "requests": requests(idle),
+                "writes": sum(1 for event in idle if event.is_write),
+                "cpu_seconds": sampler.cpu - cpu_before_idle,
+            }
+            log(f"idle {idle_to - idle_from:.0f} s: {requests(idle) or 'no requests'}")
+
+            cpu_before = sampler.cpu
+            self.result["start"] = self._boundary(
+                "window start", audit, names, boundary, spas, scheds, True, timeout=120
+            )
+            sampler.sample()
+            self.result["start"]["cpu_seconds"] = sampler.cpu - cpu_before
+
+            if self.throttle is not None:
+                # Same fleet, a steady-state controller with a throttled client: restart it
+                # (the new process finds everything in sync: no writes) and let the windows end.
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=30)
+                sampler.stop()
+                self.result["peak_rss_mib"] = sampler.hwm_mib
+                self.result["cpu_total_seconds"] = sampler.cpu
+                qps, burst = self.throttle
+                end = boundary + WINDOW_MINUTES * 60
+                with self._lock:
+                    self.hpa_changed.clear()
+                    self.wanted_min = ACTIVE_MIN
+                started = time.time()
+                process = self._start_controller(
+                    kubeconfig, self.workdir / "spa-run-throttled.log", self.throttle
+                )
+                sampler = ProcessSampler(process.pid)
+                while _synced_at(self.workdir / "spa-run-throttled.log") == 0:
+                    time.sleep(0.1)
+                    if time.time() > end - 5:
+                        raise RuntimeError("throttled controller not synced before the boundary")
+                restart = audit.select(user=CONTROLLER_USER, since=started, until=end - 2)
+                self.result["throttled"] = {
+                    "qps": qps,
+                    "burst": burst,
+                    "restart_requests": requests(restart),
+                }
+                time.sleep(max(0.0, end - 2 - time.time()))
+                result = self._boundary(
+                    f"window end, throttled {qps:g}/{burst}",
+                    audit,
+                    names,
+                    end,
+                    spas,
+                    scheds,
+                    False,
+                    timeout=900,
+                )
+                self.result["throttled"].update(result)
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+            sampler.stop()
+        if self.throttle is None:
+            self.result["peak_rss_mib"] = sampler.hwm_mib
+            self.result["cpu_total_seconds"] = sampler.cpu
+        log(f"peak RSS {self.result['peak_rss_mib']:.0f} MiB")
+        return self.result
+
+
+def _synced_at(logfile: Path) -> float:
+    """Wall time of the controller's "caches synced" log line (0 if not yet)."""
+    try:
+        text = logfile.read_text(errors="replace")
+    except OSError:
+        return 0.0
+    for line in text.splitlines():
+        if "caches synced" not in line:
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        stamp = entry.get("time") or entry.get("ts") or entry.get("timestamp")
+        if isinstance(stamp, (int, float)):
+            return float(stamp)
+        if isinstance(stamp, str):
+            return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    return 0.0
+
+
+# -- report -------------------------------------------------------------------------------------
+
+
+def machine() -> dict[str, str]:
+    def run(*argv: str) -> str:
+        try:
+            return subprocess.run(argv, capture_output=True, text=True, check=False).stdout.strip()
+        except OSError:
+            return "?"
+
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "nproc": run("nproc"),
+        "memory": run("free", "-h").splitlines()[1] if run("free", "-h") else "?",
+        "cpu": next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")
+            ),
+            "?",
+        ),
+        "python": platform.python_version(),
+        "loadavg": Path("/proc/loadavg").read_text().strip(),
+    }
+
+
+def markdown(results: list[dict[str, Any]]) -> str:
+    lines = [
+        "| N SPAs (Schedules) | synced | all reconciled | startup writes | peak RSS | CPU total |"
+        " lag p50 | lag p99 | lag max | statuses done | idle writes |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lag = r["start"]["hpa_lag_watch"]
+        lines.append(
+            f"| {r['n']:,} ({r['schedules']:,}) | {r['synced_seconds']:.1f} s "
+            f"| {r['ready_seconds']:.1f} s | {r['startup_writes']:,} | {r['peak_rss_mib']:.0f} MiB "
+            f"| {r['cpu_total_seconds']:.1f} s | {lag['p50'] * 1000:.0f} ms "
+            f"| {lag['p99'] * 1000:.0f} ms | {lag['max'] * 1000:.0f} ms "
+            f"| {r['start']['all_statuses_seconds']:.1f} s | {r['idle']['writes']} in "
+            f"{r['idle']['seconds']:.0f} s |"
+        )
+    for r in results:
+        lines += ["", f"N = {r['n']:,}:", ""]
+        lines.append(f"* startup requests: {r['startup_requests']}")
+        lines.append(f"* idle requests ({r['idle']['seconds']:.0f} s): {r['idle']['requests']}")
+        lines.append(f"* transition requests: {r['start']['requests']}")
+        lines.append(f"* writes per object at the transition: {r['start']['writes_per_object']}")
+        audit_lag = r["start"]["hpa_lag_audit"]
+        lines.append(
+            f"* lag by the audit log (patch completed): p50 {audit_lag['p50'] * 1000:.0f} ms, "
+            f"p99 {audit_lag['p99'] * 1000:.0f} ms, max {audit_lag['max'] * 1000:.0f} ms"
+        )
+        if "throttled" in r:
+            t = r["throttled"]
+            lag = t["hpa_lag_watch"]
+            lines.append(
+                f"* throttled {t['qps']:g} qps / burst {t['burst']}: restart requests "
+                f"{t['restart_requests']}; lag p50 {lag['p50']:.1f} s, p99 {lag['p99']:.1f} s, "
+                f"max {lag['max']:.1f} s; statuses done after {t['all_statuses_seconds']:.1f} s; "
+                f"requests {t['requests']}"
+            )
+    return "\n".join(lines)
+
+
+def svg_plot(results: list[dict[str, Any]], path: Path) -> None:
+    """Two panels, log-scaled N: HPA lag (p50, p99, max) and peak RSS; no dependencies."""
+    width, height, pad = 760, 320, 60
+    panel = (width - 3 * pad) / 2
+    ns = [r["n"] for r in results]
+    xmin, xmax = math.log10(min(ns)), math.log10(max(ns)) if max(ns) > min(ns) else 1
+
+    def x(n: int, left: float) -> float:
+        span = (xmax - xmin) or 1
+        return left + (math.log10(n) - xmin) / span * panel
+
+    def series(
+        values: list[float], top: float, left: float, color: str, label: str, row: int
+    ) -> str:
+        ymax = top or 1
+        xy = [
+            (x(n, left), height - pad - v / ymax * (height - 2 * pad))
+            for n, v in zip(ns, values, strict=True)
+        ]
+        points = " ".join(f"{px:.1f},{py:.1f}" for px, py in xy)
+        dots = "".join(
+            f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{color}"/>' for px, py in xy
+        )
+        legend = (
+            f'<text x="{left + 10}" y="{pad + 14 * row}" fill="{color}" font-size="11">'
+            f"{label}</text>"
+        )
+        line = f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{points}"/>'
+        return line + dots + legend
+
+    def axes(left: float, title: str, top: float, unit: str) -> str:
+        parts = [
+            f'<text x="{left + panel / 2}" y="{pad - 25}" text-anchor="middle" font-size="13">'
+            f"{title}</text>",
+            f'<line x1="{left}" y1="{height - pad}" x2="{left + panel}" y2="{height - pad}" '
+            'stroke="black"/>',
+            f'<line x1="{left}" y1="{pad}" x2="{left}" y2="{height - pad}" stroke="black"/>',
+        ]
+        for n in ns:
+            parts.append(
+                f'<text x="{x(n, left):.1f}" y="{height - pad + 15}" text-anchor="middle" '
+                f'font-size="10">{n:,}</text>'
+            )
+        for k in range(5):
+            value = top * k / 4
+            y = height - pad - k / 4 * (height - 2 * pad)
+            parts.append(
+                f'<text x="{left - 5}" y="{y + 3:.1f}" text-anchor="end" font-size="10">'
+                f"{value:.3g}</text>"
+            )
+            parts.append(
+                f'<line x1="{left}" y1="{y:.1f}" x2="{left + panel}" y2="{y:.1f}" stroke="#ddd"/>'
+            )
+        parts.append(
+            f'<text x="{left + panel / 2}" y="{height - 15}" text-anchor="middle" '
+            f'font-size="11">N ScheduledPodAutoscalers (4 Schedules each), {unit}</text>'
+        )
+        return "".join(parts)
+
+    p50 = [r["start"]["hpa_lag_watch"]["p50"] for r in results]
+    p99 = [r["start"]["hpa_lag_watch"]["p99"] for r in results]
+    worst = [r["start"]["hpa_lag_watch"]["max"] for r in results]
+    rss = [r["peak_rss_mib"] for r in results]
+    lag_top = max(worst) * 1.1 or 1
+    rss_top = max(rss) * 1.1 or 1
+    left2 = 2 * pad + panel
+    body = (
+        axes(pad, "Boundary lag (s): HPA patched after the boundary", lag_top, "seconds")
+        + series(p50, lag_top, pad, "#1f77b4", "p50", 1)
+        + series(p99, lag_top, pad, "#ff7f0e", "p99", 2)
+        + series(worst, lag_top, pad, "#d62728", "max", 3)
+        + axes(left2, "Controller peak RSS (MiB)", rss_top, "MiB")
+        + series(rss, rss_top, left2, "#2ca02c", "VmHWM", 1)
+    )
+    path.write_text(
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'font-family="sans-serif"><rect width="100%" height="100%" fill="white"/>{body}</svg>\n',
+        encoding="utf-8",
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1,100,1000", help="comma-separated SPA counts")
+    parser.add_argument(
+        "--throttled",
+        type=int,
+        default=None,
+        metavar="N",
+        help="for this size, also restart the controller throttled for the window's end",
+    )
+    parser.add_argument("--qps", type=float, default=20.0)
+    parser.add_argument("--burst", type=int, default=30)
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "load.json")
+    parser.add_argument("--plot", type=Path, default=None, help="write an SVG plot here")
+    parser.add_argument("--keep", action="store_true", help="keep the work directories")
+    args = parser.parse_args()
+
+    sizes = [int(size) for size in args.sizes.split(",") if size]
+    results = []
+    for n in sizes:
+        workdir = Path(tempfile.mkdtemp(prefix=f"spa-load-{n}-"))
+        throttle = (args.qps, args.burst) if args.throttled == n else None
+        try:
+            results.append(Scenario(n, workdir, throttle=throttle).run())
+        finally:
+            if not args.keep:
+                shutil.rmtree(workdir, ignore_errors=True)
+            else:
+                log(f"kept {workdir}")
+    report = {"machine": machine(), "results": results}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    if args.plot is not None:
+        svg_plot(results, args.plot)
+    print(json.dumps(report["machine"]))
+    print(markdown(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

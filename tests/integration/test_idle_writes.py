@@ -1,0 +1,226 @@
+"""What the API server saw from `spa run` (its audit log), between boundaries and at one.
+
+`spa run` runs as a subprocess with its own ServiceAccount against a private control plane
+whose audit log records that user's requests. Between boundaries the controller must send no
+write at all; at a real wall-clock minute boundary it must patch each HPA exactly once and each
+status at most once (SPEC.md section 4, "Writes only on change").
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from spa.kube import HPA_V2, SCHEDULE, SCHEDULED_POD_AUTOSCALER, KubeClient, NotFound, connect
+from tests.integration.harness import REPO, autoscaler, schedule
+from tests.testenv.audit import AuditLog, audit_policy, service_account_user
+from tests.testenv.controlplane import ControlPlane
+
+pytestmark = [pytest.mark.integration, pytest.mark.e2e, pytest.mark.slow]
+
+SA_NAMESPACE = "scheduled-pod-autoscaler"
+SA_NAME = "scheduled-pod-autoscaler"
+USER = service_account_user(SA_NAMESPACE, SA_NAME)
+SPA = Path(sys.executable).parent / "spa"
+NAMESPACE = "idle"
+DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+
+def wait_for(check: Callable[[], Any], *, within: float, what: str) -> Any:
+    deadline = time.monotonic() + within
+    last: BaseException | None = None
+    while time.monotonic() < deadline:
+        try:
+            result = check()
+            if result:
+                return result
+        except (AssertionError, NotFound, KeyError) as error:
+            last = error
+        time.sleep(0.1)
+    raise AssertionError(f"{what} not reached within {within:.0f}s; last: {last!r}")
+
+
+@contextmanager
+def spa_run(kubeconfig: Path, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [
+                str(SPA),
+                "run",
+                "--kubeconfig",
+                str(kubeconfig),
+                "--namespace",
+                NAMESPACE,
+                "--metrics-addr",
+                "127.0.0.1:0",
+                "--probe-addr",
+                "127.0.0.1:0",
+            ],
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "KUBECONFIG": ""},
+        )
+        try:
+            yield process
+        finally:
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(timeout=10)
+
+
+def starting_at(boundary: datetime, zone: str, kind: str) -> dict[str, Any]:
+    """A window of `kind` that starts at the instant `boundary`, written in `zone`."""
+    start = boundary.astimezone(ZoneInfo(zone))
+    end = (boundary + timedelta(minutes=30)).astimezone(ZoneInfo(zone))
+    spec: dict[str, Any] = {"type": kind, "timeZone": zone, "minReplicas": 6, "maxReplicas": 20}
+    if kind == "OneShot":
+        spec |= {"startTime": f"{start:%Y-%m-%dT%H:%M}", "endTime": f"{end:%Y-%m-%dT%H:%M}"}
+    else:
+        spec |= {"startTime": f"{start:%H:%M}", "endTime": f"{end:%H:%M}"}
+    if kind == "Weekly":
+        spec |= {"startDayOfWeek": DAYS[start.weekday()], "endDayOfWeek": DAYS[end.weekday()]}
+    return spec
+
+
+def reconciled(client: KubeClient, names: list[str]) -> bool:
+    for name in names:
+        client.get(HPA_V2, NAMESPACE, name)
+        spa = client.get(SCHEDULED_POD_AUTOSCALER, NAMESPACE, name)
+        if (spa.get("status") or {}).get("observedGeneration") != spa["metadata"]["generation"]:
+            return False
+    for item in client.list(SCHEDULE, namespace=NAMESPACE).items:
+        if (item.get("status") or {}).get("observedGeneration") != item["metadata"]["generation"]:
+            return False
+    return True
+
+
+def test_no_writes_between_boundaries_and_one_patch_per_change(
+    control_plane_factory: Callable[..., ControlPlane], tmp_path: Path
+) -> None:
+    if os.environ.get("SPA_TESTENV_KUBECONFIG"):
+        pytest.skip("needs the audit log of a private local control plane")
+    plane = control_plane_factory(audit_policy=audit_policy(users=[USER]))
+    assert plane.audit_log is not None
+    audit = AuditLog(plane.audit_log)
+    for directory in ("config/crd", "config/rbac"):
+        plane.run_kubectl("apply", "--server-side", "-k", str(REPO / directory), check=True)
+    plane.run_kubectl(
+        "wait",
+        "--for=condition=Established",
+        "crd/scheduledpodautoscalers.autoscaling.d-kuro.github.io",
+        "crd/schedules.autoscaling.d-kuro.github.io",
+        "--timeout=60s",
+        check=True,
+    )
+    plane.run_kubectl("create", "namespace", NAMESPACE, check=True)
+    kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)
+
+    # A real minute boundary, far enough ahead for the start and an idle period of 20 s+.
+    now = datetime.now(UTC)
+    boundary = (now + timedelta(minutes=1)).replace(second=0, microsecond=0)
+    if (boundary - now).total_seconds() < 40:
+        boundary += timedelta(minutes=1)
+    names = ["tokyo", "berlin", "newyork"]
+    kinds = ["Daily", "Weekly", "OneShot"]
+    zones = ["Asia/Tokyo", "Europe/Berlin", "America/New_York"]
+    client = connect(kubeconfig=str(plane.kubeconfig))
+    try:
+        for name, kind, zone in zip(names, kinds, zones, strict=True):
+            client.create(SCHEDULED_POD_AUTOSCALER, NAMESPACE, autoscaler(name, NAMESPACE))
+            client.create(
+                SCHEDULE,
+                NAMESPACE,
+                schedule(f"{name}-prescale", NAMESPACE, name, **starting_at(boundary, zone, kind)),
+            )
+            # A window active throughout (an hour either side), in another zone.
+            around = now.astimezone(ZoneInfo("Australia/Sydney"))
+            client.create(
+                SCHEDULE,
+                NAMESPACE,
+                schedule(
+                    f"{name}-daytime",
+                    NAMESPACE,
+                    name,
+                    type="Daily",
+                    timeZone="Australia/Sydney",
+                    startTime=f"{around - timedelta(hours=1):%H:%M}",
+                    endTime=f"{around + timedelta(hours=1):%H:%M}",
+                    minReplicas=4,
+                ),
+            )
+
+        with spa_run(kubeconfig, tmp_path / "spa-run.log") as process:
+            wait_for(lambda: reconciled(client, names), within=30, what="all reconciled")
+            assert process.poll() is None
+            idle_from = time.time() + 1
+            idle_to = boundary.timestamp() - 2
+            assert idle_to - idle_from >= 20, "no room for the idle period"
+            time.sleep(idle_to - time.time())
+
+            idle = audit.select(user=USER, since=idle_from, until=idle_to)
+            assert [e for e in idle if e.is_write] == [], "writes between boundaries"
+            # Not even reads: the informers' watches stay open and nothing polls.
+            assert idle == [], [(e.verb, e.resource) for e in idle]
+
+            def flipped() -> bool:
+                return all(
+                    client.get(HPA_V2, NAMESPACE, n)["spec"]["minReplicas"] == 6 for n in names
+                )
+
+            wait_for(flipped, within=boundary.timestamp() + 15 - time.time(), what="HPAs patched")
+
+            def statuses_done() -> bool:
+                for name in names:
+                    status = client.get(SCHEDULED_POD_AUTOSCALER, NAMESPACE, name)["status"]
+                    if f"{name}-prescale" not in status.get("activeSchedules", []):
+                        return False
+                    flip = client.get(SCHEDULE, NAMESPACE, f"{name}-prescale")["status"]
+                    if flip.get("condition") != "Progressing":
+                        return False
+                return True
+
+            wait_for(statuses_done, within=10, what="statuses")
+            time.sleep(3)  # anything more the controller would send (it must not)
+            writes = audit.writes(user=USER, since=boundary.timestamp() - 1)
+            assert process.poll() is None
+    finally:
+        client.close()
+
+    by_kind = Counter((e.verb, e.resource) for e in writes)
+    hpa_patches = Counter(e.name for e in writes if e.resource == "horizontalpodautoscalers")
+    assert hpa_patches == Counter(dict.fromkeys(names, 1)), writes
+    assert by_kind[("patch", "horizontalpodautoscalers")] == len(names)
+    status_patches = Counter((e.resource, e.name) for e in writes if e.resource.endswith("/status"))
+    assert status_patches, "the statuses changed at the boundary"
+    assert max(status_patches.values()) == 1, status_patches
+    # Exactly: each SPA's status, and the status of each Schedule that started; nothing else
+    # but the Events that report the starts.
+    assert set(status_patches) == {("scheduledpodautoscalers/status", name) for name in names} | {
+        ("schedules/status", f"{name}-prescale") for name in names
+    }
+    assert set(by_kind) <= {
+        ("patch", "horizontalpodautoscalers"),
+        ("patch", "scheduledpodautoscalers/status"),
+        ("patch", "schedules/status"),
+        ("create", "events"),
+        ("patch", "events"),
+    }, by_kind
+    # The audit log's own times: each patch was done within a second of the boundary.
+    for event in writes:
+        if event.resource == "horizontalpodautoscalers":
+            assert event.completed - boundary.timestamp() < 1.0, event
