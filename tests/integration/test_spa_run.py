@@ -135,9 +135,14 @@ def test_window_starts_and_ends_on_real_minute_boundaries(
             return (datetime.now(UTC) - boundary).total_seconds()
 
         lag_start = changed_at((6, 12), start)
-        assert kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web")["activeSchedules"] == [
-            "soon"
-        ]
+        wait_for(
+            lambda: (
+                kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web")["activeSchedules"]
+                == ["soon"]
+            ),
+            within=5,
+            what="status written after the HPA",
+        )
         lag_end = changed_at((3, 10), end)
         # Seen by polling every 50 ms from this test: generous, but far below a polling design.
         assert lag_start < 2.0, lag_start
