@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
@@ -139,12 +140,21 @@ class Cluster:
             return str(response.status.token)
 
     def server_and_ca(self) -> tuple[str, Path]:
-        """The server URL and CA file of the admin kubeconfig."""
-        import yaml
+        """The server URL and a CA file of the admin kubeconfig's current context.
 
+        An inline `certificate-authority-data` (common in kubeconfigs of real clusters) is
+        written to a file in the work directory.
+        """
         config = yaml.safe_load(self.kubeconfig.read_text(encoding="utf-8"))
-        cluster = config["clusters"][0]["cluster"]
-        return cluster["server"], Path(cluster["certificate-authority"])
+        contexts = {c["name"]: c["context"] for c in config.get("contexts", [])}
+        clusters = {c["name"]: c["cluster"] for c in config["clusters"]}
+        current = contexts.get(config.get("current-context", ""))
+        cluster = clusters[current["cluster"]] if current else next(iter(clusters.values()))
+        if "certificate-authority" in cluster:
+            return cluster["server"], Path(cluster["certificate-authority"])
+        ca = self.workdir / "cluster-ca.crt"
+        ca.write_bytes(base64.b64decode(cluster["certificate-authority-data"]))
+        return cluster["server"], ca
 
     def service_account_kubeconfig(
         self,
