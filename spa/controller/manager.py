@@ -188,6 +188,9 @@ class Manager:
                 keys.update(schedule_keys(schedule))
             return sorted(keys)
 
+        async def api_ready() -> None:
+            await AsyncKubeClient(self.client, executor).run(self.client.readyz, timeout=5.0)
+
         controller = Controller(
             name=QUEUE_NAME,
             queue=queue,
@@ -196,6 +199,8 @@ class Manager:
             list_keys=every_key,
             resync_period=self.resync_period,
             clock=self.clock,
+            # After an outage, failed keys are retried as soon as the API answers again.
+            probe=api_ready,
         )
 
         servers = self._start_endpoints()

@@ -370,6 +370,18 @@ class KubeClient:
             self._discovery_cache[group_version] = served
         return served
 
+    def readyz(self, *, timeout: float | None = None) -> None:
+        """Return if ``GET /readyz`` answers 200 (the server is up and can reach etcd); raise
+        :class:`~spa.kube.ApiUnavailable` or :class:`~spa.kube.ApiError` otherwise. Every
+        authenticated identity may read it (the ``system:public-info-viewer`` ClusterRole)."""
+        response = self._send("readyz", None, "GET", "/readyz", timeout=timeout)
+        try:
+            response.data  # noqa: B018  (read the body so the connection can be reused)
+        except _TRANSPORT_ERRORS as err:
+            raise ApiUnavailable(f"GET /readyz: reading the response failed: {err!r}") from err
+        finally:
+            response.release_conn()
+
     # -- writes -------------------------------------------------------------------------------
 
     def create(

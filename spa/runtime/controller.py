@@ -14,13 +14,15 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
+from spa.kube import ApiUnavailable
 from spa.runtime import metrics
+from spa.runtime.backoff import Backoff
 from spa.runtime.clock import Clock
 from spa.runtime.logging import object_logger
 from spa.runtime.store import split_key
 from spa.runtime.workqueue import QueueShutDown, WorkQueue
 
-__all__ = ["Controller", "Reconcile", "Result"]
+__all__ = ["Controller", "Probe", "Reconcile", "Result"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,9 @@ class Result:
 Reconcile = Callable[[str], Awaitable[Result | None]]
 """``async reconcile(key) -> Result`` (returning ``None`` is the same as ``Result()``)."""
 
+Probe = Callable[[], Awaitable[object]]
+"""``async probe()``: returns if the API server is reachable and ready, raises otherwise."""
+
 
 class Controller:
     """Runs ``workers`` concurrent reconciles fed by ``queue``.
@@ -48,6 +53,12 @@ class Controller:
     :param list_keys: returns every key that exists (usually ``informer.store.keys``); all of
         them are re-queued every ``resync_period`` seconds as a safety net against a missed
         timer or event. ``None`` disables the resync.
+    :param probe: checks that the API server is back. With a probe, a key whose reconcile
+        failed because the server could not be reached (:class:`~spa.kube.ApiUnavailable`) does
+        not back off on its own: it waits, with every other such key, for one probe loop (every
+        ``probe_backoff`` seconds, doubling) to see the server ready, and then all of them are
+        retried at once. Recovery after an outage then takes seconds however long it lasted,
+        and an outage costs one request per probe interval instead of one per key.
     """
 
     def __init__(
@@ -60,6 +71,8 @@ class Controller:
         list_keys: Callable[[], Iterable[str]] | None = None,
         resync_period: float | None = 600.0,
         clock: Clock | None = None,
+        probe: Probe | None = None,
+        probe_backoff: tuple[float, float] = (0.5, 4.0),
     ) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
@@ -71,6 +84,10 @@ class Controller:
         self._resync_period = resync_period
         self._clock: Clock = clock or queue.clock
         self._duration = metrics.RECONCILE_DURATION.labels(name)
+        self._probe = probe
+        self._probe_backoff = probe_backoff
+        self._parked: set[str] = set()
+        self._prober: asyncio.Task[None] | None = None
 
     async def run(self) -> None:
         """Run the workers (and the resync) until the queue is shut down or the task is
@@ -84,10 +101,11 @@ class Controller:
                     group.create_task(self._worker(), name=f"{self.name}-worker-{index}")
         finally:
             self.queue.shutdown()
-            if resync is not None:
-                resync.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await resync
+            for task in (resync, self._prober):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
 
     def resync_now(self) -> None:
         """Queue every key returned by ``list_keys``."""
@@ -120,13 +138,18 @@ class Controller:
             result = await self._reconcile(key) or Result()
         except asyncio.CancelledError:
             raise
-        except Exception:
+        except Exception as error:
             metrics.RECONCILE_TOTAL.labels(self.name, "error").inc()
-            retries = self.queue.num_requeues(key)
             namespace, name = split_key(key)
-            object_logger(log, namespace, name, controller=self.name).exception(
-                "reconcile failed; retry %d with backoff", retries + 1
-            )
+            logger = object_logger(log, namespace, name, controller=self.name)
+            if self._probe is not None and isinstance(error, ApiUnavailable):
+                logger.warning(
+                    "reconcile failed, API server unreachable (%s); retry once it is back", error
+                )
+                self._park(key)
+                return
+            retries = self.queue.num_requeues(key)
+            logger.exception("reconcile failed; retry %d with backoff", retries + 1)
             self.queue.add_rate_limited(key)
             return
         finally:
@@ -138,6 +161,31 @@ class Controller:
         else:
             metrics.RECONCILE_TOTAL.labels(self.name, "requeue").inc()
             self.queue.add_at(key, when)
+
+    def _park(self, key: str) -> None:
+        self._parked.add(key)
+        if self._prober is None or self._prober.done():
+            self._prober = asyncio.create_task(self._wait_for_api(), name=f"{self.name}-probe")
+
+    async def _wait_for_api(self) -> None:
+        """Probe until the API server answers, then retry every parked key."""
+        assert self._probe is not None
+        initial, maximum = self._probe_backoff
+        backoff = Backoff(initial=initial, maximum=maximum)
+        while True:
+            await self._clock.sleep(backoff.next_delay())
+            try:
+                await self._probe()
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                log.debug("API server still unavailable: %s", error)
+                continue
+            keys, self._parked = self._parked, set()
+            log.info("API server is back; retrying %d keys", len(keys))
+            for key in sorted(keys):
+                self.queue.add(key)
+            return
 
 
 def _earliest(result: Result, now: float) -> float | None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 
 import pytest
 
+from spa.kube import ApiUnavailable
 from spa.runtime import Controller, FakeClock, Result, WorkQueue
 
 START = 2_000_000.0
@@ -174,3 +176,52 @@ async def test_one_key_is_never_reconciled_twice_at_once() -> None:
     assert overlaps == 0
     queue.shutdown()
     await asyncio.wait_for(task, timeout=2)
+
+
+async def test_unreachable_api_parks_keys_until_the_probe_succeeds() -> None:
+    clock = FakeClock(start=START)
+    queue = WorkQueue(clock=clock, base_delay=1.0, max_delay=300.0, jitter=0.0, name="ctl-probe")
+    reconcile = Recorder()
+    reconcile.clock = clock
+    down = ApiUnavailable("connection refused")
+    reconcile.outcomes = {key: [down] * 8 + [Result()] for key in ("ns/a", "ns/b")}
+    api_up = False
+    probes: list[float] = []
+
+    async def probe() -> None:
+        probes.append(clock.now())
+        if not api_up:
+            raise ApiUnavailable("connection refused")
+
+    controller = Controller(
+        name="ctl-probe",
+        queue=queue,
+        reconcile=reconcile,
+        workers=2,
+        clock=clock,
+        probe=probe,
+        probe_backoff=(0.5, 4.0),
+    )
+    task = await run_for_a_moment(controller)
+    queue.add("ns/a")
+    queue.add("ns/b")
+    await settle()
+    assert len(reconcile.calls) == 2
+    # A long outage: the keys do not back off on their own (they would wait minutes by now)...
+    for _ in range(300):
+        clock.advance(0.5)
+        await settle()
+    assert len(reconcile.calls) == 2
+    assert queue.waiting_until("ns/a") is None
+    # ...and one probe at most every 4 s is all the outage costs.
+    assert 150 / 4.0 <= len(probes) <= 150 / 2.0 + 1
+    assert all(b - a <= 4.0 + 1e-6 for a, b in itertools.pairwise(probes))
+    # The API is back: within one probe interval both keys are retried.
+    api_up = True
+    back = clock.now()
+    while len(reconcile.calls) < 4:
+        clock.advance(0.25)
+        await settle()
+        assert clock.now() - back <= 4.0
+    assert sorted(key for key, _ in reconcile.calls[2:]) == ["ns/a", "ns/b"]
+    await stop(controller, task)
