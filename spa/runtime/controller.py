@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
-from spa.kube import ApiUnavailable
+from spa.kube import ApiError, ApiUnavailable
 from spa.runtime import metrics
 from spa.runtime.backoff import Backoff
 from spa.runtime.clock import Clock
@@ -150,7 +150,8 @@ class Controller:
                 return
             retries = self.queue.num_requeues(key)
             logger.exception("reconcile failed; retry %d with backoff", retries + 1)
-            self.queue.add_rate_limited(key)
+            retry_after = error.retry_after if isinstance(error, ApiError) else None
+            self.queue.add_rate_limited(key, at_least=retry_after or 0.0)
             return
         finally:
             self._duration.observe(time.perf_counter() - started)

@@ -112,12 +112,13 @@ class WorkQueue:
         """Queue ``key`` after ``delay`` seconds of the clock's time."""
         self.add_at(key, self.clock.now() + delay)
 
-    def add_rate_limited(self, key: str) -> None:
-        """Queue ``key`` after its backoff: ``base * 2**(failures)`` capped, plus jitter."""
+    def add_rate_limited(self, key: str, *, at_least: float = 0.0) -> None:
+        """Queue ``key`` after its backoff: ``base * 2**(failures)`` capped, plus jitter, but
+        not before ``at_least`` seconds (a server's ``Retry-After``)."""
         failures = self._failures.get(key, 0)
         self._failures[key] = failures + 1
         self._retries.inc()
-        self.add_after(key, self.backoff_delay(failures))
+        self.add_after(key, max(at_least, self.backoff_delay(failures)))
 
     def backoff_delay(self, failures: int) -> float:
         """The delay after ``failures`` earlier failures (0 for the first retry)."""

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from spa.kube import ApiUnavailable
+from spa.kube import ApiUnavailable, TooManyRequests
 from spa.runtime import Controller, FakeClock, Result, WorkQueue
 
 START = 2_000_000.0
@@ -176,6 +176,24 @@ async def test_one_key_is_never_reconciled_twice_at_once() -> None:
     assert overlaps == 0
     queue.shutdown()
     await asyncio.wait_for(task, timeout=2)
+
+
+async def test_too_many_requests_waits_at_least_the_servers_retry_after(setup) -> None:  # type: ignore[no-untyped-def]
+    controller, queue, clock, reconcile = setup
+    throttled = TooManyRequests(429, "TooManyRequests", "slow down", retry_after=5.0)
+    reconcile.outcomes["ns/a"] = [throttled, Result()]
+    task = await run_for_a_moment(controller)
+    queue.add("ns/a")
+    await settle()
+    # The backoff alone would retry after 1 s; the server asked for 5.
+    assert queue.waiting_until("ns/a") == clock.now() + 5.0
+    clock.advance(4.9)
+    await settle()
+    assert len(reconcile.calls) == 1
+    clock.advance(0.1)
+    await settle()
+    assert len(reconcile.calls) == 2
+    await stop(controller, task)
 
 
 async def test_unreachable_api_parks_keys_until_the_probe_succeeds() -> None:
