@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from spa.controller.desired import FIELD_MANAGER
-from spa.kube import HPA_V2, SCHEDULE, SCHEDULED_POD_AUTOSCALER
+from spa.kube import HPA_V2, SCHEDULE, SCHEDULED_POD_AUTOSCALER, NotFound
 from tests.integration.harness import (
     Kube,
     Running,
@@ -27,6 +27,14 @@ from tests.integration.harness import (
 pytestmark = pytest.mark.integration
 
 DAILY_NOON = {"type": "Daily", "startTime": "12:00", "endTime": "13:00"}
+
+
+def hpa_gone(kube: Kube, namespace: str, name: str) -> bool:
+    try:
+        kube.hpa(namespace, name)
+    except NotFound:
+        return True
+    return False
 
 
 async def bounds_become(kube: Kube, namespace: str, name: str, expected: tuple[int, int]) -> None:
@@ -411,14 +419,7 @@ async def test_deleting_the_autoscaler_collects_its_hpa(
     await bounds_become(kube, namespace, "web", (3, 10))
     kube.delete(SCHEDULED_POD_AUTOSCALER, namespace, "web")
 
-    def gone() -> bool:
-        try:
-            kube.hpa(namespace, "web")
-        except Exception as error:  # NotFound once the garbage collector has run
-            return "404" in str(error) or "NotFound" in type(error).__name__
-        return False
-
-    await eventually(gone, within=60, what="HPA garbage-collected")
+    await eventually(lambda: hpa_gone(kube, namespace, "web"), within=60, what="HPA collected")
 
 
 async def test_invalid_schedule_is_degraded_and_the_others_still_apply(
@@ -518,3 +519,37 @@ async def test_probes(controller: Running) -> None:
 
     assert await asyncio.to_thread(status, "/healthz") == 200
     assert await asyncio.to_thread(status, "/readyz") == 200
+
+
+async def test_retargeting_to_a_missing_autoscaler_releases_the_schedule(
+    controller: Running, kube: Kube, namespace: str
+) -> None:
+    """The Schedule is Degraded and no longer owned, so deleting its old SPA keeps it."""
+    kube.create(autoscaler("a", namespace))
+    kube.create(
+        schedule(
+            "moving",
+            namespace,
+            "a",
+            minReplicas=7,
+            type="Daily",
+            startTime="10:00",
+            endTime="12:00",
+        )
+    )
+    await bounds_become(kube, namespace, "a", (7, 10))
+    kube.merge(SCHEDULE, namespace, "moving", {"spec": {"scaleTargetRef": {"name": "ghost"}}})
+    status = await eventually(
+        lambda: (
+            (s := kube.status(SCHEDULE, namespace, "moving")).get("condition") == "Degraded" and s
+        )
+    )
+    assert status["message"] == f"ScheduledPodAutoscaler {namespace}/ghost not found"
+    await eventually(
+        lambda: not kube.get(SCHEDULE, namespace, "moving")["metadata"].get("ownerReferences")
+    )
+    await bounds_become(kube, namespace, "a", (3, 10))
+    kube.delete(SCHEDULED_POD_AUTOSCALER, namespace, "a")
+    await eventually(lambda: hpa_gone(kube, namespace, "a"), within=60, what="GC of a's HPA")
+    # The garbage collector has processed a's dependents; the released Schedule is not one.
+    assert kube.get(SCHEDULE, namespace, "moving")["spec"]["scaleTargetRef"]["name"] == "ghost"
