@@ -207,6 +207,13 @@ class Reconciler:
             self._expected_boundary.pop(key, None)
         else:
             self._expected_boundary[key] = upcoming
+        if outcome.wrote:
+            # HPAs first: when a whole fleet is due at one boundary (or at the first start),
+            # every due HPA is written before any status. This key goes back to the end of the
+            # queue, behind the others that are due now; that pass finds the HPA in sync and
+            # writes the statuses and Events. With a throttled client (or a busy API server)
+            # the last HPA no longer waits for the status writes of all the SPAs before it.
+            return Result(requeue_after=0.0)
 
         reason = "Applied"
         if outcome.problem is not None:
