@@ -99,8 +99,19 @@ def parse_scheduled_pod_autoscaler(document: Mapping[str, Any]) -> ScheduledPodA
 
 
 def parse_schedule(document: Mapping[str, Any]) -> Schedule:
-    """A Schedule from its JSON/YAML form; `compile_schedule` checks the window itself."""
-    return _parse(Schedule, document)
+    """A Schedule from its JSON/YAML form; `compile_schedule` checks the window itself.
+
+    If the document fails structurally, the window checks of `compile_schedule` still run on
+    the fields that are fine, and their errors are reported too.
+    """
+    try:
+        return _parse(Schedule, document)
+    except InvalidObject as invalid:
+        reported = {error.field for error in invalid.errors}
+        more = _also_wrong(document, reported) if isinstance(document, Mapping) else []
+        if not more:
+            raise
+        raise InvalidObject([*invalid.errors, *more]) from None
 
 
 def autoscaler_base(autoscaler: ScheduledPodAutoscaler) -> Base:
@@ -110,56 +121,18 @@ def autoscaler_base(autoscaler: ScheduledPodAutoscaler) -> Base:
 
 def compile_schedule(spec: ScheduleSpec) -> CompiledSchedule:
     """The engine's window for a Schedule spec, or InvalidObject naming every bad field."""
-    errors: list[FieldError] = []
-
-    def attempt(field: str, check: Any, *args: Any) -> Any:
-        try:
-            return check(*args)
-        except WallClockError as error:
-            errors.append(FieldError(field, str(error)))
-            return None
-
-    zone = attempt("spec.timeZone", load_zone, spec.time_zone or "")
-    window: Window | None = None
-    if spec.type is ScheduleType.OneShot:
-        start = attempt("spec.startTime", parse_local_datetime, spec.start_time)
-        end = attempt("spec.endTime", parse_local_datetime, spec.end_time)
-        if start is not None and end is not None and end <= start:
-            errors.append(
-                FieldError("spec.endTime", f"must be after startTime ({spec.start_time})")
-            )
-        elif start is not None and end is not None and zone is not None:
-            try:
-                window = OneShotWindow(start=start, end=end, zone=zone)
-            except (OverflowError, ValueError, OSError):
-                errors.append(FieldError("spec.startTime", "is outside the supported years"))
-    else:
-        start_of_day = attempt("spec.startTime", parse_hour_minute, spec.start_time)
-        end_of_day = attempt("spec.endTime", parse_hour_minute, spec.end_time)
-        days = None
-        if spec.type is ScheduleType.Weekly:
-            first = _weekday(spec.start_day_of_week, "spec.startDayOfWeek", errors)
-            last = _weekday(spec.end_day_of_week, "spec.endDayOfWeek", errors)
-            if first is not None and last is not None:
-                days = weekdays_between(first, last)
-        if (
-            start_of_day is not None
-            and end_of_day is not None
-            and zone is not None
-            and (spec.type is ScheduleType.Daily or days is not None)
-        ):
-            window = RecurringWindow(start=start_of_day, end=end_of_day, zone=zone, days=days)
-    if (
-        spec.min_replicas is not None
-        and spec.max_replicas is not None
-        and spec.min_replicas > spec.max_replicas
-    ):
-        errors.append(
-            FieldError(
-                "spec.maxReplicas",
-                f"must not be less than minReplicas ({spec.min_replicas}), got {spec.max_replicas}",
-            )
+    window, errors = _check_window(
+        _WindowFields(
+            type=spec.type,
+            start_time=spec.start_time,
+            end_time=spec.end_time,
+            start_day=spec.start_day_of_week,
+            end_day=spec.end_day_of_week,
+            time_zone=spec.time_zone,
+            min_replicas=spec.min_replicas,
+            max_replicas=spec.max_replicas,
         )
+    )
     if errors or window is None:
         raise InvalidObject(errors or [FieldError("spec", "is not a valid schedule")])
     return CompiledSchedule(
@@ -170,13 +143,123 @@ def compile_schedule(spec: ScheduleSpec) -> CompiledSchedule:
     )
 
 
-def _weekday(
-    name: WeekdayName | str | None, field: str, errors: list[FieldError]
-) -> Weekday | None:
+_UNCHECKED = object()
+
+
+@dataclass(frozen=True, slots=True)
+class _WindowFields:
+    """The fields a window is built from. `_UNCHECKED` marks one whose structural error was
+    already reported, so that it is neither checked again nor called missing."""
+
+    type: ScheduleType | None
+    start_time: str | object | None
+    end_time: str | object | None
+    start_day: str | object | None
+    end_day: str | object | None
+    time_zone: str | object | None
+    min_replicas: int | None
+    max_replicas: int | None
+
+
+def _check_window(fields: _WindowFields) -> tuple[Window | None, list[FieldError]]:
+    errors: list[FieldError] = []
+
+    def attempt(field: str, check: Any, value: Any) -> Any:
+        if value is _UNCHECKED:
+            return None
+        try:
+            return check(value)
+        except WallClockError as error:
+            errors.append(FieldError(field, str(error)))
+            return None
+
+    zone = attempt("spec.timeZone", load_zone, fields.time_zone or "")
+    window: Window | None = None
+    if fields.type is ScheduleType.OneShot:
+        start = attempt("spec.startTime", parse_local_datetime, fields.start_time)
+        end = attempt("spec.endTime", parse_local_datetime, fields.end_time)
+        if start is not None and end is not None and end <= start:
+            errors.append(
+                FieldError("spec.endTime", f"must be after startTime ({fields.start_time})")
+            )
+        elif start is not None and end is not None and zone is not None:
+            try:
+                window = OneShotWindow(start=start, end=end, zone=zone)
+            except (OverflowError, ValueError, OSError):
+                errors.append(FieldError("spec.startTime", "is outside the supported years"))
+    elif fields.type is not None:
+        start_of_day = attempt("spec.startTime", parse_hour_minute, fields.start_time)
+        end_of_day = attempt("spec.endTime", parse_hour_minute, fields.end_time)
+        days = None
+        if fields.type is ScheduleType.Weekly:
+            first = _weekday(fields.start_day, "spec.startDayOfWeek", errors)
+            last = _weekday(fields.end_day, "spec.endDayOfWeek", errors)
+            if first is not None and last is not None:
+                days = weekdays_between(first, last)
+        if (
+            start_of_day is not None
+            and end_of_day is not None
+            and zone is not None
+            and (fields.type is ScheduleType.Daily or days is not None)
+        ):
+            window = RecurringWindow(start=start_of_day, end=end_of_day, zone=zone, days=days)
+    if (
+        fields.min_replicas is not None
+        and fields.max_replicas is not None
+        and fields.min_replicas > fields.max_replicas
+    ):
+        errors.append(
+            FieldError(
+                "spec.maxReplicas",
+                f"must not be less than minReplicas ({fields.min_replicas}), "
+                f"got {fields.max_replicas}",
+            )
+        )
+    return window, errors
+
+
+def _weekday(name: str | object | None, field: str, errors: list[FieldError]) -> Weekday | None:
+    if name is _UNCHECKED:
+        return None
     if not name:
         errors.append(FieldError(field, "is required for a Weekly schedule (Sunday to Saturday)"))
         return None
     return Weekday[str(name)]
+
+
+def _also_wrong(document: Mapping[str, Any], reported: set[str | None]) -> list[FieldError]:
+    """The window errors of a Schedule that failed structurally, for the fields that did not:
+    so that one round of fixes is enough, a user sees every problem at once."""
+    spec = document.get("spec")
+    if not isinstance(spec, Mapping):
+        return []
+
+    def value(name: str, kind: type | tuple[type, ...], allowed: Any = None) -> Any:
+        raw = spec.get(name)
+        if f"spec.{name}" in reported or raw is None:
+            return _UNCHECKED if f"spec.{name}" in reported else None
+        if not isinstance(raw, kind) or (allowed is not None and raw not in allowed):
+            return _UNCHECKED
+        return raw
+
+    kind = spec.get("type")
+    if "spec.type" in reported or kind not in {member.value for member in ScheduleType}:
+        kind = None
+    integers = (int,)
+    minimum, maximum = value("minReplicas", integers), value("maxReplicas", integers)
+    _, errors = _check_window(
+        _WindowFields(
+            type=ScheduleType(kind) if kind else None,
+            start_time=value("startTime", str),
+            end_time=value("endTime", str),
+            start_day=value("startDayOfWeek", str, {"", *WeekdayName}),
+            end_day=value("endDayOfWeek", str, {"", *WeekdayName}),
+            time_zone=value("timeZone", str),
+            min_replicas=minimum if isinstance(minimum, int) else None,
+            max_replicas=maximum if isinstance(maximum, int) else None,
+        )
+    )
+    return [error for error in errors if error.field not in reported]
 
 
 def _parse(model: type[Model], document: Mapping[str, Any]) -> Model:

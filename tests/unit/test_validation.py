@@ -236,3 +236,21 @@ def test_arbitrary_documents_never_raise_anything_but_invalid_object(document: A
     for parse in (parse_schedule, parse_scheduled_pod_autoscaler):
         errors = problems(lambda parse=parse: parse(document))  # type: ignore[misc]
         assert errors is None or errors
+
+
+def test_structural_and_window_errors_are_reported_together() -> None:
+    document = with_spec(
+        SCHEDULE, minReplicas=0, timeZone="Asia/Tokio", startTime="25:00", startDayOfWeek="Mondy"
+    )
+    with pytest.raises(InvalidObject) as caught:
+        parse_schedule(document)
+    found = {str(error.field): str(error) for error in caught.value.errors}
+    assert set(found) == {
+        "spec.minReplicas",
+        "spec.startDayOfWeek",
+        "spec.timeZone",
+        "spec.startTime",
+    }
+    # The bad weekday is reported once, as a bad value, not also as a missing one.
+    assert "is required" not in found["spec.startDayOfWeek"]
+    assert found["spec.timeZone"] == "spec.timeZone: unknown time zone 'Asia/Tokio'"
