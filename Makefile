@@ -52,8 +52,15 @@ run: cluster
 	@echo
 	KUBECONFIG=$(CLUSTER_DIR)/kubeconfig $(BIN)/spa run $(RUN_ARGS)
 
-bench: venv
+# The engine benchmark, then the load benchmark (`spa run` against a real control plane; each
+# size waits for a real minute boundary). FULL=1: 1 to 5,000 SPAs, a throttled run and the plot.
+BENCH_FULL_ARGS := --sizes 1,100,1000,5000 --throttled 1000 \
+  --out docs/performance-load.json --plot docs/performance-load.svg
+BENCH_QUICK_ARGS := --sizes 1,100
+BENCH_LOAD_ARGS ?= $(if $(FULL),$(BENCH_FULL_ARGS),$(BENCH_QUICK_ARGS))
+bench: venv testenv
 	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/load.py $(BENCH_LOAD_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache

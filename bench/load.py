@@ -1,28 +1,33 @@
 """Load benchmark: `spa run` against a real control plane, with a real wall-clock boundary.
 
-For each size N it starts a fresh control plane (tests/testenv: etcd, kube-apiserver with an
-audit log of the controller's requests, kube-controller-manager), creates N
-ScheduledPodAutoscalers with 4 Schedules each (Weekly, Daily and OneShot in six time zones),
-starts `spa run` as a subprocess with its own ServiceAccount, and measures:
+For each size N it starts a fresh control plane (tests/testenv: etcd and kube-apiserver, with
+an audit log of the controller's ServiceAccount; no kube-controller-manager, see
+Scenario.run), creates N ScheduledPodAutoscalers with 4 Schedules each (Weekly, Daily and
+OneShot in six time zones), and runs `spa run` as a subprocess with its own ServiceAccount:
 
-* ready: process start -> caches synced (from its log) and -> every object reconciled (every
-  SPA has status.observedGeneration and an HPA, every Schedule has status.observedGeneration);
-* idle: the controller's API requests between ready and the boundary (audit log);
-* boundary lag: one Schedule of every SPA starts at the same wall-clock minute B; an
-  independent watch on the HPAs in this process records when each HPA's minReplicas changed;
-  the audit log gives the time the API server completed each patch;
-* requests by verb and resource during the transition, and writes per object;
-* peak RSS (VmHWM) and CPU seconds (utime+stime) of the controller process.
+1. cold start (nothing reconciled yet: every Schedule needs its ownerReference and a status):
+   process start -> caches synced (its log) -> every object reconciled (every SPA has
+   status.observedGeneration and an HPA, every Schedule has status.observedGeneration);
+2. restart (everything in sync: the usual start): synced and all reconciled (its metrics);
+3. one Schedule of every SPA is moved to start at the same wall-clock minute B, chosen so that
+   the controller takes the edit in and then idles for 20 s or more; the audit log shows the
+   idle period's requests;
+4. at B, an independent watch on the HPAs in this process records when each HPA's minReplicas
+   changed (lag p50/p99/max); the audit log gives the time the API server completed each patch,
+   the requests by verb and resource, and the writes per object;
+5. peak RSS (VmHWM) and CPU seconds (utime+stime) of the controller process; then the API
+   server's own capacity for HPA patches from 4 and 16 concurrent clients (controller stopped).
 
 With `--throttled N` the N-SPA scenario continues: the controller is restarted with
 `--kube-api-qps/--kube-api-burst` and the window of every SPA ends at B + 2 min, so the
-throttled controller handles a whole-fleet transition.
+throttled controller handles a whole-fleet transition. `--spa-src DIR` runs the controller
+from another source tree (a worktree of an older commit) for before/after comparisons.
 
-    python bench/load.py                        # sizes 1,100,1000 (make bench)
-    python bench/load.py --sizes 1,100,1000,5000 --throttled 1000   # (make bench FULL=1)
+    python bench/load.py --sizes 1,100          # make bench
+    python bench/load.py --sizes 1,100,1000,5000 --throttled 1000   # make bench FULL=1
 
-Results go to bench/results/load.json (raw) and a Markdown summary on stdout; `--plot` writes
-an SVG of lag and memory against N.
+A Markdown summary goes to stdout, progress to stderr; `--out` writes the raw results (JSON),
+`--plot` an SVG of lag and memory against N.
 """
 
 from __future__ import annotations
@@ -124,21 +129,9 @@ def autoscaler(name: str) -> dict[str, Any]:
     }
 
 
-def schedules(index: int, name: str, boundary: datetime, now: datetime) -> list[dict[str, Any]]:
-    """Four Schedules: one starting at `boundary` (type and zone rotate with the index), one
-    Daily active during the whole run, one Weekly three days away, one OneShot next month."""
-
-    def make(suffix: str, spec: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "apiVersion": "autoscaling.d-kuro.github.io/v1",
-            "kind": "Schedule",
-            "metadata": {"name": f"{name}-{suffix}", "namespace": NAMESPACE},
-            "spec": {"scaleTargetRef": {"name": name}, **spec},
-        }
-
+def flip_spec(index: int, boundary: datetime) -> dict[str, Any]:
+    """The window of SPA `index` that starts at `boundary` (type and zone rotate)."""
     zone = ZONES[index % len(ZONES)]
-    other = ZONES[(index + 1) % len(ZONES)]
-    third = ZONES[(index + 2) % len(ZONES)]
     start = _local(boundary, zone)
     end = _local(boundary + timedelta(minutes=WINDOW_MINUTES), zone)
     kind = ("Weekly", "Daily", "OneShot")[index % 3]
@@ -152,8 +145,25 @@ def schedules(index: int, name: str, boundary: datetime, now: datetime) -> list[
         flip |= {"startTime": start.strftime("%H:%M"), "endTime": end.strftime("%H:%M")}
     if kind == "Weekly":
         flip |= {"startDayOfWeek": DAYS[start.weekday()], "endDayOfWeek": DAYS[end.weekday()]}
-    flip |= {"minReplicas": FLIP_MIN, "maxReplicas": FLIP_MAX}
+    return flip | {"minReplicas": FLIP_MIN, "maxReplicas": FLIP_MAX}
 
+
+def schedules(index: int, name: str, boundary: datetime, now: datetime) -> list[dict[str, Any]]:
+    """Four Schedules: one starting at `boundary` (`flip_spec`), one Daily active during the
+    whole run, one Weekly three days away, one OneShot next month."""
+
+    def make(suffix: str, spec: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "apiVersion": "autoscaling.d-kuro.github.io/v1",
+            "kind": "Schedule",
+            "metadata": {"name": f"{name}-{suffix}", "namespace": NAMESPACE},
+            "spec": {"scaleTargetRef": {"name": name}, **spec},
+        }
+
+    zone = ZONES[index % len(ZONES)]
+    other = ZONES[(index + 1) % len(ZONES)]
+    third = ZONES[(index + 2) % len(ZONES)]
+    flip = flip_spec(index, boundary)
     active_from = _local(now - timedelta(hours=1), other)
     active_to = _local(now + timedelta(hours=3), other)
     later = _local(now + timedelta(days=3), third)
@@ -356,11 +366,26 @@ def writes_per_object(events: list[AuditEvent]) -> dict[str, dict[int, int]]:
 
 
 class Scenario:
-    def __init__(self, n: int, workdir: Path, *, throttle: tuple[float, int] | None) -> None:
+    def __init__(
+        self,
+        n: int,
+        workdir: Path,
+        *,
+        throttle: tuple[float, int] | None,
+        spa_src: Path | None = None,
+        workers: int | None = None,
+    ) -> None:
         self.n = n
+        self.spa_src = spa_src
+        self.workers = workers
         self.workdir = workdir
         self.throttle = throttle
-        self.result: dict[str, Any] = {"n": n, "schedules": 4 * n}
+        self.result: dict[str, Any] = {
+            "n": n,
+            "schedules": 4 * n,
+            "spa_src": str(spa_src or REPO),
+            "workers": workers or 4,
+        }
         self.hpa_changed: dict[str, float] = {}  # name -> first time minReplicas == wanted
         self.wanted_min = FLIP_MIN
         self._lock = threading.Lock()
@@ -375,9 +400,11 @@ class Scenario:
         plane = ControlPlane(
             self.workdir / "plane",
             audit_policy=audit_policy(users=[CONTROLLER_USER]),
-            # The production default; the testenv's 1 s would make the HPA controller rewrite
-            # thousands of HPA statuses per second, which is not what a cluster does.
-            extra_controller_manager_args=["--horizontal-pod-autoscaler-sync-period=15s"],
+            # No kube-controller-manager: the HPAs' Deployments do not exist, so its HPA
+            # controller would write a FailedGetScale Event for every HPA at every sync, a load
+            # on the shared API server that a real cluster (where the targets exist) lacks.
+            # Nothing here needs its garbage collector.
+            controller_manager=False,
         )
         plane.start()
         try:
@@ -402,21 +429,17 @@ class Scenario:
         admin = connect(kubeconfig=str(plane.kubeconfig), pool_size=32)
         audit = AuditLog(plane.audit_log or Path("/nonexistent"))
 
-        # The boundary: far enough ahead for creating everything and the controller's start
-        # (generous: the time before it is the idle period, which is measured too).
+        # The flipping windows are first created 6 h ahead; the real boundary is chosen once
+        # the controller has started (see _measure) and written into them then.
         now = datetime.now(UTC)
-        # ~11 writes per SPA at startup (4 ownerReferences, 4+1 statuses, the HPA, an Event);
-        # assume 200 writes/s and 250 creates/s, and leave 25 s for the idle period.
-        ahead = 30 + 5 * n / 250 + 11 * n / 200 + 25
-        boundary = (now + timedelta(seconds=ahead + 59)).replace(second=0, microsecond=0)
-        self.result["boundary"] = boundary.isoformat()
-        log(f"N={n}: boundary {boundary:%H:%M:%S} ({(boundary - now).total_seconds():.0f} s ahead)")
+        placeholder = (now + timedelta(hours=6)).replace(second=0, microsecond=0)
+        log(f"N={n}: creating {5 * n} objects")
 
         names = [f"app-{i:05d}" for i in range(n)]
         objects: list[tuple[Resource, dict[str, Any]]] = []
         for i, name in enumerate(names):
             objects.append((SCHEDULED_POD_AUTOSCALER, autoscaler(name)))
-            objects += [(SCHEDULE, obj) for obj in schedules(i, name, boundary, now)]
+            objects += [(SCHEDULE, obj) for obj in schedules(i, name, placeholder, now)]
         took = create_all(admin, objects)
         self.result["create_seconds"] = took
         log(f"created {len(objects)} objects in {took:.1f} s ({len(objects) / took:.0f}/s)")
@@ -425,29 +448,61 @@ class Scenario:
         spas = Watcher(admin, SCHEDULED_POD_AUTOSCALER).start()
         scheds = Watcher(admin, SCHEDULE).start()
         try:
-            return self._measure(plane, kubeconfig, audit, names, boundary, hpas, spas, scheds)
+            return self._measure(admin, kubeconfig, audit, names, hpas, spas, scheds)
         finally:
             for watcher in (hpas, spas, scheds):
                 watcher.stop()
             admin.close()
 
+    def _move_windows(self, admin: KubeClient, names: list[str], boundary: datetime) -> None:
+        def move(item: tuple[int, str]) -> None:
+            index, name = item
+            spec = flip_spec(index, boundary)
+            admin.patch(
+                SCHEDULE,
+                NAMESPACE,
+                f"{name}-prescale",
+                {"spec": spec},
+                patch_type="merge",
+                field_manager="bench",
+            )
+
+        with ThreadPoolExecutor(16) as pool:
+            list(pool.map(move, enumerate(names)))
+
     def _start_controller(
-        self, kubeconfig: Path, logfile: Path, throttle: tuple[float, int] | None
+        self,
+        kubeconfig: Path,
+        logfile: Path,
+        throttle: tuple[float, int] | None,
+        metrics_port: int = 0,
     ) -> subprocess.Popen[bytes]:
         extra: list[str] = []
         if throttle is not None:
             extra = ["--kube-api-qps", str(throttle[0]), "--kube-api-burst", str(throttle[1])]
+        if self.workers is not None:
+            extra += ["--workers", str(self.workers)]
+        command = [str(SPA_BIN)]
+        env = {**os.environ, "KUBECONFIG": ""}
+        if self.spa_src is not None:
+            # Another checkout's controller (e.g. a worktree of an older commit), same venv.
+            command = [
+                sys.executable,
+                "-c",
+                "import sys; from spa.cli import main; sys.exit(main())",
+            ]
+            env["PYTHONPATH"] = str(self.spa_src)
         with logfile.open("wb") as output:
             return subprocess.Popen(
                 [
-                    str(SPA_BIN),
+                    *command,
                     "run",
                     "--kubeconfig",
                     str(kubeconfig),
                     "--namespace",
                     NAMESPACE,
                     "--metrics-addr",
-                    "127.0.0.1:0",
+                    f"127.0.0.1:{metrics_port}",
                     "--probe-addr",
                     "127.0.0.1:0",
                     "--log-format",
@@ -456,7 +511,7 @@ class Scenario:
                 ],
                 stdout=output,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, "KUBECONFIG": ""},
+                env=env,
             )
 
     def _wait_ready(
@@ -555,40 +610,98 @@ class Scenario:
 
     def _measure(
         self,
-        plane: ControlPlane,
+        admin: KubeClient,
         kubeconfig: Path,
         audit: AuditLog,
         names: list[str],
-        boundary_time: datetime,
         hpas: Watcher,
         spas: Watcher,
         scheds: Watcher,
     ) -> dict[str, Any]:
-        boundary = boundary_time.timestamp()
+        boundary = math.inf  # chosen after the start
         logfile = self.workdir / "spa-run.log"
         started = time.time()
         process = self._start_controller(kubeconfig, logfile, None)
         sampler = ProcessSampler(process.pid)
         try:
-            ready = self._wait_ready(process, names, hpas, spas, scheds, boundary - 10)
+            ready = self._wait_ready(process, names, hpas, spas, scheds, time.time() + 3600)
             if ready is None:
-                raise RuntimeError("not reconciled 10 s before the boundary: start it later")
+                raise RuntimeError("not reconciled within an hour")
             sampler.sample()
             self.result["synced_seconds"] = _synced_at(logfile) - started
             self.result["ready_seconds"] = ready - started
             self.result["cpu_ready_seconds"] = sampler.cpu
-            self.result["rss_ready_mib"] = sampler.rss_mib
             startup = audit.select(user=CONTROLLER_USER, since=started, until=ready + 1)
             self.result["startup_requests"] = requests(startup)
             self.result["startup_writes"] = sum(1 for event in startup if event.is_write)
+            time.sleep(2)
+            sampler.stop()
+            self.result["cold_peak_rss_mib"] = sampler.hwm_mib
             log(
-                f"synced {self.result['synced_seconds']:.1f} s, all reconciled "
+                f"cold start: synced {self.result['synced_seconds']:.1f} s, all reconciled "
                 f"{self.result['ready_seconds']:.1f} s, {self.result['startup_writes']} writes, "
-                f"RSS {sampler.rss_mib:.0f} MiB, CPU {sampler.cpu:.1f} s"
+                f"peak RSS {sampler.hwm_mib:.0f} MiB, CPU {sampler.cpu:.1f} s"
             )
 
-            # Idle: from a little after ready to a little before the boundary.
-            idle_from = ready + 3
+            # A restart finds everything in sync: the usual start (rollout, rescheduled pod).
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)
+            port = free_port()
+            logfile = self.workdir / "spa-run-warm.log"
+            started = time.time()
+            process = self._start_controller(kubeconfig, logfile, None, metrics_port=port)
+            sampler = ProcessSampler(process.pid)
+            while _reconciled_count(port) < len(names):
+                if process.poll() is not None:
+                    raise RuntimeError(f"spa run exited with {process.returncode}")
+                if time.time() > started + 1800:
+                    raise RuntimeError("restarted controller not ready within 30 min")
+                time.sleep(0.1)
+            ready = time.time()
+            sampler.sample()
+            restart = audit.select(user=CONTROLLER_USER, since=started, until=ready + 1)
+            self.result["warm"] = {
+                "synced_seconds": _synced_at(logfile) - started,
+                "ready_seconds": ready - started,
+                "requests": requests(restart),
+                "writes": sum(1 for event in restart if event.is_write),
+                "cpu_seconds": sampler.cpu,
+                "rss_mib": sampler.rss_mib,
+            }
+            log(f"warm start: {self.result['warm']}")
+
+            # The boundary: the next minute far enough ahead to move every flipping window to
+            # it (an edit of the Schedules, as a Git commit would make), let the controller
+            # take that in (two status writes per SPA), and then watch it idle for 20 s+.
+            rate = 5 * len(names) / self.result["create_seconds"]
+            ahead = 3 * len(names) / rate + 30
+            boundary_time = (datetime.now(UTC) + timedelta(seconds=ahead + 59)).replace(
+                second=0, microsecond=0
+            )
+            boundary = boundary_time.timestamp()
+            self.result["boundary"] = boundary_time.isoformat()
+            log(f"boundary {boundary_time:%H:%M:%S}; moving the windows there")
+            moved = time.time()
+            self._move_windows(admin, names, boundary_time)
+            expected = boundary_time.strftime("%Y-%m-%dT%H:%M:%SZ")
+            while not all(
+                ((spas.objects.get(name) or {}).get("status") or {}).get("nextTransitionTime")
+                == expected
+                for name in names
+            ):
+                if time.time() > boundary - 5:
+                    raise RuntimeError("the moved windows were not taken in before the boundary")
+                time.sleep(0.1)
+            settled = time.time()
+            moving = audit.select(user=CONTROLLER_USER, since=moved, until=settled + 1)
+            self.result["move"] = {
+                "seconds": settled - moved,
+                "requests": requests(moving),
+            }
+            log(f"windows moved and taken in after {settled - moved:.1f} s")
+
+            # Idle: from a little after that to a little before the boundary.
+            idle_from = settled + 3
             idle_to = boundary - 3
             cpu_before_idle = sampler.cpu
             time.sleep(max(0.0, idle_to - time.time()))
@@ -659,7 +772,58 @@ class Scenario:
             self.result["peak_rss_mib"] = sampler.hwm_mib
             self.result["cpu_total_seconds"] = sampler.cpu
         log(f"peak RSS {self.result['peak_rss_mib']:.0f} MiB")
+        self.result["capacity"] = {
+            str(threads): hpa_patch_rate(admin, names, threads, value)
+            for threads, value in ((4, 11), (16, 12))
+        }
+        log(f"API server capacity, HPA patches/s by concurrent clients: {self.result['capacity']}")
         return self.result
+
+
+def hpa_patch_rate(admin: KubeClient, names: list[str], threads: int, value: int) -> float:
+    """HPA patches per second the API server takes from `threads` concurrent clients (this
+    process, admin; the controller is stopped): the ceiling for a fleet's transition."""
+    sample = names[: max(1, min(len(names), 1000))]
+
+    def patch(name: str) -> None:
+        admin.patch(
+            HPA_V2,
+            NAMESPACE,
+            name,
+            {"spec": {"minReplicas": value}},
+            patch_type="merge",
+            field_manager="bench",
+        )
+
+    began = time.monotonic()
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(patch, sample))
+    return len(sample) / (time.monotonic() - began)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _reconciled_count(port: int) -> int:
+    """How many SPAs the controller has reconciled successfully (from its metrics)."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+            text = response.read().decode()
+    except OSError:
+        return 0
+    return sum(
+        1
+        for line in text.splitlines()
+        if line.startswith("spa_last_successful_reconcile_timestamp_seconds{")
+    )
 
 
 def _synced_at(logfile: Path) -> float:
@@ -712,23 +876,32 @@ def machine() -> dict[str, str]:
 
 def markdown(results: list[dict[str, Any]]) -> str:
     lines = [
-        "| N SPAs (Schedules) | synced | all reconciled | startup writes | peak RSS | CPU total |"
-        " lag p50 | lag p99 | lag max | statuses done | idle writes |",
+        "| N SPAs (Schedules) | cold start: all reconciled (writes) | cold peak RSS "
+        "| restart: synced / all reconciled (writes) | steady peak RSS | CPU (restart to end) "
+        "| lag p50 | lag p99 | lag max | statuses done | idle requests |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lag = r["start"]["hpa_lag_watch"]
+        warm = r["warm"]
         lines.append(
-            f"| {r['n']:,} ({r['schedules']:,}) | {r['synced_seconds']:.1f} s "
-            f"| {r['ready_seconds']:.1f} s | {r['startup_writes']:,} | {r['peak_rss_mib']:.0f} MiB "
-            f"| {r['cpu_total_seconds']:.1f} s | {lag['p50'] * 1000:.0f} ms "
-            f"| {lag['p99'] * 1000:.0f} ms | {lag['max'] * 1000:.0f} ms "
-            f"| {r['start']['all_statuses_seconds']:.1f} s | {r['idle']['writes']} in "
-            f"{r['idle']['seconds']:.0f} s |"
+            f"| {r['n']:,} ({r['schedules']:,}) | {r['ready_seconds']:.1f} s "
+            f"({r['startup_writes']:,}) | {r['cold_peak_rss_mib']:.0f} MiB "
+            f"| {warm['synced_seconds']:.1f} s / {warm['ready_seconds']:.1f} s ({warm['writes']}) "
+            f"| {r['peak_rss_mib']:.0f} MiB | {r['cpu_total_seconds']:.1f} s "
+            f"| {lag['p50'] * 1000:.0f} ms | {lag['p99'] * 1000:.0f} ms "
+            f"| {lag['max'] * 1000:.0f} ms | {r['start']['all_statuses_seconds']:.1f} s "
+            f"| {sum(r['idle']['requests'].values())} in {r['idle']['seconds']:.0f} s |"
         )
     for r in results:
         lines += ["", f"N = {r['n']:,}:", ""]
-        lines.append(f"* startup requests: {r['startup_requests']}")
+        lines.append(f"* objects created in {r['create_seconds']:.1f} s")
+        lines.append(f"* cold start requests: {r['startup_requests']}")
+        lines.append(f"* restart requests: {r['warm']['requests']}")
+        lines.append(
+            f"* windows moved to the boundary: taken in after {r['move']['seconds']:.1f} s, "
+            f"requests {r['move']['requests']}"
+        )
         lines.append(f"* idle requests ({r['idle']['seconds']:.0f} s): {r['idle']['requests']}")
         lines.append(f"* transition requests: {r['start']['requests']}")
         lines.append(f"* writes per object at the transition: {r['start']['writes_per_object']}")
@@ -737,6 +910,7 @@ def markdown(results: list[dict[str, Any]]) -> str:
             f"* lag by the audit log (patch completed): p50 {audit_lag['p50'] * 1000:.0f} ms, "
             f"p99 {audit_lag['p99'] * 1000:.0f} ms, max {audit_lag['max'] * 1000:.0f} ms"
         )
+        lines.append(f"* CPU at the transition: {r['start']['cpu_seconds']:.2f} s")
         if "throttled" in r:
             t = r["throttled"]
             lag = t["hpa_lag_watch"]
@@ -842,9 +1016,16 @@ def main() -> int:
     )
     parser.add_argument("--qps", type=float, default=20.0)
     parser.add_argument("--burst", type=int, default=30)
-    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "load.json")
+    parser.add_argument("--out", type=Path, default=None, help="write the raw results (JSON)")
     parser.add_argument("--plot", type=Path, default=None, help="write an SVG plot here")
     parser.add_argument("--keep", action="store_true", help="keep the work directories")
+    parser.add_argument(
+        "--spa-src",
+        type=Path,
+        default=None,
+        help="run the controller from this source tree (e.g. a worktree of an older commit)",
+    )
+    parser.add_argument("--workers", type=int, default=None, help="spa run --workers")
     args = parser.parse_args()
 
     sizes = [int(size) for size in args.sizes.split(",") if size]
@@ -853,15 +1034,18 @@ def main() -> int:
         workdir = Path(tempfile.mkdtemp(prefix=f"spa-load-{n}-"))
         throttle = (args.qps, args.burst) if args.throttled == n else None
         try:
-            results.append(Scenario(n, workdir, throttle=throttle).run())
+            scenario = Scenario(
+                n, workdir, throttle=throttle, spa_src=args.spa_src, workers=args.workers
+            )
+            results.append(scenario.run())
         finally:
             if not args.keep:
                 shutil.rmtree(workdir, ignore_errors=True)
             else:
                 log(f"kept {workdir}")
     report = {"machine": machine(), "results": results}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    if args.out is not None:
+        args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     if args.plot is not None:
         svg_plot(results, args.plot)
     print(json.dumps(report["machine"]))
