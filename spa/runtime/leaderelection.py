@@ -94,14 +94,26 @@ class LeaderElector:
         self._release_on_cancel = release_on_cancel
         self._clock: Clock = clock or SystemClock()
         self._leading = False
+        # When the last successful acquire or renew was sent (our clock).
+        self._renewed_at: float | None = None
         self._lease: dict[str, Any] | None = None  # last Lease read or written by us
         self._leader_task: asyncio.Task[None] | None = None
         self._gauge = metrics.LEADER.labels(f"{namespace}/{name}")
 
     @property
     def is_leader(self) -> bool:
-        """True from acquiring the Lease until leadership ends."""
-        return self._leading
+        """True from acquiring the Lease until leadership ends, and only while the last
+        successful renewal is less than ``renew_deadline`` old.
+
+        The second condition matters when the process was frozen (a stopped container, a VM
+        pause, a long GC): on waking up, queued work may run before the renew loop notices
+        that the Lease ran out and another replica took over; it must not write meanwhile.
+        """
+        return (
+            self._leading
+            and self._renewed_at is not None
+            and self._clock.now() < self._renewed_at + self.renew_deadline
+        )
 
     @property
     def observed_holder(self) -> str | None:
@@ -217,6 +229,7 @@ class LeaderElector:
         except (ApiError, ApiUnavailable) as err:
             log.warning("updating lease %s/%s failed: %s", self.namespace, self.name, err)
             return False
+        self._renewed_at = now
         return True
 
     async def _create(self, now: float, *, request_timeout: float) -> bool:
@@ -241,6 +254,7 @@ class LeaderElector:
         except (ApiError, ApiUnavailable) as err:
             log.warning("creating lease %s/%s failed: %s", self.namespace, self.name, err)
             return False
+        self._renewed_at = now
         return True
 
     @staticmethod

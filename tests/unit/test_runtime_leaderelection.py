@@ -269,3 +269,21 @@ async def test_crashed_leading_work_releases_the_lease_and_ends_run() -> None:
     assert task.done()
     assert not elector.is_leader
     assert holder(store) == ""  # released, so a healthy replica takes over at once
+
+
+async def test_a_frozen_leader_is_not_leader_once_its_renew_deadline_has_passed() -> None:
+    """A process frozen (SIGSTOP, VM pause) past the renew deadline wakes up with work queued;
+    whatever runs before the renew loop must already see that it may not write."""
+    clock = FakeClock(start=START)
+    store = LeaseStore()
+    a = Candidate(store, clock, "a")
+    await run_for(clock, 4)
+    assert a.elector.is_leader
+    # Frozen: time passes but no task of this process runs.
+    clock.advance(10.5)
+    assert not a.elector.is_leader
+    await clock.settle(10)
+    # The renew loop then finds the deadline passed and stops leading for good.
+    assert not a.elector.is_leader
+    assert a.events == ["started", "stopped"]
+    assert a.task.done()
