@@ -1,0 +1,179 @@
+"""Fault 7: the API server answers a share of requests with 500, 429 (with Retry-After) or not
+at all (the client times out), through the TLS-terminating fault proxy (tests/testenv/
+httpfaults.py). The controller authenticates as its own ServiceAccount with the project's
+RBAC, whose bearer token passes the proxy.
+
+What must hold: windows are still applied (convergence), failed keys back off (bounded
+request rate, no busy loop), and a 429's Retry-After is respected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.harness import (
+    REPO,
+    Kube,
+    autoscaler,
+    eventually,
+    running_controller,
+    schedule,
+    utc,
+)
+from tests.reliability.common import MONDAY_11, bounds_of, report, sample, ticking
+from tests.testenv.httpfaults import Faults, HTTPFaultProxy
+
+pytestmark = [pytest.mark.integration, pytest.mark.reliability]
+
+NAMES = [f"web-{i}" for i in range(6)]
+FAULT_SECONDS = 40.0
+FAULTS = Faults(error_500=0.15, throttle_429=0.10, timeout=0.02, retry_after=2, hold=60.0)
+
+
+@pytest.fixture
+def fault_proxy(control_plane: Any) -> Iterator[HTTPFaultProxy]:
+    pki = control_plane.pki
+    with HTTPFaultProxy(
+        "127.0.0.1",
+        control_plane.ports.apiserver,
+        ca_cert=pki.ca_cert,
+        serving_cert=pki.serving_cert,
+        serving_key=pki.serving_key,
+    ) as proxy:
+        yield proxy
+
+
+@pytest.fixture
+def proxied_service_account(
+    control_plane: Any, crds: None, fault_proxy: HTTPFaultProxy, tmp_path: Path
+) -> Path:
+    """The controller's ServiceAccount (config/rbac), its token, the fault proxy's URL."""
+    control_plane.run_kubectl(
+        "apply", "--server-side", "-k", str(REPO / "config" / "rbac"), check=True
+    )
+    return Path(
+        control_plane.service_account_kubeconfig(
+            "scheduled-pod-autoscaler",
+            "scheduled-pod-autoscaler",
+            create=False,
+            server=fault_proxy.url,
+            path=tmp_path / "controller-through-faults.kubeconfig",
+        )
+    )
+
+
+def gaps_after_429(requests: list[Any]) -> list[float]:
+    """For each write answered 429, the time until the same write was sent again."""
+    gaps = []
+    for index, request in enumerate(requests):
+        if request.outcome != "429" or request.method == "GET":
+            continue
+        for later in requests[index + 1 :]:
+            if later.method == request.method and later.path == request.path:
+                gaps.append(later.at - request.at)
+                break
+    return gaps
+
+
+async def test_converges_with_bounded_retries_under_500_429_and_timeouts(
+    fault_proxy: HTTPFaultProxy, proxied_service_account: Path, kube: Kube, namespace: str
+) -> None:
+    for name in NAMES:
+        kube.create(autoscaler(name, namespace))
+        kube.create(
+            schedule(
+                f"{name}-noon",
+                namespace,
+                name,
+                type="Daily",
+                startTime="12:00",
+                endTime="13:00",
+                minReplicas=5,
+                maxReplicas=20,
+            )
+        )
+    async with (
+        running_controller(proxied_service_account, [namespace], start=utc(MONDAY_11)) as running,
+        ticking(running.clock) as clock,
+    ):
+        await eventually(
+            lambda: bounds_of(kube, namespace) == dict.fromkeys(NAMES, (3, 10)),
+            within=30,
+            what="HPAs at base",
+        )
+        await asyncio.sleep(2)
+        quiet_began = time.monotonic()
+        await asyncio.sleep(5)
+        quiet = fault_proxy.requests(quiet_began)
+        errors_before = sample(
+            "spa_reconcile_total", controller="scheduledpodautoscaler", result="error"
+        )
+        fault_proxy.set_faults(FAULTS)
+        began = time.monotonic()
+        steps = [
+            ("2026-11-16T12:00:00", (5, 20)),
+            ("2026-11-16T13:00:00", (3, 10)),
+            ("2026-11-17T12:00:00", (5, 20)),
+        ]
+        lags = []
+        for instant, bounds in steps:
+            clock.set(utc(instant))
+            jumped = time.monotonic()
+            await eventually(
+                lambda bounds=bounds: bounds_of(kube, namespace) == dict.fromkeys(NAMES, bounds),
+                within=90,
+                what=f"bounds {bounds} at {instant} under API errors",
+            )
+            lags.append(time.monotonic() - jumped)
+        await asyncio.sleep(max(0.0, FAULT_SECONDS - (time.monotonic() - began)))
+        ended = time.monotonic()
+        fault_proxy.set_faults(Faults())
+        errors = (
+            sample("spa_reconcile_total", controller="scheduledpodautoscaler", result="error")
+            - errors_before
+        )
+        during = fault_proxy.requests(began, ended)
+        outcomes = {
+            outcome: sum(1 for r in during if r.outcome == outcome)
+            for outcome in ("forwarded", "500", "429", "timeout")
+        }
+        per_second: dict[int, int] = {}
+        for request in during:
+            per_second[int(request.at - began)] = per_second.get(int(request.at - began), 0) + 1
+        gaps = gaps_after_429(during)
+        early = [gap for gap in gaps if gap < FAULTS.retry_after - 0.2]
+        report(
+            "API errors",
+            fault_seconds=ended - began,
+            requests=len(during),
+            rate_per_s=len(during) / (ended - began),
+            peak_per_s=max(per_second.values()),
+            quiet_rate_per_s=len(quiet) / 5.0,
+            reconcile_errors=errors,
+            max_lag_s=max(lags),
+            retries_after_429=len(gaps),
+            retried_before_retry_after=len(early),
+            **outcomes,
+        )
+        assert outcomes["500"] > 0
+        assert outcomes["429"] > 0
+        assert errors > 0
+        # No busy loop: 6 SPAs with 3 transitions need a few dozen requests; retries with
+        # backoff add some. A loop without backoff would send hundreds per second.
+        assert len(during) / (ended - began) < 10
+        assert max(per_second.values()) < 40
+        # The server's Retry-After is honoured (a watch event may legitimately requeue a key
+        # earlier, hence "most").
+        assert len(early) <= max(1, len(gaps) // 4), gaps
+        # And after the faults everything is (still) right.
+        await eventually(
+            lambda: bounds_of(kube, namespace) == dict.fromkeys(NAMES, (5, 20)),
+            within=30,
+            what="final bounds",
+        )

@@ -1,0 +1,141 @@
+"""Fault 6: somebody else keeps writing the generated HPAs (a script doing read-modify-write
+PUTs, so it gets 409 Conflicts whenever the controller or the HPA controller wrote in
+between), while the kube-controller-manager's HPA controller updates their status and a window
+starts.
+
+What must hold afterwards: the controller's values win for everything the SPA defines (min,
+max, metrics), and what the other writer added beside them (a label, an annotation) stays.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from spa.kube import HPA_V2, Conflict, KubeClient, connect
+from tests.integration.harness import (
+    Kube,
+    autoscaler,
+    eventually,
+    running_controller,
+    schedule,
+    utc,
+)
+from tests.reliability.common import MONDAY_11, bounds_of, hpa_writes, report, ticking
+
+pytestmark = [pytest.mark.integration, pytest.mark.reliability]
+
+NAMES = ["web-0", "web-1", "web-2"]
+WRITER_SECONDS = 20.0
+
+
+class Meddler:
+    """Read-modify-write PUTs of every HPA, as fast as the API allows, from a thread."""
+
+    def __init__(self, client: KubeClient, namespace: str) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.writes = 0
+        self.conflicts = 0
+        self.last_label: dict[str, str] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        round_ = 0
+        while not self._stop.is_set():
+            round_ += 1
+            for name in NAMES:
+                hpa = self.client.get(HPA_V2, self.namespace, name)
+                hpa["metadata"].setdefault("labels", {})["team.example.com/owner"] = f"r{round_}"
+                hpa["metadata"].setdefault("annotations", {})["example.com/note"] = f"r{round_}"
+                hpa["spec"]["minReplicas"] = 1
+                hpa["spec"]["maxReplicas"] = 99
+                hpa["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] = 50
+                # Think a little, as a script would: others write meanwhile, hence conflicts.
+                time.sleep(0.05)
+                try:
+                    self.client.update(HPA_V2, self.namespace, name, hpa)
+                except Conflict:
+                    self.conflicts += 1
+                    continue
+                self.writes += 1
+                self.last_label[name] = f"r{round_}"
+            time.sleep(0.02)
+
+    def __enter__(self) -> Meddler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+
+async def test_controller_values_win_and_other_fields_stay_under_a_concurrent_writer(
+    cluster: Any, kube: Kube, namespace: str
+) -> None:
+    for name in NAMES:
+        kube.create(autoscaler(name, namespace))
+        kube.create(
+            schedule(
+                f"{name}-noon",
+                namespace,
+                name,
+                type="Daily",
+                startTime="12:00",
+                endTime="13:00",
+                minReplicas=5,
+                maxReplicas=20,
+            )
+        )
+    other = connect(kubeconfig=str(cluster.kubeconfig))
+    try:
+        async with (
+            running_controller(cluster.kubeconfig, [namespace], start=utc(MONDAY_11)) as running,
+            ticking(running.clock) as clock,
+        ):
+            await eventually(
+                lambda: bounds_of(kube, namespace) == dict.fromkeys(NAMES, (3, 10)),
+                within=30,
+                what="HPAs at base",
+            )
+            writes_before = hpa_writes()
+            with Meddler(other, namespace) as meddler:
+                await asyncio.sleep(WRITER_SECONDS / 2)
+                clock.set(utc("2026-11-16T12:00:00"))
+                await asyncio.sleep(WRITER_SECONDS / 2)
+            stopped = time.monotonic()
+            await eventually(
+                lambda: bounds_of(kube, namespace) == dict.fromkeys(NAMES, (5, 20)),
+                within=30,
+                what="controller's bounds back after the writer stopped",
+            )
+            settled = time.monotonic() - stopped
+            patches = hpa_writes()["patch"] - writes_before["patch"]
+            for name in NAMES:
+                hpa = kube.hpa(namespace, name)
+                metadata = hpa["metadata"]
+                target = hpa["spec"]["metrics"][0]["resource"]["target"]
+                assert target["averageUtilization"] == 70, name
+                assert metadata["labels"]["team.example.com/owner"] == meddler.last_label[name]
+                assert metadata["annotations"]["example.com/note"] == meddler.last_label[name]
+                # The HPA controller's status writes were not disturbed either.
+                assert hpa.get("status", {}).get("conditions"), name
+            report(
+                "concurrent writer",
+                writer_puts=meddler.writes,
+                writer_conflicts=meddler.conflicts,
+                controller_patches=patches,
+                settle_s=settled,
+            )
+            assert meddler.writes >= 20
+            assert meddler.conflicts >= 1
+            # One patch per write of the other (at most), plus the transition: no storm.
+            assert patches <= meddler.writes + len(NAMES)
+    finally:
+        other.close()

@@ -1,0 +1,110 @@
+"""Fault 3: every watch comes back `410 Gone` (etcd compacted, then the API server restarted, so
+its watch cache starts over) after changes the controller did not see.
+
+The controller is cut off by the TCP proxy while an SPA is changed, one is deleted and one is
+created; then etcd is compacted and the API server restarted. When the connection returns, the
+informers' watches from their old resourceVersions get 410 and must relist, and the relist must
+produce exactly the missing work: one HPA patch, one HPA create, no other write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import pytest
+
+from spa.kube import SCHEDULED_POD_AUTOSCALER
+from tests.integration.harness import Kube, autoscaler, eventually, running_controller, utc
+from tests.reliability.common import MONDAY_11, bounds_of, hpa_writes, report, sample, ticking
+
+pytestmark = [pytest.mark.integration, pytest.mark.reliability]
+
+NAMES = [f"web-{i}" for i in range(6)]
+
+
+def relisted(resource: Any) -> float:
+    return sample("spa_watch_relists_total", resource=str(resource))
+
+
+async def test_watches_expired_by_compaction_relist_exactly_the_missed_changes(
+    control_plane: Any,
+    apiserver_proxy: Any,
+    kube: Kube,
+    namespace: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    for name in NAMES:
+        kube.create(autoscaler(name, namespace))
+    async with (
+        running_controller(
+            apiserver_proxy.kubeconfig, [namespace], start=utc(MONDAY_11)
+        ) as running,
+        ticking(running.clock),
+    ):
+        await eventually(
+            lambda: bounds_of(kube, namespace) == dict.fromkeys(NAMES, (3, 10)),
+            within=30,
+            what="HPAs at base",
+        )
+        await asyncio.sleep(1)  # statuses written and seen
+        relists_before = relisted(SCHEDULED_POD_AUTOSCALER)
+        # Cut the controller off, then change things it cannot see.
+        cut_at = time.monotonic()
+        cut_wall = time.time()
+        apiserver_proxy.proxy.refuse_new()
+        apiserver_proxy.proxy.cut()
+        kube.merge(
+            SCHEDULED_POD_AUTOSCALER,
+            namespace,
+            "web-0",
+            {"spec": {"horizontalPodAutoscalerSpec": {"maxReplicas": 15}}},
+        )
+        kube.delete(SCHEDULED_POD_AUTOSCALER, namespace, "web-1")
+        kube.create(autoscaler("web-new", namespace, minimum=2, maximum=4))
+        writes_before = hpa_writes()
+        revision = await asyncio.to_thread(control_plane.expire_resource_versions)
+        resumed = time.monotonic()
+        apiserver_proxy.proxy.resume()
+        expected = dict.fromkeys(NAMES, (3, 10))
+        expected["web-0"] = (3, 15)
+        expected["web-new"] = (2, 4)
+        del expected["web-1"]  # the garbage collector deletes its HPA
+        ours = {name: expected[name] for name in ("web-0", "web-new")}
+        await eventually(
+            lambda: {k: v for k, v in bounds_of(kube, namespace).items() if k in ours} == ours,
+            within=90,
+            what="missed changes applied after the relist",
+        )
+        recovery = time.monotonic() - resumed
+        await eventually(
+            lambda: bounds_of(kube, namespace) == expected,
+            within=90,
+            what="the deleted SPA's HPA garbage-collected",
+        )
+        collected = time.monotonic() - resumed
+        await asyncio.sleep(3)  # let any extra write show up
+        writes = hpa_writes()
+        relists = relisted(SCHEDULED_POD_AUTOSCALER) - relists_before
+        report(
+            "410 Gone relist",
+            compacted_revision=revision,
+            disconnected_s=resumed - cut_at,
+            recovery_s=recovery,
+            garbage_collected_s=collected,
+            spa_relists=relists,
+            hpa_creates=writes["create"] - writes_before["create"],
+            hpa_patches=writes["patch"] - writes_before["patch"],
+        )
+        assert relists >= 1
+        logged = [
+            f"{record.created:.3f} {record.name}: {record.getMessage()} "
+            f"{getattr(record, 'spa_context', '')}"
+            for record in caplog.records
+            if record.created >= cut_wall and record.name.startswith("spa.")
+        ]
+        assert writes["create"] - writes_before["create"] == 1, "\n".join(logged)
+        assert writes["patch"] - writes_before["patch"] == 1, "\n".join(logged)
