@@ -18,7 +18,9 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +29,7 @@ from typing import Any, Protocol
 import pytest
 from kubernetes import client as k8s
 
+from tests.testenv.binaries import find_binaries
 from tests.testenv.controlplane import Cluster, ControlPlane
 from tests.testenv.proxy import TCPProxy
 
@@ -50,14 +53,40 @@ class ProxiedApiServer:
     kubeconfig: Path
 
 
+def _workdir(kind: str) -> Path:
+    # Not under pytest's basetemp: concurrent pytest sessions on one machine prune each other's
+    # older numbered directories, which would delete a running etcd's data (and fail their
+    # cleanup on files it keeps writing).
+    return Path(tempfile.mkdtemp(prefix=f"spa-testenv-{kind}-"))
+
+
+def _discard(plane: ControlPlane) -> None:
+    plane.stop()
+    if os.environ.get("SPA_TESTENV_KEEP"):
+        print(f"kept {plane.workdir} (logs in logs/)")
+    else:
+        shutil.rmtree(plane.workdir, ignore_errors=True)
+
+
+def _start(kind: str, **kwargs: Any) -> ControlPlane:
+    binaries = find_binaries()  # the `make testenv` message, before any directory is made
+    plane = ControlPlane(_workdir(kind), binaries, **kwargs)
+    try:
+        plane.start()
+    except BaseException as exc:
+        # Its directory is kept: the logs are the way to find out why.
+        exc.add_note(f"control plane logs: {plane.workdir / 'logs'}")
+        raise
+    return plane
+
+
 @pytest.fixture(scope="session")
-def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
-    plane = ControlPlane(tmp_path_factory.mktemp("control-plane"))
-    plane.start()
+def control_plane() -> Iterator[ControlPlane]:
+    plane = _start("session")
     try:
         yield plane
     finally:
-        plane.stop()
+        _discard(plane)
 
 
 @pytest.fixture(scope="session")
@@ -112,16 +141,14 @@ def apiserver_proxy(control_plane: ControlPlane, tmp_path: Path) -> Iterator[Pro
 
 
 @pytest.fixture
-def control_plane_factory(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Callable[..., ControlPlane]]:
+def control_plane_factory() -> Iterator[Callable[..., ControlPlane]]:
     started: list[ControlPlane] = []
 
     def start(**kwargs: Any) -> ControlPlane:
-        plane = ControlPlane(tmp_path_factory.mktemp("private-control-plane"), **kwargs)
+        plane = _start("private", **kwargs)
         started.append(plane)
-        return plane.start()
+        return plane
 
     yield start
     for plane in started:
-        plane.stop()
+        _discard(plane)
