@@ -1,5 +1,7 @@
 """Run the test control plane by hand: `python -m tests.testenv up|down|status|serve --dir DIR`.
 
+`sa-kubeconfig --service-account NAMESPACE/NAME` prints a kubeconfig for that ServiceAccount
+(the controller's by default), to run it locally with only the RBAC of config/rbac.
 `make cluster` uses `up`, which starts a detached `serve` process that owns the control plane
 (so the components die with it) and returns once the API server is ready; `down` stops it.
 The directory keeps its certificates and etcd data, so `up` after `down` brings back the
@@ -18,7 +20,7 @@ import time
 from pathlib import Path
 
 from tests.testenv.binaries import find_binaries
-from tests.testenv.controlplane import ControlPlane
+from tests.testenv.controlplane import Cluster, ControlPlane
 
 PIDFILE = "serve.pid"
 READY = "ready"
@@ -124,13 +126,39 @@ def status(directory: Path) -> int:
     return 0
 
 
+def service_account_kubeconfig(directory: Path, account: str, hours: int) -> int:
+    """Print a kubeconfig for NAMESPACE/NAME (TokenRequest; the account is made if missing)."""
+    if _running_pid(directory) is None:
+        print("not running", file=sys.stderr)
+        return 1
+    namespace, _, name = account.partition("/")
+    if not name:
+        print("--service-account wants NAMESPACE/NAME", file=sys.stderr)
+        return 2
+    cluster = Cluster(directory / "kubeconfig", directory)
+    path = cluster.service_account_kubeconfig(
+        namespace,
+        name,
+        path=directory / f"sa-{namespace}-{name}.kubeconfig",
+        expiration_seconds=hours * 3600,
+    )
+    print(f"export KUBECONFIG={path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.testenv", description=__doc__)
-    parser.add_argument("command", choices=["up", "down", "status", "serve"])
+    parser.add_argument("command", choices=["up", "down", "status", "serve", "sa-kubeconfig"])
     parser.add_argument("--dir", type=Path, default=Path("/tmp/spa-cluster"))
     parser.add_argument("--timeout", type=float, default=90)
+    parser.add_argument(
+        "--service-account", default="scheduled-pod-autoscaler/scheduled-pod-autoscaler"
+    )
+    parser.add_argument("--hours", type=int, default=24, help="token lifetime (sa-kubeconfig)")
     args = parser.parse_args(argv)
     directory: Path = args.dir.resolve()
+    if args.command == "sa-kubeconfig":
+        return service_account_kubeconfig(directory, args.service_account, args.hours)
     if args.command == "serve":
         return serve(directory)
     if args.command == "up":
