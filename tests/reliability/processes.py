@@ -1,0 +1,103 @@
+"""`spa run` as real processes (its own ServiceAccount and RBAC), for the kill/failover cases."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.harness import REPO
+
+CONTROLLER_NAMESPACE = "scheduled-pod-autoscaler"
+SPA = Path(sys.executable).parent / "spa"
+WRITES = ("applied HPA", "created HPA")
+
+
+@pytest.fixture(scope="module")
+def controller_kubeconfig(cluster: Any, crds: None) -> Path:
+    cluster.run_kubectl("apply", "--server-side", "-k", str(REPO / "config" / "rbac"), check=True)
+    return Path(
+        cluster.service_account_kubeconfig(
+            CONTROLLER_NAMESPACE, "scheduled-pod-autoscaler", create=False
+        )
+    )
+
+
+@contextlib.contextmanager
+def spa_run(
+    kubeconfig: Path, namespace: str, *extra: str, log: Path
+) -> Iterator[subprocess.Popen[bytes]]:
+    with log.open("ab") as output:
+        process = subprocess.Popen(
+            [
+                str(SPA),
+                "run",
+                "--kubeconfig",
+                str(kubeconfig),
+                "--namespace",
+                namespace,
+                "--metrics-addr",
+                "127.0.0.1:0",
+                "--probe-addr",
+                "127.0.0.1:0",
+                *extra,
+            ],
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "KUBECONFIG": ""},
+        )
+        try:
+            yield process
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=10)
+
+
+def log_lines(log: Path) -> list[dict[str, Any]]:
+    lines = []
+    for line in log.read_text().splitlines():
+        with contextlib.suppress(json.JSONDecodeError):
+            lines.append(json.loads(line))
+    return lines
+
+
+def writes(log: Path) -> list[dict[str, Any]]:
+    """The HPA writes a process logged, in order."""
+    return [line for line in log_lines(log) if str(line.get("msg", "")).startswith(WRITES)]
+
+
+def count_writes(log: Path) -> int:
+    """Cheap count for polling while the process runs."""
+    try:
+        text = log.read_text()
+    except FileNotFoundError:
+        return 0
+    return sum(text.count(f'"msg": "{prefix}') for prefix in WRITES)
+
+
+def log_time(line: dict[str, Any]) -> float:
+    return datetime.fromisoformat(str(line["time"]).replace("Z", "+00:00")).timestamp()
+
+
+def wait_for(check: Any, *, within: float, what: str, interval: float = 0.05) -> Any:
+    deadline = time.monotonic() + within
+    last: BaseException | None = None
+    while time.monotonic() < deadline:
+        try:
+            result = check()
+            if result:
+                return result
+        except AssertionError as error:
+            last = error
+        time.sleep(interval)
+    raise AssertionError(f"{what} not reached within {within:.0f}s; last: {last!r}")

@@ -1,0 +1,210 @@
+"""Fault 5: two `spa run` replicas with leader election; the leader is killed (SIGKILL), or
+frozen (SIGSTOP) for longer than the lease and then woken up.
+
+What must hold: the other replica takes over within the lease duration (15 s) plus its retry
+period, and at no time do both write. This is checked from three independent records: the
+Lease as sampled from the API server every 100 ms (holder history, leaseTransitions), each
+process's own log of its HPA writes with timestamps, and the HPAs' final state.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spa.kube import HPA_V2, LEASE, KubeClient, NotFound
+from spa.runtime.leaderelection import parse_micro_time
+from tests.integration.harness import Kube, autoscaler
+from tests.reliability.common import bounds_of, report
+from tests.reliability.processes import (
+    CONTROLLER_NAMESPACE,
+    controller_kubeconfig,
+    log_lines,
+    log_time,
+    spa_run,
+    wait_for,
+    writes,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.reliability, pytest.mark.e2e, pytest.mark.slow]
+__all__ = ["controller_kubeconfig"]
+
+NAMES = [f"web-{i}" for i in range(10)]
+LEASE_DURATION = 15.0
+RETRY_PERIOD = 2.0
+
+
+class LeaseHistory:
+    """Samples the Lease every 100 ms from a thread."""
+
+    def __init__(self, client: KubeClient, name: str) -> None:
+        self.client = client
+        self.name = name
+        self.samples: list[tuple[float, str, int, str]] = []  # wall time, holder, transitions, rv
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.1):
+            try:
+                lease = self.client.get(LEASE, CONTROLLER_NAMESPACE, self.name)
+            except NotFound:
+                continue
+            spec = lease.get("spec") or {}
+            self.samples.append(
+                (
+                    time.time(),
+                    str(spec.get("holderIdentity") or ""),
+                    int(spec.get("leaseTransitions") or 0),
+                    str(lease["metadata"]["resourceVersion"]),
+                )
+            )
+
+    def holders(self) -> list[str]:
+        """Distinct holders in the order they held the Lease."""
+        order: list[str] = []
+        for _, holder, _, _ in self.samples:
+            if holder and (not order or order[-1] != holder):
+                order.append(holder)
+        return order
+
+    def current(self) -> str:
+        return self.samples[-1][1] if self.samples else ""
+
+    def first_seen(self, holder: str) -> float:
+        return next(t for t, h, _, _ in self.samples if h == holder)
+
+    def __enter__(self) -> LeaseHistory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+@contextmanager
+def two_replicas(kubeconfig: Path, namespace: str, tmp_path: Path, lease: str) -> Iterator[Any]:
+    election = [
+        "--enable-leader-election",
+        "--leader-election-namespace",
+        CONTROLLER_NAMESPACE,
+        "--leader-election-id",
+        lease,
+    ]
+    logs = [tmp_path / "a.log", tmp_path / "b.log"]
+    with (
+        spa_run(kubeconfig, namespace, *election, log=logs[0]) as a,
+        spa_run(kubeconfig, namespace, *election, log=logs[1]) as b,
+    ):
+        yield (a, b), logs
+
+
+def identity_of(log: Path) -> str:
+    """The Lease identity a process campaigned with (from its log; "" if not yet)."""
+    for line in log_lines(log):
+        message = str(line.get("msg", ""))
+        if message.startswith("campaigning for lease"):
+            return message.rsplit(" as ", 1)[1]
+    return ""
+
+
+def drift(kube: Kube, namespace: str) -> None:
+    """Someone edits every HPA, so the leader has something to write."""
+    for name in NAMES:
+        kube.merge(HPA_V2, namespace, name, {"spec": {"minReplicas": 1}})
+
+
+def lease_acquired_at(kube: Kube, lease: str) -> float:
+    spec = kube.get(LEASE, CONTROLLER_NAMESPACE, lease)["spec"]
+    return parse_micro_time(spec["acquireTime"])
+
+
+@pytest.mark.parametrize("fault", ["sigkill", "sigstop"])
+def test_the_other_replica_takes_over_and_never_both_write(
+    fault: str, controller_kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
+) -> None:
+    lease = f"spa-rel-{namespace[-6:]}"
+    for name in NAMES:
+        kube.create(autoscaler(name, namespace))
+    with (
+        LeaseHistory(kube.client, lease) as history,
+        two_replicas(controller_kubeconfig, namespace, tmp_path, lease) as (processes, logs),
+    ):
+        wait_for(
+            lambda: bounds_of(kube, namespace) == dict.fromkeys(NAMES, (3, 10)),
+            within=60,
+            what="HPAs created",
+        )
+        wait_for(lambda: history.current(), within=10, what="a leader")
+        identities = wait_for(
+            lambda: all(identity_of(log) for log in logs) and [identity_of(log) for log in logs],
+            within=30,
+            what="both campaigning",
+        )
+        leader_index = identities.index(history.current())
+        leader, follower = processes[leader_index], processes[1 - leader_index]
+        leader_log, follower_log = logs[leader_index], logs[1 - leader_index]
+        # The leader has logged all its writes (a frozen process would log them late) and is
+        # idle: whatever it logs from now on is a new write.
+        wait_for(lambda: len(writes(leader_log)) == len(NAMES), within=30, what="writes logged")
+        time.sleep(2)
+        assert writes(follower_log) == [], "the follower wrote while the other led"
+        transitions_before = history.samples[-1][2]
+
+        faulted_at = time.time()
+        leader.send_signal(signal.SIGKILL if fault == "sigkill" else signal.SIGSTOP)
+        drift(kube, namespace)
+        wait_for(
+            lambda: bounds_of(kube, namespace) == dict.fromkeys(NAMES, (3, 10)),
+            within=LEASE_DURATION + 3 * RETRY_PERIOD + 10,
+            what="the follower restores the HPAs",
+        )
+        restored = time.time() - faulted_at
+        takeover = history.first_seen(identities[1 - leader_index]) - faulted_at
+        if fault == "sigstop":
+            # Wake the old leader up: queued events make it want to write, but its lease is
+            # gone. It must stop (exit 1) without a single write.
+            woken_at = time.time()
+            drift(kube, namespace)
+            leader.send_signal(signal.SIGCONT)
+            assert leader.wait(timeout=30) == 1
+            wait_for(
+                lambda: bounds_of(kube, namespace) == dict.fromkeys(NAMES, (3, 10)),
+                within=30,
+                what="the new leader restores the HPAs again",
+            )
+            late = [w for w in writes(leader_log) if log_time(w) >= faulted_at]
+            assert not late, f"the frozen leader wrote after waking up at {woken_at}: {late}"
+        time.sleep(1)
+        assert follower.poll() is None
+
+    acquired = lease_acquired_at(kube, lease)
+    leader_writes = [log_time(w) for w in writes(leader_log)]
+    follower_writes = [log_time(w) for w in writes(follower_log)]
+    report(
+        f"leader {fault}",
+        takeover_s=takeover,
+        hpas_restored_s=restored,
+        leader_writes=len(leader_writes),
+        follower_writes=len(follower_writes),
+        lease_holders=len(history.holders()),
+    )
+    # The Lease changed hands exactly once, from the leader to the follower.
+    assert history.holders() == [identities[leader_index], identities[1 - leader_index]]
+    assert history.samples[-1][2] == transitions_before + 1
+    # Within the lease duration plus one retry period (and the sampling interval).
+    assert takeover <= LEASE_DURATION + RETRY_PERIOD + 1.0
+    # Never both: every write of the old leader precedes the fault, every write of the new
+    # one follows its acquisition of the Lease.
+    assert all(t <= faulted_at for t in leader_writes)
+    assert follower_writes
+    assert all(t >= acquired for t in follower_writes)
+    assert acquired >= faulted_at
