@@ -35,7 +35,7 @@ from spa.controller.desired import (
     with_condition,
 )
 from spa.controller.metrics import ControllerMetrics
-from spa.kube import SCHEDULE, SCHEDULED_POD_AUTOSCALER, Conflict, NotFound, Resource
+from spa.kube import SCHEDULE, SCHEDULED_POD_AUTOSCALER, ApiError, Conflict, NotFound, Resource
 from spa.runtime import (
     AsyncKubeClient,
     Clock,
@@ -114,6 +114,7 @@ class _HpaOutcome:
     applied: bool
     problem: str | None = None
     wrote: bool = False
+    reason: str = "HPAConflict"
 
 
 class Reconciler:
@@ -148,6 +149,7 @@ class Reconciler:
         ] = {}
         self._expected_boundary: dict[str, int] = {}
         self._foreign_hpa: set[str] = set()
+        self._rejected_hpa: dict[str, str] = {}
 
     # -- entry points ---------------------------------------------------------------------------
 
@@ -165,6 +167,7 @@ class Reconciler:
             self._metrics.forget_autoscaler(namespace=namespace, name=name)
             self._expected_boundary.pop(key, None)
             self._foreign_hpa.discard(key)
+            self._rejected_hpa.pop(key, None)
             return Result()
 
         members = await self._adopt(autoscaler_object, key)
@@ -217,7 +220,7 @@ class Reconciler:
 
         reason = "Applied"
         if outcome.problem is not None:
-            reason = "HPAConflict"
+            reason = outcome.reason
         elif state.max_raised:
             reason = "MaxRaisedToMin"
         if outcome.applied:
@@ -390,6 +393,8 @@ class Reconciler:
             except Conflict:
                 # The name is taken by an HPA our label-filtered cache does not see.
                 current = await self._kube.get(self._hpa_resource, namespace, name)
+            except ApiError as error:
+                return self._hpa_rejected(autoscaler_object, key, error)
             else:
                 _remember(self._hpas, based_on=None, written=created)
                 self._metrics.hpa_written("create")
@@ -413,15 +418,18 @@ class Reconciler:
         self._foreign_hpa.discard(key)
         if hpa_in_sync(current, desired):
             return _HpaOutcome(applied=True)
-        applied = await self._write(
-            self._kube.patch,
-            self._hpa_resource,
-            namespace,
-            name,
-            hpa_patch(current, desired),
-            patch_type="merge",
-            field_manager=FIELD_MANAGER,
-        )
+        try:
+            applied = await self._write(
+                self._kube.patch,
+                self._hpa_resource,
+                namespace,
+                name,
+                hpa_patch(current, desired),
+                patch_type="merge",
+                field_manager=FIELD_MANAGER,
+            )
+        except ApiError as error:
+            return self._hpa_rejected(autoscaler_object, key, error)
         _remember(self._hpas, based_on=current, written=applied)
         self._metrics.hpa_written("patch")
         object_logger(log, namespace, name).info(
@@ -430,6 +438,20 @@ class Reconciler:
             state.max_replicas,
         )
         return _HpaOutcome(applied=True, wrote=True)
+
+    def _hpa_rejected(
+        self, autoscaler_object: dict[str, Any], key: str, error: ApiError
+    ) -> _HpaOutcome:
+        """An HPA the API server refuses as invalid (an SPA spec the CRD schema let through,
+        e.g. a metric without its source): Degraded with the server's message, not a retry
+        loop. Anything but a validation error is raised, for the usual backoff."""
+        if error.status not in (400, 422):
+            raise error
+        problem = f"the API server rejected the HorizontalPodAutoscaler: {error.message}"
+        if self._rejected_hpa.get(key) != problem:
+            self._rejected_hpa[key] = problem
+            self._recorder.warning(autoscaler_object, "HPARejected", problem)
+        return _HpaOutcome(applied=False, problem=problem, reason="HPARejected")
 
     # -- statuses and events --------------------------------------------------------------------
 
