@@ -484,7 +484,9 @@ class Scenario:
             extra += ["--workers", str(self.workers)]
         command = [str(SPA_BIN)]
         env = {**os.environ, "KUBECONFIG": ""}
+        cwd = None
         if self.spa_src is not None:
+            cwd = self.spa_src  # `python -c` puts the working directory first on sys.path
             # Another checkout's controller (e.g. a worktree of an older commit), same venv.
             command = [
                 sys.executable,
@@ -512,6 +514,7 @@ class Scenario:
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 env=env,
+                cwd=cwd,
             )
 
     def _wait_ready(
@@ -790,7 +793,7 @@ def hpa_patch_rate(admin: KubeClient, names: list[str], threads: int, value: int
             HPA_V2,
             NAMESPACE,
             name,
-            {"spec": {"minReplicas": value}},
+            {"spec": {"minReplicas": value, "maxReplicas": 50}},
             patch_type="merge",
             field_manager="bench",
         )
