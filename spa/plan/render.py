@@ -15,24 +15,52 @@ __all__ = ["render_json", "render_table"]
 
 
 def render_json(plan: Plan) -> str:
-    document = {
-        "at": format_instant(plan.at),
-        "until": format_instant(plan.until),
-        "autoscalers": [
+    """The JSON document, laid out one autoscaler, transition or error per line.
+
+    Readable for a person and fast for a large fleet: `json.dumps` with `indent` runs Python's
+    pure-Python encoder (a second for 1,000 autoscalers), while each line here is encoded by
+    the C encoder.
+    """
+    autoscalers = []
+    for autoscaler in plan.autoscalers:
+        head = _encode(
             {
                 "namespace": autoscaler.namespace,
                 "name": autoscaler.name,
                 **_state_fields(autoscaler.state),
-                "transitions": [
-                    {"time": format_instant(instant), **_state_fields(state)}
-                    for instant, state in autoscaler.transitions
-                ],
             }
-            for autoscaler in plan.autoscalers
-        ],
-        "errors": [_error_fields(error) for error in plan.errors],
-    }
-    return json.dumps(document, indent=2, ensure_ascii=False)
+        )
+        transitions = [
+            {"time": format_instant(instant), **_state_fields(state)}
+            for instant, state in autoscaler.transitions
+        ]
+        autoscalers.append(f'{head[:-1]}, "transitions": {_lines(transitions, depth=3)}}}')
+    errors = [_encode(_error_fields(error)) for error in plan.errors]
+    return "\n".join(
+        [
+            "{",
+            f'  "at": {_encode(format_instant(plan.at))},',
+            f'  "until": {_encode(format_instant(plan.until))},',
+            f'  "autoscalers": {_join(autoscalers, depth=2)},',
+            f'  "errors": {_join(errors, depth=2)}',
+            "}",
+        ]
+    )
+
+
+def _encode(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _lines(items: list[dict[str, Any]], *, depth: int) -> str:
+    return _join([_encode(item) for item in items], depth=depth)
+
+
+def _join(encoded: list[str], *, depth: int) -> str:
+    if not encoded:
+        return "[]"
+    inner, outer = "  " * depth, "  " * (depth - 1)
+    return f"[\n{inner}" + f",\n{inner}".join(encoded) + f"\n{outer}]"
 
 
 def _state_fields(state: State) -> dict[str, Any]:
