@@ -182,6 +182,9 @@ class Informer:
 
     async def _run_scope(self, namespace: str | None) -> None:
         backoff = Backoff(initial=self._backoff_initial, maximum=self._backoff_max, rng=self._rng)
+        # 410s in a row, with only a list in between: the server keeps expiring what it just
+        # listed, so waiting is in order from the second one on.
+        gone_in_a_row = 0
         while not self._stopping:
             if self._resource_versions[namespace] is None:
                 try:
@@ -203,15 +206,17 @@ class Informer:
                 log.info("watch of %s expired (410 Gone); relisting", self._label)
                 metrics.WATCH_RESTARTS.labels(self._label, "gone").inc()
                 self._resource_versions[namespace] = None
-                if backoff.failures:
-                    # Repeated Gone right after a list: do not hammer the server.
+                if gone_in_a_row:
+                    # Repeated Gone right after a list: do not hammer the server. Otherwise
+                    # relist at once, even after connection errors (whose backoff must not
+                    # delay it): the server answered, and what we missed is in that list.
                     await self._clock.sleep(backoff.next_delay())
-                else:
-                    backoff.next_delay()
+                gone_in_a_row += 1
                 continue
             except (ApiError, ApiUnavailable) as err:
                 if self._stopping:
                     break
+                gone_in_a_row = 0
                 delay = backoff.next_delay()
                 metrics.WATCH_RESTARTS.labels(self._label, "error").inc()
                 log.warning(
@@ -225,6 +230,7 @@ class Informer:
                 continue
             if received:
                 backoff.reset()
+                gone_in_a_row = 0
             if not self._stopping:
                 metrics.WATCH_RESTARTS.labels(self._label, "timeout").inc()
 

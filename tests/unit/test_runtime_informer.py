@@ -290,3 +290,37 @@ async def test_stop_interrupts_a_backoff_sleep(executor) -> None:  # type: ignor
     informer.stop()  # the fake clock is never advanced: only stop() can end the sleep
     await asyncio.wait_for(task, timeout=2)
     assert not informer.has_synced
+
+
+async def test_gone_after_connection_errors_relists_at_once(executor) -> None:  # type: ignore[no-untyped-def]
+    """After an outage (watch errors with a grown backoff) the reconnecting watch gets 410:
+    the relist must not wait for yet another backoff step, the missed changes are in it."""
+    client = ScriptedClient()
+    client.lists[None] = [
+        ListResult([cm("a", "1")], "1"),
+        ListResult([cm("a", "9", data="changed while away")], "9"),
+    ]
+    down = ApiUnavailable("connection refused")
+    client.watches[None] = [[down], [down], [down], [Gone(410, "Expired", "too old")]]
+    clock = FakeClock()
+    informer, seen, task = start(client, executor, clock=clock, backoff_initial=0.2)
+    for _ in range(3):
+        await eventually(lambda: clock.pending_timers == 1)  # sleeping in the backoff
+        clock.advance(30)
+    await eventually(lambda: len(client.list_calls) == 2)
+    assert seen.changes == [("add", "a", "1"), ("update", "a", "9")]
+    await finish(informer, task)
+
+
+async def test_repeated_gone_right_after_a_list_backs_off(executor) -> None:  # type: ignore[no-untyped-def]
+    client = ScriptedClient()
+    client.lists[None] = [ListResult([cm("a", "1")], "1")]
+    expired = Gone(410, "Expired", "too old")
+    client.watches[None] = [[expired], [expired]]
+    clock = FakeClock()
+    informer, _seen, task = start(client, executor, clock=clock, backoff_initial=0.2)
+    await eventually(lambda: clock.pending_timers == 1)  # the second 410 waits
+    assert len(client.list_calls) == 2
+    clock.advance(1)
+    await eventually(lambda: len(client.list_calls) == 3)
+    await finish(informer, task)
