@@ -115,6 +115,8 @@ class _HpaOutcome:
     problem: str | None = None
     wrote: bool = False
     reason: str = "HPAConflict"
+    # The SPA turned out to be deleted: nothing more to do until its deletion event.
+    gone: bool = False
 
 
 class Reconciler:
@@ -203,6 +205,8 @@ class Reconciler:
         upcoming = next_transition(base, rules, instant)
 
         outcome = await self._sync_hpa(autoscaler_object, autoscaler, state, key)
+        if outcome.gone:
+            return Result()
         boundary = self._expected_boundary.get(key)
         if outcome.wrote and boundary is not None and boundary <= instant:
             self._metrics.boundary_lag(now - boundary)
@@ -382,6 +386,14 @@ class Reconciler:
             except NotFound:
                 self._foreign_hpa.discard(key)
         if current is None:
+            if not await self._still_exists(autoscaler_object):
+                # Our cache of SPAs is behind (its watch has not caught up after an outage or
+                # a 410): creating now would resurrect the HPA of a deleted SPA until the
+                # garbage collector removes it again. The SPA's deletion event follows.
+                object_logger(log, namespace, name).info(
+                    "not creating the HPA: the ScheduledPodAutoscaler no longer exists"
+                )
+                return _HpaOutcome(applied=False, gone=True)
             try:
                 created = await self._write(
                     self._kube.create,
@@ -438,6 +450,18 @@ class Reconciler:
             state.max_replicas,
         )
         return _HpaOutcome(applied=True, wrote=True)
+
+    async def _still_exists(self, autoscaler_object: dict[str, Any]) -> bool:
+        """Whether this very SPA (same uid) still exists, asked of the API server: an HPA is
+        created rarely, and only then does acting on a stale cache leave a trace. (A list by
+        name, because the controller's RBAC grants list, not get, on SPAs.)"""
+        metadata = autoscaler_object["metadata"]
+        live = await self._kube.list(
+            SCHEDULED_POD_AUTOSCALER,
+            namespace=metadata["namespace"],
+            field_selector=f"metadata.name={metadata['name']}",
+        )
+        return any(item["metadata"].get("uid") == metadata.get("uid") for item in live.items)
 
     def _hpa_rejected(
         self, autoscaler_object: dict[str, Any], key: str, error: ApiError

@@ -262,6 +262,7 @@ class KubeClient:
         *,
         namespace: str | None = None,
         label_selector: str | None = None,
+        field_selector: str | None = None,
         timeout: float | None = None,
     ) -> ListResult:
         """List all objects (following ``continue`` pages) and the list's resourceVersion.
@@ -271,19 +272,27 @@ class KubeClient:
         """
         try:
             return self._list_pages(
-                resource, namespace, label_selector, limit=self._page_limit, timeout=timeout
+                resource,
+                namespace,
+                label_selector,
+                field_selector,
+                limit=self._page_limit,
+                timeout=timeout,
             )
         except Gone:
             # The continue token expired between pages (the list took longer than etcd's
             # compaction interval). A consistent snapshot then needs one unpaginated list.
             log.info("continue token expired while listing %s; listing unpaginated", resource)
-            return self._list_pages(resource, namespace, label_selector, limit=0, timeout=timeout)
+            return self._list_pages(
+                resource, namespace, label_selector, field_selector, limit=0, timeout=timeout
+            )
 
     def _list_pages(
         self,
         resource: Resource,
         namespace: str | None,
         label_selector: str | None,
+        field_selector: str | None,
         *,
         limit: int,
         timeout: float | None,
@@ -298,6 +307,8 @@ class KubeClient:
                 query["continue"] = continue_token
             if label_selector:
                 query["labelSelector"] = label_selector
+            if field_selector:
+                query["fieldSelector"] = field_selector
             page = self._json(
                 "list",
                 resource,

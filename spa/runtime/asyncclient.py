@@ -54,6 +54,7 @@ class AsyncKubeClient:
         *,
         namespace: str | None = None,
         label_selector: str | None = None,
+        field_selector: str | None = None,
         request_timeout: float | None = None,
     ) -> ListResult:
         """See :meth:`KubeClient.list`."""
@@ -62,6 +63,7 @@ class AsyncKubeClient:
             resource,
             namespace=namespace,
             label_selector=label_selector,
+            field_selector=field_selector,
             timeout=request_timeout,
         )
 

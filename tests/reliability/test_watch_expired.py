@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
-from spa.kube import SCHEDULED_POD_AUTOSCALER
+from spa.controller.reconciler import Reconciler, index_functions
+from spa.kube import HPA_V2, SCHEDULED_POD_AUTOSCALER, NotFound, connect
+from spa.runtime import AsyncKubeClient, EventRecorder, FakeClock, Store, new_executor
 from tests.integration.harness import Kube, autoscaler, eventually, running_controller, utc
 from tests.reliability.common import MONDAY_11, bounds_of, hpa_writes, report, sample, ticking
 
@@ -117,3 +119,38 @@ async def test_watches_expired_by_compaction_relist_exactly_the_missed_changes(
         assert 1 <= writes["create"] - writes_before["create"] <= 2, "\n".join(logged)
         assert 1 <= writes["patch"] - writes_before["patch"] <= 2, "\n".join(logged)
         assert writes["create"] + writes["patch"] - sum(writes_before.values()) <= 3
+
+
+async def test_a_stale_cache_does_not_resurrect_the_hpa_of_a_deleted_spa(
+    cluster: Any, kube: Kube, namespace: str
+) -> None:
+    """What case 3 hit now and then: the HPA informer saw the garbage collector delete the
+    HPA of an SPA deleted during the outage before the SPA informer saw the SPA go. The
+    reconcile (real stores, real API server) must not create the HPA again."""
+    created = kube.create(autoscaler("gone", namespace))
+    kube.delete(SCHEDULED_POD_AUTOSCALER, namespace, "gone")
+    client = connect(kubeconfig=str(cluster.kubeconfig))
+    executor = new_executor(watches=0, workers=2)
+    try:
+        stores = {"autoscalers": Store(), "schedules": Store()}
+        for store_name, functions in index_functions().items():
+            for index, function in functions.items():
+                stores[store_name].add_indexer(index, function)
+        stores["autoscalers"].upsert(created)  # the stale view
+        reconciler = Reconciler(
+            kube=AsyncKubeClient(client, executor),
+            autoscalers=stores["autoscalers"],
+            schedules=stores["schedules"],
+            hpas=Store(),
+            hpa_resource=HPA_V2,
+            recorder=EventRecorder(client, executor=executor),
+            clock=FakeClock(utc(MONDAY_11)),
+        )
+        writes_before = hpa_writes()
+        await reconciler.reconcile(f"{namespace}/gone")
+        assert hpa_writes() == writes_before
+        with pytest.raises(NotFound):
+            kube.hpa(namespace, "gone")
+    finally:
+        executor.shutdown(wait=True)
+        client.close()
