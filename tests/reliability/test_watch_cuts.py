@@ -133,6 +133,20 @@ async def test_windows_apply_while_connections_are_cut_every_few_seconds(
                 within=30,
                 what="HPAs at base",
             )
+            # Statuses are written on the pass after the HPA write: once they are there, every
+            # create has been counted.
+            await eventually(
+                lambda: (
+                    expected_active(kube, namespace, [])
+                    and all(
+                        kube.status(SCHEDULED_POD_AUTOSCALER, namespace, name).get("minReplicas")
+                        == 3
+                        for name in NAMES
+                    )
+                ),
+                within=30,
+                what="statuses at base",
+            )
             writes_before = hpa_writes()
             restarts_before = sample(
                 "spa_watch_restarts_total", resource=str(SCHEDULED_POD_AUTOSCALER), reason="error"
