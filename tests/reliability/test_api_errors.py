@@ -33,7 +33,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.reliability]
 
 NAMES = [f"web-{i}" for i in range(6)]
 FAULT_SECONDS = 40.0
-FAULTS = Faults(error_500=0.15, throttle_429=0.10, timeout=0.02, retry_after=2, hold=60.0)
+FAULTS = Faults(
+    error_500=0.15, throttle_429=0.10, timeout=0.02, retry_after=2, hold=60.0, timeout_next=1
+)
 
 
 @pytest.fixture
@@ -163,6 +165,7 @@ async def test_converges_with_bounded_retries_under_500_429_and_timeouts(
         )
         assert outcomes["500"] > 0
         assert outcomes["429"] > 0
+        assert outcomes["timeout"] > 0
         assert errors > 0
         # No busy loop: 6 SPAs with 3 transitions need a few dozen requests; retries with
         # backoff add some. A loop without backoff would send hundreds per second.

@@ -57,6 +57,8 @@ class Faults:
     hold: float = 60.0
     # Watches are long-lived; whether their start may fail too.
     watches: bool = True
+    # The next this many requests (not watches) get no answer, whatever the shares say.
+    timeout_next: int = 0
 
 
 @dataclass(frozen=True)
@@ -232,10 +234,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         state = self.server.proxy_state
         faults = state.faults
         is_watch = "watch=" in self.path
+        forced_timeout = False
         with state.lock:
             draw = state.rng.random()
+            if faults.timeout_next and not is_watch:
+                faults.timeout_next -= 1
+                forced_timeout = True
         if is_watch and not faults.watches:
             draw = 1.0
+        if forced_timeout:
+            self._record("timeout", 0)
+            self._hold(faults.hold)
+            return
         if draw < faults.error_500:
             self._record("500", 500)
             self._status(500, "InternalError", "injected fault: etcdserver: request timed out")
