@@ -32,6 +32,7 @@ from spa.kube import (
     HPA_V2BETA2,
     SCHEDULE,
     SCHEDULED_POD_AUTOSCALER,
+    ApiError,
     KubeClient,
     Resource,
 )
@@ -189,7 +190,13 @@ class Manager:
             return sorted(keys)
 
         async def api_ready() -> None:
-            await AsyncKubeClient(self.client, executor).run(self.client.readyz, timeout=5.0)
+            try:
+                await AsyncKubeClient(self.client, executor).run(self.client.readyz, timeout=5.0)
+            except ApiError as error:
+                # /readyz is readable by every identity by default; where a cluster forbids it
+                # (or lacks it), an answer at all is the best sign of recovery we can get.
+                if error.status not in (401, 403, 404):
+                    raise
 
         controller = Controller(
             name=QUEUE_NAME,
