@@ -677,7 +677,8 @@ class Scenario:
             # it (an edit of the Schedules, as a Git commit would make), let the controller
             # take that in (two status writes per SPA), and then watch it idle for 20 s+.
             rate = 5 * len(names) / self.result["create_seconds"]
-            ahead = 3 * len(names) / rate + 30
+            # (the controller's two status writes per SPA go at about 100/s on 2 shared cores)
+            ahead = len(names) / rate + 2 * len(names) / 100 + 30
             boundary_time = (datetime.now(UTC) + timedelta(seconds=ahead + 59)).replace(
                 second=0, microsecond=0
             )
