@@ -91,7 +91,9 @@ DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sun
 BASE_MIN, BASE_MAX = 2, 10
 ACTIVE_MIN = 3  # the Daily window that is active during the whole run
 FLIP_MIN, FLIP_MAX = 6, 20  # the window that starts at the boundary
-WINDOW_MINUTES = 2  # the flipping window lasts this long (its end is the throttled boundary)
+# The flipping window lasts this long (its end is the throttled boundary); longer than the
+# whole fleet's transition, so that its end never mixes with the start's writes.
+WINDOW_MINUTES = 5
 
 
 def log(message: str) -> None:
@@ -722,7 +724,7 @@ class Scenario:
 
             cpu_before = sampler.cpu
             self.result["start"] = self._boundary(
-                "window start", audit, names, boundary, spas, scheds, True, timeout=120
+                "window start", audit, names, boundary, spas, scheds, True, timeout=240
             )
             sampler.sample()
             self.result["start"]["cpu_seconds"] = sampler.cpu - cpu_before
