@@ -7,92 +7,26 @@ SIGKILL and waits for the other replica to take over the Lease.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from spa.kube import HPA_V2, LEASE, SCHEDULE, SCHEDULED_POD_AUTOSCALER, NotFound
-from tests.integration.harness import REPO, Kube, autoscaler, schedule
+from spa.kube import HPA_V2, LEASE, SCHEDULE, SCHEDULED_POD_AUTOSCALER
+from tests.integration.harness import Kube, autoscaler, schedule
+from tests.integration.processes import CONTROLLER_NAMESPACE, log_lines, spa_run, wait_for, writes
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 
-CONTROLLER_NAMESPACE = "scheduled-pod-autoscaler"
-SPA = Path(sys.executable).parent / "spa"
 
-
-@pytest.fixture(scope="module")
-def controller_kubeconfig(cluster: Any, crds: None) -> Path:
-    """A kubeconfig of the controller's ServiceAccount, bound by the project's own RBAC."""
-    cluster.run_kubectl("apply", "--server-side", "-k", str(REPO / "config" / "rbac"), check=True)
-    return Path(
-        cluster.service_account_kubeconfig(
-            CONTROLLER_NAMESPACE, "scheduled-pod-autoscaler", create=False
-        )
-    )
-
-
-@contextmanager
-def spa_run(
-    kubeconfig: Path, namespace: str, *extra: str, log: Path
-) -> Iterator[subprocess.Popen[bytes]]:
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            [
-                str(SPA),
-                "run",
-                "--kubeconfig",
-                str(kubeconfig),
-                "--namespace",
-                namespace,
-                "--metrics-addr",
-                "127.0.0.1:0",
-                "--probe-addr",
-                "127.0.0.1:0",
-                *extra,
-            ],
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "KUBECONFIG": ""},
-        )
-        try:
-            yield process
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait(timeout=10)
-
-
-def wait_for(check: Any, *, within: float, what: str) -> Any:
-    deadline = time.monotonic() + within
-    last: BaseException | None = None
-    while time.monotonic() < deadline:
-        try:
-            result = check()
-            if result:
-                return result
-        except (AssertionError, NotFound) as error:
-            last = error
-        time.sleep(0.05)
-    raise AssertionError(f"{what} not reached within {within:.0f}s; last: {last!r}")
-
-
-def log_lines(log: Path) -> list[dict[str, Any]]:
-    lines = []
-    for line in log.read_text().splitlines():
-        try:
-            lines.append(json.loads(line))
-        except json.JSONDecodeError:
-            raise AssertionError(f"not a JSON log line: {line!r}") from None
-    return lines
+def strict_log_lines(log: Path) -> list[dict[str, object]]:
+    """Every line the controller printed, each of which must be a JSON object."""
+    text = log.read_text().splitlines()
+    for line in text:
+        json.loads(line)  # raises on a line that is not JSON
+    return log_lines(log)
 
 
 @pytest.mark.slow
@@ -151,8 +85,8 @@ def test_window_starts_and_ends_on_real_minute_boundaries(
         assert lag_end > -0.5, "applied before the boundary"
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=10) == 0
-    lines = log_lines(log)
-    applied = [line for line in lines if line.get("msg", "").startswith("applied HPA")]
+    lines = strict_log_lines(log)
+    applied = [line for line in lines if str(line.get("msg", "")).startswith("applied HPA")]
     assert applied, lines[-5:]
     assert all(line.get("namespace") == namespace and line.get("name") == "web" for line in applied)
 
@@ -163,11 +97,7 @@ def leader_of(kube: Kube, lease: str) -> str:
 
 
 def writes_of(process_log: Path) -> int:
-    return sum(
-        1
-        for line in log_lines(process_log)
-        if line.get("msg", "").startswith(("applied HPA", "created HPA"))
-    )
+    return len(writes(process_log))
 
 
 @pytest.mark.slow

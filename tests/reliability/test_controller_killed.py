@@ -17,17 +17,15 @@ import pytest
 
 from spa.kube import SCHEDULE, SCHEDULED_POD_AUTOSCALER
 from tests.integration.harness import Kube, autoscaler, schedule
-from tests.reliability.common import bounds_of, report
-from tests.reliability.processes import (
-    controller_kubeconfig,
+from tests.integration.processes import (
     count_writes,
     spa_run,
     wait_for,
     writes,
 )
+from tests.reliability.common import bounds_of, report
 
 pytestmark = [pytest.mark.integration, pytest.mark.reliability, pytest.mark.e2e]
-__all__ = ["controller_kubeconfig"]  # the fixture, imported for this module
 
 COUNT = 200
 NAMES = [f"app-{i:03d}" for i in range(COUNT)]

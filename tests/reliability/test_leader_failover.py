@@ -22,19 +22,17 @@ import pytest
 from spa.kube import HPA_V2, LEASE, KubeClient, NotFound
 from spa.runtime.leaderelection import parse_micro_time
 from tests.integration.harness import Kube, autoscaler
-from tests.reliability.common import bounds_of, report
-from tests.reliability.processes import (
+from tests.integration.processes import (
     CONTROLLER_NAMESPACE,
-    controller_kubeconfig,
     log_lines,
     log_time,
     spa_run,
     wait_for,
     writes,
 )
+from tests.reliability.common import bounds_of, report
 
 pytestmark = [pytest.mark.integration, pytest.mark.reliability, pytest.mark.e2e, pytest.mark.slow]
-__all__ = ["controller_kubeconfig"]
 
 NAMES = [f"web-{i}" for i in range(10)]
 LEASE_DURATION = 15.0

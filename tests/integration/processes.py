@@ -1,4 +1,8 @@
-"""`spa run` as real processes (its own ServiceAccount and RBAC), for the kill/failover cases."""
+"""`spa run` as a real process, as its own ServiceAccount with the RBAC of config/rbac.
+
+Shared by the end-to-end, idle-write and reliability tests, which all need to start, read
+and kill the controller the way Kubernetes would run it.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from spa.kube import NotFound
 from tests.integration.harness import REPO
 
 CONTROLLER_NAMESPACE = "scheduled-pod-autoscaler"
@@ -97,7 +102,7 @@ def wait_for(check: Any, *, within: float, what: str, interval: float = 0.05) ->
             result = check()
             if result:
                 return result
-        except AssertionError as error:
+        except (AssertionError, NotFound) as error:
             last = error
         time.sleep(interval)
     raise AssertionError(f"{what} not reached within {within:.0f}s; last: {last!r}")
