@@ -297,8 +297,8 @@ def test_the_deployment_runs_the_controller_with_leader_election() -> None:
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "probes"}
     assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "probes"}
     assert container["resources"] == {
-        "requests": {"cpu": "50m", "memory": "128Mi"},
-        "limits": {"memory": "256Mi"},
+        "requests": {"cpu": "100m", "memory": "192Mi"},
+        "limits": {"memory": "384Mi"},
     }
 
 
