@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from spa.controller.manager import Manager
-from spa.kube import SCHEDULED_POD_AUTOSCALER, RequestRecord, connect
+from spa.kube import SCHEDULE, SCHEDULED_POD_AUTOSCALER, RequestRecord, connect
 from spa.runtime import FakeClock
 from tests.integration.harness import Kube, autoscaler, eventually, schedule, utc
 
@@ -55,10 +55,16 @@ async def test_all_due_hpas_are_patched_before_any_status(
     try:
 
         def settled() -> bool:
+            # Every write of the first reconciles done: the SPA status, then (written after it)
+            # the Schedule's, so that none of them is still in flight when recording starts.
             for name in FLEET:
-                status = kube.status(SCHEDULED_POD_AUTOSCALER, namespace, name)
-                if status.get("nextTransitionTime") != "2026-11-16T12:00:00Z":
-                    return False
+                for resource, object_name in (
+                    (SCHEDULED_POD_AUTOSCALER, name),
+                    (SCHEDULE, f"{name}-noon"),
+                ):
+                    status = kube.status(resource, namespace, object_name)
+                    if status.get("nextTransitionTime") != "2026-11-16T12:00:00Z":
+                        return False
             return all(kube.bounds(namespace, name) == (3, 10) for name in FLEET)
 
         await eventually(settled, what="all reconciled before the boundary")
