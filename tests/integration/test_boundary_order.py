@@ -15,7 +15,7 @@ import pytest
 from spa.controller.manager import Manager
 from spa.kube import SCHEDULE, SCHEDULED_POD_AUTOSCALER, RequestRecord, connect
 from spa.runtime import FakeClock
-from tests.integration.harness import Kube, autoscaler, eventually, schedule, utc
+from tests.integration.harness import Kube, create_noon_fleet, eventually, utc
 
 pytestmark = pytest.mark.integration
 
@@ -25,20 +25,7 @@ FLEET = [f"app-{index}" for index in range(6)]
 async def test_all_due_hpas_are_patched_before_any_status(
     cluster: Any, kube: Kube, namespace: str
 ) -> None:
-    for name in FLEET:
-        kube.create(autoscaler(name, namespace))
-        kube.create(
-            schedule(
-                f"{name}-noon",
-                namespace,
-                name,
-                type="Daily",
-                startTime="12:00",
-                endTime="13:00",
-                minReplicas=5,
-                maxReplicas=20,
-            )
-        )
+    create_noon_fleet(kube, namespace, FLEET)
     client = connect(kubeconfig=str(cluster.kubeconfig))
     clock = FakeClock(utc("2026-11-16T11:00:00"))
     # One worker: the order of the requests is the order of the work.

@@ -20,10 +20,9 @@ import pytest
 from tests.integration.harness import (
     REPO,
     Kube,
-    autoscaler,
+    create_noon_fleet,
     eventually,
     running_controller,
-    schedule,
     utc,
 )
 from tests.reliability.common import MONDAY_11, bounds_of, report, sample, ticking
@@ -86,20 +85,7 @@ def gaps_after_429(requests: list[Any]) -> list[float]:
 async def test_converges_with_bounded_retries_under_500_429_and_timeouts(
     fault_proxy: HTTPFaultProxy, proxied_service_account: Path, kube: Kube, namespace: str
 ) -> None:
-    for name in NAMES:
-        kube.create(autoscaler(name, namespace))
-        kube.create(
-            schedule(
-                f"{name}-noon",
-                namespace,
-                name,
-                type="Daily",
-                startTime="12:00",
-                endTime="13:00",
-                minReplicas=5,
-                maxReplicas=20,
-            )
-        )
+    create_noon_fleet(kube, namespace, NAMES)
     async with (
         running_controller(proxied_service_account, [namespace], start=utc(MONDAY_11)) as running,
         ticking(running.clock) as clock,

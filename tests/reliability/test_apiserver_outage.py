@@ -15,10 +15,9 @@ import pytest
 
 from tests.integration.harness import (
     Kube,
-    autoscaler,
+    create_noon_fleet,
     eventually,
     running_controller,
-    schedule,
     utc,
 )
 from tests.reliability.common import (
@@ -39,20 +38,7 @@ OUTAGE_SECONDS = 36.0
 async def test_transition_during_an_apiserver_outage_is_applied_when_it_returns(
     control_plane: Any, kube: Kube, namespace: str
 ) -> None:
-    for name in NAMES:
-        kube.create(autoscaler(name, namespace))
-        kube.create(
-            schedule(
-                f"{name}-noon",
-                namespace,
-                name,
-                type="Daily",
-                startTime="12:00",
-                endTime="13:00",
-                minReplicas=5,
-                maxReplicas=20,
-            )
-        )
+    create_noon_fleet(kube, namespace, NAMES)
     requests = Requests()
     async with running_controller(
         control_plane.kubeconfig, [namespace], start=utc(MONDAY_11)

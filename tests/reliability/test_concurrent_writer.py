@@ -19,10 +19,9 @@ import pytest
 from spa.kube import HPA_V2, Conflict, KubeClient, connect
 from tests.integration.harness import (
     Kube,
-    autoscaler,
+    create_noon_fleet,
     eventually,
     running_controller,
-    schedule,
     utc,
 )
 from tests.reliability.common import MONDAY_11, bounds_of, hpa_writes, report, ticking
@@ -91,20 +90,7 @@ class Meddler:
 async def test_controller_values_win_and_other_fields_stay_under_a_concurrent_writer(
     cluster: Any, kube: Kube, namespace: str
 ) -> None:
-    for name in NAMES:
-        kube.create(autoscaler(name, namespace))
-        kube.create(
-            schedule(
-                f"{name}-noon",
-                namespace,
-                name,
-                type="Daily",
-                startTime="12:00",
-                endTime="13:00",
-                minReplicas=5,
-                maxReplicas=20,
-            )
-        )
+    create_noon_fleet(kube, namespace, NAMES)
     other = connect(kubeconfig=str(cluster.kubeconfig))
     try:
         async with (
