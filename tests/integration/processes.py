@@ -102,7 +102,7 @@ def wait_for(check: Any, *, within: float, what: str, interval: float = 0.05) ->
             result = check()
             if result:
                 return result
-        except (AssertionError, NotFound) as error:
+        except (AssertionError, NotFound, KeyError) as error:
             last = error
         time.sleep(interval)
     raise AssertionError(f"{what} not reached within {within:.0f}s; last: {last!r}")

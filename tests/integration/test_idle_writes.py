@@ -9,12 +9,9 @@ status at most once (SPEC.md section 4, "Writes only on change").
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -22,8 +19,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from spa.kube import HPA_V2, SCHEDULE, SCHEDULED_POD_AUTOSCALER, KubeClient, NotFound, connect
+from spa.kube import HPA_V2, SCHEDULE, SCHEDULED_POD_AUTOSCALER, KubeClient, connect
 from tests.integration.harness import REPO, autoscaler, schedule
+from tests.integration.processes import spa_run, wait_for
 from tests.testenv.audit import AuditLog, audit_policy, service_account_user
 from tests.testenv.controlplane import ControlPlane
 
@@ -32,55 +30,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.e2e, pytest.mark.slow]
 SA_NAMESPACE = "scheduled-pod-autoscaler"
 SA_NAME = "scheduled-pod-autoscaler"
 USER = service_account_user(SA_NAMESPACE, SA_NAME)
-SPA = Path(sys.executable).parent / "spa"
 NAMESPACE = "idle"
 DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-
-
-def wait_for(check: Callable[[], Any], *, within: float, what: str) -> Any:
-    deadline = time.monotonic() + within
-    last: BaseException | None = None
-    while time.monotonic() < deadline:
-        try:
-            result = check()
-            if result:
-                return result
-        except (AssertionError, NotFound, KeyError) as error:
-            last = error
-        time.sleep(0.1)
-    raise AssertionError(f"{what} not reached within {within:.0f}s; last: {last!r}")
-
-
-@contextmanager
-def spa_run(kubeconfig: Path, log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            [
-                str(SPA),
-                "run",
-                "--kubeconfig",
-                str(kubeconfig),
-                "--namespace",
-                NAMESPACE,
-                "--metrics-addr",
-                "127.0.0.1:0",
-                "--probe-addr",
-                "127.0.0.1:0",
-            ],
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "KUBECONFIG": ""},
-        )
-        try:
-            yield process
-        finally:
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait(timeout=10)
 
 
 def starting_at(boundary: datetime, zone: str, kind: str) -> dict[str, Any]:
@@ -164,7 +115,7 @@ def test_no_writes_between_boundaries_and_one_patch_per_change(
                 ),
             )
 
-        with spa_run(kubeconfig, tmp_path / "spa-run.log") as process:
+        with spa_run(kubeconfig, NAMESPACE, log=tmp_path / "spa-run.log") as process:
             wait_for(lambda: reconciled(client, names), within=30, what="all reconciled")
             assert process.poll() is None
             idle_from = time.time() + 1
