@@ -82,6 +82,23 @@ def gaps_after_429(requests: list[Any]) -> list[float]:
     return gaps
 
 
+def most_sends_of_one_write_in_a_second(requests: list[Any]) -> int:
+    """The largest number of times one write (method and path) was sent within one second."""
+    sends: dict[tuple[str, str], list[float]] = {}
+    for request in requests:
+        if request.method != "GET":
+            sends.setdefault((request.method, request.path), []).append(request.at)
+    most = 0
+    for times in sends.values():
+        times.sort()
+        start = 0
+        for end, moment in enumerate(times):
+            while moment - times[start] >= 1.0:
+                start += 1
+            most = max(most, end - start + 1)
+    return most
+
+
 async def test_converges_with_bounded_retries_under_500_429_and_timeouts(
     fault_proxy: HTTPFaultProxy, proxied_service_account: Path, kube: Kube, namespace: str
 ) -> None:
@@ -157,10 +174,13 @@ async def test_converges_with_bounded_retries_under_500_429_and_timeouts(
         # backoff add some. A loop without backoff would send hundreds per second.
         assert len(during) / (ended - began) < 10
         assert max(per_second.values()) < 40
-        # The work queue waits at least Retry-After before retrying a throttled key; a watch
-        # event for the same key (often the controller's own HPA write coming back) queues it
-        # earlier, as in client-go, so some retries are early, but none is a tight loop.
-        assert all(gap >= 0.05 for gap in gaps), gaps
+        # The work queue waits at least Retry-After before retrying a throttled key, but a
+        # watch event for the same key queues it earlier, as in client-go: here the HPA
+        # controller updates each HPA's status every second (its sync period in the test
+        # environment), so a failing HPA patch is also retried on those events, on top of the
+        # backoff retries from 0.5 s. That is up to about 5 sends of one write in a second;
+        # a tight loop would send dozens (one per request latency, ~10 ms).
+        assert most_sends_of_one_write_in_a_second(during) <= 8, gaps
         # And after the faults everything is (still) right.
         await eventually(
             lambda: bounds_of(kube, namespace) == dict.fromkeys(NAMES, (5, 20)),
