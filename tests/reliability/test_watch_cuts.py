@@ -14,7 +14,7 @@ import pytest
 from spa.kube import SCHEDULED_POD_AUTOSCALER
 from tests.integration.harness import (
     Kube,
-    autoscaler,
+    create_noon_fleet,
     eventually,
     running_controller,
     schedule,
@@ -84,20 +84,8 @@ def expected_active(kube: Kube, namespace: str, active: list[str]) -> bool:
 async def test_windows_apply_while_connections_are_cut_every_few_seconds(
     apiserver_proxy: Any, kube: Kube, namespace: str
 ) -> None:
+    create_noon_fleet(kube, namespace, NAMES)
     for name in NAMES:
-        kube.create(autoscaler(name, namespace))
-        kube.create(
-            schedule(
-                f"{name}-noon",
-                namespace,
-                name,
-                type="Daily",
-                startTime="12:00",
-                endTime="13:00",
-                minReplicas=5,
-                maxReplicas=20,
-            )
-        )
         kube.create(
             schedule(
                 f"{name}-long",
