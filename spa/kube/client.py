@@ -232,6 +232,7 @@ class KubeClient:
         self._hooks: list[RequestHook] = []
         self._discovery_cache: dict[str, bool] = {}
         self._discovery_lock = threading.Lock()
+        self._closed = False
 
     @property
     def host(self) -> str:
@@ -243,7 +244,12 @@ class KubeClient:
         self._hooks.append(hook)
 
     def close(self) -> None:
-        """Close pooled connections."""
+        """Close pooled connections; every later request fails with ApiUnavailable.
+
+        Final, because a request sent after the pools were cleared (say, from a worker thread
+        still finishing its job during shutdown) would open a new pool that nobody closes.
+        """
+        self._closed = True
         self._api.close()
 
     # -- reads --------------------------------------------------------------------------------
@@ -550,6 +556,8 @@ class KubeClient:
         timeout: float | tuple[float, float] | None = None,
     ) -> urllib3.BaseHTTPResponse:
         """Send one request; return the unread response if it succeeded (2xx)."""
+        if self._closed:
+            raise ApiUnavailable(f"{method} {path}: the client is closed")
         if self._rate_limiter is not None:
             self._rate_limiter.acquire()
         resource_path = f"{path}?{urlencode(query)}" if query else path

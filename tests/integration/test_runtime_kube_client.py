@@ -172,3 +172,18 @@ def test_watch_stream_delivers_events_and_close_unblocks_it(
     # close() from another thread ends a blocked iteration promptly.
     threading.Timer(0.3, stream.close).start()
     assert [e for e in stream if e.type != "BOOKMARK"] == []
+
+
+def test_a_closed_client_refuses_requests_without_opening_connections(
+    cluster: Any, namespace: str
+) -> None:
+    client = connect(kubeconfig=str(cluster.kubeconfig))
+    client.create(CONFIGMAP, namespace, configmap("before-close"))
+    pools = client._api.rest_client.pool_manager.pools
+    assert len(pools) == 1
+    client.close()
+    assert len(pools) == 0
+    with pytest.raises(ApiUnavailable, match="closed"):
+        client.get(CONFIGMAP, namespace, "before-close")
+    # A request after close used to open a new pool that nobody would ever close.
+    assert len(pools) == 0
