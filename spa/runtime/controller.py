@@ -72,7 +72,7 @@ class Controller:
         resync_period: float | None = 600.0,
         clock: Clock | None = None,
         probe: Probe | None = None,
-        probe_backoff: tuple[float, float] = (0.5, 4.0),
+        probe_backoff: tuple[float, float] = (0.5, 2.0),
     ) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
