@@ -40,57 +40,63 @@ async def test_transition_during_an_apiserver_outage_is_applied_when_it_returns(
 ) -> None:
     create_noon_fleet(kube, namespace, NAMES)
     requests = Requests()
-    async with running_controller(
-        control_plane.kubeconfig, [namespace], start=utc(MONDAY_11)
-    ) as running:
-        running.manager.client.add_request_hook(requests.hook)
-        async with ticking(running.clock) as clock:
-            await eventually(
-                lambda: bounds_of(kube, namespace) == dict.fromkeys(NAMES, (3, 10)),
-                within=30,
-                what="HPAs at base",
-            )
-            clock.set(utc("2026-11-16T11:59:50"))
-            errors_before = sample(
-                "spa_reconcile_total", controller="scheduledpodautoscaler", result="error"
-            )
-            down_at = time.monotonic()
-            await asyncio.to_thread(control_plane.stop_apiserver)
-            try:
-                # The boundary passes (fake time) while the API server is down.
-                clock.set(utc("2026-11-16T12:00:00"))
-                await asyncio.sleep(OUTAGE_SECONDS - (time.monotonic() - down_at))
-                # During the outage the metrics still show what is in force on the HPAs.
-                gauge = "scheduled_pod_auroscaler_controller_scheduled_pod_auroscaler_min_replicas"
-                assert sample(gauge, name=NAMES[0], namespace=namespace) == 3
-                errors_during = (
-                    sample(
-                        "spa_reconcile_total",
-                        controller="scheduledpodautoscaler",
-                        result="error",
-                    )
-                    - errors_before
+    try:
+        async with running_controller(
+            control_plane.kubeconfig, [namespace], start=utc(MONDAY_11)
+        ) as running:
+            running.manager.client.add_request_hook(requests.hook)
+            async with ticking(running.clock) as clock:
+                await eventually(
+                    lambda: bounds_of(kube, namespace) == dict.fromkeys(NAMES, (3, 10)),
+                    within=30,
+                    what="HPAs at base",
                 )
-                outage_requests = len(requests.between(down_at, time.monotonic()))
-            finally:
-                up_began = time.monotonic()
-                await asyncio.to_thread(control_plane.start_apiserver)
-            up_at = time.monotonic()
-            await eventually(
-                lambda: bounds_of(kube, namespace) == dict.fromkeys(NAMES, (5, 20)),
-                within=120,
-                what="window applied after the outage",
-            )
-            recovery = time.monotonic() - up_at
-            report(
-                "apiserver outage",
-                outage_s=up_at - down_at,
-                apiserver_start_s=up_at - up_began,
-                recovery_s=recovery,
-                reconcile_errors_during_outage=errors_during,
-                requests_during_outage=outage_requests,
-            )
-            assert errors_during >= len(NAMES), "the boundary did not hit the outage"
-            # No busy loop while the server was away.
-            assert outage_requests < 30 * len(NAMES)
-            assert recovery < 5.0, f"transition applied {recovery:.1f}s after the API returned"
+                clock.set(utc("2026-11-16T11:59:50"))
+                errors_before = sample(
+                    "spa_reconcile_total", controller="scheduledpodautoscaler", result="error"
+                )
+                down_at = time.monotonic()
+                await asyncio.to_thread(control_plane.stop_apiserver)
+                try:
+                    # The boundary passes (fake time) while the API server is down.
+                    clock.set(utc("2026-11-16T12:00:00"))
+                    await asyncio.sleep(OUTAGE_SECONDS - (time.monotonic() - down_at))
+                    # During the outage the metrics still show what is in force on the HPAs.
+                    gauge = (
+                        "scheduled_pod_auroscaler_controller_scheduled_pod_auroscaler_min_replicas"
+                    )
+                    assert sample(gauge, name=NAMES[0], namespace=namespace) == 3
+                    errors_during = (
+                        sample(
+                            "spa_reconcile_total",
+                            controller="scheduledpodautoscaler",
+                            result="error",
+                        )
+                        - errors_before
+                    )
+                    outage_requests = len(requests.between(down_at, time.monotonic()))
+                finally:
+                    up_began = time.monotonic()
+                    await asyncio.to_thread(control_plane.start_apiserver)
+                up_at = time.monotonic()
+                await eventually(
+                    lambda: bounds_of(kube, namespace) == dict.fromkeys(NAMES, (5, 20)),
+                    within=120,
+                    what="window applied after the outage",
+                )
+                recovery = time.monotonic() - up_at
+                report(
+                    "apiserver outage",
+                    outage_s=up_at - down_at,
+                    apiserver_start_s=up_at - up_began,
+                    recovery_s=recovery,
+                    reconcile_errors_during_outage=errors_during,
+                    requests_during_outage=outage_requests,
+                )
+                assert errors_during >= len(NAMES), "the boundary did not hit the outage"
+                # No busy loop while the server was away.
+                assert outage_requests < 30 * len(NAMES)
+                assert recovery < 5.0, f"transition applied {recovery:.1f}s after the API returned"
+    finally:
+        # Leave the shared control plane as a real cluster is after such an outage.
+        await asyncio.to_thread(control_plane.restart_controller_manager)

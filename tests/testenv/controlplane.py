@@ -535,6 +535,17 @@ class ControlPlane(Cluster):
     def stop_controller_manager(self) -> None:
         self.controller_manager.stop()
 
+    def restart_controller_manager(self, timeout: float = 60) -> None:
+        """What the kubelet does after a long API outage; call it once the API is back.
+
+        A real cluster runs kube-controller-manager with leader election, so an outage longer
+        than its renew deadline (10 s) makes it exit and start afresh. This one runs without,
+        and after a 30 s outage its clients were seen to stay silent for over a minute (the
+        HPA controller wrote no status), which broke later tests that rely on it.
+        """
+        self.stop_controller_manager()
+        self.start_controller_manager(timeout)
+
     def _controller_manager_healthy(self) -> bool:
         # Its serving certificate is self-signed (made in --cert-dir); /healthz is public.
         context = ssl.create_default_context()
