@@ -63,6 +63,10 @@ def api_client_for(
     except (k8s_config.ConfigException, OSError) as err:
         raise ConfigError(f"no usable cluster configuration: {err}") from err
     configuration.connection_pool_maxsize = pool_size
+    # A watch whose peer vanished without a FIN or RST (a node gone, a NAT or load balancer
+    # dropping idle flows) would otherwise be noticed only by its read timeout, 5 to 10 min
+    # later; TCP keepalive with client-go's timings notices it within 30 s + 9 x 15 s.
+    configuration.keep_alive = True
     api = k8s_client.ApiClient(configuration)
     api.user_agent = USER_AGENT
     return api

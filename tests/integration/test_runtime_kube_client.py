@@ -3,6 +3,7 @@ type, error mapping, pagination, discovery, transport failures and the request h
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -187,3 +188,18 @@ def test_a_closed_client_refuses_requests_without_opening_connections(
         client.get(CONFIGMAP, namespace, "before-close")
     # A request after close used to open a new pool that nobody would ever close.
     assert len(pools) == 0
+
+
+def test_connections_use_tcp_keepalive(kube: KubeClient, namespace: str) -> None:
+    """So a watch on a silently dead connection ends within minutes, not at its read timeout."""
+    kube.create(CONFIGMAP, namespace, configmap("keepalive"))
+    pools = kube._api.rest_client.pool_manager.pools
+    (key,) = pools.keys()
+    pool = pools[key]
+    connection = pool.pool.get_nowait()
+    pool.pool.put_nowait(connection)
+    sock = connection.sock
+    assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+    assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 30
+    assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL) == 15
+    assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT) == 9
