@@ -42,7 +42,6 @@ from spa.runtime import (
     EventRecorder,
     Result,
     Store,
-    object_key,
     object_logger,
     split_key,
 )
@@ -332,7 +331,7 @@ class Reconciler:
                 schedule = await self._kube.get(SCHEDULE, metadata["namespace"], metadata["name"])
                 metadata = schedule["metadata"]
                 continue
-            _remember(self._schedules, based_on=schedule, written=updated)
+            self._schedules.put_written(updated, based_on=schedule)
             object_logger(log, metadata["namespace"], metadata["name"]).info(
                 "Schedule %s", "adopted" if autoscaler_object is not None else "released"
             )
@@ -408,7 +407,7 @@ class Reconciler:
             except ApiError as error:
                 return self._hpa_rejected(autoscaler_object, key, error)
             else:
-                _remember(self._hpas, based_on=None, written=created)
+                self._hpas.put_written(created, based_on=None)
                 self._metrics.hpa_written("create")
                 object_logger(log, namespace, name).info(
                     "created HPA with minReplicas %d, maxReplicas %d",
@@ -442,7 +441,7 @@ class Reconciler:
             )
         except ApiError as error:
             return self._hpa_rejected(autoscaler_object, key, error)
-        _remember(self._hpas, based_on=current, written=applied)
+        self._hpas.put_written(applied, based_on=current)
         self._metrics.hpa_written("patch")
         object_logger(log, namespace, name).info(
             "applied HPA with minReplicas %d, maxReplicas %d",
@@ -631,7 +630,7 @@ class Reconciler:
             )
         except NotFound:
             return  # deleted meanwhile: its deletion event brings the next reconcile
-        _remember(store, based_on=obj, written=updated)
+        store.put_written(updated, based_on=obj)
 
     # -- API calls ------------------------------------------------------------------------------
 
@@ -639,18 +638,6 @@ class Reconciler:
         if not self._may_write():
             raise NotLeader("not the leader: not writing")
         return await call(*args, **kwargs)
-
-
-def _remember(store: Store, *, based_on: dict[str, Any] | None, written: dict[str, Any]) -> None:
-    """Put the result of our own write into the cache, so the next reconcile does not act on
-    the state from before it (and write again), but only while the cache still holds the
-    version the write was based on: if the watch already delivered something newer, the cache
-    is ahead of our result and must not go back."""
-    cached = store.get(object_key(written))
-    cached_version = (cached or {}).get("metadata", {}).get("resourceVersion")
-    based_on_version = (based_on or {}).get("metadata", {}).get("resourceVersion")
-    if cached_version == based_on_version:
-        store.upsert(written)
 
 
 def _same(current: Any, desired: Any) -> bool:

@@ -25,7 +25,13 @@ from spa.runtime.logging import (
     object_logger,
 )
 from spa.runtime.metrics import instrument_client
-from spa.runtime.store import IndexFunc, Store, object_key, split_key
+from spa.runtime.store import (
+    IndexFunc,
+    Store,
+    compare_resource_versions,
+    object_key,
+    split_key,
+)
 from spa.runtime.workqueue import QueueShutDown, WorkQueue
 
 __all__ = [
@@ -55,6 +61,7 @@ __all__ = [
     "TextFormatter",
     "TimerHandle",
     "WorkQueue",
+    "compare_resource_versions",
     "configure_logging",
     "default_identity",
     "instrument_client",

@@ -43,7 +43,7 @@ from spa.kube import (
 from spa.runtime import metrics
 from spa.runtime.backoff import Backoff
 from spa.runtime.clock import Clock, SystemClock
-from spa.runtime.store import Store, object_key, split_key
+from spa.runtime.store import Store, object_key, object_resource_version, split_key
 
 __all__ = ["EventHandler", "Informer", "OnAdd", "OnDelete", "OnUpdate"]
 
@@ -64,13 +64,6 @@ class EventHandler:
     on_add: OnAdd | None = None
     on_update: OnUpdate | None = None
     on_delete: OnDelete | None = None
-
-
-def _resource_version(obj: dict[str, Any] | None) -> str | None:
-    if obj is None:
-        return None
-    rv = (obj.get("metadata") or {}).get("resourceVersion")
-    return str(rv) if rv else None
 
 
 class Informer:
@@ -303,7 +296,9 @@ class Informer:
         obj = event.object
         if event.type in ("ADDED", "MODIFIED"):
             old = self.store.get(object_key(obj))
-            if old is not None and _resource_version(old) == new_rv:
+            if self.store.behind_own_write(obj):
+                pass  # older than the answer to our own write, already stored; keep that
+            elif old is not None and object_resource_version(old) == new_rv:
                 pass  # already seen (e.g. listed just before the watch started)
             else:
                 obj.setdefault("apiVersion", self.resource.api_version)
@@ -323,7 +318,7 @@ class Informer:
             key = object_key(obj)
             listed.add(key)
             old = self.store.get(key)
-            if old is not None and _resource_version(old) == _resource_version(obj):
+            if old is not None and object_resource_version(old) == object_resource_version(obj):
                 continue
             self.store.upsert(obj)
             self._notify(old, obj)

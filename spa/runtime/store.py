@@ -2,15 +2,24 @@
 
 Reconcilers read from here instead of the API server (no request per reconcile), and find
 related objects through indexes (e.g. Schedules by owner UID) instead of scanning. Owned by the
-event loop: only the informer writes it, and everything runs on one thread, so no locks.
+event loop: the informer writes it, and so do reconcilers with the answers to their own writes
+(:meth:`Store.put_written`, a mutation cache like client-go's), so that the next reconcile does
+not act on the state from before the write. Everything runs on one thread, so no locks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeGuard
 
-__all__ = ["IndexFunc", "Store", "object_key", "split_key"]
+__all__ = [
+    "IndexFunc",
+    "Store",
+    "compare_resource_versions",
+    "object_key",
+    "object_resource_version",
+    "split_key",
+]
 
 IndexFunc = Callable[[dict[str, Any]], list[str]]
 """Maps an object to the index values it is filed under (none, one or several)."""
@@ -34,6 +43,33 @@ def split_key(key: str) -> tuple[str | None, str]:
     return (namespace, name) if sep else (None, key)
 
 
+def compare_resource_versions(a: str | None, b: str | None) -> int | None:
+    """-1, 0 or 1 as ``a`` is older than, the same as or newer than ``b``; ``None`` when they
+    cannot be compared.
+
+    resourceVersions of one resource type compare as increasing integers on every
+    kube-apiserver from 1.35 (KEP-5504, a conformance requirement) and in practice on every
+    etcd-backed one before; anything that is not a decimal integer without leading zeros is
+    left opaque, as the API conventions had it.
+    """
+    if not (_is_integer_version(a) and _is_integer_version(b)):
+        return None
+    # Same length: digit strings compare as numbers; otherwise the longer is larger.
+    if len(a) != len(b):
+        return -1 if len(a) < len(b) else 1
+    return (a > b) - (a < b)
+
+
+def _is_integer_version(value: str | None) -> TypeGuard[str]:
+    return value is not None and value.isascii() and value.isdigit() and value[:1] != "0"
+
+
+def object_resource_version(obj: dict[str, Any] | None) -> str | None:
+    """``metadata.resourceVersion`` (``None`` for no object or no version)."""
+    version = ((obj or {}).get("metadata") or {}).get("resourceVersion")
+    return str(version) if version else None
+
+
 class Store:
     """``key -> object`` plus named indexes ``index name -> value -> set of keys``."""
 
@@ -44,6 +80,8 @@ class Store:
         # Values each object is filed under, per index, so an update can un-file the old ones
         # even though the old object has already been replaced.
         self._filed: dict[str, dict[str, _Keys]] = {}
+        # key -> resourceVersion of our own write, while the watch has not caught up with it.
+        self._written: dict[str, str] = {}
 
     def add_indexer(self, name: str, index_func: IndexFunc) -> None:
         """Register an index; objects already stored are indexed at once."""
@@ -92,17 +130,62 @@ class Store:
     def upsert(self, obj: dict[str, Any]) -> dict[str, Any] | None:
         """Store ``obj`` under its key; return the object it replaced, if any."""
         key = object_key(obj)
+        self._written.pop(key, None)
+        return self._put(key, obj)
+
+    def delete(self, key: str) -> dict[str, Any] | None:
+        """Remove ``key``; return the object removed, if any."""
+        self._written.pop(key, None)
+        self._unfile_all(key)
+        return self._objects.pop(key, None)
+
+    def behind_own_write(self, obj: dict[str, Any]) -> bool:
+        """Whether ``obj``, seen by the watch, is older than our own write of it stored with
+        :meth:`put_written`, so storing it would move the cache back in time.
+
+        A watch that resumes after a break replays what happened meanwhile, which can include
+        versions from before our write; storing them would make the next reconcile write again.
+        Once the watch shows our write or anything newer, the object is the watch's again.
+        """
+        key = object_key(obj)
+        written = self._written.get(key)
+        if written is None:
+            return False
+        order = compare_resource_versions(object_resource_version(obj), written)
+        if order is not None and order < 0:
+            return True
+        del self._written[key]
+        return False
+
+    def put_written(self, written: dict[str, Any], *, based_on: dict[str, Any] | None) -> bool:
+        """Store the API server's answer to our own write of an object, unless the cache
+        already holds something newer; return whether it was stored.
+
+        ``based_on`` is the object the write was computed from (``None`` for a create). Where
+        resourceVersions cannot be compared, the answer is stored only while the cache still
+        holds ``based_on``'s version, the only case in which it is surely not older.
+        """
+        key = object_key(written)
+        cached_version = object_resource_version(self._objects.get(key))
+        written_version = object_resource_version(written)
+        order = compare_resource_versions(written_version, cached_version)
+        if order is None:  # not comparable, or nothing cached
+            if cached_version != object_resource_version(based_on):
+                return False
+        elif order <= 0:
+            return False
+        self._put(key, written)
+        if written_version is not None:
+            self._written[key] = written_version
+        return True
+
+    def _put(self, key: str, obj: dict[str, Any]) -> dict[str, Any] | None:
         old = self._objects.get(key)
         self._unfile_all(key)
         self._objects[key] = obj
         for name in self._indexers:
             self._file(name, key, obj)
         return old
-
-    def delete(self, key: str) -> dict[str, Any] | None:
-        """Remove ``key``; return the object removed, if any."""
-        self._unfile_all(key)
-        return self._objects.pop(key, None)
 
     def _file(self, name: str, key: str, obj: dict[str, Any]) -> None:
         values = [*dict.fromkeys(self._indexers[name](obj))]

@@ -324,3 +324,31 @@ async def test_repeated_gone_right_after_a_list_backs_off(executor) -> None:  # 
     clock.advance(1)
     await eventually(lambda: len(client.list_calls) == 3)
     await finish(informer, task)
+
+
+async def test_a_resumed_watch_does_not_move_the_cache_back_behind_our_own_write(
+    executor,
+) -> None:  # type: ignore[no-untyped-def]
+    client = ScriptedClient()
+    client.lists[None] = [ListResult([cm("a", "1")], "1")]
+    client.watches[None] = [
+        [ApiUnavailable("connection reset")],
+        # Replayed after the break: someone else's change (3) from before our write (5), then
+        # our write itself, then a later change (6).
+        [
+            event("MODIFIED", cm("a", "3", data="theirs")),
+            event("MODIFIED", cm("a", "5", data="ours")),
+            event("MODIFIED", cm("a", "6", data="later")),
+        ],
+    ]
+    clock = FakeClock()
+    informer, seen, task = start(client, executor, clock=clock, backoff_initial=0.2)
+    await eventually(lambda: clock.pending_timers == 1)  # the watch broke; backing off
+    assert informer.store.put_written(cm("a", "5", data="ours"), based_on=cm("a", "1"))
+
+    clock.advance(0.2)
+    await eventually(lambda: len(client.watch_calls) >= 3)
+    # Version 3 never replaced our 5; 5 was already there; 6 is the watch's again.
+    assert seen.changes == [("add", "a", "1"), ("update", "a", "6")]
+    assert informer.store.get("ns/a")["data"] == {"v": "later"}  # type: ignore[index]
+    await finish(informer, task)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from spa.runtime import Store, object_key, split_key
+from spa.runtime import Store, compare_resource_versions, object_key, split_key
 
 
 def obj(
@@ -91,3 +91,68 @@ def test_unknown_index_and_duplicate_indexer_are_errors() -> None:
     store.add_indexer("owner", by_owner)
     with pytest.raises(ValueError, match="already exists"):
         store.add_indexer("owner", by_owner)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "order"),
+    [
+        ("9", "10", -1),
+        ("10", "9", 1),
+        ("123", "123", 0),
+        ("124", "123", 1),
+        ("1", "", None),
+        ("1", None, None),
+        ("01", "2", None),  # leading zero: not the integer form, left opaque
+        ("0", "1", None),
+        ("a1", "2", None),
+        ("١٢", "3", None),  # digits, but not ASCII
+    ],
+)
+def test_resource_versions_compare_as_integers_or_not_at_all(
+    a: str | None, b: str | None, order: int | None
+) -> None:
+    assert compare_resource_versions(a, b) == order
+
+
+def test_a_written_object_is_kept_until_the_watch_catches_up_with_it() -> None:
+    store = Store()
+    store.upsert(obj("a", rv="10"))
+    # Our write, based on 10, answered with 12: stored.
+    assert store.put_written(obj("a", rv="12"), based_on=obj("a", rv="10"))
+    assert store.behind_own_write(obj("a", rv="11"))  # from before our write: keep ours
+    assert not store.behind_own_write(obj("a", rv="12"))  # our own write, seen by the watch
+    assert not store.behind_own_write(obj("a", rv="11"))  # caught up: the watch decides again
+
+
+def test_a_write_answer_older_than_the_cache_is_not_stored() -> None:
+    store = Store()
+    store.upsert(obj("a", rv="10"))
+    store.upsert(obj("a", rv="14"))  # the watch delivered a newer version meanwhile
+    assert not store.put_written(obj("a", rv="12"), based_on=obj("a", rv="10"))
+    assert store.get("ns/a")["metadata"]["resourceVersion"] == "14"  # type: ignore[index]
+    # The answer is newer than the cache even though the cache moved on from our base.
+    assert store.put_written(obj("a", rv="16"), based_on=obj("a", rv="12"))
+    assert store.get("ns/a")["metadata"]["resourceVersion"] == "16"  # type: ignore[index]
+
+
+def test_opaque_versions_trust_only_a_cache_still_at_the_base_of_the_write() -> None:
+    store = Store()
+    store.upsert(obj("a", rv="x1"))
+    assert store.put_written(obj("a", rv="x2"), based_on=obj("a", rv="x1"))
+    assert not store.behind_own_write(obj("a", rv="x0"))  # cannot tell: the watch decides
+    store.upsert(obj("a", rv="x3"))
+    assert not store.put_written(obj("a", rv="x4"), based_on=obj("a", rv="x2"))
+    # A create (no base) is stored when nothing is cached, and not over a cached object.
+    assert store.put_written(obj("b", rv="x5"), based_on=None)
+    assert not store.put_written(obj("b", rv="x6"), based_on=None)
+
+
+def test_upsert_and_delete_end_the_protection_of_a_write() -> None:
+    store = Store()
+    store.upsert(obj("a", rv="10"))
+    store.put_written(obj("a", rv="12"), based_on=obj("a", rv="10"))
+    store.upsert(obj("a", rv="11"))  # a relist is the truth, even if older
+    assert not store.behind_own_write(obj("a", rv="11"))
+    store.put_written(obj("a", rv="13"), based_on=obj("a", rv="11"))
+    store.delete("ns/a")
+    assert not store.behind_own_write(obj("a", rv="11"))
