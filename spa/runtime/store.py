@@ -125,7 +125,7 @@ class Store:
     def __iter__(self) -> Iterator[str]:
         return iter([*self._objects])
 
-    # -- writes (the informer's) ---------------------------------------------------------------
+    # -- writes (the informer's; put_written is the reconcilers') ------------------------------
 
     def upsert(self, obj: dict[str, Any]) -> dict[str, Any] | None:
         """Store ``obj`` under its key; return the object it replaced, if any."""
