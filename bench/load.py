@@ -65,6 +65,7 @@ from spa.kube import (  # noqa: E402
     Resource,
     connect,
 )
+from tests.integration.harness import install_crds  # noqa: E402
 from tests.testenv.audit import (  # noqa: E402
     AuditEvent,
     AuditLog,
@@ -416,15 +417,7 @@ class Scenario:
 
     def _run(self, plane: ControlPlane) -> dict[str, Any]:
         n = self.n
-        plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config/crd"), check=True)
-        plane.run_kubectl(
-            "wait",
-            "--for=condition=Established",
-            "crd/scheduledpodautoscalers.autoscaling.d-kuro.github.io",
-            "crd/schedules.autoscaling.d-kuro.github.io",
-            "--timeout=60s",
-            check=True,
-        )
+        install_crds(plane)
         plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config/rbac"), check=True)
         plane.run_kubectl("create", "namespace", NAMESPACE, check=True)
         kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)

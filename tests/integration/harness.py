@@ -156,18 +156,29 @@ def _resource_of(obj: dict[str, Any]) -> Resource:
     }[obj["kind"]]
 
 
-@pytest.fixture(scope="session")
-def crds(cluster: Any) -> None:
-    """The project's CRDs, applied once per run (as a user would, with the real kubectl)."""
+CRD_NAMES = (
+    "scheduledpodautoscalers.autoscaling.d-kuro.github.io",
+    "schedules.autoscaling.d-kuro.github.io",
+)
+
+
+def install_crds(cluster: Any) -> None:
+    """Apply config/crd as a user would (server-side, the real kubectl) and wait until the API
+    server serves both kinds."""
     cluster.run_kubectl("apply", "--server-side", "-k", str(REPO / "config" / "crd"), check=True)
     cluster.run_kubectl(
         "wait",
         "--for=condition=Established",
-        "crd/scheduledpodautoscalers.autoscaling.d-kuro.github.io",
-        "crd/schedules.autoscaling.d-kuro.github.io",
+        *(f"crd/{name}" for name in CRD_NAMES),
         "--timeout=60s",
         check=True,
     )
+
+
+@pytest.fixture(scope="session")
+def crds(cluster: Any) -> None:
+    """The project's CRDs, applied once per run."""
+    install_crds(cluster)
 
 
 @pytest.fixture

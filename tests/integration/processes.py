@@ -37,6 +37,17 @@ def controller_kubeconfig(cluster: Any, crds: None) -> Path:
     )
 
 
+def leader_election_args(lease: str) -> list[str]:
+    """`spa run` flags to campaign for ``lease`` in the controller's namespace."""
+    return [
+        "--enable-leader-election",
+        "--leader-election-namespace",
+        CONTROLLER_NAMESPACE,
+        "--leader-election-id",
+        lease,
+    ]
+
+
 @contextlib.contextmanager
 def spa_run(
     kubeconfig: Path, namespace: str, *extra: str, log: Path

@@ -7,21 +7,15 @@ the apiserver's structural-schema and CEL machinery see it.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from tests.integration.harness import CRD_NAMES, REPO
 from tests.testenv.fixtures import RunKubectl
 
 pytestmark = pytest.mark.integration
-
-REPO = Path(__file__).resolve().parents[2]
-CRDS = (
-    "scheduledpodautoscalers.autoscaling.d-kuro.github.io",
-    "schedules.autoscaling.d-kuro.github.io",
-)
 
 
 @pytest.fixture
@@ -39,7 +33,7 @@ def crds(run_kubectl: RunKubectl) -> None:
         "wait",
         "--for=condition=Established",
         "--timeout=30s",
-        *(f"crd/{c}" for c in CRDS),
+        *(f"crd/{c}" for c in CRD_NAMES),
         check=True,
     )
 

@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from spa.kube import HPA_V2, SCHEDULE, SCHEDULED_POD_AUTOSCALER, KubeClient, connect
-from tests.integration.harness import REPO, autoscaler, schedule
+from tests.integration.harness import REPO, autoscaler, install_crds, schedule
 from tests.integration.processes import spa_run, wait_for
 from tests.testenv.audit import AuditLog, audit_policy, service_account_user
 from tests.testenv.controlplane import ControlPlane
@@ -68,16 +68,8 @@ def test_no_writes_between_boundaries_and_one_patch_per_change(
     plane = control_plane_factory(audit_policy=audit_policy(users=[USER]))
     assert plane.audit_log is not None
     audit = AuditLog(plane.audit_log)
-    for directory in ("config/crd", "config/rbac"):
-        plane.run_kubectl("apply", "--server-side", "-k", str(REPO / directory), check=True)
-    plane.run_kubectl(
-        "wait",
-        "--for=condition=Established",
-        "crd/scheduledpodautoscalers.autoscaling.d-kuro.github.io",
-        "crd/schedules.autoscaling.d-kuro.github.io",
-        "--timeout=60s",
-        check=True,
-    )
+    install_crds(plane)
+    plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config/rbac"), check=True)
     plane.run_kubectl("create", "namespace", NAMESPACE, check=True)
     kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)
 

@@ -16,7 +16,14 @@ import pytest
 
 from spa.kube import HPA_V2, LEASE, SCHEDULE, SCHEDULED_POD_AUTOSCALER
 from tests.integration.harness import Kube, autoscaler, schedule
-from tests.integration.processes import CONTROLLER_NAMESPACE, log_lines, spa_run, wait_for, writes
+from tests.integration.processes import (
+    CONTROLLER_NAMESPACE,
+    leader_election_args,
+    log_lines,
+    spa_run,
+    wait_for,
+    writes,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 
@@ -105,13 +112,7 @@ def test_leader_failover_after_sigkill(
     controller_kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
 ) -> None:
     lease = f"spa-test-{namespace[-6:]}"
-    election = [
-        "--enable-leader-election",
-        "--leader-election-namespace",
-        CONTROLLER_NAMESPACE,
-        "--leader-election-id",
-        lease,
-    ]
+    election = leader_election_args(lease)
     kube.create(autoscaler("web", namespace))
     logs = [tmp_path / "first.log", tmp_path / "second.log"]
     with (

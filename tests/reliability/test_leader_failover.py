@@ -24,6 +24,7 @@ from spa.runtime.leaderelection import parse_micro_time
 from tests.integration.harness import Kube, autoscaler
 from tests.integration.processes import (
     CONTROLLER_NAMESPACE,
+    leader_election_args,
     log_lines,
     log_time,
     spa_run,
@@ -95,13 +96,7 @@ class LeaseHistory:
 
 @contextmanager
 def two_replicas(kubeconfig: Path, namespace: str, tmp_path: Path, lease: str) -> Iterator[Any]:
-    election = [
-        "--enable-leader-election",
-        "--leader-election-namespace",
-        CONTROLLER_NAMESPACE,
-        "--leader-election-id",
-        lease,
-    ]
+    election = leader_election_args(lease)
     logs = [tmp_path / "a.log", tmp_path / "b.log"]
     with (
         spa_run(kubeconfig, namespace, *election, log=logs[0]) as a,
