@@ -1,12 +1,13 @@
 """What the cluster should look like for one ScheduledPodAutoscaler, as plain JSON dicts.
 
-Pure functions, kept apart from the reconciler so that the rules of SPEC.md section 4 (the
+Pure functions, kept apart from the reconciler so that the rules of docs/architecture.md (the
 generated HPA, when it needs a write, the status fields and when they change) can be tested
 without an API server, and so that "write only on change" is one comparison in one place.
 """
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -20,11 +21,16 @@ __all__ = [
     "MANAGED_BY_LABEL",
     "MANAGED_BY_SELECTOR",
     "SPEC_HASH_ANNOTATION",
+    "HpaComparison",
+    "compare_hpa",
     "controller_owner_uid",
     "desired_hpa",
+    "foreign_controller",
     "hpa_in_sync",
     "hpa_patch",
+    "orphaned_hpa",
     "owner_reference",
+    "spec_hash",
     "with_condition",
 ]
 
@@ -54,14 +60,36 @@ def owner_reference(autoscaler: Mapping[str, Any]) -> dict[str, Any]:
 def controller_owner_uid(obj: Mapping[str, Any]) -> str | None:
     """The uid of the ScheduledPodAutoscaler that controls `obj`, if one does."""
     for reference in (obj.get("metadata") or {}).get("ownerReferences") or ():
-        if (
-            isinstance(reference, Mapping)
-            and reference.get("controller")
-            and reference.get("kind") == SCHEDULED_POD_AUTOSCALER
-            and str(reference.get("apiVersion", "")).startswith("autoscaling.d-kuro.github.io/")
-        ):
+        if isinstance(reference, Mapping) and reference.get("controller") and _is_ours(reference):
             return str(reference.get("uid"))
     return None
+
+
+def _is_ours(reference: Mapping[str, Any]) -> bool:
+    return reference.get("kind") == SCHEDULED_POD_AUTOSCALER and str(
+        reference.get("apiVersion", "")
+    ).startswith("autoscaling.d-kuro.github.io/")
+
+
+def foreign_controller(obj: Mapping[str, Any]) -> str | None:
+    """`Kind name` of the controller of `obj` if that is not a ScheduledPodAutoscaler (an
+    object has at most one controller, so such an object can never be adopted)."""
+    for reference in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if isinstance(reference, Mapping) and reference.get("controller"):
+            if _is_ours(reference):
+                return None
+            return f"{reference.get('kind')} {reference.get('name')}"
+    return None
+
+
+def orphaned_hpa(obj: Mapping[str, Any]) -> bool:
+    """An HPA with our label and no controller at all: ours before its SPA was deleted with
+    `propagationPolicy=Orphan`; the SPA of the same name adopts it (docs/architecture.md)."""
+    metadata = obj.get("metadata") or {}
+    return (metadata.get("labels") or {}).get(MANAGED_BY_LABEL) == FIELD_MANAGER and not any(
+        isinstance(reference, Mapping) and reference.get("controller")
+        for reference in metadata.get("ownerReferences") or ()
+    )
 
 
 def desired_hpa(
@@ -96,19 +124,59 @@ def spec_hash(spec: Mapping[str, Any]) -> str:
 
 
 def hpa_in_sync(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
-    """Whether `current` already is what applying `desired` would make it.
+    """Whether `current` visibly is what applying `desired` would make it, value by value.
 
     Every field we set must have our value (this catches manual edits of min/maxReplicas),
     the last applied spec must be this one (this catches fields removed from the SPA), and
-    our label and owner must be in place.
+    our label and owner must be in place. A False is not final: the API server rewrites some
+    values it stores (see :func:`compare_hpa`).
     """
+    return _ours(current, desired) and _contains(current.get("spec"), desired["spec"])
+
+
+class HpaComparison(enum.Enum):
+    """What :func:`compare_hpa` concludes."""
+
+    IN_SYNC = "in sync"
+    DIFFERS = "differs"
+    # Our metadata is in place but values differ literally, and nothing tells whether that is
+    # the API server's rewriting of our own last write or somebody's edit: ask the server.
+    ASK_SERVER = "ask the server"
+
+
+def compare_hpa(
+    current: Mapping[str, Any], desired: Mapping[str, Any], *, stored_spec: str | None
+) -> HpaComparison:
+    """Whether `current` is what the API server makes of `desired` (docs/architecture.md,
+    "Convergence").
+
+    The server does not store every value as sent: quantities become canonical (`1000` ->
+    `"1k"`), empty lists and selectors are defaulted or dropped, fields of disabled features
+    vanish. So besides the literal comparison, `stored_spec` is the :func:`spec_hash` of the
+    spec the server stored (or, dry-run, would store) for this same desired spec, as its answer
+    said; a live spec with that hash is in sync however the server spelled it. No list of
+    normalisations is kept here, so none can go stale.
+    """
+    if not _ours(current, desired):
+        return HpaComparison.DIFFERS
+    spec = current.get("spec") or {}
+    if stored_spec is not None:
+        # Exact: this also sees an edit of a field the server defaulted.
+        return HpaComparison.IN_SYNC if spec_hash(spec) == stored_spec else HpaComparison.DIFFERS
+    if _contains(spec, desired["spec"]):
+        return HpaComparison.IN_SYNC
+    return HpaComparison.ASK_SERVER
+
+
+def _ours(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+    """Our label, the hash of this desired spec and our controller reference are in place."""
     metadata = current.get("metadata") or {}
     wanted = desired["metadata"]
     return (
         (metadata.get("annotations") or {}).get(SPEC_HASH_ANNOTATION)
         == wanted["annotations"][SPEC_HASH_ANNOTATION]
         and (metadata.get("labels") or {}).get(MANAGED_BY_LABEL) == FIELD_MANAGER
-        and _contains(current.get("spec"), desired["spec"])
+        and controller_owner_uid(current) == wanted["ownerReferences"][0]["uid"]
     )
 
 

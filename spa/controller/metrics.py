@@ -1,4 +1,4 @@
-"""The SPA-specific Prometheus metrics of SPEC.md section 5.
+"""The SPA-specific Prometheus metrics (docs/operations.md lists them).
 
 The two gauges of the original controller keep their exact names (typo included) so that
 existing dashboards keep working; everything new is in the `spa_` family. Series of deleted
@@ -34,7 +34,22 @@ SCHEDULE_ACTIVE = Gauge(
     ["namespace", "name", "autoscaler"],
 )
 HPA_WRITES = Counter(
-    "spa_hpa_writes_total", "Writes of generated HPAs, by operation (create, patch).", ["operation"]
+    "spa_hpa_writes_total",
+    "Writes of generated HPAs, by operation (create, patch; noop: a patch that changed nothing).",
+    ["operation"],
+)
+HPA_DRY_RUNS = Counter(
+    "spa_hpa_dry_runs_total",
+    "Dry-run patches asking the API server how it stores a desired HPA spec (after a restart).",
+)
+HPA_REFUSED = Counter(
+    "spa_hpa_refused_total",
+    "HPA writes the API server refused, by HTTP status (400, 403, 422).",
+    ["code"],
+)
+HPA_NOT_CONVERGING = Counter(
+    "spa_hpa_not_converging_total",
+    "Writes withheld because the HPA still differed right after our own write (backed off).",
 )
 BOUNDARY_LAG = Histogram(
     "spa_boundary_lag_seconds",
@@ -91,6 +106,18 @@ class ControllerMetrics:
     @staticmethod
     def hpa_written(operation: str) -> None:
         HPA_WRITES.labels(operation).inc()
+
+    @staticmethod
+    def hpa_dry_run() -> None:
+        HPA_DRY_RUNS.inc()
+
+    @staticmethod
+    def hpa_refused(code: int) -> None:
+        HPA_REFUSED.labels(str(code)).inc()
+
+    @staticmethod
+    def hpa_not_converging() -> None:
+        HPA_NOT_CONVERGING.inc()
 
     @staticmethod
     def boundary_lag(seconds: float) -> None:

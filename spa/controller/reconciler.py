@@ -27,11 +27,16 @@ from spa.api import (
 )
 from spa.controller.desired import (
     FIELD_MANAGER,
+    SPEC_HASH_ANNOTATION,
+    HpaComparison,
+    compare_hpa,
     controller_owner_uid,
     desired_hpa,
-    hpa_in_sync,
+    foreign_controller,
     hpa_patch,
+    orphaned_hpa,
     owner_reference,
+    spec_hash,
     with_condition,
 )
 from spa.controller.metrics import ControllerMetrics
@@ -55,7 +60,15 @@ from spa.schedule import (
     state_at,
 )
 
-__all__ = ["OWNER_INDEX", "TARGET_INDEX", "UID_INDEX", "NotLeader", "Reconciler", "index_functions"]
+__all__ = [
+    "MAX_SCHEDULES_PER_AUTOSCALER",
+    "OWNER_INDEX",
+    "TARGET_INDEX",
+    "UID_INDEX",
+    "NotLeader",
+    "Reconciler",
+    "index_functions",
+]
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +78,10 @@ UID_INDEX = "uid"
 # How often a name taken by somebody else's HPA is looked at again (a read, never a write).
 FOREIGN_HPA_RECHECK_SECONDS = 60.0
 _CONFLICT_RETRIES = 3
+# The most Schedules one SPA applies (docs/schedules.md, "Limits"); the oldest win.
+MAX_SCHEDULES_PER_AUTOSCALER = 100
+# How much of an API server's message a status or an Event repeats.
+_MESSAGE_LIMIT = 400
 
 _T = TypeVar("_T")
 
@@ -100,22 +117,39 @@ def index_functions() -> dict[str, dict[str, Callable[[dict[str, Any]], list[str
 
 @dataclass(frozen=True, slots=True)
 class _Evaluated:
-    """One Schedule as the reconcile sees it."""
+    """One Schedule as the reconcile sees it; `problem` makes it Degraded, and `reason` names
+    the problem in the Warning event."""
 
     obj: dict[str, Any]
     compiled: CompiledSchedule | None
     problem: str | None
     rule: Rule | None
+    reason: str = "InvalidSchedule"
 
 
 @dataclass(frozen=True, slots=True)
 class _HpaOutcome:
     applied: bool
     problem: str | None = None
+    # A write landed and changed the HPA (a write the server answered with the same
+    # resourceVersion changed nothing, and is not counted here).
     wrote: bool = False
     reason: str = "HPAConflict"
     # The SPA turned out to be deleted: nothing more to do until its deletion event.
     gone: bool = False
+    # Keep trying with the key's backoff (a write the server refused).
+    retry: bool = False
+
+
+def _dying(obj: Mapping[str, Any]) -> bool:
+    """Deleted, but held by finalizers (foreground or orphan deletion, or somebody's): the
+    garbage collector is at work on its dependents."""
+    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def _created_order(obj: Mapping[str, Any]) -> tuple[str, str]:
+    metadata = obj.get("metadata") or {}
+    return (str(metadata.get("creationTimestamp") or ""), str(metadata.get("name") or ""))
 
 
 class Reconciler:
@@ -133,6 +167,7 @@ class Reconciler:
         clock: Clock,
         may_write: Callable[[], bool] = lambda: True,
         metrics: ControllerMetrics | None = None,
+        max_schedules: int = MAX_SCHEDULES_PER_AUTOSCALER,
     ) -> None:
         self._kube = kube
         self._autoscalers = autoscalers
@@ -143,6 +178,7 @@ class Reconciler:
         self._clock = clock
         self._may_write = may_write
         self._metrics = metrics or ControllerMetrics()
+        self._max_schedules = max_schedules
         # Compiled windows by Schedule uid, reused until the Schedule's generation changes:
         # their Timelines hold the cached intervals that make each reconcile cheap.
         self._compiled: dict[
@@ -151,6 +187,13 @@ class Reconciler:
         self._expected_boundary: dict[str, int] = {}
         self._foreign_hpa: set[str] = set()
         self._rejected_hpa: dict[str, str] = {}
+        # By SPA key: (hash of a desired spec, hash of the spec the API server stored, or would
+        # store, for it), from the server's own answers (docs/architecture.md, "Convergence").
+        self._stored_specs: dict[str, tuple[str, str]] = {}
+        # By SPA key: (hash of the desired spec, resourceVersion of the HPA) our last full
+        # write left; a reconcile that wants to write the same spec again while the HPA is
+        # still at that version is looping.
+        self._last_write: dict[str, tuple[str, str]] = {}
 
     # -- entry points ---------------------------------------------------------------------------
 
@@ -161,17 +204,16 @@ class Reconciler:
         assert namespace is not None
         logger = object_logger(log, namespace, name)
         autoscaler_object = self._autoscalers.get(key)
-        if autoscaler_object is None or (autoscaler_object.get("metadata") or {}).get(
-            "deletionTimestamp"
-        ):
-            await self._orphaned(key, instant)
-            self._metrics.forget_autoscaler(namespace=namespace, name=name)
-            self._expected_boundary.pop(key, None)
-            self._foreign_hpa.discard(key)
-            self._rejected_hpa.pop(key, None)
+        if autoscaler_object is None or _dying(autoscaler_object):
+            if autoscaler_object is None:
+                await self._orphaned(key, instant)
+            # A dying SPA (foreground or orphan deletion, a finalizer) is left to the garbage
+            # collector: no ownerReference is added or removed for it and no HPA created, so
+            # each propagation policy does what Kubernetes means by it (docs/architecture.md).
+            self._forget(key)
             return Result()
 
-        members = await self._adopt(autoscaler_object, key)
+        members, refused = await self._adopt(autoscaler_object, key)
         try:
             autoscaler = parse_scheduled_pod_autoscaler(autoscaler_object)
         except InvalidObject as invalid:
@@ -192,6 +234,7 @@ class Reconciler:
                     instant=instant,
                     problem=f"ScheduledPodAutoscaler {key} is invalid",
                 )
+            await self._report_refused(autoscaler_object, refused, instant)
             self._metrics.autoscaler(
                 namespace=namespace, name=name, replicas=None, schedules={}, reconciled_at=now
             )
@@ -213,12 +256,13 @@ class Reconciler:
             self._expected_boundary.pop(key, None)
         else:
             self._expected_boundary[key] = upcoming
-        if outcome.wrote:
+        if outcome.wrote and outcome.problem is None:
             # HPAs first: when a whole fleet is due at one boundary (or at the first start),
             # every due HPA is written before any status. This key goes back to the end of the
             # queue, behind the others that are due now; that pass finds the HPA in sync and
             # writes the statuses and Events. With a throttled client (or a busy API server)
             # the last HPA no longer waits for the status writes of all the SPAs before it.
+            # Only a write that changed the HPA comes back at once, so this cannot loop.
             return Result(requeue_after=0.0)
 
         reason = "Applied"
@@ -243,6 +287,7 @@ class Reconciler:
                 instant=instant,
                 problem=None if outcome.applied else outcome.problem,
             )
+        await self._report_refused(autoscaler_object, refused, instant)
         self._metrics.autoscaler(
             namespace=namespace,
             name=name,
@@ -254,6 +299,9 @@ class Reconciler:
             },
             reconciled_at=now,
         )
+        if outcome.retry:
+            logger.warning("%s", outcome.problem)
+            return Result(requeue_at=upcoming, retry=True)
         if outcome.problem is not None:
             logger.warning("%s", outcome.problem)
             return Result(requeue_at=upcoming, requeue_after=FOREIGN_HPA_RECHECK_SECONDS)
@@ -263,6 +311,17 @@ class Reconciler:
         """Drop the compiled window of a deleted Schedule."""
         self._compiled.pop(uid, None)
 
+    def _forget(self, key: str) -> None:
+        """Drop what is remembered about an SPA that is gone or going."""
+        namespace, name = split_key(key)
+        assert namespace is not None
+        self._metrics.forget_autoscaler(namespace=namespace, name=name)
+        self._expected_boundary.pop(key, None)
+        self._foreign_hpa.discard(key)
+        self._rejected_hpa.pop(key, None)
+        self._stored_specs.pop(key, None)
+        self._last_write.pop(key, None)
+
     # -- Schedules ------------------------------------------------------------------------------
 
     async def _orphaned(self, key: str, instant: int) -> None:
@@ -270,35 +329,75 @@ class Reconciler:
         for schedule in self._schedules.by_index(TARGET_INDEX, key):
             owner = controller_owner_uid(schedule)
             owners = self._autoscalers.by_index(UID_INDEX, owner) if owner else []
-            if owners:
+            problem = f"ScheduledPodAutoscaler {key} not found"
+            if owners and not any(_dying(o) for o in owners):
                 # Retargeted away from a live SPA: detach it, so that deleting that SPA does not
                 # garbage-collect a Schedule that now belongs elsewhere. An owner that no longer
-                # exists is left to the garbage collector.
-                schedule = await self._set_owner(schedule, None)
+                # exists, or is being deleted, is left to the garbage collector.
+                released = await self._set_owner(schedule, None)
+                if isinstance(released, str):
+                    problem = released
+                else:
+                    schedule = released
             await self._write_schedule_status(
-                self._evaluate(schedule, instant),
-                state=None,
-                instant=instant,
-                problem=f"ScheduledPodAutoscaler {key} not found",
+                self._evaluate(schedule, instant), state=None, instant=instant, problem=problem
             )
 
-    async def _adopt(self, autoscaler_object: dict[str, Any], key: str) -> list[dict[str, Any]]:
-        """The SPA's Schedules: those its uid controls that still name it, after adopting the
-        ones that name it but are not yet (or no longer) controlled by it."""
+    async def _adopt(
+        self, autoscaler_object: dict[str, Any], key: str
+    ) -> tuple[list[dict[str, Any]], list[_Evaluated]]:
+        """The SPA's Schedules, after adopting the ones that name it but are not yet (or no
+        longer) controlled by it; and the ones that name it but cannot apply (controlled by
+        an object of another kind, beyond the limit, or refused by the API server), each with
+        its problem. One Schedule never stops the others."""
         uid = str(autoscaler_object["metadata"]["uid"])
-        for schedule in self._schedules.by_index(TARGET_INDEX, key):
-            if controller_owner_uid(schedule) != uid:
-                await self._set_owner(schedule, autoscaler_object)
-        return [
-            schedule
-            for schedule in self._schedules.by_index(OWNER_INDEX, uid)
-            if _target_key(schedule) == [key]
-        ]
+        members: list[dict[str, Any]] = []
+        refused: list[_Evaluated] = []
+        candidates = sorted(self._schedules.by_index(TARGET_INDEX, key), key=_created_order)
+        for schedule in candidates:
+            other = foreign_controller(schedule)
+            if other is not None:
+                problem = (
+                    f"controlled by {other}, so it is not adopted by ScheduledPodAutoscaler "
+                    f"{key} and does not apply; remove that controller ownerReference to use it"
+                )
+                refused.append(_Evaluated(schedule, None, problem, None, "ForeignController"))
+            elif len(members) >= self._max_schedules:
+                problem = (
+                    f"ScheduledPodAutoscaler {key} already has {self._max_schedules} Schedules, "
+                    "the most one may have; this one (among the newest) does not apply"
+                )
+                refused.append(_Evaluated(schedule, None, problem, None, "TooManySchedules"))
+            elif controller_owner_uid(schedule) == uid:
+                members.append(schedule)
+            else:
+                adopted = await self._set_owner(schedule, autoscaler_object)
+                if isinstance(adopted, str):
+                    refused.append(_Evaluated(schedule, None, adopted, None, "AdoptionFailed"))
+                else:
+                    members.append(adopted)
+        return members, refused
+
+    async def _report_refused(
+        self, autoscaler_object: dict[str, Any], refused: list[_Evaluated], instant: int
+    ) -> None:
+        """Schedules that name the SPA but cannot apply: a Warning on the SPA when one newly
+        becomes so (its own status and Event follow), then its Degraded status."""
+        for entry in refused:
+            status = entry.obj.get("status") or {}
+            if status.get("condition") != "Degraded" or status.get("message") != entry.problem:
+                self._recorder.warning(
+                    autoscaler_object,
+                    entry.reason,
+                    f"Schedule {entry.obj['metadata']['name']}: {entry.problem}",
+                )
+            await self._write_schedule_status(entry, state=None, instant=instant, problem=None)
 
     async def _set_owner(
         self, schedule: dict[str, Any], autoscaler_object: dict[str, Any] | None
-    ) -> dict[str, Any]:
-        """Make `autoscaler_object` (None: nobody) the Schedule's controller; other owners stay."""
+    ) -> dict[str, Any] | str:
+        """Make `autoscaler_object` (None: nobody) the Schedule's controller; other owners stay.
+        Returns the updated Schedule, or what the API server said if it refused."""
         metadata = schedule["metadata"]
         for _attempt in range(_CONFLICT_RETRIES):
             references = [
@@ -328,15 +427,30 @@ class Reconciler:
                     field_manager=FIELD_MANAGER,
                 )
             except Conflict:
-                schedule = await self._kube.get(SCHEDULE, metadata["namespace"], metadata["name"])
+                try:
+                    schedule = await self._kube.get(
+                        SCHEDULE, metadata["namespace"], metadata["name"]
+                    )
+                except NotFound:
+                    return "deleted while its ownerReferences were being changed"
                 metadata = schedule["metadata"]
                 continue
+            except ApiError as error:
+                # A 4xx other than a conflict will not go away by retrying now (422: another
+                # controller reference appeared; 403: RBAC or a webhook): report it and go on.
+                if error.status >= 500:
+                    raise
+                action = "adopt" if autoscaler_object is not None else "release"
+                object_logger(log, metadata["namespace"], metadata["name"]).warning(
+                    "could not %s the Schedule: %s", action, error.message
+                )
+                return f"the API server refused to {action} it: {_brief(error.message)}"
             self._schedules.put_written(updated, based_on=schedule)
             object_logger(log, metadata["namespace"], metadata["name"]).info(
                 "Schedule %s", "adopted" if autoscaler_object is not None else "released"
             )
             return updated
-        raise Conflict(409, "Conflict", "ownerReferences kept changing")
+        return "its ownerReferences kept changing; will try again"
 
     def _evaluate(self, schedule: dict[str, Any], instant: int) -> _Evaluated:
         metadata = schedule["metadata"]
@@ -378,6 +492,7 @@ class Reconciler:
         desired = desired_hpa(
             autoscaler_object, autoscaler, state, api_version=self._hpa_resource.api_version
         )
+        wanted = str(desired["metadata"]["annotations"][SPEC_HASH_ANNOTATION])
         current = self._hpas.get(key)
         if current is None and key in self._foreign_hpa:
             try:
@@ -405,9 +520,11 @@ class Reconciler:
                 # The name is taken by an HPA our label-filtered cache does not see.
                 current = await self._kube.get(self._hpa_resource, namespace, name)
             except ApiError as error:
-                return self._hpa_rejected(autoscaler_object, key, error)
+                return self._hpa_refused(autoscaler_object, key, error, applied=False)
             else:
                 self._hpas.put_written(created, based_on=None)
+                self._remember_write(key, wanted, created)
+                self._rejected_hpa.pop(key, None)
                 self._metrics.hpa_written("create")
                 object_logger(log, namespace, name).info(
                     "created HPA with minReplicas %d, maxReplicas %d",
@@ -415,7 +532,9 @@ class Reconciler:
                     state.max_replicas,
                 )
                 return _HpaOutcome(applied=True, wrote=True)
-        if controller_owner_uid(current) != autoscaler_object["metadata"]["uid"]:
+        if controller_owner_uid(current) != autoscaler_object["metadata"]["uid"] and not (
+            orphaned_hpa(current)
+        ):
             first_time = key not in self._foreign_hpa
             self._foreign_hpa.add(key)
             problem = (
@@ -427,28 +546,88 @@ class Reconciler:
                 self._recorder.warning(autoscaler_object, "HPAConflict", problem)
             return _HpaOutcome(applied=False, problem=problem)
         self._foreign_hpa.discard(key)
-        if hpa_in_sync(current, desired):
+        patch = hpa_patch(current, desired)
+        comparison = compare_hpa(current, desired, stored_spec=self._stored_spec(key, wanted))
+        if comparison is HpaComparison.ASK_SERVER:
+            # Values differ literally, and nothing remembered says whether that is the server's
+            # spelling of this very spec (after a restart or a failover) or somebody's edit:
+            # the server's own dry-run answer tells, and is remembered.
+            answer = await self._patch_hpa(key, patch, dry_run=True)
+            self._metrics.hpa_dry_run()
+            self._stored_specs[key] = (wanted, spec_hash(answer.get("spec") or {}))
+            comparison = compare_hpa(current, desired, stored_spec=self._stored_spec(key, wanted))
+        if comparison is HpaComparison.IN_SYNC:
+            self._rejected_hpa.pop(key, None)
             return _HpaOutcome(applied=True)
+        version = str(current["metadata"].get("resourceVersion"))
+        if self._last_write.get(key) == (wanted, version):
+            return self._not_converging(autoscaler_object, key)
         try:
-            applied = await self._write(
-                self._kube.patch,
-                self._hpa_resource,
-                namespace,
-                name,
-                hpa_patch(current, desired),
-                patch_type="merge",
-                field_manager=FIELD_MANAGER,
-            )
+            applied = await self._patch_hpa(key, patch)
         except ApiError as error:
-            return self._hpa_rejected(autoscaler_object, key, error)
+            if error.status not in (400, 422):
+                return self._hpa_refused(autoscaler_object, key, error, applied=False)
+            bounds_applied = await self._apply_bounds_only(current, state, key)
+            return self._hpa_refused(autoscaler_object, key, error, applied=bounds_applied)
         self._hpas.put_written(applied, based_on=current)
-        self._metrics.hpa_written("patch")
+        self._remember_write(key, wanted, applied)
+        self._rejected_hpa.pop(key, None)
+        changed = str(applied["metadata"].get("resourceVersion")) != version
+        self._metrics.hpa_written("patch" if changed else "noop")
         object_logger(log, namespace, name).info(
-            "applied HPA with minReplicas %d, maxReplicas %d",
+            "applied HPA with minReplicas %d, maxReplicas %d%s",
             state.min_replicas,
             state.max_replicas,
+            "" if changed else " (the server stored nothing new)",
         )
-        return _HpaOutcome(applied=True, wrote=True)
+        return _HpaOutcome(applied=True, wrote=changed)
+
+    async def _patch_hpa(
+        self, key: str, patch: dict[str, Any], *, dry_run: bool = False
+    ) -> dict[str, Any]:
+        namespace, name = split_key(key)
+        return await self._write(
+            self._kube.patch,
+            self._hpa_resource,
+            namespace,
+            name,
+            patch,
+            patch_type="merge",
+            field_manager=FIELD_MANAGER,
+            dry_run=dry_run,
+        )
+
+    def _stored_spec(self, key: str, wanted: str) -> str | None:
+        remembered = self._stored_specs.get(key)
+        return remembered[1] if remembered is not None and remembered[0] == wanted else None
+
+    def _remember_write(self, key: str, wanted: str, answer: dict[str, Any]) -> None:
+        """What the server stored for our desired spec `wanted`, as its answer says."""
+        self._stored_specs[key] = (wanted, spec_hash(answer.get("spec") or {}))
+        self._last_write[key] = (wanted, str(answer["metadata"].get("resourceVersion")))
+
+    async def _apply_bounds_only(self, current: dict[str, Any], state: State, key: str) -> bool:
+        """After the server refused the whole desired spec: keep min/maxReplicas following the
+        Schedules on the HPA as it is, so that a bad edit of the SPA cannot freeze a peak
+        `minReplicas` in place. Returns whether the bounds are in force."""
+        spec = current.get("spec") or {}
+        bounds = {"minReplicas": state.min_replicas, "maxReplicas": state.max_replicas}
+        if all(spec.get(field) == value for field, value in bounds.items()):
+            return True
+        try:
+            applied = await self._patch_hpa(key, {"spec": bounds})
+        except ApiError as error:
+            if error.status >= 500:
+                raise
+            object_logger(log, *split_key(key)).warning(
+                "the API server refused the bounds too: %s", error.message
+            )
+            return False
+        self._hpas.put_written(applied, based_on=current)
+        # Not a write of the desired spec: the next pass tries the whole spec again.
+        self._last_write.pop(key, None)
+        self._metrics.hpa_written("patch")
+        return True
 
     async def _still_exists(self, autoscaler_object: dict[str, Any]) -> bool:
         """Whether this very SPA (same uid) still exists, asked of the API server: an HPA is
@@ -460,21 +639,45 @@ class Reconciler:
             namespace=metadata["namespace"],
             field_selector=f"metadata.name={metadata['name']}",
         )
-        return any(item["metadata"].get("uid") == metadata.get("uid") for item in live.items)
+        return any(
+            item["metadata"].get("uid") == metadata.get("uid") and not _dying(item)
+            for item in live.items
+        )
 
-    def _hpa_rejected(
-        self, autoscaler_object: dict[str, Any], key: str, error: ApiError
+    def _hpa_refused(
+        self, autoscaler_object: dict[str, Any], key: str, error: ApiError, *, applied: bool
     ) -> _HpaOutcome:
-        """An HPA the API server refuses as invalid (an SPA spec the CRD schema let through,
-        e.g. a metric without its source): Degraded with the server's message, not a retry
-        loop. Anything but a validation error is raised, for the usual backoff."""
-        if error.status not in (400, 422):
+        """A write of the HPA the API server refuses: invalid (400, 422: an SPA spec the CRD
+        schema let through) or forbidden (403: RBAC, quota, an admission webhook). Degraded
+        with the server's message and a Warning event, then retried with backoff; a write
+        that succeeds later clears it. Anything else is raised, for the usual error backoff."""
+        if error.status not in (400, 403, 422):
             raise error
-        problem = f"the API server rejected the HorizontalPodAutoscaler: {error.message}"
+        verb = "forbade" if error.status == 403 else "rejected"
+        problem = f"the API server {verb} the HorizontalPodAutoscaler: {_brief(error.message)}"
+        if applied:
+            problem += "; minReplicas and maxReplicas still follow the Schedules"
         if self._rejected_hpa.get(key) != problem:
             self._rejected_hpa[key] = problem
             self._recorder.warning(autoscaler_object, "HPARejected", problem)
-        return _HpaOutcome(applied=False, problem=problem, reason="HPARejected")
+        self._metrics.hpa_refused(error.status)
+        return _HpaOutcome(applied=applied, problem=problem, reason="HPARejected", retry=True)
+
+    def _not_converging(self, autoscaler_object: dict[str, Any], key: str) -> _HpaOutcome:
+        """The safety net of "one write, then nothing": the HPA is still exactly as our last
+        write left it, yet it compares as different. Writing again would loop (a bug in the
+        comparison, or an API server that answers one thing and stores another), so back off
+        and say so instead."""
+        problem = (
+            "the HorizontalPodAutoscaler still differs from the desired spec right after the "
+            "controller wrote it, with no other change since; not writing it again until the "
+            "backoff ends"
+        )
+        if self._rejected_hpa.get(key) != problem:
+            self._rejected_hpa[key] = problem
+            self._recorder.warning(autoscaler_object, "HPANotConverging", problem)
+        self._metrics.hpa_not_converging()
+        return _HpaOutcome(applied=False, problem=problem, reason="HPANotConverging", retry=True)
 
     # -- statuses and events --------------------------------------------------------------------
 
@@ -605,7 +808,7 @@ class Reconciler:
         if condition == "Degraded" and (
             current.get("condition") != "Degraded" or current.get("message") != message
         ):
-            reason = "InvalidSchedule" if entry.problem is not None else "NotApplied"
+            reason = entry.reason if entry.problem is not None else "NotApplied"
             self._recorder.warning(schedule, reason, str(message))
         await self._patch_status(SCHEDULE, self._schedules, schedule, desired)
 
@@ -638,6 +841,12 @@ class Reconciler:
         if not self._may_write():
             raise NotLeader("not the leader: not writing")
         return await call(*args, **kwargs)
+
+
+def _brief(message: str) -> str:
+    """A server message short enough for a status and an Event."""
+    message = " ".join(message.split())
+    return message if len(message) <= _MESSAGE_LIMIT else message[: _MESSAGE_LIMIT - 1] + "…"
 
 
 def _same(current: Any, desired: Any) -> bool:

@@ -447,14 +447,18 @@ class KubeClient:
         field_manager: str,
         subresource: str | None = None,
         force: bool = False,
+        dry_run: bool = False,
         timeout: float | None = None,
     ) -> dict[str, Any]:
         """PATCH an object (``json`` takes a list of operations, the others an object).
 
         ``force`` only applies to server-side apply (``patch_type="apply"``), where it takes
-        over fields owned by other managers.
+        over fields owned by other managers. ``dry_run`` asks the server for the object it
+        would store (defaults, admission and all) without storing it.
         """
         query: dict[str, str | int] = {"fieldManager": field_manager}
+        if dry_run:
+            query["dryRun"] = "All"
         if force:
             if patch_type != "apply":
                 raise ValueError("force is only meaningful for patch_type='apply'")

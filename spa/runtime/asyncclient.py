@@ -120,6 +120,7 @@ class AsyncKubeClient:
         field_manager: str,
         subresource: str | None = None,
         force: bool = False,
+        dry_run: bool = False,
         request_timeout: float | None = None,
     ) -> dict[str, Any]:
         """See :meth:`KubeClient.patch`."""
@@ -133,6 +134,7 @@ class AsyncKubeClient:
             field_manager=field_manager,
             subresource=subresource,
             force=force,
+            dry_run=dry_run,
             timeout=request_timeout,
         )
 

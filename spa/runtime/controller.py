@@ -38,6 +38,10 @@ class Result:
 
     requeue_at: float | None = None
     requeue_after: float | None = None
+    # The reconcile did its part (statuses, events) but something it must keep trying failed
+    # (a write the server refused): retry with the key's exponential backoff, as after an
+    # error, instead of at a fixed pace. The backoff is reset only by a reconcile without it.
+    retry: bool = False
 
 
 Reconcile = Callable[[str], Awaitable[Result | None]]
@@ -155,8 +159,14 @@ class Controller:
             return
         finally:
             self._duration.observe(time.perf_counter() - started)
-        self.queue.forget(key)
         when = _earliest(result, self._clock.now())
+        if result.retry:
+            metrics.RECONCILE_TOTAL.labels(self.name, "retry").inc()
+            self.queue.add_rate_limited(key)
+            if when is not None:  # a transition due before the backoff ends is not delayed
+                self.queue.add_at(key, when)
+            return
+        self.queue.forget(key)
         if when is None:
             metrics.RECONCILE_TOTAL.labels(self.name, "success").inc()
         else:

@@ -18,6 +18,7 @@ import asyncio
 import collections
 import contextlib
 import functools
+import hashlib
 import logging
 import socket
 from concurrent.futures import Executor
@@ -28,7 +29,7 @@ from typing import Any, Literal
 from spa.kube import EVENT, KubeClient, NotFound
 from spa.runtime.clock import Clock, SystemClock
 
-__all__ = ["COMPONENT", "EventRecorder", "EventType"]
+__all__ = ["COMPONENT", "EventRecorder", "EventType", "event_name"]
 
 log = logging.getLogger(__name__)
 
@@ -205,8 +206,7 @@ class EventRecorder:
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {
-                # client-go's naming: object name plus a unique hex timestamp.
-                "name": f"{involved['name']}.{int(pending.at * 1e9):x}",
+                "name": event_name(involved["name"], pending.at),
                 "namespace": namespace,
             },
             "involvedObject": {k: v for k, v in involved.items() if v},
@@ -232,6 +232,22 @@ class EventRecorder:
             self._executor, functools.partial(function, *args, **kwargs)
         )
         return result
+
+
+# An Event's name is a DNS subdomain (at most 253 characters).
+_MAX_NAME = 253
+
+
+def event_name(involved_name: str, at: float) -> str:
+    """client-go's naming, object name plus a unique hex timestamp, kept a valid name: a long
+    object name is cut and a hash of the whole name added, so Events of two long names that
+    share a prefix still differ."""
+    suffix = f".{int(at * 1e9):x}"
+    if len(involved_name) + len(suffix) <= _MAX_NAME:
+        return involved_name + suffix
+    digest = hashlib.sha256(involved_name.encode()).hexdigest()[:10]
+    keep = _MAX_NAME - len(suffix) - len(digest) - 1
+    return f"{involved_name[:keep].rstrip('.-')}-{digest}{suffix}"
 
 
 def _describe(obj: Any) -> str:

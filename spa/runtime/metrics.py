@@ -48,7 +48,7 @@ WORKQUEUE_RETRIES = Counter(
 )
 RECONCILE_TOTAL = Counter(
     "spa_reconcile_total",
-    "Reconciles by controller and result (success, requeue, error).",
+    "Reconciles by controller and result (success, requeue, retry, error).",
     ["controller", "result"],
 )
 RECONCILE_DURATION = Histogram(

@@ -54,6 +54,20 @@ async def eventually(check: Callable[[], _T], within: float = 15.0, what: str = 
         await asyncio.sleep(0.05)
 
 
+async def condition_becomes(
+    kube: Kube, resource: Resource, namespace: str, name: str, condition: str, within: float = 15.0
+) -> dict[str, Any]:
+    """The object's status, once its `.status.condition` is `condition`."""
+    return await eventually(
+        lambda: (
+            (status := kube.status(resource, namespace, name)).get("condition") == condition
+            and status
+        ),
+        within=within,
+        what=f"{name} {condition}",
+    )
+
+
 def autoscaler(
     name: str, namespace: str, *, minimum: int | None = 3, maximum: int = 10
 ) -> dict[str, Any]:

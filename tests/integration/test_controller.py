@@ -18,6 +18,7 @@ from tests.integration.harness import (
     Kube,
     Running,
     autoscaler,
+    condition_becomes,
     eventually,
     running_controller,
     schedule,
@@ -296,11 +297,7 @@ async def test_schedule_before_its_autoscaler_is_degraded_then_adopted(
             endTime="12:00",
         )
     )
-    status = await eventually(
-        lambda: (
-            (s := kube.status(SCHEDULE, namespace, "early")).get("condition") == "Degraded" and s
-        )
-    )
+    status = await condition_becomes(kube, SCHEDULE, namespace, "early", "Degraded")
     assert status["message"] == f"ScheduledPodAutoscaler {namespace}/later not found"
     created = kube.create(autoscaler("later", namespace))
     await bounds_become(kube, namespace, "later", (4, 10))
@@ -396,13 +393,7 @@ async def test_unowned_hpa_is_left_alone(controller: Running, kube: Kube, namesp
     }
     before = kube.create(foreign)
     kube.create(autoscaler("web", namespace))
-    status = await eventually(
-        lambda: (
-            (s := kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web")).get("condition")
-            == "Degraded"
-            and s
-        )
-    )
+    status = await condition_becomes(kube, SCHEDULED_POD_AUTOSCALER, namespace, "web", "Degraded")
     ready = next(c for c in status["conditions"] if c["type"] == "Ready")
     assert "already exists and is not controlled by this ScheduledPodAutoscaler" in ready["message"]
     assert (
@@ -434,9 +425,7 @@ async def test_invalid_schedule_is_degraded_and_the_others_still_apply(
     kube.create(schedule("good", namespace, "web", minReplicas=4, **DAILY_NOON))
     controller.clock.set(utc("2026-11-16T12:00:00"))
     await bounds_become(kube, namespace, "web", (4, 10))
-    status = await eventually(
-        lambda: (s := kube.status(SCHEDULE, namespace, "typo")).get("condition") == "Degraded" and s
-    )
+    status = await condition_becomes(kube, SCHEDULE, namespace, "typo", "Degraded")
     assert status["message"] == "spec.timeZone: unknown time zone 'Asia/Tokio'"
     await eventually(lambda: any(e["reason"] == "InvalidSchedule" for e in kube.events(namespace)))
 
@@ -539,11 +528,7 @@ async def test_retargeting_to_a_missing_autoscaler_releases_the_schedule(
     )
     await bounds_become(kube, namespace, "a", (7, 10))
     kube.merge(SCHEDULE, namespace, "moving", {"spec": {"scaleTargetRef": {"name": "ghost"}}})
-    status = await eventually(
-        lambda: (
-            (s := kube.status(SCHEDULE, namespace, "moving")).get("condition") == "Degraded" and s
-        )
-    )
+    status = await condition_becomes(kube, SCHEDULE, namespace, "moving", "Degraded")
     assert status["message"] == f"ScheduledPodAutoscaler {namespace}/ghost not found"
     await eventually(
         lambda: not kube.get(SCHEDULE, namespace, "moving")["metadata"].get("ownerReferences")

@@ -89,10 +89,11 @@ class AuditEvent:
     received: float  # requestReceivedTimestamp, seconds since the epoch
     completed: float  # stageTimestamp of the line read (ResponseStarted for watches)
     user_agent: str
+    dry_run: bool = False  # `?dryRun=All`: the server answered, but stored nothing
 
     @property
     def is_write(self) -> bool:
-        return self.verb in WRITE_VERBS
+        return self.verb in WRITE_VERBS and not self.dry_run
 
     @classmethod
     def from_json(cls, entry: dict[str, Any]) -> AuditEvent:
@@ -111,6 +112,7 @@ class AuditEvent:
             received=_timestamp(entry["requestReceivedTimestamp"]),
             completed=_timestamp(entry["stageTimestamp"]),
             user_agent=str(entry.get("userAgent", "")),
+            dry_run="dryRun=" in str(entry.get("requestURI", "")),
         )
 
 
@@ -172,8 +174,13 @@ class AuditLog:
         ]
 
     def writes(self, **filters: Any) -> list[AuditEvent]:
-        """Write requests (create, update, patch, delete) matching the filters."""
-        return self.select(verbs=WRITE_VERBS, **filters)
+        """Write requests (create, update, patch, delete) matching the filters; dry runs are
+        not writes."""
+        return [event for event in self.select(verbs=WRITE_VERBS, **filters) if event.is_write]
+
+    def dry_runs(self, **filters: Any) -> list[AuditEvent]:
+        """Dry-run write requests matching the filters."""
+        return [event for event in self.select(verbs=WRITE_VERBS, **filters) if event.dry_run]
 
 
 def count_by_verb_and_resource(events: Iterable[AuditEvent]) -> Counter[tuple[str, str]]:

@@ -49,6 +49,8 @@ CONTROLLERS = (
     "root-ca-certificate-publisher-controller",
     # Aggregated ClusterRoles (aggregate-to-admin/edit/view) are filled by this one.
     "clusterrole-aggregation-controller",
+    # ResourceQuota status (admission enforces a quota only once it has been counted).
+    "resourcequota-controller",
 )
 
 

@@ -15,6 +15,7 @@ Missing binaries make these fixtures raise MissingBinariesError, so integration 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -138,6 +139,16 @@ def apiserver_proxy(control_plane: ControlPlane, tmp_path: Path) -> Iterator[Pro
     with TCPProxy("127.0.0.1", control_plane.ports.apiserver) as proxy:
         kubeconfig = control_plane.admin_kubeconfig_for(proxy.url, tmp_path / "proxied.kubeconfig")
         yield ProxiedApiServer(proxy=proxy, kubeconfig=kubeconfig)
+
+
+@contextlib.contextmanager
+def private_control_plane(**kwargs: Any) -> Iterator[ControlPlane]:
+    """A control plane of its own (e.g. with an audit policy) for a module's fixture."""
+    plane = _start("private", **kwargs)
+    try:
+        yield plane
+    finally:
+        _discard(plane)
 
 
 @pytest.fixture

@@ -9,10 +9,15 @@ from spa.api import parse_scheduled_pod_autoscaler
 from spa.controller.desired import (
     FIELD_MANAGER,
     MANAGED_BY_LABEL,
+    HpaComparison,
+    compare_hpa,
     controller_owner_uid,
     desired_hpa,
+    foreign_controller,
     hpa_in_sync,
     hpa_patch,
+    orphaned_hpa,
+    spec_hash,
     with_condition,
 )
 from spa.schedule import State
@@ -227,3 +232,93 @@ def test_patch_replaces_nested_maps_field_by_field() -> None:
     assert patch["spec"]["behavior"]["scaleDown"]["selectPolicy"] is None
     assert patch["spec"]["behavior"]["scaleUp"] is None
     assert patch["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 60
+
+
+# -- convergence (docs/architecture.md, "Convergence") ------------------------------------------
+
+
+def canonical(hpa: dict[str, Any]) -> dict[str, Any]:
+    """What the API server stores for a spec with a quantity it spells its own way."""
+    stored = server_copy(hpa)
+    stored["spec"]["metrics"] = [
+        {
+            "type": "Pods",
+            "pods": {
+                "metric": {"name": "requests"},
+                "target": {"type": "AverageValue", "averageValue": "1k"},
+            },
+        }
+    ]
+    return stored
+
+
+def with_pods_metric() -> dict[str, Any]:
+    autoscaler = copy.deepcopy(AUTOSCALER)
+    autoscaler["spec"]["horizontalPodAutoscalerSpec"]["metrics"] = [
+        {
+            "type": "Pods",
+            "pods": {
+                "metric": {"name": "requests"},
+                "target": {"type": "AverageValue", "averageValue": 1000},
+            },
+        }
+    ]
+    return desired(autoscaler=autoscaler)
+
+
+def test_a_literal_match_is_in_sync_without_asking() -> None:
+    assert compare_hpa(server_copy(desired()), desired(), stored_spec=None) is HpaComparison.IN_SYNC
+
+
+def test_a_server_spelling_is_unknown_until_the_server_says_what_it_stores() -> None:
+    wanted = with_pods_metric()
+    stored = canonical(wanted)
+    assert not hpa_in_sync(stored, wanted)  # what made the first version loop
+    assert compare_hpa(stored, wanted, stored_spec=None) is HpaComparison.ASK_SERVER
+    assert (
+        compare_hpa(stored, wanted, stored_spec=spec_hash(stored["spec"])) is HpaComparison.IN_SYNC
+    )
+
+
+def test_with_the_stored_spec_known_any_edit_differs_even_of_a_defaulted_field() -> None:
+    stored = server_copy(desired())
+    known = spec_hash(stored["spec"])
+    edited = copy.deepcopy(stored)
+    edited["spec"]["behavior"]["scaleDown"]["policies"][0]["value"] = 50
+    assert compare_hpa(edited, desired(), stored_spec=known) is HpaComparison.DIFFERS
+    edited = copy.deepcopy(stored)
+    edited["spec"]["minReplicas"] = 1
+    assert compare_hpa(edited, desired(), stored_spec=known) is HpaComparison.DIFFERS
+
+
+def test_missing_metadata_differs_whatever_the_spec() -> None:
+    stored = server_copy(desired())
+    known = spec_hash(stored["spec"])
+    for field in ("labels", "annotations", "ownerReferences"):
+        edited = copy.deepcopy(stored)
+        edited["metadata"][field] = {} if field != "ownerReferences" else []
+        assert compare_hpa(edited, desired(), stored_spec=known) is HpaComparison.DIFFERS, field
+
+
+def test_controller_references_of_other_kinds_are_foreign() -> None:
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": "cm",
+        "uid": "u",
+        "controller": True,
+    }
+    assert foreign_controller({"metadata": {"ownerReferences": [configmap]}}) == "ConfigMap cm"
+    not_controller = {**configmap, "controller": False}
+    assert foreign_controller({"metadata": {"ownerReferences": [not_controller]}}) is None
+    assert foreign_controller(desired()) is None  # our own controller reference
+    assert foreign_controller({"metadata": {}}) is None
+
+
+def test_an_hpa_is_orphaned_when_labelled_ours_with_no_controller() -> None:
+    hpa = server_copy(desired())
+    assert not orphaned_hpa(hpa)
+    hpa["metadata"]["ownerReferences"] = []
+    assert orphaned_hpa(hpa)
+    hpa["metadata"]["labels"] = {}
+    assert not orphaned_hpa(hpa)

@@ -243,3 +243,27 @@ async def test_unreachable_api_parks_keys_until_the_probe_succeeds() -> None:
         assert clock.now() - back <= 4.0
     assert sorted(key for key, _ in reconcile.calls[2:]) == ["ns/a", "ns/b"]
     await stop(controller, task)
+
+
+async def test_retry_results_back_off_but_never_past_a_requested_instant(setup) -> None:  # type: ignore[no-untyped-def]
+    controller, queue, clock, reconcile = setup
+    retry = Result(retry=True)
+    due_soon = Result(requeue_at=START + 5.5, retry=True)
+    reconcile.outcomes["ns/a"] = [retry, retry, due_soon, Result()]
+    task = await run_for_a_moment(controller)
+    queue.add("ns/a")
+    await settle()
+    # A successful reconcile that asks to retry backs off exactly as a failed one would.
+    for expected_delay in (1.0, 2.0):
+        due = queue.waiting_until("ns/a")
+        assert due == clock.now() + expected_delay
+        clock.set(due)
+        await settle()
+    # The third (at START + 3) backs off 4 s, but its transition at START + 5.5 is not delayed.
+    assert queue.waiting_until("ns/a") == START + 5.5
+    assert queue.num_requeues("ns/a") == 3
+    clock.set(START + 5.5)
+    await settle()
+    assert len(reconcile.calls) == 4
+    assert queue.num_requeues("ns/a") == 0  # a plain result resets the backoff
+    await stop(controller, task)

@@ -8,6 +8,7 @@ from typing import Any
 
 from spa.kube import ApiUnavailable, NotFound
 from spa.runtime import EventRecorder, FakeClock
+from spa.runtime.events import event_name
 
 SPA = {
     "apiVersion": "autoscaling.d-kuro.github.io/v1",
@@ -144,3 +145,13 @@ async def test_failures_are_logged_never_raised(caplog) -> None:  # type: ignore
     await recorder.flush()
     assert len(client.calls[-1][1]["message"]) == 1024
     await recorder.close()
+
+
+def test_event_names_stay_valid_and_distinct_for_the_longest_object_names() -> None:
+    at = 1_800_000_000.123
+    assert event_name("web", at) == f"web.{int(at * 1e9):x}"
+    first, second = event_name("a" * 250 + "x", at), event_name("a" * 250 + "y", at)
+    assert len(first) <= 253
+    assert len(second) <= 253
+    assert first != second
+    assert first.endswith(f".{int(at * 1e9):x}")
