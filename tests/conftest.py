@@ -1,7 +1,6 @@
-"""Project-wide pytest configuration: registers the shared fixture plugins."""
+"""Project-wide pytest configuration.
 
-pytest_plugins = [
-    "tests.testenv.fixtures",
-    "tests.integration.harness",
-    "tests.integration.processes",
-]
+Nothing is registered here on purpose: the control-plane fixtures live in
+tests/integration/conftest.py and tests/reliability/conftest.py, so that `pytest tests/unit`
+loads neither the local control plane's code nor its dependencies (`cryptography`).
+"""

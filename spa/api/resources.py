@@ -1,4 +1,4 @@
-"""The two custom resources of SPEC.md section 1: ScheduledPodAutoscaler and Schedule.
+"""The two custom resources, ScheduledPodAutoscaler and Schedule (docs/api.md).
 
 Field names, enums and optionality follow the original Go controller's
 `autoscaling.d-kuro.github.io/v1` API, so manifests written for it parse unchanged; the status

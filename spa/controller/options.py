@@ -1,4 +1,4 @@
-"""The flags of `spa run` (SPEC.md section 5): the original controller's names first.
+"""The flags of `spa run` (docs/operations.md): the original controller's names first.
 
 Kept apart from the controller so that `spa --help` can describe them without importing the
 Kubernetes client.

@@ -76,7 +76,7 @@ SCHEDULED_POD_AUTOSCALER = Resource(
 )
 SCHEDULE = Resource("autoscaling.d-kuro.github.io", "v1", "schedules", "Schedule", True)
 HPA_V2 = Resource("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True)
-# Clusters older than 1.23 only serve this version (see SPEC 4, "HPA API").
+# Clusters older than 1.23 only serve this version (docs/install.md).
 HPA_V2BETA2 = Resource(
     "autoscaling", "v2beta2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True
 )

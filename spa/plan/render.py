@@ -1,4 +1,4 @@
-"""The two faces of a plan: a table for people and the JSON of SPEC.md section 6 for tools.
+"""The two faces of a plan: a table for people and the JSON of docs/plan.md for tools.
 
 The JSON keys and their order are a contract other tools consume; nothing is added to it.
 """
@@ -138,7 +138,8 @@ def describe_error(error: PlanError) -> str:
 
 
 def _max_text(state: State) -> str:
-    # Flag the SPEC.md 3.4 case in the table, where a reader reviewing a change needs to see it.
+    # Flag max raised to min (docs/schedules.md, "Effective values") in the table, where a
+    # reader reviewing a change needs to see it.
     return f"{state.max_replicas} (raised to min)" if state.max_raised else str(state.max_replicas)
 
 

@@ -1,8 +1,8 @@
 """The effective min/maxReplicas of an autoscaler at an instant, and when they next change.
 
-This is SPEC.md section 3 in code: the base values, raised (or set) by the active windows,
-field by field, with max raised to min when the two cross. The controller and `spa plan` both
-call it, so a plan shows exactly what the controller will do.
+This is docs/schedules.md, "Effective values", in code: the base values, raised (or set) by
+the active windows, field by field, with max raised to min when the two cross. The controller
+and `spa plan` both call it, so a plan shows exactly what the controller will do.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Schedules are written in local wall-clock time, but every comparison in the engine is between
 absolute instants (integer seconds since the Unix epoch, UTC). Daylight-saving time makes the
 mapping from wall clock to instant partial (a skipped hour) and ambiguous (a repeated hour);
-SPEC.md 2.4 fixes the rules, and `to_instant` is the only code that applies them.
+docs/schedules.md ("Daylight-saving time") fixes the rules, and `to_instant` is the only code
+that applies them.
 
 Zones are loaded from the `tzdata` package only, never from the host's zone files, so that the
 same manifest gives the same answer on every machine, and zone names are case-sensitive.
@@ -136,7 +137,7 @@ def to_instant(wall: datetime, zone: ZoneInfo) -> int:
 
     A repeated wall-clock time (clocks go back) happens at its first occurrence. A skipped one
     (clocks go forward) happens at the instant the clock jumps, the first valid instant after
-    the gap (SPEC.md 2.4).
+    the gap (docs/schedules.md, "Daylight-saving time").
     """
     # fold=0 selects the offset in force before a transition: the first occurrence of a
     # repeated time, and for a skipped time an instant after the jump that we correct below.

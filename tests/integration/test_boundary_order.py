@@ -1,7 +1,8 @@
 """When a whole fleet is due at one boundary, every HPA is written before any status.
 
 With a throttled client (or a busy API server) each write waits its turn; the HPAs are what
-scales the workloads, so they go first and the statuses follow (SPEC.md section 4, "Timing").
+scales the workloads, so they go first and the statuses follow (docs/architecture.md, "The
+data flow of one event").
 """
 
 from __future__ import annotations

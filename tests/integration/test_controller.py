@@ -1,4 +1,5 @@
-"""The controller's behaviour (SPEC.md sections 3-5) against the real control plane.
+"""The controller's behaviour (docs/schedules.md, docs/architecture.md) against the real
+control plane.
 
 The controller runs in-process with a fake clock; the API server, the kube-controller-manager
 (garbage collector, HPA controller) and the CRDs are real.

@@ -3,7 +3,7 @@
 `spa run` runs as a subprocess with its own ServiceAccount against a private control plane
 whose audit log records that user's requests. Between boundaries the controller must send no
 write at all; at a real wall-clock minute boundary it must patch each HPA exactly once and each
-status at most once (SPEC.md section 4, "Writes only on change").
+status at most once (docs/architecture.md, "Convergence").
 """
 
 from __future__ import annotations

@@ -226,7 +226,7 @@ def test_names_scope_and_versions() -> None:
         ]
 
 
-# --- printer columns (SPEC.md 1.1 and 1.2) -------------------------------------------------------
+# --- printer columns (docs/api.md) -------------------------------------------------------
 
 SPA_COLUMNS = [
     ("MINPODS", ".spec.horizontalPodAutoscalerSpec.minReplicas", "integer", 0),

@@ -177,8 +177,8 @@ class TestOneShot:
 
 
 class TestDaylightSaving:
-    """SPEC.md 2.4 in zones east and west of UTC, in the southern hemisphere and with a
-    half-hour shift."""
+    """docs/schedules.md's daylight-saving rules in zones east and west of UTC, in the
+    southern hemisphere and with a half-hour shift."""
 
     @pytest.mark.parametrize(
         ("zone", "wall", "expected_utc"),
@@ -283,7 +283,7 @@ def rule(name: str, timeline: Timeline, minimum: int | None, maximum: int | None
 
 
 class TestEffectiveValues:
-    """SPEC.md section 3, with its examples (base 3/10)."""
+    """docs/schedules.md, "Effective values", with its examples (base 3/10)."""
 
     base = Base(min_replicas=3, max_replicas=10)
     always = daily("00:00", "00:00")

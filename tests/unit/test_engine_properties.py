@@ -2,8 +2,8 @@
 
 The reference shares no code with the engine. It reads local wall clocks minute by minute:
 a wall-clock time "happens" at the first minute whose local reading is at or past it (which is
-SPEC.md 2.4: the first occurrence of a repeated time, the jump for a skipped one), and the next
-transition is the first minute at which the answer changes.
+docs/schedules.md: the first occurrence of a repeated time, the jump for a skipped one), and
+the next transition is the first minute at which the answer changes.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The hand-laid JSON of `spa plan` parses to exactly the structure of SPEC.md section 6."""
+"""The hand-laid JSON of `spa plan` parses to exactly the structure of docs/plan.md."""
 
 from __future__ import annotations
 
