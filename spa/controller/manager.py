@@ -17,16 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from prometheus_client import start_http_server
-
-from spa.controller.desired import MANAGED_BY_SELECTOR, controller_owner_uid
+from spa.controller import watches
+from spa.controller.desired import MANAGED_BY_SELECTOR
 from spa.controller.metrics import ControllerMetrics
-from spa.controller.reconciler import (
-    TARGET_INDEX,
-    UID_INDEX,
-    Reconciler,
-    index_functions,
-)
+from spa.controller.reconciler import Reconciler
 from spa.kube import (
     HPA_V2,
     HPA_V2BETA2,
@@ -43,11 +37,14 @@ from spa.runtime import (
     EventRecorder,
     Informer,
     LeaderElector,
+    Response,
+    Server,
     SystemClock,
     WorkQueue,
+    exposition,
     instrument_client,
     new_executor,
-    object_key,
+    serve,
 )
 
 __all__ = ["LeaderElection", "Manager", "parse_address"]
@@ -131,11 +128,7 @@ class Manager:
             label_selector=MANAGED_BY_SELECTOR,
         )
         self.informers = [autoscalers, schedules, hpas]
-        indexes = index_functions()
-        for name, function in indexes["schedules"].items():
-            schedules.store.add_indexer(name, function)
-        for name, function in indexes["autoscalers"].items():
-            autoscalers.store.add_indexer(name, function)
+        watches.add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)
 
         queue = WorkQueue(name=QUEUE_NAME, clock=self.clock)
         recorder = EventRecorder(self.client, executor=executor, clock=system_clock)
@@ -151,43 +144,15 @@ class Manager:
             metrics=ControllerMetrics(),
         )
 
-        def schedule_keys(schedule: dict[str, Any]) -> set[str]:
-            keys = set(index_functions()["schedules"][TARGET_INDEX](schedule))
-            owner = controller_owner_uid(schedule)
-            if owner:
-                keys.update(object_key(spa) for spa in autoscalers.store.by_index(UID_INDEX, owner))
-            return keys
-
-        def enqueue(*keys: str) -> None:
-            for key in keys:
-                queue.add(key)
-
-        autoscalers.add_handler(
-            on_add=lambda obj: enqueue(object_key(obj)),
-            on_update=lambda old, new: enqueue(object_key(new)),
-            on_delete=lambda obj: enqueue(object_key(obj)),
+        watches.watch(
+            autoscalers=autoscalers,
+            schedules=schedules,
+            hpas=hpas,
+            enqueue=queue.add,
+            schedule_deleted=lambda obj: reconciler.forget_schedule(
+                str((obj.get("metadata") or {}).get("uid"))
+            ),
         )
-
-        def schedule_deleted(obj: dict[str, Any]) -> None:
-            reconciler.forget_schedule(str((obj.get("metadata") or {}).get("uid")))
-            enqueue(*schedule_keys(obj))
-
-        schedules.add_handler(
-            on_add=lambda obj: enqueue(*schedule_keys(obj)),
-            on_update=lambda old, new: enqueue(*(schedule_keys(old) | schedule_keys(new))),
-            on_delete=schedule_deleted,
-        )
-        hpas.add_handler(
-            on_add=lambda obj: enqueue(object_key(obj)),
-            on_update=lambda old, new: enqueue(object_key(new)),
-            on_delete=lambda obj: enqueue(object_key(obj)),
-        )
-
-        def every_key() -> list[str]:
-            keys = set(autoscalers.store.keys())
-            for schedule in schedules.store.list():
-                keys.update(schedule_keys(schedule))
-            return sorted(keys)
 
         async def api_ready() -> None:
             try:
@@ -203,14 +168,16 @@ class Manager:
             queue=queue,
             reconcile=reconciler.reconcile,
             workers=self.workers,
-            list_keys=every_key,
+            list_keys=lambda: watches.all_keys(
+                autoscalers=autoscalers.store, schedules=schedules.store
+            ),
             resync_period=self.resync_period,
             clock=self.clock,
             # After an outage, failed keys are retried as soon as the API answers again.
             probe=api_ready,
         )
 
-        servers = self._start_endpoints()
+        servers = await self._start_endpoints()
         informer_tasks = [
             asyncio.create_task(informer.run(), name=f"informer {informer.resource}")
             for informer in self.informers
@@ -248,7 +215,7 @@ class Manager:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(recorder.close(), timeout=2)
             for server in servers:
-                server.close()
+                await server.close()
 
     async def _wait_synced(self) -> None:
         await asyncio.gather(*(informer.wait_synced() for informer in self.informers))
@@ -282,63 +249,25 @@ class Manager:
     def _may_write(self) -> bool:
         return self._elector is None or self._elector.is_leader
 
-    def _start_endpoints(self) -> list[Any]:
-        servers: list[Any] = []
+    async def _start_endpoints(self) -> list[Server]:
+        servers: list[Server] = []
         if self.metrics_address is not None:
             host, port = parse_address(self.metrics_address)
-            server, _thread = start_http_server(port, addr=host)
-            self.metrics_port = server.server_port
-            servers.append(_Closing(server))
+            servers.append(await serve(host, port, {"/metrics": exposition}))
+            self.metrics_port = servers[-1].port
         if self.probe_address is not None:
             host, port = parse_address(self.probe_address)
-            probe = _ProbeServer(self, host, port)
-            self.probe_port = probe.port
-            servers.append(probe)
+            probes = {"/healthz": self._healthz, "/readyz": self._readyz}
+            servers.append(await serve(host, port, probes))
+            self.probe_port = servers[-1].port
         return servers
 
+    def _healthz(self) -> Response:
+        # Answered on the event loop: a wedged loop does not answer, and the probe fails.
+        return Response(200, b"ok")
 
-class _Closing:
-    def __init__(self, server: Any) -> None:
-        self._server = server
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-
-class _ProbeServer:
-    """/healthz (the process and its event loop answer) and /readyz (caches synced)."""
-
-    def __init__(self, manager: Manager, host: str, port: int) -> None:
-        import http.server
-        import threading
-
-        owner = manager
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                if self.path == "/healthz":
-                    code, body = 200, b"ok"
-                elif self.path == "/readyz":
-                    code, body = (200, b"ok") if owner.ready else (503, b"caches not synced")
-                else:
-                    code, body = 404, b"not found"
-                self.send_response(code)
-                self.send_header("Content-Type", "text/plain")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass  # probes every few seconds would drown the log
-
-        self._server = http.server.ThreadingHTTPServer((host, port), Handler)
-        self.port: int = self._server.server_address[1]
-        threading.Thread(target=self._server.serve_forever, name="probes", daemon=True).start()
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+    def _readyz(self) -> Response:
+        return Response(200, b"ok") if self.ready else Response(503, b"caches not synced")
 
 
 def install_signal_handlers(manager: Manager) -> None:

@@ -40,6 +40,7 @@ from spa.controller.desired import (
     with_condition,
 )
 from spa.controller.metrics import ControllerMetrics
+from spa.controller.watches import TARGET_INDEX, UID_INDEX
 from spa.kube import SCHEDULE, SCHEDULED_POD_AUTOSCALER, ApiError, Conflict, NotFound, Resource
 from spa.runtime import (
     AsyncKubeClient,
@@ -60,21 +61,10 @@ from spa.schedule import (
     state_at,
 )
 
-__all__ = [
-    "MAX_SCHEDULES_PER_AUTOSCALER",
-    "OWNER_INDEX",
-    "TARGET_INDEX",
-    "UID_INDEX",
-    "NotLeader",
-    "Reconciler",
-    "index_functions",
-]
+__all__ = ["MAX_SCHEDULES_PER_AUTOSCALER", "NotLeader", "Reconciler"]
 
 log = logging.getLogger(__name__)
 
-OWNER_INDEX = "owner-uid"
-TARGET_INDEX = "target"
-UID_INDEX = "uid"
 # How often a name taken by somebody else's HPA is looked at again (a read, never a write).
 FOREIGN_HPA_RECHECK_SECONDS = 60.0
 _CONFLICT_RETRIES = 3
@@ -88,31 +78,6 @@ _T = TypeVar("_T")
 
 class NotLeader(RuntimeError):
     """Raised instead of writing when this process no longer holds the leader lease."""
-
-
-def _target_key(schedule: Mapping[str, Any]) -> list[str]:
-    target = ((schedule.get("spec") or {}).get("scaleTargetRef") or {}).get("name")
-    namespace = (schedule.get("metadata") or {}).get("namespace")
-    return [f"{namespace}/{target}"] if isinstance(target, str) and target and namespace else []
-
-
-def _owner_uid(schedule: Mapping[str, Any]) -> list[str]:
-    uid = controller_owner_uid(schedule)
-    return [uid] if uid else []
-
-
-def _uid(obj: Mapping[str, Any]) -> list[str]:
-    uid = (obj.get("metadata") or {}).get("uid")
-    return [str(uid)] if uid else []
-
-
-def index_functions() -> dict[str, dict[str, Callable[[dict[str, Any]], list[str]]]]:
-    """The indexes the reconciler needs, by store: Schedules by owner uid and by target key,
-    SPAs by uid."""
-    return {
-        "schedules": {OWNER_INDEX: _owner_uid, TARGET_INDEX: _target_key},
-        "autoscalers": {UID_INDEX: _uid},
-    }
 
 
 @dataclass(frozen=True, slots=True)

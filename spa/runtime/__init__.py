@@ -1,6 +1,7 @@
 """Generic controller runtime (the Python counterpart of client-go / controller-runtime):
 informers with indexed caches, a rate-limited delaying work queue, a worker runner, Lease
-leader election, an Event recorder, an injectable clock and structured logging.
+leader election, an Event recorder, an injectable clock, structured logging and the HTTP
+endpoints (probes, metrics) served on the event loop.
 
 It knows nothing about ScheduledPodAutoscalers: it talks to the API server only through
 :mod:`spa.kube`, and ``spa.controller`` builds the SPA reconciler on top of it. Everything here
@@ -12,6 +13,7 @@ from spa.runtime.asyncclient import AsyncKubeClient
 from spa.runtime.backoff import Backoff
 from spa.runtime.clock import Clock, FakeClock, SystemClock, TimerHandle
 from spa.runtime.controller import Controller, Reconcile, Result
+from spa.runtime.endpoints import Endpoint, Response, Server, serve
 from spa.runtime.events import COMPONENT, EventRecorder, EventType
 from spa.runtime.executor import new_executor
 from spa.runtime.informer import EventHandler, Informer, OnAdd, OnDelete, OnUpdate
@@ -24,7 +26,7 @@ from spa.runtime.logging import (
     configure_logging,
     object_logger,
 )
-from spa.runtime.metrics import instrument_client
+from spa.runtime.metrics import exposition, instrument_client
 from spa.runtime.store import (
     IndexFunc,
     Store,
@@ -40,6 +42,7 @@ __all__ = [
     "Backoff",
     "Clock",
     "Controller",
+    "Endpoint",
     "EventHandler",
     "EventRecorder",
     "EventType",
@@ -55,7 +58,9 @@ __all__ = [
     "OnUpdate",
     "QueueShutDown",
     "Reconcile",
+    "Response",
     "Result",
+    "Server",
     "Store",
     "SystemClock",
     "TextFormatter",
@@ -64,9 +69,11 @@ __all__ = [
     "compare_resource_versions",
     "configure_logging",
     "default_identity",
+    "exposition",
     "instrument_client",
     "new_executor",
     "object_key",
     "object_logger",
+    "serve",
     "split_key",
 ]

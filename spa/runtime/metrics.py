@@ -7,9 +7,17 @@ these are the ``spa_`` family members the runtime is the only one able to observ
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
 
 from spa.kube import KubeClient, RequestRecord
+from spa.runtime.endpoints import Response
 
 __all__ = [
     "KUBE_REQUESTS",
@@ -23,6 +31,7 @@ __all__ = [
     "WORKQUEUE_ADDS",
     "WORKQUEUE_DEPTH",
     "WORKQUEUE_RETRIES",
+    "exposition",
     "instrument_client",
 ]
 
@@ -79,3 +88,8 @@ def _record(record: RequestRecord) -> None:
 def instrument_client(client: KubeClient) -> None:
     """Count every request of ``client`` in ``spa_kube_requests_total``."""
     client.add_request_hook(_record)
+
+
+def exposition() -> Response:
+    """`/metrics`: every series of the process in Prometheus' text format."""
+    return Response(200, generate_latest(REGISTRY), CONTENT_TYPE_LATEST)

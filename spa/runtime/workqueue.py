@@ -24,6 +24,7 @@ import random
 from collections import deque
 
 from spa.runtime import metrics
+from spa.runtime.backoff import exponential_delay
 from spa.runtime.clock import Clock, SystemClock, TimerHandle
 
 __all__ = ["QueueShutDown", "WorkQueue"]
@@ -43,8 +44,8 @@ class WorkQueue:
     :param base_delay: first rate-limited retry delay, doubled per failure of the same key.
     :param max_delay: cap of the rate-limited delay (5 min: a broken object is retried often
         enough to notice a fix, rarely enough not to load the API server).
-    :param jitter: up to this fraction of the delay is added at random, so many keys failing
-        together (API server down) do not retry in lockstep.
+    :param jitter: up to this fraction of the delay is taken off at random, so many keys
+        failing together (API server down) do not retry in lockstep (spa/runtime/backoff.py).
     """
 
     def __init__(
@@ -113,7 +114,7 @@ class WorkQueue:
         self.add_at(key, self.clock.now() + delay)
 
     def add_rate_limited(self, key: str, *, at_least: float = 0.0) -> None:
-        """Queue ``key`` after its backoff: ``base * 2**(failures)`` capped, plus jitter, but
+        """Queue ``key`` after its backoff: ``base * 2**(failures)`` capped, less jitter, but
         not before ``at_least`` seconds (a server's ``Retry-After``)."""
         failures = self._failures.get(key, 0)
         self._failures[key] = failures + 1
@@ -122,8 +123,13 @@ class WorkQueue:
 
     def backoff_delay(self, failures: int) -> float:
         """The delay after ``failures`` earlier failures (0 for the first retry)."""
-        delay = min(self._max_delay, self._base_delay * (2.0 ** min(failures, 62)))
-        return min(self._max_delay, delay * (1.0 + self._jitter * self._rng.random()))
+        return exponential_delay(
+            failures,
+            initial=self._base_delay,
+            maximum=self._max_delay,
+            jitter=self._jitter,
+            rng=self._rng,
+        )
 
     def forget(self, key: str) -> None:
         """Reset ``key``'s backoff (call after a successful reconcile)."""

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterator
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,14 +38,19 @@ def utc(text: str) -> float:
     return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
 
 
-async def eventually(check: Callable[[], _T], within: float = 15.0, what: str = "condition") -> _T:
-    """Poll `check` (which may raise AssertionError) until it returns a truthy value."""
+async def eventually(
+    check: Callable[[], _T | Awaitable[_T]], within: float = 15.0, what: str = "condition"
+) -> _T:
+    """Poll `check` (which may raise AssertionError) until it returns a truthy value. A check
+    that talks to the controller's own endpoints must be a coroutine that leaves the event loop
+    free (`asyncio.to_thread`): the in-process controller serves them on this loop."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
     last: BaseException | None = None
     while True:
         try:
-            result = check()
+            outcome = check()
+            result = await outcome if inspect.isawaitable(outcome) else outcome
             if result:
                 return result
         except (AssertionError, NotFound) as error:

@@ -475,15 +475,22 @@ async def test_metrics_endpoint_reports_values(
     await bounds_become(kube, namespace, "web", (5, 10))
     url = f"http://127.0.0.1:{controller.manager.metrics_port}/metrics"
 
-    def scrape() -> str:
+    def fetch() -> str:
         with urllib.request.urlopen(url, timeout=5) as response:
             return str(response.read().decode())
 
+    async def scrape() -> str:
+        # Off the loop: the in-process controller serves /metrics on this very loop.
+        return await asyncio.to_thread(fetch)
+
     original = "scheduled_pod_auroscaler_controller_scheduled_pod_auroscaler"
     labels = f'{{name="web",namespace="{namespace}"}}'
-    text = await eventually(
-        lambda: (t := scrape()) and f"{original}_min_replicas{labels} 5.0" in t and t
-    )
+
+    async def scraped_with_min() -> str | None:
+        text = await scrape()
+        return text if f"{original}_min_replicas{labels} 5.0" in text else None
+
+    text = await eventually(scraped_with_min)
     assert f"{original}_max_replicas{labels} 10.0" in text
     assert (
         f'spa_schedule_active{{autoscaler="web",name="noon",namespace="{namespace}"}} 1.0' in text
@@ -495,9 +502,11 @@ async def test_metrics_endpoint_reports_values(
         in text
     )
     kube.delete(SCHEDULED_POD_AUTOSCALER, namespace, "web")
-    await eventually(
-        lambda: f'name="web",namespace="{namespace}"' not in scrape(), what="series removed"
-    )
+
+    async def series_removed() -> bool:
+        return f'name="web",namespace="{namespace}"' not in await scrape()
+
+    await eventually(series_removed, what="series removed")
 
 
 async def test_probes(controller: Running) -> None:

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from spa.controller.reconciler import Reconciler, index_functions
+from spa.controller.reconciler import Reconciler
+from spa.controller.watches import add_indexes
 from spa.kube import HPA_V2, SCHEDULED_POD_AUTOSCALER, NotFound, connect
 from spa.runtime import AsyncKubeClient, EventRecorder, FakeClock, Store, new_executor
 from tests.integration.harness import Kube, autoscaler, eventually, running_controller, utc
@@ -133,9 +134,7 @@ async def test_a_stale_cache_does_not_resurrect_the_hpa_of_a_deleted_spa(
     executor = new_executor(watches=0, workers=2)
     try:
         stores = {"autoscalers": Store(), "schedules": Store()}
-        for store_name, functions in index_functions().items():
-            for index, function in functions.items():
-                stores[store_name].add_indexer(index, function)
+        add_indexes(autoscalers=stores["autoscalers"], schedules=stores["schedules"])
         stores["autoscalers"].upsert(created)  # the stale view
         reconciler = Reconciler(
             kube=AsyncKubeClient(client, executor),

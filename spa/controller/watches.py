@@ -1,0 +1,111 @@
+"""What the SPA controller watches and which keys a change wakes: the store indexes and the
+event-to-key mappings (controller-runtime's `Watches` with `EnqueueRequestsFromMapFunc`).
+
+Kept apart from the reconciler, which only reads the indexes, and from the manager, which only
+wires: the one question "which SPAs must look again when this object changes?" is answered
+here, in one place, and tested without an API server.
+
+- An SPA's own events wake its key (`namespace/name`).
+- An HPA's events wake the key of the same name (one HPA per SPA, same name).
+- A Schedule's events wake the SPA it names (`spec.scaleTargetRef.name`), and the SPA that
+  controls it now: a retargeted Schedule must leave its old SPA too. An update wakes both the
+  old and the new object's SPAs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from spa.controller.desired import controller_owner_uid
+from spa.runtime import Informer, Store, object_key
+
+__all__ = [
+    "OWNER_INDEX",
+    "TARGET_INDEX",
+    "UID_INDEX",
+    "add_indexes",
+    "all_keys",
+    "target_keys",
+    "watch",
+]
+
+OWNER_INDEX = "owner-uid"
+TARGET_INDEX = "target"
+UID_INDEX = "uid"
+
+
+def target_keys(schedule: Mapping[str, Any]) -> list[str]:
+    """The key of the SPA a Schedule names (none if it names nothing usable)."""
+    target = ((schedule.get("spec") or {}).get("scaleTargetRef") or {}).get("name")
+    namespace = (schedule.get("metadata") or {}).get("namespace")
+    return [f"{namespace}/{target}"] if isinstance(target, str) and target and namespace else []
+
+
+def _owner_uid(schedule: Mapping[str, Any]) -> list[str]:
+    uid = controller_owner_uid(schedule)
+    return [uid] if uid else []
+
+
+def _uid(obj: Mapping[str, Any]) -> list[str]:
+    uid = (obj.get("metadata") or {}).get("uid")
+    return [str(uid)] if uid else []
+
+
+def add_indexes(*, autoscalers: Store, schedules: Store) -> None:
+    """Schedules by the uid of the SPA that controls them and by the SPA they name; SPAs by
+    uid (UIDs, not names: a re-created SPA, or one of the same name elsewhere, is another)."""
+    schedules.add_indexer(OWNER_INDEX, _owner_uid)
+    schedules.add_indexer(TARGET_INDEX, target_keys)
+    autoscalers.add_indexer(UID_INDEX, _uid)
+
+
+def _schedule_keys(schedule: Mapping[str, Any], autoscalers: Store) -> set[str]:
+    keys = set(target_keys(schedule))
+    owner = controller_owner_uid(schedule)
+    if owner:
+        keys.update(object_key(spa) for spa in autoscalers.by_index(UID_INDEX, owner))
+    return keys
+
+
+def watch(
+    *,
+    autoscalers: Informer,
+    schedules: Informer,
+    hpas: Informer,
+    enqueue: Callable[[str], None],
+    schedule_deleted: Callable[[dict[str, Any]], None] = lambda obj: None,
+) -> None:
+    """Register the handlers that turn every event into the keys it wakes."""
+
+    def wake(keys: Iterable[str]) -> None:
+        for key in sorted(keys):
+            enqueue(key)
+
+    for informer in (autoscalers, hpas):
+        informer.add_handler(
+            on_add=lambda obj: enqueue(object_key(obj)),
+            on_update=lambda old, new: enqueue(object_key(new)),
+            on_delete=lambda obj: enqueue(object_key(obj)),
+        )
+
+    def deleted(obj: dict[str, Any]) -> None:
+        schedule_deleted(obj)
+        wake(_schedule_keys(obj, autoscalers.store))
+
+    schedules.add_handler(
+        on_add=lambda obj: wake(_schedule_keys(obj, autoscalers.store)),
+        on_update=lambda old, new: wake(
+            _schedule_keys(old, autoscalers.store) | _schedule_keys(new, autoscalers.store)
+        ),
+        on_delete=deleted,
+    )
+
+
+def all_keys(*, autoscalers: Store, schedules: Store) -> list[str]:
+    """Every key worth a periodic resync: each SPA, and each SPA some Schedule names or is
+    controlled by (a missing SPA's key marks its Schedules Degraded)."""
+    keys = set(autoscalers.keys())
+    for schedule in schedules.list():
+        keys.update(_schedule_keys(schedule, autoscalers))
+    return sorted(keys)

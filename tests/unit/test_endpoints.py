@@ -1,0 +1,87 @@
+"""The HTTP endpoints served on the event loop (spa/runtime/endpoints.py), over real loopback
+sockets: answers, timeouts, the connection cap, and 500 half-open connections."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+from spa.runtime import Response, serve
+
+ROUTES = {"/healthz": lambda: Response(200, b"ok"), "/readyz": lambda: Response(503, b"no")}
+
+
+async def request(port: int, head: bytes) -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(head)
+    await writer.drain()
+    answer = await asyncio.wait_for(reader.read(), timeout=5)
+    writer.close()
+    return answer
+
+
+async def closed_by_server(reader: asyncio.StreamReader) -> bool:
+    """The server closed the connection without an answer (an orderly FIN, or a reset when
+    it closed with our request unread)."""
+    try:
+        return await asyncio.wait_for(reader.read(), timeout=5) == b""
+    except ConnectionResetError:
+        return True
+
+
+async def test_known_paths_answer_and_others_do_not() -> None:
+    server = await serve("127.0.0.1", 0, ROUTES)
+    try:
+        ok = await request(server.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert ok.startswith(b"HTTP/1.1 200 OK\r\n")
+        assert ok.endswith(b"\r\n\r\nok")
+        assert b"503 Service Unavailable" in await request(
+            server.port, b"GET /readyz HTTP/1.0\r\n\r\n"
+        )
+        assert b" 404 " in await request(server.port, b"GET /nope HTTP/1.1\r\n\r\n")
+        assert b" 405 " in await request(server.port, b"POST /healthz HTTP/1.1\r\n\r\n")
+        head_only = await request(server.port, b"HEAD /healthz?x=1 HTTP/1.1\r\n\r\n")
+        assert head_only.startswith(b"HTTP/1.1 200")
+        assert head_only.endswith(b"\r\n\r\n")
+    finally:
+        await server.close()
+
+
+async def test_a_silent_client_is_closed_after_the_read_timeout() -> None:
+    server = await serve("127.0.0.1", 0, ROUTES, read_timeout=0.2)
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        started = time.monotonic()
+        assert await closed_by_server(reader)
+        assert 0.15 < time.monotonic() - started < 3
+        writer.close()
+    finally:
+        await server.close()
+
+
+async def test_500_half_open_connections_cost_no_thread_and_the_probe_still_answers() -> None:
+    server = await serve("127.0.0.1", 0, ROUTES, read_timeout=30, max_connections=64)
+    threads = threading.active_count()
+    held = []
+    try:
+        for _ in range(500):
+            held.append(await asyncio.open_connection("127.0.0.1", server.port))
+            held[-1][1].write(b"GET /healthz HTTP/1.1\r\n")  # the head never ends
+        await asyncio.sleep(0.2)
+        assert threading.active_count() == threads
+        # Beyond the cap new connections are closed at once; the probe is one of them or
+        # answered: with the cap full it is closed, so free a slot the way a timeout would.
+        for _, writer in held[:64]:
+            writer.close()
+        await asyncio.sleep(0.1)
+        started = time.monotonic()
+        answer = await request(server.port, b"GET /healthz HTTP/1.1\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 200")
+        assert time.monotonic() - started < 1.0
+        # Connections over the cap were closed by the server: reading them ends at once.
+        assert await closed_by_server(held[-1][0])
+    finally:
+        for _, writer in held:
+            writer.close()
+        await server.close()
