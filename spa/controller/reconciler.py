@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from spa.api import (
     CompiledSchedule,
@@ -25,8 +25,8 @@ from spa.api import (
     parse_schedule,
     parse_scheduled_pod_autoscaler,
 )
+from spa.controller.actuator import Actuator, Refused
 from spa.controller.desired import (
-    FIELD_MANAGER,
     SPEC_HASH_ANNOTATION,
     HpaComparison,
     compare_hpa,
@@ -35,13 +35,12 @@ from spa.controller.desired import (
     foreign_controller,
     hpa_patch,
     orphaned_hpa,
-    owner_reference,
     spec_hash,
     with_condition,
 )
 from spa.controller.metrics import ControllerMetrics
 from spa.controller.watches import TARGET_INDEX, UID_INDEX
-from spa.kube import SCHEDULE, SCHEDULED_POD_AUTOSCALER, ApiError, Conflict, NotFound, Resource
+from spa.kube import Conflict, NotFound, Resource
 from spa.runtime import (
     AsyncKubeClient,
     Clock,
@@ -61,23 +60,14 @@ from spa.schedule import (
     state_at,
 )
 
-__all__ = ["MAX_SCHEDULES_PER_AUTOSCALER", "NotLeader", "Reconciler"]
+__all__ = ["MAX_SCHEDULES_PER_AUTOSCALER", "Reconciler"]
 
 log = logging.getLogger(__name__)
 
 # How often a name taken by somebody else's HPA is looked at again (a read, never a write).
 FOREIGN_HPA_RECHECK_SECONDS = 60.0
-_CONFLICT_RETRIES = 3
 # The most Schedules one SPA applies (docs/schedules.md, "Limits"); the oldest win.
 MAX_SCHEDULES_PER_AUTOSCALER = 100
-# How much of an API server's message a status or an Event repeats.
-_MESSAGE_LIMIT = 400
-
-_T = TypeVar("_T")
-
-
-class NotLeader(RuntimeError):
-    """Raised instead of writing when this process no longer holds the leader lease."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,14 +124,19 @@ class Reconciler:
         metrics: ControllerMetrics | None = None,
         max_schedules: int = MAX_SCHEDULES_PER_AUTOSCALER,
     ) -> None:
-        self._kube = kube
         self._autoscalers = autoscalers
         self._schedules = schedules
         self._hpas = hpas
-        self._hpa_resource = hpa_resource
-        self._recorder = recorder
+        self._act = Actuator(
+            kube=kube,
+            autoscalers=autoscalers,
+            schedules=schedules,
+            hpas=hpas,
+            hpa_resource=hpa_resource,
+            recorder=recorder,
+            may_write=may_write,
+        )
         self._clock = clock
-        self._may_write = may_write
         self._metrics = metrics or ControllerMetrics()
         self._max_schedules = max_schedules
         # Compiled windows by Schedule uid, reused until the Schedule's generation changes:
@@ -299,7 +294,7 @@ class Reconciler:
                 # Retargeted away from a live SPA: detach it, so that deleting that SPA does not
                 # garbage-collect a Schedule that now belongs elsewhere. An owner that no longer
                 # exists, or is being deleted, is left to the garbage collector.
-                released = await self._set_owner(schedule, None)
+                released = await self._act.set_schedule_owner(schedule, None)
                 if isinstance(released, str):
                     problem = released
                 else:
@@ -336,7 +331,7 @@ class Reconciler:
             elif controller_owner_uid(schedule) == uid:
                 members.append(schedule)
             else:
-                adopted = await self._set_owner(schedule, autoscaler_object)
+                adopted = await self._act.set_schedule_owner(schedule, autoscaler_object)
                 if isinstance(adopted, str):
                     refused.append(_Evaluated(schedule, None, adopted, None, "AdoptionFailed"))
                 else:
@@ -351,71 +346,12 @@ class Reconciler:
         for entry in refused:
             status = entry.obj.get("status") or {}
             if status.get("condition") != "Degraded" or status.get("message") != entry.problem:
-                self._recorder.warning(
+                self._act.warning(
                     autoscaler_object,
                     entry.reason,
                     f"Schedule {entry.obj['metadata']['name']}: {entry.problem}",
                 )
             await self._write_schedule_status(entry, state=None, instant=instant, problem=None)
-
-    async def _set_owner(
-        self, schedule: dict[str, Any], autoscaler_object: dict[str, Any] | None
-    ) -> dict[str, Any] | str:
-        """Make `autoscaler_object` (None: nobody) the Schedule's controller; other owners stay.
-        Returns the updated Schedule, or what the API server said if it refused."""
-        metadata = schedule["metadata"]
-        for _attempt in range(_CONFLICT_RETRIES):
-            references = [
-                reference
-                for reference in metadata.get("ownerReferences") or ()
-                if not (
-                    reference.get("controller")
-                    and reference.get("kind") == SCHEDULED_POD_AUTOSCALER.kind
-                )
-            ]
-            if autoscaler_object is not None:
-                references.append(owner_reference(autoscaler_object))
-            patch = {
-                "metadata": {
-                    "ownerReferences": references or None,
-                    "resourceVersion": metadata.get("resourceVersion"),
-                }
-            }
-            try:
-                updated = await self._write(
-                    self._kube.patch,
-                    SCHEDULE,
-                    metadata["namespace"],
-                    metadata["name"],
-                    patch,
-                    patch_type="merge",
-                    field_manager=FIELD_MANAGER,
-                )
-            except Conflict:
-                try:
-                    schedule = await self._kube.get(
-                        SCHEDULE, metadata["namespace"], metadata["name"]
-                    )
-                except NotFound:
-                    return "deleted while its ownerReferences were being changed"
-                metadata = schedule["metadata"]
-                continue
-            except ApiError as error:
-                # A 4xx other than a conflict will not go away by retrying now (422: another
-                # controller reference appeared; 403: RBAC or a webhook): report it and go on.
-                if error.status >= 500:
-                    raise
-                action = "adopt" if autoscaler_object is not None else "release"
-                object_logger(log, metadata["namespace"], metadata["name"]).warning(
-                    "could not %s the Schedule: %s", action, error.message
-                )
-                return f"the API server refused to {action} it: {_brief(error.message)}"
-            self._schedules.put_written(updated, based_on=schedule)
-            object_logger(log, metadata["namespace"], metadata["name"]).info(
-                "Schedule %s", "adopted" if autoscaler_object is not None else "released"
-            )
-            return updated
-        return "its ownerReferences kept changing; will try again"
 
     def _evaluate(self, schedule: dict[str, Any], instant: int) -> _Evaluated:
         metadata = schedule["metadata"]
@@ -454,18 +390,19 @@ class Reconciler:
         key: str,
     ) -> _HpaOutcome:
         namespace, name = split_key(key)
+        assert namespace is not None
         desired = desired_hpa(
-            autoscaler_object, autoscaler, state, api_version=self._hpa_resource.api_version
+            autoscaler_object, autoscaler, state, api_version=self._act.hpa_resource.api_version
         )
         wanted = str(desired["metadata"]["annotations"][SPEC_HASH_ANNOTATION])
         current = self._hpas.get(key)
         if current is None and key in self._foreign_hpa:
             try:
-                current = await self._kube.get(self._hpa_resource, namespace, name)
+                current = await self._act.get_hpa(namespace, name)
             except NotFound:
                 self._foreign_hpa.discard(key)
         if current is None:
-            if not await self._still_exists(autoscaler_object):
+            if not await self._act.autoscaler_exists(autoscaler_object):
                 # Our cache of SPAs is behind (its watch has not caught up after an outage or
                 # a 410): creating now would resurrect the HPA of a deleted SPA until the
                 # garbage collector removes it again. The SPA's deletion event follows.
@@ -474,20 +411,13 @@ class Reconciler:
                 )
                 return _HpaOutcome(applied=False, gone=True)
             try:
-                created = await self._write(
-                    self._kube.create,
-                    self._hpa_resource,
-                    namespace,
-                    desired,
-                    field_manager=FIELD_MANAGER,
-                )
+                created = await self._act.create_hpa(desired)
             except Conflict:
                 # The name is taken by an HPA our label-filtered cache does not see.
-                current = await self._kube.get(self._hpa_resource, namespace, name)
-            except ApiError as error:
-                return self._hpa_refused(autoscaler_object, key, error, applied=False)
+                current = await self._act.get_hpa(namespace, name)
+            except Refused as refused:
+                return self._hpa_refused(autoscaler_object, key, refused, applied=False)
             else:
-                self._hpas.put_written(created, based_on=None)
                 self._remember_write(key, wanted, created)
                 self._rejected_hpa.pop(key, None)
                 self._metrics.hpa_written("create")
@@ -508,7 +438,7 @@ class Reconciler:
                 "ScheduledPodAutoscaler)"
             )
             if first_time:
-                self._recorder.warning(autoscaler_object, "HPAConflict", problem)
+                self._act.warning(autoscaler_object, "HPAConflict", problem)
             return _HpaOutcome(applied=False, problem=problem)
         self._foreign_hpa.discard(key)
         patch = hpa_patch(current, desired)
@@ -517,7 +447,7 @@ class Reconciler:
             # Values differ literally, and nothing remembered says whether that is the server's
             # spelling of this very spec (after a restart or a failover) or somebody's edit:
             # the server's own dry-run answer tells, and is remembered.
-            answer = await self._patch_hpa(key, patch, dry_run=True)
+            answer = await self._act.patch_hpa(current, patch, dry_run=True)
             self._metrics.hpa_dry_run()
             self._stored_specs[key] = (wanted, spec_hash(answer.get("spec") or {}))
             comparison = compare_hpa(current, desired, stored_spec=self._stored_spec(key, wanted))
@@ -528,13 +458,12 @@ class Reconciler:
         if self._last_write.get(key) == (wanted, version):
             return self._not_converging(autoscaler_object, key)
         try:
-            applied = await self._patch_hpa(key, patch)
-        except ApiError as error:
-            if error.status not in (400, 422):
-                return self._hpa_refused(autoscaler_object, key, error, applied=False)
+            applied = await self._act.patch_hpa(current, patch)
+        except Refused as refused:
+            if refused.status == 403:
+                return self._hpa_refused(autoscaler_object, key, refused, applied=False)
             bounds_applied = await self._apply_bounds_only(current, state, key)
-            return self._hpa_refused(autoscaler_object, key, error, applied=bounds_applied)
-        self._hpas.put_written(applied, based_on=current)
+            return self._hpa_refused(autoscaler_object, key, refused, applied=bounds_applied)
         self._remember_write(key, wanted, applied)
         self._rejected_hpa.pop(key, None)
         changed = str(applied["metadata"].get("resourceVersion")) != version
@@ -546,21 +475,6 @@ class Reconciler:
             "" if changed else " (the server stored nothing new)",
         )
         return _HpaOutcome(applied=True, wrote=changed)
-
-    async def _patch_hpa(
-        self, key: str, patch: dict[str, Any], *, dry_run: bool = False
-    ) -> dict[str, Any]:
-        namespace, name = split_key(key)
-        return await self._write(
-            self._kube.patch,
-            self._hpa_resource,
-            namespace,
-            name,
-            patch,
-            patch_type="merge",
-            field_manager=FIELD_MANAGER,
-            dry_run=dry_run,
-        )
 
     def _stored_spec(self, key: str, wanted: str) -> str | None:
         remembered = self._stored_specs.get(key)
@@ -580,52 +494,32 @@ class Reconciler:
         if all(spec.get(field) == value for field, value in bounds.items()):
             return True
         try:
-            applied = await self._patch_hpa(key, {"spec": bounds})
-        except ApiError as error:
-            if error.status >= 500:
-                raise
+            await self._act.patch_hpa(current, {"spec": bounds})
+        except Refused as refused:
             object_logger(log, *split_key(key)).warning(
-                "the API server refused the bounds too: %s", error.message
+                "the API server refused the bounds too: %s", refused.message
             )
             return False
-        self._hpas.put_written(applied, based_on=current)
         # Not a write of the desired spec: the next pass tries the whole spec again.
         self._last_write.pop(key, None)
         self._metrics.hpa_written("patch")
         return True
 
-    async def _still_exists(self, autoscaler_object: dict[str, Any]) -> bool:
-        """Whether this very SPA (same uid) still exists, asked of the API server: an HPA is
-        created rarely, and only then does acting on a stale cache leave a trace. (A list by
-        name, because the controller's RBAC grants list, not get, on SPAs.)"""
-        metadata = autoscaler_object["metadata"]
-        live = await self._kube.list(
-            SCHEDULED_POD_AUTOSCALER,
-            namespace=metadata["namespace"],
-            field_selector=f"metadata.name={metadata['name']}",
-        )
-        return any(
-            item["metadata"].get("uid") == metadata.get("uid") and not _dying(item)
-            for item in live.items
-        )
-
     def _hpa_refused(
-        self, autoscaler_object: dict[str, Any], key: str, error: ApiError, *, applied: bool
+        self, autoscaler_object: dict[str, Any], key: str, refused: Refused, *, applied: bool
     ) -> _HpaOutcome:
         """A write of the HPA the API server refuses: invalid (400, 422: an SPA spec the CRD
         schema let through) or forbidden (403: RBAC, quota, an admission webhook). Degraded
         with the server's message and a Warning event, then retried with backoff; a write
-        that succeeds later clears it. Anything else is raised, for the usual error backoff."""
-        if error.status not in (400, 403, 422):
-            raise error
-        verb = "forbade" if error.status == 403 else "rejected"
-        problem = f"the API server {verb} the HorizontalPodAutoscaler: {_brief(error.message)}"
+        that succeeds later clears it. (Other errors propagate, for the usual error backoff.)"""
+        verb = "forbade" if refused.status == 403 else "rejected"
+        problem = f"the API server {verb} the HorizontalPodAutoscaler: {refused.message}"
         if applied:
             problem += "; minReplicas and maxReplicas still follow the Schedules"
         if self._rejected_hpa.get(key) != problem:
             self._rejected_hpa[key] = problem
-            self._recorder.warning(autoscaler_object, "HPARejected", problem)
-        self._metrics.hpa_refused(error.status)
+            self._act.warning(autoscaler_object, "HPARejected", problem)
+        self._metrics.hpa_refused(refused.status)
         return _HpaOutcome(applied=applied, problem=problem, reason="HPARejected", retry=True)
 
     def _not_converging(self, autoscaler_object: dict[str, Any], key: str) -> _HpaOutcome:
@@ -640,7 +534,7 @@ class Reconciler:
         )
         if self._rejected_hpa.get(key) != problem:
             self._rejected_hpa[key] = problem
-            self._recorder.warning(autoscaler_object, "HPANotConverging", problem)
+            self._act.warning(autoscaler_object, "HPANotConverging", problem)
         self._metrics.hpa_not_converging()
         return _HpaOutcome(applied=False, problem=problem, reason="HPANotConverging", retry=True)
 
@@ -659,11 +553,11 @@ class Reconciler:
             f"maxReplicas {old_max} -> {state.max_replicas}"
         )
         for schedule in sorted(after - before):
-            self._recorder.normal(
+            self._act.normal(
                 autoscaler_object, "ScheduleStarted", f"Schedule {schedule} started: {change}"
             )
         for schedule in sorted(before - after):
-            self._recorder.normal(
+            self._act.normal(
                 autoscaler_object, "ScheduleEnded", f"Schedule {schedule} ended: {change}"
             )
 
@@ -720,12 +614,10 @@ class Reconciler:
             None,
         )
         if reason == "MaxRaisedToMin" and previous_reason != reason:
-            self._recorder.warning(autoscaler_object, "MaxRaisedToMin", message)
+            self._act.warning(autoscaler_object, "MaxRaisedToMin", message)
         if reason == "InvalidSpec" and previous_reason != reason:
-            self._recorder.warning(autoscaler_object, "InvalidSpec", message)
-        await self._patch_status(
-            SCHEDULED_POD_AUTOSCALER, self._autoscalers, autoscaler_object, desired
-        )
+            self._act.warning(autoscaler_object, "InvalidSpec", message)
+        await self._act.patch_autoscaler_status(autoscaler_object, desired)
 
     async def _write_schedule_status(
         self,
@@ -774,46 +666,5 @@ class Reconciler:
             current.get("condition") != "Degraded" or current.get("message") != message
         ):
             reason = entry.reason if entry.problem is not None else "NotApplied"
-            self._recorder.warning(schedule, reason, str(message))
-        await self._patch_status(SCHEDULE, self._schedules, schedule, desired)
-
-    async def _patch_status(
-        self, resource: Resource, store: Store, obj: dict[str, Any], desired: dict[str, Any]
-    ) -> None:
-        """Merge-patch the status fields this controller owns, if any differs."""
-        current = obj.get("status") or {}
-        if all(_same(current.get(field), value) for field, value in desired.items()):
-            return
-        metadata = obj["metadata"]
-        try:
-            updated = await self._write(
-                self._kube.patch,
-                resource,
-                metadata["namespace"],
-                metadata["name"],
-                {"status": desired},
-                patch_type="merge",
-                subresource="status",
-                field_manager=FIELD_MANAGER,
-            )
-        except NotFound:
-            return  # deleted meanwhile: its deletion event brings the next reconcile
-        store.put_written(updated, based_on=obj)
-
-    # -- API calls ------------------------------------------------------------------------------
-
-    async def _write(self, call: Callable[..., Awaitable[_T]], *args: Any, **kwargs: Any) -> _T:
-        if not self._may_write():
-            raise NotLeader("not the leader: not writing")
-        return await call(*args, **kwargs)
-
-
-def _brief(message: str) -> str:
-    """A server message short enough for a status and an Event."""
-    message = " ".join(message.split())
-    return message if len(message) <= _MESSAGE_LIMIT else message[: _MESSAGE_LIMIT - 1] + "…"
-
-
-def _same(current: Any, desired: Any) -> bool:
-    """Equal for status purposes: an absent field and None are the same."""
-    return current == desired or (current is None and desired is None)
+            self._act.warning(schedule, reason, str(message))
+        await self._act.patch_schedule_status(schedule, desired)

@@ -357,9 +357,15 @@ async def test_bad_input_is_rejected_or_degraded_and_the_valid_spa_is_still_serv
             within=30,
             what="the valid SPA's window applied among the bad input",
         )
-        assert kube.status(SCHEDULED_POD_AUTOSCALER, namespace, TARGET)["activeSchedules"] == [
-            "noon"
-        ]
+        # The status follows the HPA (HPAs first, docs/architecture.md): wait for it too.
+        await eventually(
+            lambda: (
+                kube.status(SCHEDULED_POD_AUTOSCALER, namespace, TARGET)["activeSchedules"]
+                == ["noon"]
+            ),
+            within=30,
+            what="the valid SPA's status",
+        )
 
         def judged() -> bool:
             for name, kind in corpus.accepted.items():

@@ -1,0 +1,249 @@
+"""Every request the SPA controller makes, in one place, behind the leadership fence.
+
+The reconciler decides what should be; this module does it, as controller-runtime's client
+does for a `Reconcile`: which verb, patch type and subresource each write uses, the field
+manager, the compare-and-swap retries of ownerReferences, which refusals of the API server are
+for the user to fix (400, 403, 422: raised as :class:`Refused`) rather than errors to back off
+on, and recording our own writes in the caches (`Store.put_written`, so the next reconcile never
+acts on state older than its own write). Every write, and every Event, first checks that this
+replica may write (holds the Lease), so a replica that lost it sends nothing more.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+from spa.controller.desired import FIELD_MANAGER, owner_reference
+from spa.kube import SCHEDULE, SCHEDULED_POD_AUTOSCALER, ApiError, Conflict, NotFound, Resource
+from spa.runtime import AsyncKubeClient, EventRecorder, Store, object_logger
+
+__all__ = ["Actuator", "NotLeader", "Refused", "brief"]
+
+log = logging.getLogger(__name__)
+
+_CONFLICT_RETRIES = 3
+# How much of an API server's message a status or an Event repeats.
+_MESSAGE_LIMIT = 400
+# Refusals the user must fix (an invalid object, a forbidden one); retrying now cannot help.
+_REFUSALS = frozenset({400, 403, 422})
+
+_T = TypeVar("_T")
+
+
+class NotLeader(RuntimeError):
+    """Raised instead of writing when this process no longer holds the leader lease."""
+
+
+class Refused(Exception):
+    """The API server refused a write for a reason the user must fix."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"{status}: {message}")
+        self.status = status
+        self.message = message
+
+
+def brief(message: str) -> str:
+    """A server message short enough for a status and an Event."""
+    message = " ".join(message.split())
+    return message if len(message) <= _MESSAGE_LIMIT else message[: _MESSAGE_LIMIT - 1] + "…"
+
+
+class Actuator:
+    """Reads the API server where a cache cannot answer, and writes, for the SPA reconciler."""
+
+    def __init__(
+        self,
+        *,
+        kube: AsyncKubeClient,
+        autoscalers: Store,
+        schedules: Store,
+        hpas: Store,
+        hpa_resource: Resource,
+        recorder: EventRecorder,
+        may_write: Callable[[], bool] = lambda: True,
+    ) -> None:
+        self._kube = kube
+        self._autoscalers = autoscalers
+        self._schedules = schedules
+        self._hpas = hpas
+        self.hpa_resource = hpa_resource
+        self._recorder = recorder
+        self._may_write = may_write
+
+    # -- the HPA --------------------------------------------------------------------------------
+
+    async def get_hpa(self, namespace: str, name: str) -> dict[str, Any]:
+        """An HPA our label-filtered cache does not hold (somebody else's)."""
+        return await self._kube.get(self.hpa_resource, namespace, name)
+
+    async def create_hpa(self, desired: dict[str, Any]) -> dict[str, Any]:
+        """Create the HPA; :class:`~spa.kube.Conflict` if the name is taken."""
+        metadata = desired["metadata"]
+        created = await self._refusable(
+            self._kube.create,
+            self.hpa_resource,
+            metadata["namespace"],
+            desired,
+            field_manager=FIELD_MANAGER,
+        )
+        self._hpas.put_written(created, based_on=None)
+        return created
+
+    async def patch_hpa(
+        self, current: dict[str, Any], patch: dict[str, Any], *, dry_run: bool = False
+    ) -> dict[str, Any]:
+        """JSON-merge-patch the HPA; with `dry_run` the server's answer of what it would store."""
+        metadata = current["metadata"]
+        answer = await self._refusable(
+            self._kube.patch,
+            self.hpa_resource,
+            metadata["namespace"],
+            metadata["name"],
+            patch,
+            patch_type="merge",
+            field_manager=FIELD_MANAGER,
+            dry_run=dry_run,
+        )
+        if not dry_run:
+            self._hpas.put_written(answer, based_on=current)
+        return answer
+
+    async def autoscaler_exists(self, autoscaler: Mapping[str, Any]) -> bool:
+        """Whether this very SPA (same uid) exists and is not being deleted, asked of the API
+        server: an HPA is created rarely, and only then does acting on a stale cache leave a
+        trace. (A list by name, because the controller's RBAC grants list, not get, on SPAs.)"""
+        metadata = autoscaler["metadata"]
+        live = await self._kube.list(
+            SCHEDULED_POD_AUTOSCALER,
+            namespace=metadata["namespace"],
+            field_selector=f"metadata.name={metadata['name']}",
+        )
+        return any(
+            item["metadata"].get("uid") == metadata.get("uid")
+            and not item["metadata"].get("deletionTimestamp")
+            for item in live.items
+        )
+
+    # -- Schedules' ownerReferences -------------------------------------------------------------
+
+    async def set_schedule_owner(
+        self, schedule: dict[str, Any], autoscaler: dict[str, Any] | None
+    ) -> dict[str, Any] | str:
+        """Make `autoscaler` (None: nobody) the Schedule's controller; other owners stay.
+        Returns the updated Schedule, or why it could not be done (the server refused, or
+        the Schedule kept changing)."""
+        metadata = schedule["metadata"]
+        action = "adopt" if autoscaler is not None else "release"
+        for _attempt in range(_CONFLICT_RETRIES):
+            references = [
+                reference
+                for reference in metadata.get("ownerReferences") or ()
+                if not (
+                    reference.get("controller")
+                    and reference.get("kind") == SCHEDULED_POD_AUTOSCALER.kind
+                )
+            ]
+            if autoscaler is not None:
+                references.append(owner_reference(autoscaler))
+            patch = {
+                "metadata": {
+                    "ownerReferences": references or None,
+                    # A compare-and-swap: ownerReferences is a list, replaced whole.
+                    "resourceVersion": metadata.get("resourceVersion"),
+                }
+            }
+            try:
+                updated = await self._refusable(
+                    self._kube.patch,
+                    SCHEDULE,
+                    metadata["namespace"],
+                    metadata["name"],
+                    patch,
+                    patch_type="merge",
+                    field_manager=FIELD_MANAGER,
+                )
+            except Conflict:
+                try:
+                    schedule = await self._kube.get(
+                        SCHEDULE, metadata["namespace"], metadata["name"]
+                    )
+                except NotFound:
+                    return "deleted while its ownerReferences were being changed"
+                metadata = schedule["metadata"]
+                continue
+            except Refused as refused:
+                # 422 (another controller reference appeared), 403 (RBAC, a webhook): report
+                # it and go on with the other Schedules.
+                object_logger(log, metadata["namespace"], metadata["name"]).warning(
+                    "could not %s the Schedule: %s", action, refused.message
+                )
+                return f"the API server refused to {action} it: {refused.message}"
+            self._schedules.put_written(updated, based_on=schedule)
+            object_logger(log, metadata["namespace"], metadata["name"]).info(
+                "Schedule %sed", action.removesuffix("e")
+            )
+            return updated
+        return "its ownerReferences kept changing; will try again"
+
+    # -- statuses and events --------------------------------------------------------------------
+
+    async def patch_autoscaler_status(self, obj: dict[str, Any], status: dict[str, Any]) -> None:
+        """Merge-patch the SPA status fields this controller owns, if any differs."""
+        await self._patch_status(SCHEDULED_POD_AUTOSCALER, self._autoscalers, obj, status)
+
+    async def patch_schedule_status(self, obj: dict[str, Any], status: dict[str, Any]) -> None:
+        """Merge-patch the Schedule status fields this controller owns, if any differs."""
+        await self._patch_status(SCHEDULE, self._schedules, obj, status)
+
+    async def _patch_status(
+        self, resource: Resource, store: Store, obj: dict[str, Any], status: dict[str, Any]
+    ) -> None:
+        current = obj.get("status") or {}
+        if all(_same(current.get(field), value) for field, value in status.items()):
+            return
+        metadata = obj["metadata"]
+        try:
+            updated = await self._fenced(
+                self._kube.patch,
+                resource,
+                metadata["namespace"],
+                metadata["name"],
+                {"status": status},
+                patch_type="merge",
+                subresource="status",
+                field_manager=FIELD_MANAGER,
+            )
+        except NotFound:
+            return  # deleted meanwhile: its deletion event brings the next reconcile
+        store.put_written(updated, based_on=obj)
+
+    def warning(self, obj: dict[str, Any], reason: str, message: str) -> None:
+        if self._may_write():
+            self._recorder.warning(obj, reason, message)
+
+    def normal(self, obj: dict[str, Any], reason: str, message: str) -> None:
+        if self._may_write():
+            self._recorder.normal(obj, reason, message)
+
+    # -- the fence ------------------------------------------------------------------------------
+
+    async def _fenced(self, call: Callable[..., Awaitable[_T]], *args: Any, **kwargs: Any) -> _T:
+        if not self._may_write():
+            raise NotLeader("not the leader: not writing")
+        return await call(*args, **kwargs)
+
+    async def _refusable(self, call: Callable[..., Awaitable[_T]], *args: Any, **kwargs: Any) -> _T:
+        try:
+            return await self._fenced(call, *args, **kwargs)
+        except ApiError as error:
+            if error.status in _REFUSALS:
+                raise Refused(error.status, brief(error.message)) from error
+            raise
+
+
+def _same(current: Any, desired: Any) -> bool:
+    """Equal for status purposes: an absent field and None are the same."""
+    return current == desired or (current is None and desired is None)

@@ -1,0 +1,139 @@
+"""The SPA controller's actuator (spa/controller/actuator.py) against a scripted client: the
+leadership fence, which refusals are the user's, ownerReference compare-and-swap retries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from spa.controller.actuator import Actuator, NotLeader, Refused, brief
+from spa.kube import HPA_V2, SCHEDULE, ApiError, Conflict, error_from_status
+from spa.runtime import Store
+
+SPA = {"metadata": {"namespace": "shop", "name": "web", "uid": "uid-web"}}
+
+
+class ScriptedKube:
+    """Answers each call with the next scripted outcome (an object or an exception)."""
+
+    def __init__(self, *outcomes: dict[str, Any] | Exception) -> None:
+        self.outcomes = list(outcomes)
+        self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+
+    async def _next(self, verb: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append((verb, args, kwargs))
+        outcome = self.outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    async def patch(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return await self._next("patch", *args, **kwargs)
+
+    async def get(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return await self._next("get", *args, **kwargs)
+
+
+class Events:
+    def __init__(self) -> None:
+        self.recorded: list[tuple[str, str]] = []
+
+    def warning(self, obj: Any, reason: str, message: str) -> None:
+        self.recorded.append(("Warning", reason))
+
+    def normal(self, obj: Any, reason: str, message: str) -> None:
+        self.recorded.append(("Normal", reason))
+
+
+def actuator(kube: ScriptedKube, *, leader: bool = True) -> tuple[Actuator, Events]:
+    events = Events()
+    act = Actuator(
+        kube=kube,  # type: ignore[arg-type]
+        autoscalers=Store(),
+        schedules=Store(),
+        hpas=Store(),
+        hpa_resource=HPA_V2,
+        recorder=events,  # type: ignore[arg-type]
+        may_write=lambda: leader,
+    )
+    return act, events
+
+
+def hpa(version: str = "1") -> dict[str, Any]:
+    return {"metadata": {"namespace": "shop", "name": "web", "resourceVersion": version}}
+
+
+def schedule(version: str, owners: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    metadata = {"namespace": "shop", "name": "push", "uid": "u", "resourceVersion": version}
+    return {"metadata": metadata | ({"ownerReferences": owners} if owners else {})}
+
+
+def status_error(code: int, message: str = "no") -> Exception:
+    return error_from_status(code, {"kind": "Status", "code": code, "message": message})
+
+
+async def test_a_follower_neither_writes_nor_records_events() -> None:
+    kube = ScriptedKube(hpa("2"))
+    act, events = actuator(kube, leader=False)
+    with pytest.raises(NotLeader):
+        await act.patch_hpa(hpa(), {"spec": {}})
+    act.warning(SPA, "HPARejected", "x")
+    assert kube.calls == []
+    assert events.recorded == []
+
+
+@pytest.mark.parametrize("code", [400, 403, 422])
+async def test_invalid_and_forbidden_writes_are_refusals(code: int) -> None:
+    act, _ = actuator(ScriptedKube(status_error(code, "spec.metrics[0]: Required value")))
+    with pytest.raises(Refused) as refused:
+        await act.patch_hpa(hpa(), {"spec": {}})
+    assert (refused.value.status, refused.value.message) == (
+        code,
+        "spec.metrics[0]: Required value",
+    )
+
+
+@pytest.mark.parametrize("code", [409, 429, 500])
+async def test_other_errors_are_not_refusals(code: int) -> None:
+    act, _ = actuator(ScriptedKube(status_error(code)))
+    with pytest.raises(ApiError) as raised:
+        await act.patch_hpa(hpa(), {"spec": {}})
+    assert raised.value.status == code
+
+
+async def test_a_dry_run_is_not_recorded_in_the_cache() -> None:
+    kube = ScriptedKube(hpa("2"), hpa("2"))
+    act, _ = actuator(kube)
+    act._hpas.upsert(hpa("1"))
+    await act.patch_hpa(hpa(), {"spec": {}}, dry_run=True)
+    assert act._hpas.get("shop/web") == hpa("1")
+    await act.patch_hpa(hpa(), {"spec": {}})
+    assert act._hpas.get("shop/web") == hpa("2")
+    assert [call[2]["dry_run"] for call in kube.calls] == [True, False]
+
+
+async def test_adoption_is_a_compare_and_swap_retried_on_conflict() -> None:
+    other = {"apiVersion": "v1", "kind": "ConfigMap", "name": "cm", "uid": "c", "controller": False}
+    kube = ScriptedKube(Conflict(409, "Conflict", "changed"), schedule("2", [other]), schedule("3"))
+    act, _ = actuator(kube)
+    adopted = await act.set_schedule_owner(schedule("1"), SPA)
+    assert adopted == schedule("3")
+    first, _, second = kube.calls
+    assert first[1][0] is SCHEDULE
+    assert first[1][3]["metadata"]["resourceVersion"] == "1"
+    # The retry is based on what the server holds now, and keeps the other owner.
+    references = second[1][3]["metadata"]["ownerReferences"]
+    assert second[1][3]["metadata"]["resourceVersion"] == "2"
+    assert [r["uid"] for r in references] == ["c", "uid-web"]
+
+
+async def test_a_refused_adoption_is_reported_not_raised() -> None:
+    act, _ = actuator(ScriptedKube(status_error(422, "Only one reference can have Controller")))
+    answer = await act.set_schedule_owner(schedule("1"), SPA)
+    assert answer == "the API server refused to adopt it: Only one reference can have Controller"
+
+
+def test_brief_keeps_messages_short_and_on_one_line() -> None:
+    assert brief("a\n  b") == "a b"
+    assert len(brief("x" * 10_000)) == 400
