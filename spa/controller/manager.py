@@ -41,6 +41,7 @@ from spa.runtime import (
     Server,
     SystemClock,
     WorkQueue,
+    drop_bookkeeping,
     exposition,
     instrument_client,
     new_executor,
@@ -116,16 +117,28 @@ class Manager:
 
     async def _run(self, executor: Any, hpa_resource: Resource) -> int:
         system_clock = SystemClock()
+        # The caches keep only what the reconciler reads (docs/performance.md, memory).
         autoscalers = Informer(
-            self.client, SCHEDULED_POD_AUTOSCALER, executor=executor, namespaces=self.namespaces
+            self.client,
+            SCHEDULED_POD_AUTOSCALER,
+            executor=executor,
+            namespaces=self.namespaces,
+            transform=drop_bookkeeping,
         )
-        schedules = Informer(self.client, SCHEDULE, executor=executor, namespaces=self.namespaces)
+        schedules = Informer(
+            self.client,
+            SCHEDULE,
+            executor=executor,
+            namespaces=self.namespaces,
+            transform=drop_bookkeeping,
+        )
         hpas = Informer(
             self.client,
             hpa_resource,
             executor=executor,
             namespaces=self.namespaces,
             label_selector=MANAGED_BY_SELECTOR,
+            transform=drop_bookkeeping,
         )
         self.informers = [autoscalers, schedules, hpas]
         watches.add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)

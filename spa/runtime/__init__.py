@@ -30,7 +30,9 @@ from spa.runtime.metrics import exposition, instrument_client
 from spa.runtime.store import (
     IndexFunc,
     Store,
+    Transform,
     compare_resource_versions,
+    drop_bookkeeping,
     object_key,
     split_key,
 )
@@ -65,10 +67,12 @@ __all__ = [
     "SystemClock",
     "TextFormatter",
     "TimerHandle",
+    "Transform",
     "WorkQueue",
     "compare_resource_versions",
     "configure_logging",
     "default_identity",
+    "drop_bookkeeping",
     "exposition",
     "instrument_client",
     "new_executor",

@@ -43,7 +43,7 @@ from spa.kube import (
 from spa.runtime import metrics
 from spa.runtime.backoff import Backoff
 from spa.runtime.clock import Clock, SystemClock
-from spa.runtime.store import Store, object_key, object_resource_version, split_key
+from spa.runtime.store import Store, Transform, object_key, object_resource_version, split_key
 
 __all__ = ["EventHandler", "Informer", "OnAdd", "OnDelete", "OnUpdate"]
 
@@ -90,12 +90,13 @@ class Informer:
         backoff_initial: float = 0.2,
         backoff_max: float = 30.0,
         rng: random.Random | None = None,
+        transform: Transform | None = None,
     ) -> None:
         if namespaces is not None and not resource.namespaced:
             raise ValueError(f"{resource} is cluster-scoped; namespaces must be None")
         self.client = client
         self.resource = resource
-        self.store = Store()
+        self.store = Store(transform=transform)
         self._executor = executor
         # dict.fromkeys: drop duplicate namespaces, keep the order given.
         self._scopes: list[str | None] = (

@@ -15,7 +15,9 @@ from typing import Any, TypeGuard
 __all__ = [
     "IndexFunc",
     "Store",
+    "Transform",
     "compare_resource_versions",
+    "drop_bookkeeping",
     "object_key",
     "object_resource_version",
     "split_key",
@@ -23,6 +25,32 @@ __all__ = [
 
 IndexFunc = Callable[[dict[str, Any]], list[str]]
 """Maps an object to the index values it is filed under (none, one or several)."""
+
+Transform = Callable[[dict[str, Any]], dict[str, Any]]
+"""Turns an object into what the cache keeps of it (must not modify its argument)."""
+
+# client-side `kubectl apply` keeps a whole copy of the object in this annotation.
+_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def drop_bookkeeping(obj: dict[str, Any]) -> dict[str, Any]:
+    """`obj` without what no controller reads and that can be most of its size:
+    `metadata.managedFields` (server-side apply's record of field owners) and the
+    last-applied-configuration annotation of client-side apply (what client-go's
+    `TransformStripManagedFields` does, and a little more)."""
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict):
+        return obj
+    annotations = metadata.get("annotations")
+    if "managedFields" not in metadata and not (
+        isinstance(annotations, dict) and _LAST_APPLIED in annotations
+    ):
+        return obj
+    kept = {key: value for key, value in metadata.items() if key != "managedFields"}
+    if isinstance(annotations, dict) and _LAST_APPLIED in annotations:
+        kept["annotations"] = {k: v for k, v in annotations.items() if k != _LAST_APPLIED}
+    return {**obj, "metadata": kept}
+
 
 # Aliases, because inside Store the name ``list`` is the method, not the builtin.
 _Objects = list[dict[str, Any]]
@@ -73,7 +101,10 @@ def object_resource_version(obj: dict[str, Any] | None) -> str | None:
 class Store:
     """``key -> object`` plus named indexes ``index name -> value -> set of keys``."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, transform: Transform | None = None) -> None:
+        # Applied to everything stored (the watch's objects and the answers to our writes), so
+        # the cache holds only what is read: memory per object is what limits a fleet's size.
+        self._transform = transform
         self._objects: dict[str, dict[str, Any]] = {}
         self._indexers: dict[str, IndexFunc] = {}
         self._indexes: dict[str, dict[str, set[str]]] = {}
@@ -180,6 +211,8 @@ class Store:
         return True
 
     def _put(self, key: str, obj: dict[str, Any]) -> dict[str, Any] | None:
+        if self._transform is not None:
+            obj = self._transform(obj)
         old = self._objects.get(key)
         self._unfile_all(key)
         self._objects[key] = obj

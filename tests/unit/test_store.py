@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from spa.runtime import Store, compare_resource_versions, object_key, split_key
+from spa.runtime import Store, compare_resource_versions, drop_bookkeeping, object_key, split_key
 
 
 def obj(
@@ -156,3 +156,37 @@ def test_upsert_and_delete_end_the_protection_of_a_write() -> None:
     store.put_written(obj("a", rv="13"), based_on=obj("a", rv="11"))
     store.delete("ns/a")
     assert not store.behind_own_write(obj("a", rv="11"))
+
+
+def test_a_transform_keeps_only_what_is_read_of_watched_and_written_objects() -> None:
+    def applied(version: str) -> dict[str, Any]:
+        return {
+            "metadata": {
+                "namespace": "ns",
+                "name": "a",
+                "resourceVersion": version,
+                "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}],
+                "annotations": {
+                    "kubectl.kubernetes.io/last-applied-configuration": '{"spec": {}}',
+                    "autoscaling.d-kuro.github.io/spec-hash": "abc",
+                },
+            },
+            "spec": {"x": 1},
+        }
+
+    store = Store(transform=drop_bookkeeping)
+    watched = applied("1")
+    store.upsert(watched)
+    kept = store.get("ns/a")
+    assert kept is not None
+    assert "managedFields" not in kept["metadata"]
+    assert kept["metadata"]["annotations"] == {"autoscaling.d-kuro.github.io/spec-hash": "abc"}
+    assert kept["spec"] == {"x": 1}
+    assert "managedFields" in watched["metadata"]  # the caller's object is left alone
+    assert store.put_written(applied("2"), based_on=watched)
+    written = store.get("ns/a")
+    assert written is not None
+    assert "managedFields" not in written["metadata"]
+    assert written["metadata"]["resourceVersion"] == "2"
+    plain = {"metadata": {"namespace": "ns", "name": "b"}}
+    assert drop_bookkeeping(plain) is plain
