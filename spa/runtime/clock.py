@@ -33,6 +33,11 @@ class Clock(Protocol):
         """Current time in epoch seconds."""
         ...
 
+    def monotonic(self) -> float:
+        """Seconds on a clock that never steps (any origin): for measuring elapsed time, which
+        the wall clock cannot do when NTP or an operator steps it."""
+        ...
+
     def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
         """Run ``callback`` on the loop once ``now() >= when``."""
         ...
@@ -97,6 +102,9 @@ class SystemClock:
     def now(self) -> float:
         return time.time()
 
+    def monotonic(self) -> float:
+        return time.monotonic()
+
     def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
         return _SystemTimer(when, callback)
 
@@ -136,6 +144,10 @@ class FakeClock:
         self._pending = 0
 
     def now(self) -> float:
+        return self._now
+
+    def monotonic(self) -> float:
+        # Fake time only moves forward and never steps: it serves as both.
         return self._now
 
     @property

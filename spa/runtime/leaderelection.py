@@ -1,15 +1,25 @@
-"""Leader election on a ``coordination.k8s.io/v1`` Lease, as client-go's ``leaderelection``.
+"""Leader election on a ``coordination.k8s.io/v1`` Lease, with client-go's ``leaderelection``
+semantics.
 
 Why: several replicas may run for availability, but only one may write HPAs and statuses, or
 they would fight. The holder renews the Lease every ``retry_period``; if it cannot renew for
 ``renew_deadline`` it stops leading (and the process exits, so Kubernetes restarts it clean).
-Others take over once ``renewTime + leaseDurationSeconds`` has passed. Because
-``renew_deadline < lease_duration``, an old leader has stopped before anyone else can start,
-provided the nodes' clocks agree to within the difference (5 s by default; NTP keeps them far
-closer). On graceful shutdown the leader releases the Lease so failover is immediate.
 
-All writes are compare-and-swap updates on ``metadata.resourceVersion``: two candidates racing
-for an expired Lease cannot both win.
+Why expiry is judged by observation, never by the timestamps in the Lease: the Lease's
+``renewTime`` is the holder's wall clock, and comparing it with ours makes two leaders as soon
+as the clocks disagree or one of them is stepped. As client-go does, a replica notes *on its
+own monotonic clock* when it last saw the Lease record change, and considers the holder gone
+only once ``leaseDurationSeconds`` have passed on that clock without a change. The holder
+likewise stops writing ``renew_deadline`` after it *sent* its last successful renewal, on its
+own monotonic clock. Since ``renew_deadline < lease_duration`` and the follower's observation
+comes after the renewal was sent, the old leader has stopped before anyone else can start,
+whatever the wall clocks say. The price: a failover takes up to ``lease_duration`` plus two
+``retry_period``s (the follower sees the last renewal up to one retry period late). The
+renewTime written is still the wall clock, for people and other tools.
+
+On graceful shutdown the leader releases the Lease so failover is immediate. All writes are
+compare-and-swap updates on ``metadata.resourceVersion``: two candidates racing for an expired
+Lease cannot both win.
 """
 
 from __future__ import annotations
@@ -94,8 +104,12 @@ class LeaderElector:
         self._release_on_cancel = release_on_cancel
         self._clock: Clock = clock or SystemClock()
         self._leading = False
-        # When the last successful acquire or renew was sent (our clock).
+        # When the last successful acquire or renew was sent (our monotonic clock).
         self._renewed_at: float | None = None
+        # The Lease record (holder, times, duration, transitions) as last seen, and when it was
+        # first seen like that (our monotonic clock): expiry is judged from this alone.
+        self._observed: tuple[object, ...] | None = None
+        self._observed_at = 0.0
         self._lease: dict[str, Any] | None = None  # last Lease read or written by us
         self._leader_task: asyncio.Task[None] | None = None
         self._gauge = metrics.LEADER.labels(f"{namespace}/{name}")
@@ -112,7 +126,7 @@ class LeaderElector:
         return (
             self._leading
             and self._renewed_at is not None
-            and self._clock.now() < self._renewed_at + self.renew_deadline
+            and self._clock.monotonic() < self._renewed_at + self.renew_deadline
         )
 
     @property
@@ -161,7 +175,7 @@ class LeaderElector:
             await self._clock.sleep(self.retry_period)
 
     async def _renew_until_lost(self) -> str:
-        last_renew = self._clock.now()
+        last_renew = self._renewed_at if self._renewed_at is not None else self._clock.monotonic()
         while True:
             await self._clock.sleep(self.retry_period)
             if self._leader_task is not None and self._leader_task.done():
@@ -170,7 +184,7 @@ class LeaderElector:
                 )
                 return "work finished"
             while True:
-                remaining = last_renew + self.renew_deadline - self._clock.now()
+                remaining = last_renew + self.renew_deadline - self._clock.monotonic()
                 if remaining <= 0:
                     log.error(
                         "could not renew lease %s/%s within %.0fs; stopping leading",
@@ -180,7 +194,8 @@ class LeaderElector:
                     )
                     return "lost"
                 if await self._try_acquire_or_renew(request_timeout=remaining):
-                    last_renew = self._clock.now()
+                    assert self._renewed_at is not None
+                    last_renew = self._renewed_at
                     break
                 holder = self.observed_holder
                 if holder and holder != self.identity:
@@ -189,20 +204,22 @@ class LeaderElector:
                 await self._clock.sleep(min(self.retry_period, max(0.0, remaining)))
 
     async def _try_acquire_or_renew(self, *, request_timeout: float) -> bool:
-        now = self._clock.now()
+        now = self._clock.now()  # only written into the Lease, for people and other tools
+        sent = self._clock.monotonic()
         try:
             lease = await self._call(
                 self.client.get, LEASE, self.namespace, self.name, timeout=request_timeout
             )
         except NotFound:
-            return await self._create(now, request_timeout=request_timeout)
+            return await self._create(now, sent, request_timeout=request_timeout)
         except (ApiError, ApiUnavailable) as err:
             log.warning("reading lease %s/%s failed: %s", self.namespace, self.name, err)
             return False
         self._lease = lease
         spec: dict[str, Any] = dict(lease.get("spec") or {})
+        self._observe(spec, self._clock.monotonic())
         holder = spec.get("holderIdentity") or ""
-        if holder and holder != self.identity and self._held_until(spec) > now:
+        if holder and holder != self.identity and not self._expired(spec):
             return False
         transitions = int(spec.get("leaseTransitions") or 0)
         if holder != self.identity:
@@ -229,10 +246,10 @@ class LeaderElector:
         except (ApiError, ApiUnavailable) as err:
             log.warning("updating lease %s/%s failed: %s", self.namespace, self.name, err)
             return False
-        self._renewed_at = now
+        self._renewed(sent)
         return True
 
-    async def _create(self, now: float, *, request_timeout: float) -> bool:
+    async def _create(self, now: float, sent: float, *, request_timeout: float) -> bool:
         body = {
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
@@ -254,18 +271,37 @@ class LeaderElector:
         except (ApiError, ApiUnavailable) as err:
             log.warning("creating lease %s/%s failed: %s", self.namespace, self.name, err)
             return False
-        self._renewed_at = now
+        self._renewed(sent)
         return True
 
-    @staticmethod
-    def _held_until(spec: dict[str, Any]) -> float:
-        stamp = spec.get("renewTime") or spec.get("acquireTime")
-        if not stamp:
-            return 0.0
+    def _renewed(self, sent: float) -> None:
+        """Our write of the Lease succeeded: we lead until `sent + renew_deadline`, and what we
+        wrote is the record others will see (observed as of when it was sent)."""
+        self._renewed_at = sent
+        assert self._lease is not None
+        self._observe(dict(self._lease.get("spec") or {}), sent)
+
+    def _observe(self, spec: dict[str, Any], at: float) -> None:
+        record = tuple(
+            spec.get(field)
+            for field in (
+                "holderIdentity",
+                "renewTime",
+                "acquireTime",
+                "leaseDurationSeconds",
+                "leaseTransitions",
+            )
+        )
+        if record != self._observed:
+            self._observed, self._observed_at = record, at
+
+    def _expired(self, spec: dict[str, Any]) -> bool:
+        """The holder has not renewed for its lease duration, as this replica saw it."""
         try:
-            return parse_micro_time(str(stamp)) + float(spec.get("leaseDurationSeconds") or 0)
-        except ValueError:
-            return 0.0
+            duration = float(spec.get("leaseDurationSeconds") or 0)
+        except (TypeError, ValueError):
+            duration = 0.0
+        return self._clock.monotonic() >= self._observed_at + duration
 
     # -- leading ------------------------------------------------------------------------------
 

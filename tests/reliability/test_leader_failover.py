@@ -1,8 +1,9 @@
 """Fault 5: two `spa run` replicas with leader election; the leader is killed (SIGKILL), or
 frozen (SIGSTOP) for longer than the lease and then woken up.
 
-What must hold: the other replica takes over within the lease duration (15 s) plus its retry
-period, and at no time do both write. This is checked from three independent records: the
+What must hold: the other replica takes over within the lease duration (15 s) plus two retry
+periods (it judges expiry from when it saw the last renewal, up to one retry period late,
+docs/runtime.md), and at no time do both write. This is checked from three independent records: the
 Lease as sampled from the API server every 100 ms (holder history, leaseTransitions), each
 process's own log of its HPA writes with timestamps, and the HPAs' final state.
 """
@@ -206,8 +207,8 @@ def test_the_other_replica_takes_over_and_never_both_write(
     # The Lease changed hands exactly once, from the leader to the follower.
     assert history.holders() == [identities[leader_index], identities[1 - leader_index]]
     assert history.samples[-1][2] == transitions_before + 1
-    # Within the lease duration plus one retry period (and the sampling interval).
-    assert takeover <= LEASE_DURATION + RETRY_PERIOD + 1.0
+    # Within the lease duration plus two retry periods (and the sampling interval).
+    assert takeover <= LEASE_DURATION + 2 * RETRY_PERIOD + 1.0
     # Never both: every write of the old leader precedes the fault, every write of the new
     # one follows its acquisition of the Lease.
     assert all(t <= faulted_at for t in leader_writes)

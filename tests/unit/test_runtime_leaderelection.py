@@ -89,8 +89,32 @@ def holder(store: LeaseStore) -> str | None:
     return None if store.lease is None else store.lease["spec"].get("holderIdentity")
 
 
+class SkewedClock:
+    """A replica's view of the shared fake time: its wall clock off by `offset` (which a test
+    may step), its monotonic clock and timers the shared ones."""
+
+    def __init__(self, clock: FakeClock, offset: float) -> None:
+        self.clock = clock
+        self.offset = offset
+
+    def now(self) -> float:
+        return self.clock.now() + self.offset
+
+    def monotonic(self) -> float:
+        return self.clock.monotonic()
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> Any:
+        return self.clock.call_at(when - self.offset, callback)
+
+    async def sleep_until(self, when: float) -> None:
+        await self.clock.sleep_until(when - self.offset)
+
+    async def sleep(self, seconds: float) -> None:
+        await self.clock.sleep(seconds)
+
+
 class Candidate:
-    def __init__(self, store: LeaseStore, clock: FakeClock, identity: str) -> None:
+    def __init__(self, store: LeaseStore, clock: FakeClock | SkewedClock, identity: str) -> None:
         self.client = store.client()
         self.events: list[str] = []
         self.elector = LeaderElector(
@@ -238,8 +262,10 @@ async def test_stale_lease_of_a_dead_holder_is_taken_after_expiry_only() -> None
     }
     store.version = 1
     c = Candidate(store, clock, "c")
-    await run_for(clock, 9.5)
-    assert not c.elector.is_leader  # expires at START + 10
+    # The Lease's own timestamps say it expired at START + 10, but those are the holder's
+    # clock: a newcomer waits a whole lease duration from when it first saw the record.
+    await run_for(clock, 14.5)
+    assert not c.elector.is_leader
     await run_for(clock, 2.5)
     assert c.elector.is_leader
     assert store.lease["spec"]["leaseTransitions"] == 4
@@ -287,3 +313,48 @@ async def test_a_frozen_leader_is_not_leader_once_its_renew_deadline_has_passed(
     assert not a.elector.is_leader
     assert a.events == ["started", "stopped"]
     assert a.task.done()
+
+
+async def both_lead(a: Candidate, b: Candidate, clock: FakeClock, seconds: float) -> float:
+    """How long, in 0.25 s steps over `seconds`, both electors said they were leader."""
+    overlap = 0.0
+    for _ in range(int(seconds / 0.25)):
+        await run_for(clock, 0.25)
+        if a.elector.is_leader and b.elector.is_leader:
+            overlap += 0.25
+    return overlap
+
+
+@pytest.mark.parametrize("skew", [8.0, 12.0, -12.0])
+async def test_a_partitioned_leader_and_a_skewed_follower_never_lead_together(skew: float) -> None:
+    clock = FakeClock(start=START)
+    store = LeaseStore()
+    a = Candidate(store, clock, "a")
+    await clock.settle(10)
+    b = Candidate(store, SkewedClock(clock, skew), "b")
+    await run_for(clock, 6)
+    assert a.elector.is_leader
+    a.client.partitioned = True  # a can no longer renew; it still thinks it leads a while
+    assert await both_lead(a, b, clock, 30) == 0.0
+    assert b.elector.is_leader  # and b did take over
+    for candidate in (a, b):
+        candidate.task.cancel()
+    await asyncio.gather(a.task, b.task, return_exceptions=True)
+
+
+async def test_stepping_the_leaders_wall_clock_back_does_not_extend_its_leadership() -> None:
+    clock = FakeClock(start=START)
+    store = LeaseStore()
+    stepped = SkewedClock(clock, 0.0)
+    a = Candidate(store, stepped, "a")
+    await clock.settle(10)
+    b = Candidate(store, clock, "b")
+    await run_for(clock, 6)
+    assert a.elector.is_leader
+    a.client.partitioned = True
+    stepped.offset = -20.0  # NTP, or an operator, steps a's clock back during the partition
+    assert await both_lead(a, b, clock, 30) == 0.0
+    assert b.elector.is_leader
+    for candidate in (a, b):
+        candidate.task.cancel()
+    await asyncio.gather(a.task, b.task, return_exceptions=True)
