@@ -144,7 +144,9 @@ class Manager:
         watches.add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)
 
         queue = WorkQueue(name=QUEUE_NAME, clock=self.clock)
-        recorder = EventRecorder(self.client, executor=executor, clock=system_clock)
+        recorder = EventRecorder(
+            self.client, executor=executor, clock=system_clock, may_send=self._may_write
+        )
         reconciler = Reconciler(
             kube=AsyncKubeClient(self.client, executor),
             autoscalers=autoscalers.store,

@@ -21,6 +21,7 @@ import functools
 import hashlib
 import logging
 import socket
+from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -67,6 +68,8 @@ class EventRecorder:
 
     :param aggregation_window: repeats within this many seconds of the last occurrence are
         folded into the existing Event.
+    :param may_send: asked before each Event is sent; Events queued while it said yes are
+        dropped once it says no (a replica that lost the Lease sends nothing more).
     """
 
     def __init__(
@@ -80,8 +83,10 @@ class EventRecorder:
         aggregation_window: float = 600.0,
         max_remembered: int = 4096,
         max_queued: int = 1000,
+        may_send: Callable[[], bool] = lambda: True,
     ) -> None:
         self.client = client
+        self._may_send = may_send
         self.component = component
         self.instance = instance or socket.gethostname()
         self._executor = executor
@@ -156,6 +161,11 @@ class EventRecorder:
         while True:
             pending = await self._queue.get()
             try:
+                if not self._may_send():
+                    log.debug(
+                        "not sending %s event %s: may not write", pending.type, pending.reason
+                    )
+                    continue
                 await self._send(pending)
             except Exception:  # ApiError, ApiUnavailable, or a bug: log, never propagate
                 log.warning(

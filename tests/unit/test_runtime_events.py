@@ -155,3 +155,21 @@ def test_event_names_stay_valid_and_distinct_for_the_longest_object_names() -> N
     assert len(second) <= 253
     assert first != second
     assert first.endswith(f".{int(at * 1e9):x}")
+
+
+async def test_events_queued_before_losing_the_lease_are_not_sent_after() -> None:
+    client = RecordingClient()
+    leader = {"now": True}
+    recorder = EventRecorder(
+        client,  # type: ignore[arg-type]
+        executor=InlineExecutor(),
+        clock=FakeClock(),
+        may_send=lambda: leader["now"],
+    )
+    obj = {"kind": "ScheduledPodAutoscaler", "metadata": {"name": "web", "namespace": "shop"}}
+    recorder.warning(obj, "First", "sent while leading")
+    await recorder.flush()
+    recorder.warning(obj, "Second", "queued while leading")
+    leader["now"] = False  # the Lease is lost before the sender gets to it
+    await recorder.flush()
+    assert [body["reason"] for verb, body in client.calls if verb == "create"] == ["First"]
