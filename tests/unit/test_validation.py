@@ -253,4 +253,6 @@ def test_structural_and_window_errors_are_reported_together() -> None:
     }
     # The bad weekday is reported once, as a bad value, not also as a missing one.
     assert "is required" not in found["spec.startDayOfWeek"]
-    assert found["spec.timeZone"] == "spec.timeZone: unknown time zone 'Asia/Tokio'"
+    assert found["spec.timeZone"] == (
+        "spec.timeZone: unknown time zone 'Asia/Tokio'; did you mean 'Asia/Tokyo'?"
+    )
