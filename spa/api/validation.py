@@ -300,6 +300,9 @@ def _also_wrong(document: Mapping[str, Any], reported: set[str | None]) -> list[
 # it off keeps the JSON encoder and parser away from their recursion limits.
 _DEEPEST_FIELD = 32
 
+# A list with thousands of bad items gets the first ones named, not a line each.
+_MOST_ERRORS_SHOWN = 20
+
 # metadata.name of a custom resource is a DNS subdomain, metadata.namespace a DNS label.
 _DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS_SUBDOMAIN = re.compile(rf"{_DNS_LABEL}(\.{_DNS_LABEL})*\Z")
@@ -320,11 +323,14 @@ def _parse(model: type[Model], document: Mapping[str, Any]) -> Model:
         parsed = model.model_validate_json(text)
     except ValidationError as error:
         reported = {field.field for field in errors}
-        errors += [
-            found
-            for found in (_field_error(detail, model) for detail in error.errors())
-            if found.field not in reported
-        ]
+        details = error.errors(include_url=False, include_context=True, include_input=True)
+        for detail in details[:_MOST_ERRORS_SHOWN]:
+            found = _field_error(detail, model)
+            if found.field not in reported:
+                errors.append(found)
+        if len(details) > _MOST_ERRORS_SHOWN:
+            hidden = len(details) - _MOST_ERRORS_SHOWN
+            errors.append(FieldError(None, f"{hidden:,} more problems in this object not shown"))
         raise InvalidObject(errors) from None
     if errors:
         raise InvalidObject(errors)
@@ -456,8 +462,9 @@ def _hint(kind: str, value: object) -> str:
         return " (YAML reads unquoted yes, no, on, off, y, n, true and false as booleans: quote it)"
     if kind == "string_type" and isinstance(value, int | float):
         return " (quote it to keep it text)"
-    if kind in ("int_type", "int_parsing") and isinstance(value, str) and value.strip().isdigit():
-        return " (write it without quotes)"
+    if kind in ("int_type", "int_parsing") and isinstance(value, str) and value.isdigit():
+        # Up to 18 digits is an integer to kubectl; more than float64 holds is text.
+        return " (write it without quotes)" if len(value) <= 18 else " (too large for a number)"
     if kind == "bool_type" and isinstance(value, str):
         return " (write true or false without quotes)"
     return ""

@@ -461,6 +461,8 @@ class _Frame:
         self.start_count = start_count
 
 
+_PATH_PARTS_SHOWN = 8
+
 # go-yaml v2 decode.go: how much of a document may come from alias expansion.
 _ALIAS_RATIO_LOW, _ALIAS_RATIO_HIGH = 400_000, 4_000_000
 
@@ -487,15 +489,20 @@ class _Composer:
         self.aliased = 0
 
     def path(self) -> str | None:
+        """The field being read, like `spec.excludeDates[0]`; a deep one is shortened."""
         parts: list[str] = []
         for frame in self.stack:
             if frame.mapping:
                 if frame.key_ready and frame.key is not None:
-                    parts.append(f".{frame.key}" if parts else frame.key)
+                    key = frame.key if len(frame.key) <= 40 else f"{frame.key[:40]}..."
+                    parts.append(f".{key}" if parts else key)
                 else:
                     break
             else:
                 parts.append(f"[{len(frame.items)}]")
+        if len(parts) > _PATH_PARTS_SHOWN:
+            hidden = len(parts) - _PATH_PARTS_SHOWN
+            parts[_PATH_PARTS_SHOWN:] = [f"...({hidden:,} levels more)"]
         return "".join(parts) or None
 
     def count(self, decodes: int, aliased: int, mark: Any) -> None:
