@@ -60,6 +60,7 @@ __all__ = [
     "compile_schedule",
     "parse_schedule",
     "parse_scheduled_pod_autoscaler",
+    "unknown_status_fields",
 ]
 
 Model = TypeVar("Model", ScheduledPodAutoscaler, Schedule)
@@ -125,6 +126,41 @@ def parse_schedule(document: Mapping[str, Any]) -> Schedule:
         if not more:
             raise
         raise InvalidObject([*invalid.errors, *more]) from None
+
+
+def unknown_status_fields(
+    model: type[ScheduledPodAutoscaler | Schedule], document: Mapping[str, Any]
+) -> list[FieldError]:
+    """Unknown fields in the `status` of a document a user would create or update.
+
+    The API server drops such a status (both kinds have a status subresource), so its values
+    are never checked, but its strict field validation refuses a field the schema does not
+    know, even there. The models are lenient about status for the controller's sake (a newer
+    writer must not make an object unreadable); this is the check a manifest gets.
+    """
+    status = document.get("status")
+    annotation = model.model_fields["status"].annotation
+    errors: list[FieldError] = []
+    pending: list[tuple[Any, object, str]] = [(annotation, status, "status")]
+    while pending:
+        declared, value, path = pending.pop()
+        declared = _unwrap(declared)
+        if isinstance(declared, type) and issubclass(declared, BaseModel):
+            if not isinstance(value, Mapping):
+                continue
+            fields = {
+                info.alias or name: info.annotation for name, info in declared.model_fields.items()
+            }
+            for key, child in value.items():
+                if key in fields:
+                    pending.append((fields[key], child, f"{path}.{key}"))
+                else:
+                    message = "unknown field" + _suggestion(str(key), fields)
+                    errors.append(FieldError(f"{path}.{_shortened(str(key))}", message))
+        elif get_origin(declared) is list and isinstance(value, list):
+            element = get_args(declared)[0]
+            pending.extend((element, child, f"{path}[{n}]") for n, child in enumerate(value))
+    return errors[:_MOST_ERRORS_SHOWN]
 
 
 def autoscaler_base(autoscaler: ScheduledPodAutoscaler) -> Base:
@@ -300,6 +336,26 @@ def _also_wrong(document: Mapping[str, Any], reported: set[str | None]) -> list[
 # it off keeps the JSON encoder and parser away from their recursion limits.
 _DEEPEST_FIELD = 32
 
+# Every field of a Kubernetes ObjectMeta (meta/v1): the API server refuses any other in
+# metadata, while the models read only the few the controller needs.
+_OBJECT_META = (
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+)
+
 # A list with thousands of bad items gets the first ones named, not a line each.
 _MOST_ERRORS_SHOWN = 20
 
@@ -314,27 +370,56 @@ def _parse(model: type[Model], document: Mapping[str, Any]) -> Model:
         raise InvalidObject([FieldError(None, "the document is not a mapping (an object)")])
     errors = _metadata_errors(document)
     try:
-        text = json.dumps(_cut_below(document, _DEEPEST_FIELD), allow_nan=False)
+        parsed = _validate(model, document)
+    except ValidationError as error:
+        raise _invalid(model, error, errors) from None
     except (TypeError, ValueError):
         raise InvalidObject(
             [FieldError(None, "holds a value JSON cannot carry (NaN, infinity or a non-text key)")]
         ) from None
-    try:
-        parsed = model.model_validate_json(text)
-    except ValidationError as error:
-        reported = {field.field for field in errors}
-        details = error.errors(include_url=False, include_context=True, include_input=True)
-        for detail in details[:_MOST_ERRORS_SHOWN]:
-            found = _field_error(detail, model)
-            if found.field not in reported:
-                errors.append(found)
-        if len(details) > _MOST_ERRORS_SHOWN:
-            hidden = len(details) - _MOST_ERRORS_SHOWN
-            errors.append(FieldError(None, f"{hidden:,} more problems in this object not shown"))
-        raise InvalidObject(errors) from None
     if errors:
         raise InvalidObject(errors)
     return parsed
+
+
+def _validate(model: type[Model], document: Mapping[str, Any]) -> Model:
+    try:
+        return model.model_validate_json(json.dumps(document, allow_nan=False))
+    except (RecursionError, ValidationError) as error:
+        if not _too_deep(error):
+            raise
+    # Only now, as it is rarely needed: cut what lies below every field of the kinds (wrong
+    # whatever it holds) so that the encoder and the parser stay within their recursion
+    # limits, and validate again.
+    pruned = _cut_below(document, _DEEPEST_FIELD)
+    return model.model_validate_json(json.dumps(pruned, allow_nan=False))
+
+
+def _too_deep(error: Exception) -> bool:
+    if isinstance(error, RecursionError):
+        return True
+    assert isinstance(error, ValidationError)
+    if error.error_count() != 1:  # a parse failure is the only error
+        return False
+    [detail] = error.errors(include_url=False, include_input=False)
+    return detail["type"] == "json_invalid" and "recursion" in detail["msg"]
+
+
+def _invalid(
+    model: type[BaseModel], error: ValidationError, errors: list[FieldError]
+) -> InvalidObject:
+    """The errors of a failed validation, after those already found, in our words; the first
+    ones only when there are many (a list with thousands of bad items)."""
+    reported = {field.field for field in errors}
+    details = error.errors(include_url=False, include_context=True, include_input=True)
+    for detail in details[:_MOST_ERRORS_SHOWN]:
+        found = _field_error(detail, model)
+        if found.field not in reported:
+            errors.append(found)
+    if len(details) > _MOST_ERRORS_SHOWN:
+        hidden = len(details) - _MOST_ERRORS_SHOWN
+        errors.append(FieldError(None, f"{hidden:,} more problems in this object not shown"))
+    return InvalidObject(errors)
 
 
 def _metadata_errors(document: Mapping[str, Any]) -> list[FieldError]:
@@ -342,7 +427,14 @@ def _metadata_errors(document: Mapping[str, Any]) -> list[FieldError]:
     metadata = document.get("metadata")
     if not isinstance(metadata, Mapping):
         return [] if metadata is not None else [FieldError("metadata.name", "is required")]
-    errors = []
+    errors = [
+        FieldError(
+            f"metadata.{_shortened(str(key))}",
+            "unknown field" + _suggestion(str(key), _OBJECT_META),
+        )
+        for key in metadata
+        if key not in _OBJECT_META
+    ][:_MOST_ERRORS_SHOWN]
     name = metadata.get("name")
     if name is None or name == "":
         errors.append(FieldError("metadata.name", "is required"))
@@ -485,6 +577,10 @@ def _described(value: object) -> str:
     if isinstance(value, Mapping):
         return "an object"
     return "a value of another type"
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= 40 else f"{text[:40]}..."
 
 
 def _suggestion(word: str, choices: Iterable[str]) -> str:

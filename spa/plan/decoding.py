@@ -378,14 +378,13 @@ def _whole(number: float) -> object:
     return number
 
 
-def _json_value(kind: str, value: object, event: yaml.ScalarEvent, path: str | None) -> object:
+def _json_value(kind: str, value: object, event: yaml.ScalarEvent) -> object:
     if kind == _K_FLOAT:
         assert isinstance(value, float)
         if math.isnan(value) or math.isinf(value):
             raise _Failure(
                 f"{_shown(event.value)} is not a number JSON can carry (quote it if it is text)",
-                path,
-                event.start_mark,
+                mark=event.start_mark,
             )
         return _whole(value)
     if kind == _K_UINT:
@@ -423,7 +422,7 @@ def _go_float32_text(number: float) -> str:
     return f"{sign}{whole}.{fraction}" if fraction else f"{sign}{whole}"
 
 
-def _key_text(kind: str, value: object, shown: str, path: str | None, mark: Any) -> str:
+def _key_text(kind: str, value: object, shown: str, mark: Any) -> str:
     """sigs.k8s.io/yaml's conversion of a map key to the string JSON needs."""
     if kind in (_K_STR, _TIMESTAMP):
         return str(value)
@@ -435,8 +434,8 @@ def _key_text(kind: str, value: object, shown: str, path: str | None, mark: Any)
         assert isinstance(value, float)
         return _go_float32_text(value)
     if kind == _K_NULL:
-        raise _Failure("a key cannot be null (~, null or nothing): quote it", path, mark)
-    raise _Failure(f"the key {shown} is too large a number for kubectl: quote it", path, mark)
+        raise _Failure("a key cannot be null (~, null or nothing): quote it", mark=mark)
+    raise _Failure(f"the key {shown} is too large a number for kubectl: quote it", mark=mark)
 
 
 @dataclass(slots=True)
@@ -516,8 +515,7 @@ class _Composer:
             raise _Failure(
                 f"aliases expand to {self.aliased:,} of the {self.decodes:,} values read so "
                 "far: kubectl refuses a document made mostly of alias expansions",
-                self.path(),
-                mark,
+                mark=mark,
             )
 
     def _expecting_key(self) -> bool:
@@ -541,10 +539,10 @@ class _Composer:
     ) -> None:
         if self._expecting_key():
             frame = self.stack[-1]
-            frame.key = _key_text(kind, value, _shown(event.value), self.path(), mark)
+            frame.key = _key_text(kind, value, _shown(event.value), mark)
             frame.key_ready = True
         else:
-            json_value = _json_value(kind, value, event, self.path())
+            json_value = _json_value(kind, value, event)
             self._attach(json_value, mark, via_alias=via_alias, is_mapping=False)
 
     def alias(self, event: yaml.AliasEvent) -> None:
@@ -552,33 +550,35 @@ class _Composer:
         if anchor is None:
             raise _Failure(
                 f"the alias *{event.anchor} has no anchor &{event.anchor} before it",
-                self.path(),
-                event.start_mark,
+                mark=event.start_mark,
             )
         if anchor.open:
             raise _Failure(
                 f"the alias *{event.anchor} is inside the value it refers to",
-                self.path(),
-                event.start_mark,
+                mark=event.start_mark,
             )
         self.count(1 + anchor.size, anchor.size, event.start_mark)
         if anchor.scalar is not None:
             kind, value, scalar = anchor.scalar
             self._scalar(kind, value, scalar, event.start_mark, via_alias=True)
         elif self._expecting_key():
-            raise _Failure("a list or an object cannot be a key", self.path(), event.start_mark)
+            raise _Failure("a list or an object cannot be a key", mark=event.start_mark)
         else:
             self._attach(
                 anchor.value, event.start_mark, via_alias=True, is_mapping=anchor.is_mapping
             )
 
-    def start(self, event: yaml.CollectionStartEvent, *, mapping: bool) -> None:
+    def start_mapping(self, event: yaml.MappingStartEvent) -> None:
+        self._start(event, mapping=True)
+
+    def start_sequence(self, event: yaml.SequenceStartEvent) -> None:
+        self._start(event, mapping=False)
+
+    def _start(self, event: yaml.CollectionStartEvent, *, mapping: bool) -> None:
         if self._expecting_key():
-            raise _Failure("a list or an object cannot be a key", self.path(), event.start_mark)
+            raise _Failure("a list or an object cannot be a key", mark=event.start_mark)
         if len(self.stack) >= MAX_DEPTH:
-            raise _Failure(
-                f"nested deeper than {MAX_DEPTH:,} levels", self.path(), event.start_mark
-            )
+            raise _Failure(f"nested deeper than {MAX_DEPTH:,} levels", mark=event.start_mark)
         start_count = self.decodes
         parent = self.stack[-1] if self.stack else None
         # go-yaml does not count a list given to `<<`, only its elements.
@@ -621,30 +621,31 @@ class _Composer:
             frame.items.update(value)
         elif isinstance(value, list) and not via_alias:
             if not all(isinstance(member, dict) for member in value):
-                raise _Failure(problem, self.path(), mark)
+                raise _Failure(problem, mark=mark)
             for member in reversed(value):  # earlier ones win
                 frame.items.update(member)
         else:
-            raise _Failure(problem, self.path(), mark)
+            raise _Failure(problem, mark=mark)
 
 
 def _compose_first_document(text: str) -> object:
     """The value of the first YAML document in `text` (kubectl reads no further), or None."""
     parser = _Parser(text)
     composer = _Composer()
+    handlers: dict[type, Any] = {
+        yaml.ScalarEvent: composer.scalar,
+        yaml.MappingStartEvent: composer.start_mapping,
+        yaml.SequenceStartEvent: composer.start_sequence,
+        yaml.MappingEndEvent: composer.end,
+        yaml.SequenceEndEvent: composer.end,
+        yaml.AliasEvent: composer.alias,
+    }
     try:
         while True:
             event = parser.get_event()
-            if isinstance(event, yaml.ScalarEvent):
-                composer.scalar(event)
-            elif isinstance(event, yaml.MappingStartEvent):
-                composer.start(event, mapping=True)
-            elif isinstance(event, yaml.SequenceStartEvent):
-                composer.start(event, mapping=False)
-            elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
-                composer.end(event)
-            elif isinstance(event, yaml.AliasEvent):
-                composer.alias(event)
+            handler = handlers.get(type(event))
+            if handler is not None:
+                handler(event)
             elif isinstance(event, yaml.DocumentStartEvent):
                 if event.version not in (None, (1, 1)):
                     major, minor = event.version
@@ -654,9 +655,13 @@ def _compose_first_document(text: str) -> object:
                     )
             elif isinstance(event, yaml.DocumentEndEvent | yaml.StreamEndEvent):
                 return composer.root
+    except _Failure as failure:
+        failure.path = failure.path or composer.path()
+        raise
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
-        raise _Failure(f"invalid YAML: {error.problem or error.context}", mark=mark) from None
+        problem = error.problem or error.context
+        raise _Failure(f"invalid YAML: {problem}", composer.path(), mark) from None
     except yaml.YAMLError as error:
         raise _Failure(f"invalid YAML: {_reader_problem(error)}") from None
     finally:

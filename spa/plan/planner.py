@@ -27,6 +27,7 @@ from spa.api import (
     parse_schedule,
     parse_scheduled_pod_autoscaler,
 )
+from spa.api.validation import unknown_status_fields
 from spa.plan.manifests import Document, ReadError
 from spa.schedule import Rule, State, Timeline, state_at, transitions_between
 
@@ -34,8 +35,9 @@ __all__ = ["AutoscalerPlan", "Plan", "PlanError", "build_plan"]
 
 DEFAULT_NAMESPACE = "default"
 _OUR_KINDS = (SCHEDULED_POD_AUTOSCALER, SCHEDULE_KIND)
-# A name longer than the API server allows is shown cut here (it is reported invalid anyway).
+# A name longer than the API server allows (253) is shown cut (it is reported invalid anyway).
 _LONGEST_NAME = 253
+_SHOWN_OF_A_LONG_NAME = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,21 +109,30 @@ def build_plan(
             continue
         seen[key] = document
         body: Mapping[str, Any] = document.body  # type: ignore[assignment]
-        # The API server drops `status` from what a user creates or updates (both kinds have
-        # a status subresource), so it is not checked: `kubectl get -o yaml` output plans too.
+        is_autoscaler = identity.kind == SCHEDULED_POD_AUTOSCALER
+        # The API server drops the `status` of what a user creates or updates (both kinds have
+        # a status subresource) and checks only that it has no unknown field; so `kubectl get
+        # -o yaml` output plans too.
+        problems = unknown_status_fields(
+            ScheduledPodAutoscaler if is_autoscaler else Schedule, body
+        )
         body = {name: value for name, value in body.items() if name != "status"}
         try:
-            if identity.kind == SCHEDULED_POD_AUTOSCALER:
-                autoscalers[(identity.namespace, identity.name)] = parse_scheduled_pod_autoscaler(
-                    body
-                )
+            if is_autoscaler:
+                autoscaler = parse_scheduled_pod_autoscaler(body)
             else:
-                schedules.append((identity, parse_schedule(body)))
+                schedule = parse_schedule(body)
         except InvalidObject as invalid:
-            if identity.kind == SCHEDULED_POD_AUTOSCALER:
+            problems = [*invalid.errors, *problems]
+        if problems:
+            if is_autoscaler:
                 invalid_autoscalers.add((identity.namespace, identity.name))
-            for error in invalid.errors:
+            for error in problems:
                 errors.add(identity, error)
+        elif is_autoscaler:
+            autoscalers[(identity.namespace, identity.name)] = autoscaler
+        else:
+            schedules.append((identity, schedule))
 
     for identity, schedule in schedules:
         owner = (identity.namespace, schedule.spec.scale_target_ref.name)
@@ -290,4 +301,4 @@ def _identify(document: Document, errors: _Errors) -> _Parsed | None:
 
 
 def _shortened(text: str) -> str:
-    return text if len(text) <= _LONGEST_NAME else f"{text[:_LONGEST_NAME]}..."
+    return text if len(text) <= _LONGEST_NAME else f"{text[:_SHOWN_OF_A_LONG_NAME]}..."
