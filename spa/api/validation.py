@@ -50,7 +50,7 @@ from spa.schedule import (
     to_instant,
     weekdays_between,
 )
-from spa.schedule.wallclock import zone_names
+from spa.schedule.wallclock import LOCAL_DATETIME_PATTERN, zone_names
 
 __all__ = [
     "CompiledSchedule",
@@ -227,6 +227,13 @@ def _check_window(fields: _WindowFields) -> tuple[Window | None, list[FieldError
     if fields.type is ScheduleType.OneShot:
         start = attempt("spec.startTime", parse_local_datetime, fields.start_time)
         end = attempt("spec.endTime", parse_local_datetime, fields.end_time)
+        if (start is None or end is None) and _ordered_wrongly(fields.start_time, fields.end_time):
+            # One is not a real date (30 February), but both have the format: the API server's
+            # rule compares them as text (fixed width, so text order is time order), and so
+            # does this, so that the plan reports what `kubectl apply` will.
+            errors.append(
+                FieldError("spec.endTime", f"must be after startTime ({fields.start_time})")
+            )
         if start is not None and end is not None and end <= start:
             errors.append(
                 FieldError("spec.endTime", f"must be after startTime ({fields.start_time})")
@@ -279,6 +286,19 @@ def _check_window(fields: _WindowFields) -> tuple[Window | None, list[FieldError
             )
         )
     return window, errors
+
+
+_LOCAL_DATETIME = re.compile(LOCAL_DATETIME_PATTERN)
+
+
+def _ordered_wrongly(start: object, end: object) -> bool:
+    return (
+        isinstance(start, str)
+        and isinstance(end, str)
+        and _LOCAL_DATETIME.match(start) is not None
+        and _LOCAL_DATETIME.match(end) is not None
+        and end <= start
+    )
 
 
 def _load_zone(name: str) -> Any:

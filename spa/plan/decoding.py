@@ -478,7 +478,8 @@ def _allowed_alias_ratio(decodes: int) -> float:
 class _Composer:
     """Builds one document's value from parser events, with go-yaml v2's semantics."""
 
-    def __init__(self) -> None:
+    def __init__(self, placeholder: str | None = None) -> None:
+        self.placeholder = placeholder
         self.stack: list[_Frame] = []
         self.anchors: dict[str, _Anchor] = {}
         self.root: object = None
@@ -522,6 +523,8 @@ class _Composer:
         return bool(self.stack) and self.stack[-1].mapping and not self.stack[-1].key_ready
 
     def scalar(self, event: yaml.ScalarEvent) -> None:
+        if self.placeholder is not None and self.placeholder in event.value:
+            event.value = event.value.replace(self.placeholder, ":")
         expecting_key = self._expecting_key()
         merge = (event.tag is None and event.implicit[0]) or event.tag == _MERGE
         if expecting_key and event.value == "<<" and merge:
@@ -630,8 +633,30 @@ class _Composer:
 
 def _compose_first_document(text: str) -> object:
     """The value of the first YAML document in `text` (kubectl reads no further), or None."""
+    # libyaml refuses a `:` followed by `,` `[` `]` `{` `}` or `?` inside a flow collection
+    # (`[a:, b]`), where go-yaml keeps the `:` in the plain scalar. Such a `:` is replaced by a
+    # character the text does not hold, and put back in the scalar: the same value as kubectl's.
+    placeholder = next(chr(code) for code in range(0xE000, 0xF900) if chr(code) not in text)
+    for _ in range(_MOST_FLOW_COLONS):
+        try:
+            return _compose(text, placeholder)
+        except _FlowColon as colon:
+            text = text[: colon.index] + placeholder + text[colon.index + 1 :]
+    return _compose(text, None)
+
+
+_MOST_FLOW_COLONS = 100
+
+
+class _FlowColon(Exception):
+    def __init__(self, index: int) -> None:
+        super().__init__(index)
+        self.index = index
+
+
+def _compose(text: str, placeholder: str | None) -> object:
     parser = _Parser(text)
-    composer = _Composer()
+    composer = _Composer(placeholder)
     handlers: dict[type, Any] = {
         yaml.ScalarEvent: composer.scalar,
         yaml.MappingStartEvent: composer.start_mapping,
@@ -661,6 +686,8 @@ def _compose_first_document(text: str) -> object:
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problem = error.problem or error.context
+        if problem == "found unexpected ':'" and placeholder is not None and mark is not None:
+            raise _FlowColon(mark.index) from None
         raise _Failure(f"invalid YAML: {problem}", composer.path(), mark) from None
     except yaml.YAMLError as error:
         raise _Failure(f"invalid YAML: {_reader_problem(error)}") from None

@@ -108,7 +108,7 @@ def build_plan(
             )
             continue
         seen[key] = document
-        body: Mapping[str, Any] = document.body  # type: ignore[assignment]
+        body = _without_nulls(document.body)
         is_autoscaler = identity.kind == SCHEDULED_POD_AUTOSCALER
         # The API server drops the `status` of what a user creates or updates (both kinds have
         # a status subresource) and checks only that it has no unknown field; so `kubectl get
@@ -185,6 +185,31 @@ def build_plan(
         )
     plan.errors = errors.in_file_order()
     return plan
+
+
+def _without_nulls(body: Any) -> dict[str, Any]:
+    """The body as `kubectl apply` sends it: a field set to null (`timeZone: ~`) is left out,
+    wherever it is (null items of a list stay)."""
+    root: dict[str, Any] = {}
+    pending: list[tuple[Any, Any]] = [(body, root)]
+    while pending:
+        source, target = pending.pop()
+        if isinstance(source, Mapping):
+            for key, value in source.items():
+                if value is not None:
+                    target[key] = _copied(value, pending)
+        else:
+            target.extend(_copied(value, pending) for value in source)
+    return root
+
+
+def _copied(value: Any, pending: list[tuple[Any, Any]]) -> Any:
+    """A scalar as it is; an empty container to be filled from `value` later."""
+    if isinstance(value, Mapping | list):
+        container: Any = {} if isinstance(value, Mapping) else []
+        pending.append((value, container))
+        return container
+    return value
 
 
 class _Errors:
