@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: venv lint typecheck check test unit plan run bench clean manifests
+.PHONY: venv lint typecheck check test unit plan run bench clean manifests test-parity
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,12 @@ unit: venv
 
 test: check testenv
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# `spa plan` against the API server on 3,000 generated documents, new ones on every run (`make
+# test` runs the same test on 300 fixed ones); see tests/integration/test_plan_parity.py.
+test-parity: venv testenv
+	SPA_PARITY_EXAMPLES=3000 SPA_PARITY_RANDOM=1 \
+	  $(BIN)/pytest tests/integration/test_plan_parity.py --timeout 1200 $(PYTEST_ARGS)
 
 # The CRDs are generated from spa/api and the install.yaml files rendered by kubectl kustomize.
 manifests: venv

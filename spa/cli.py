@@ -11,13 +11,21 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from spa.controller.options import add_run_arguments
 from spa.plan import build_plan, read_documents, render_json, render_table
-from spa.schedule import instant_of
+from spa.schedule import format_instant, instant_of
 
 __all__ = ["main"]
+
+# The instants a plan may cover. The engine works in days on either side of what it is asked,
+# so the ends of the calendar (year 1, year 9999) are refused here with a message instead of
+# failing deep inside with an OverflowError.
+_EARLIEST = instant_of(datetime(1970, 1, 1, tzinfo=UTC))
+_LATEST = instant_of(datetime(9999, 1, 1, tzinfo=UTC))
+_MAX_DAYS = 3660
+_DAY_SECONDS = 86400
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -84,12 +92,22 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _plan(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
-    at = arguments.at or datetime.now(UTC)
-    until = arguments.until or at + timedelta(days=arguments.days)
-    if until <= at:
-        parser.error("--until must be after --at")
+    at = arguments.at if arguments.at is not None else instant_of(datetime.now(UTC))
+    if arguments.until is not None:
+        until = arguments.until
+        if until <= at:
+            parser.error("--until must be after --at")
+        if until - at > _MAX_DAYS * _DAY_SECONDS:
+            parser.error(f"--until must be at most {_MAX_DAYS} days after --at")
+    else:
+        until = at + arguments.days * _DAY_SECONDS
+        if until > _LATEST:
+            parser.error(
+                f"--at plus {arguments.days} days is after {format_instant(_LATEST)}, "
+                "the last instant a plan covers"
+            )
     documents, read_errors = read_documents(arguments.filename)
-    plan = build_plan(documents, read_errors, at=instant_of(at), until=instant_of(until))
+    plan = build_plan(documents, read_errors, at=at, until=until)
     try:
         print(render_json(plan) if arguments.output == "json" else render_table(plan))
         sys.stdout.flush()
@@ -99,25 +117,39 @@ def _plan(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int
     return 1 if plan.errors else 0
 
 
-def _timestamp(text: str) -> datetime:
+def _timestamp(text: str) -> int:
+    """An RFC 3339 instant as epoch seconds, within the years a plan covers."""
+    shown = text if len(text) <= 40 else f"{text[:40]}..."
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"'{text}' is not an RFC 3339 instant such as 2026-03-08T06:30:00Z"
+            f"'{shown}' is not an RFC 3339 instant such as 2026-03-08T06:30:00Z"
         ) from None
     if moment.tzinfo is None:
-        raise argparse.ArgumentTypeError(f"'{text}' needs an offset, such as Z or +09:00")
-    return moment
+        raise argparse.ArgumentTypeError(f"'{shown}' needs an offset, such as Z or +09:00")
+    try:
+        instant = instant_of(moment)
+    except (OverflowError, ValueError):
+        instant = _LATEST + 1 if moment.year > 1970 else _EARLIEST - 1
+    if not _EARLIEST <= instant <= _LATEST:
+        raise argparse.ArgumentTypeError(
+            f"'{shown}' is outside {format_instant(_EARLIEST)} to {format_instant(_LATEST)}, "
+            "the instants a plan covers"
+        )
+    return instant
 
 
 def _positive_days(text: str) -> int:
     try:
-        days = int(text)
+        days = int(text) if len(text) <= 10 else 0
     except ValueError:
         days = 0
-    if days < 1 or days > 3660:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of days from 1 to 3660")
+    if days < 1 or days > _MAX_DAYS:
+        shown = text if len(text) <= 40 else f"{text[:40]}..."
+        raise argparse.ArgumentTypeError(
+            f"'{shown}' is not a whole number of days from 1 to {_MAX_DAYS}"
+        )
     return days
 
 

@@ -1,8 +1,12 @@
-"""The common configuration of every API model: camelCase JSON names and no unknown fields.
+"""The common configuration of every API model: camelCase JSON names, no unknown fields, and
+types as strict as the CRD schema.
 
 Unknown fields are errors rather than silently dropped, because a typo in a manifest kept in
 Git (`minReplica: 5`) would otherwise do nothing without anyone noticing; the API server's
-strict field validation reports them the same way.
+strict field validation reports them the same way. Types are strict for the same reason: the
+API server refuses `minReplicas: "5"` and `suspend: "yes"`, so a model that converted them would
+call a manifest valid that `kubectl apply` then rejects. Validation runs in pydantic's JSON mode
+(`spa.api.validation`), where strict still reads an enum from its string.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ class ApiModel(BaseModel):
         alias_generator=to_camel,
         populate_by_name=True,
         extra="forbid",
+        strict=True,
         frozen=True,
         use_attribute_docstrings=True,
     )

@@ -37,7 +37,8 @@ def _check_quantity(value: object) -> object:
         return value
     if isinstance(value, str) and _QUANTITY.fullmatch(value) is not None:
         return value
-    raise ValueError(f"{value!r} is not a Kubernetes quantity such as 500m, 2, 1Gi or 1e3")
+    # The value itself is added by the caller's message, shortened (spa.api.validation).
+    raise ValueError("must be a Kubernetes quantity such as 500m, 2, 1Gi or 1e3")
 
 
 Quantity = Annotated[int | str, BeforeValidator(_check_quantity)]

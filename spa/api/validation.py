@@ -8,15 +8,26 @@ one bad object from stopping the others.
 Validation has two stages: the models check structure (types, enums, bounds, unknown fields),
 then `compile_schedule` checks what depends on several fields (the time format depends on the
 type, Weekly needs its days) and builds the engine's window.
+
+The models are strict, like the CRD schema, and a document is validated as JSON: that is what
+the API server receives, and in pydantic's JSON mode a strict enum still reads its string.
+Messages are written here rather than taken from pydantic, so that they read the same
+everywhere, say what to write instead ("did you mean 'endTime'?"), and never repeat more than a
+few dozen characters of the input.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+import json
+import re
+import types
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from enum import Enum
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from spa.api.resources import (
@@ -36,8 +47,10 @@ from spa.schedule import (
     load_zone,
     parse_hour_minute,
     parse_local_datetime,
+    to_instant,
     weekdays_between,
 )
+from spa.schedule.wallclock import LOCAL_DATETIME_PATTERN, zone_names
 
 __all__ = [
     "CompiledSchedule",
@@ -47,6 +60,7 @@ __all__ = [
     "compile_schedule",
     "parse_schedule",
     "parse_scheduled_pod_autoscaler",
+    "unknown_status_fields",
 ]
 
 Model = TypeVar("Model", ScheduledPodAutoscaler, Schedule)
@@ -114,6 +128,41 @@ def parse_schedule(document: Mapping[str, Any]) -> Schedule:
         raise InvalidObject([*invalid.errors, *more]) from None
 
 
+def unknown_status_fields(
+    model: type[ScheduledPodAutoscaler | Schedule], document: Mapping[str, Any]
+) -> list[FieldError]:
+    """Unknown fields in the `status` of a document a user would create or update.
+
+    The API server drops such a status (both kinds have a status subresource), so its values
+    are never checked, but its strict field validation refuses a field the schema does not
+    know, even there. The models are lenient about status for the controller's sake (a newer
+    writer must not make an object unreadable); this is the check a manifest gets.
+    """
+    status = document.get("status")
+    annotation = model.model_fields["status"].annotation
+    errors: list[FieldError] = []
+    pending: list[tuple[Any, object, str]] = [(annotation, status, "status")]
+    while pending:
+        declared, value, path = pending.pop()
+        declared = _unwrap(declared)
+        if isinstance(declared, type) and issubclass(declared, BaseModel):
+            if not isinstance(value, Mapping):
+                continue
+            fields = {
+                info.alias or name: info.annotation for name, info in declared.model_fields.items()
+            }
+            for key, child in value.items():
+                if key in fields:
+                    pending.append((fields[key], child, f"{path}.{key}"))
+                else:
+                    message = "unknown field" + _suggestion(str(key), fields)
+                    errors.append(FieldError(f"{path}.{_shortened(str(key))}", message))
+        elif get_origin(declared) is list and isinstance(value, list):
+            element = get_args(declared)[0]
+            pending.extend((element, child, f"{path}[{n}]") for n, child in enumerate(value))
+    return errors[:_MOST_ERRORS_SHOWN]
+
+
 def autoscaler_base(autoscaler: ScheduledPodAutoscaler) -> Base:
     spec = autoscaler.spec.horizontal_pod_autoscaler_spec
     return Base(min_replicas=spec.min_replicas, max_replicas=spec.max_replicas)
@@ -173,20 +222,41 @@ def _check_window(fields: _WindowFields) -> tuple[Window | None, list[FieldError
             errors.append(FieldError(field, str(error)))
             return None
 
-    zone = attempt("spec.timeZone", load_zone, fields.time_zone or "")
+    zone = attempt("spec.timeZone", _load_zone, fields.time_zone or "")
     window: Window | None = None
     if fields.type is ScheduleType.OneShot:
         start = attempt("spec.startTime", parse_local_datetime, fields.start_time)
         end = attempt("spec.endTime", parse_local_datetime, fields.end_time)
+        if (start is None or end is None) and _ordered_wrongly(fields.start_time, fields.end_time):
+            # One is not a real date (30 February), but both have the format: the API server's
+            # rule compares them as text (fixed width, so text order is time order), and so
+            # does this, so that the plan reports what `kubectl apply` will.
+            errors.append(
+                FieldError("spec.endTime", f"must be after startTime ({fields.start_time})")
+            )
         if start is not None and end is not None and end <= start:
             errors.append(
                 FieldError("spec.endTime", f"must be after startTime ({fields.start_time})")
             )
         elif start is not None and end is not None and zone is not None:
-            try:
+            # Each end converted on its own, so that the one that cannot be is the one named.
+            convertible = True
+            for field, wall, text in (
+                ("spec.startTime", start, fields.start_time),
+                ("spec.endTime", end, fields.end_time),
+            ):
+                try:
+                    to_instant(wall, zone)
+                except (OverflowError, ValueError, OSError):
+                    convertible = False
+                    errors.append(
+                        FieldError(
+                            field,
+                            f"'{text}' in {zone.key} falls outside the years 1 to 9999 in UTC",
+                        )
+                    )
+            if convertible:
                 window = OneShotWindow(start=start, end=end, zone=zone)
-            except (OverflowError, ValueError, OSError):
-                errors.append(FieldError("spec.startTime", "is outside the supported years"))
     elif fields.type is not None:
         start_of_day = attempt("spec.startTime", parse_hour_minute, fields.start_time)
         end_of_day = attempt("spec.endTime", parse_hour_minute, fields.end_time)
@@ -218,6 +288,26 @@ def _check_window(fields: _WindowFields) -> tuple[Window | None, list[FieldError
     return window, errors
 
 
+_LOCAL_DATETIME = re.compile(LOCAL_DATETIME_PATTERN)
+
+
+def _ordered_wrongly(start: object, end: object) -> bool:
+    return (
+        isinstance(start, str)
+        and isinstance(end, str)
+        and _LOCAL_DATETIME.match(start) is not None
+        and _LOCAL_DATETIME.match(end) is not None
+        and end <= start
+    )
+
+
+def _load_zone(name: str) -> Any:
+    try:
+        return load_zone(name)
+    except WallClockError as error:
+        raise WallClockError(f"{error}{_suggestion(name, zone_names())}") from None
+
+
 def _weekday(name: str | object | None, field: str, errors: list[FieldError]) -> Weekday | None:
     if name is _UNCHECKED:
         return None
@@ -243,7 +333,7 @@ def _also_wrong(document: Mapping[str, Any], reported: set[str | None]) -> list[
         return raw
 
     kind = spec.get("type")
-    if "spec.type" in reported or kind not in {member.value for member in ScheduleType}:
+    if "spec.type" in reported or not isinstance(kind, str) or kind not in set(ScheduleType):
         kind = None
     integers = (int,)
     minimum, maximum = value("minReplicas", integers), value("maxReplicas", integers)
@@ -262,30 +352,314 @@ def _also_wrong(document: Mapping[str, Any], reported: set[str | None]) -> list[
     return [error for error in errors if error.field not in reported]
 
 
+# Deeper than any field of the two kinds: anything below is wrong whatever it holds, and cutting
+# it off keeps the JSON encoder and parser away from their recursion limits.
+_DEEPEST_FIELD = 32
+
+# Every field of a Kubernetes ObjectMeta (meta/v1): the API server refuses any other in
+# metadata, while the models read only the few the controller needs.
+_OBJECT_META = (
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+)
+
+# A list with thousands of bad items gets the first ones named, not a line each.
+_MOST_ERRORS_SHOWN = 20
+
+# metadata.name of a custom resource is a DNS subdomain, metadata.namespace a DNS label.
+_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS_SUBDOMAIN = re.compile(rf"{_DNS_LABEL}(\.{_DNS_LABEL})*\Z")
+_DNS_LABEL_ONLY = re.compile(rf"{_DNS_LABEL}\Z")
+
+
 def _parse(model: type[Model], document: Mapping[str, Any]) -> Model:
     if not isinstance(document, Mapping):
         raise InvalidObject([FieldError(None, "the document is not a mapping (an object)")])
+    errors = _metadata_errors(document)
     try:
-        parsed = model.model_validate(document)
+        parsed = _validate(model, document)
     except ValidationError as error:
-        raise InvalidObject([_field_error(detail) for detail in error.errors()]) from None
-    if not parsed.metadata.name:
-        raise InvalidObject([FieldError("metadata.name", "is required")])
+        raise _invalid(model, error, errors) from None
+    except (TypeError, ValueError):
+        raise InvalidObject(
+            [FieldError(None, "holds a value JSON cannot carry (NaN, infinity or a non-text key)")]
+        ) from None
+    if errors:
+        raise InvalidObject(errors)
     return parsed
 
 
-def _field_error(detail: ErrorDetails) -> FieldError:
+def _validate(model: type[Model], document: Mapping[str, Any]) -> Model:
+    try:
+        return model.model_validate_json(json.dumps(document, allow_nan=False))
+    except (RecursionError, ValidationError) as error:
+        if not _too_deep(error):
+            raise
+    # Only now, as it is rarely needed: cut what lies below every field of the kinds (wrong
+    # whatever it holds) so that the encoder and the parser stay within their recursion
+    # limits, and validate again.
+    pruned = _cut_below(document, _DEEPEST_FIELD)
+    return model.model_validate_json(json.dumps(pruned, allow_nan=False))
+
+
+def _too_deep(error: Exception) -> bool:
+    if isinstance(error, RecursionError):
+        return True
+    assert isinstance(error, ValidationError)
+    if error.error_count() != 1:  # a parse failure is the only error
+        return False
+    [detail] = error.errors(include_url=False, include_input=False)
+    return detail["type"] == "json_invalid" and "recursion" in detail["msg"]
+
+
+def _invalid(
+    model: type[BaseModel], error: ValidationError, errors: list[FieldError]
+) -> InvalidObject:
+    """The errors of a failed validation, after those already found, in our words; the first
+    ones only when there are many (a list with thousands of bad items)."""
+    reported = {field.field for field in errors}
+    details = error.errors(include_url=False, include_context=True, include_input=True)
+    for detail in details[:_MOST_ERRORS_SHOWN]:
+        found = _field_error(detail, model)
+        if found.field not in reported:
+            errors.append(found)
+    if len(details) > _MOST_ERRORS_SHOWN:
+        hidden = len(details) - _MOST_ERRORS_SHOWN
+        errors.append(FieldError(None, f"{hidden:,} more problems in this object not shown"))
+    return InvalidObject(errors)
+
+
+def _metadata_errors(document: Mapping[str, Any]) -> list[FieldError]:
+    """What the API server checks in metadata before the schema: the name and namespace."""
+    metadata = document.get("metadata")
+    if not isinstance(metadata, Mapping):
+        return [] if metadata is not None else [FieldError("metadata.name", "is required")]
+    errors = [
+        FieldError(
+            f"metadata.{_shortened(str(key))}",
+            "unknown field" + _suggestion(str(key), _OBJECT_META),
+        )
+        for key in metadata
+        if key not in _OBJECT_META
+    ][:_MOST_ERRORS_SHOWN]
+    name = metadata.get("name")
+    if name is None or name == "":
+        errors.append(FieldError("metadata.name", "is required"))
+    elif isinstance(name, str) and (len(name) > 253 or not _DNS_SUBDOMAIN.match(name)):
+        errors.append(
+            FieldError(
+                "metadata.name",
+                "must be at most 253 characters of lowercase letters, digits, '-' and '.', "
+                f"starting and ending with a letter or digit, got {_described(name)}",
+            )
+        )
+    namespace = metadata.get("namespace")
+    if (
+        isinstance(namespace, str)
+        and namespace
+        and (len(namespace) > 63 or not _DNS_LABEL_ONLY.match(namespace))
+    ):
+        errors.append(
+            FieldError(
+                "metadata.namespace",
+                "must be at most 63 characters of lowercase letters, digits and '-', starting "
+                f"and ending with a letter or digit, got {_described(namespace)}",
+            )
+        )
+    return errors
+
+
+def _cut_below(document: Mapping[str, Any], depth: int) -> object:
+    """`document`, or a copy of it with every list and object deeper than `depth` emptied."""
+    stack: list[tuple[object, int]] = [(document, 1)]
+    while stack:
+        value, level = stack.pop()
+        if isinstance(value, Mapping | list):
+            if level > depth:
+                break
+            children = value.values() if isinstance(value, Mapping) else value
+            stack.extend((child, level + 1) for child in children)
+    else:
+        return document
+
+    def cut(value: object, level: int) -> object:
+        if isinstance(value, Mapping):
+            if level > depth:
+                return {}
+            return {key: cut(child, level + 1) for key, child in value.items()}
+        if isinstance(value, list):
+            if level > depth:
+                return []
+            return [cut(child, level + 1) for child in value]
+        return value
+
+    return cut(document, 1)  # recursion bounded by `depth`
+
+
+def _field_error(detail: ErrorDetails, model: type[BaseModel]) -> FieldError:
+    """One pydantic error in our words."""
+    loc = detail["loc"]
     path = ""
-    for part in detail["loc"]:
+    for part in loc:
         path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
     kind = detail["type"]
+    value = detail.get("input")
+    context = detail.get("ctx") or {}
+    got = f", got {_described(value)}"
     if kind == "extra_forbidden":
-        message = "unknown field"
+        names = _field_names(_annotation_at(model, loc[:-1]))
+        message = "unknown field" + _suggestion(str(loc[-1]), names)
     elif kind == "missing":
         message = "is required"
+    elif kind in _EXPECTED:
+        message = f"must be {_EXPECTED[kind]}{got}{_hint(kind, value)}"
+    elif kind in ("enum", "literal_error"):
+        choices = _choices(_annotation_at(model, loc))
+        listed = ", ".join(choices) if choices else str(context.get("expected", ""))
+        message = f"must be {listed}{got}" if len(choices) == 1 else f"must be one of {listed}{got}"
+        if isinstance(value, str):
+            message += _suggestion(value, choices)
+    elif kind in _BOUNDS:
+        word, key = _BOUNDS[kind]
+        message = f"must be {word} {context.get(key)}{got}"
+    elif kind == "string_too_long" and isinstance(value, str):
+        message = f"must be at most {context.get('max_length')} characters, got {len(value):,}"
+    elif kind == "string_too_short":
+        minimum = context.get("min_length")
+        message = "must not be empty" if minimum == 1 else f"needs {minimum} characters or more"
+    elif kind == "value_error":
+        message = f"{context.get('error', 'is not valid')}{got}"
     else:
-        message = detail["msg"].removeprefix("Value error, ")
-        message = message[:1].lower() + message[1:]
-        if isinstance(detail.get("input"), str | int | float | bool) and kind != "value_error":
-            message += f", got {detail['input']!r}"
+        message = f"is not valid{got}"
     return FieldError(path or None, message)
+
+
+_EXPECTED = {
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "int_from_float": "an integer",
+    "float_type": "a number",
+    "string_type": "a string",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+    "dict_type": "an object",
+    "list_type": "a list",
+}
+_BOUNDS = {
+    "greater_than_equal": ("at least", "ge"),
+    "less_than_equal": ("at most", "le"),
+    "greater_than": ("more than", "gt"),
+    "less_than": ("less than", "lt"),
+}
+
+
+def _hint(kind: str, value: object) -> str:
+    """What to change when YAML read the value as another type than the one wanted."""
+    if kind == "string_type" and isinstance(value, bool):
+        return " (YAML reads unquoted yes, no, on, off, y, n, true and false as booleans: quote it)"
+    if kind == "string_type" and isinstance(value, int | float):
+        return " (quote it to keep it text)"
+    if kind in ("int_type", "int_parsing") and isinstance(value, str) and value.isdigit():
+        # Up to 18 digits is an integer to kubectl; more than float64 holds is text.
+        return " (write it without quotes)" if len(value) <= 18 else " (too large for a number)"
+    if kind == "bool_type" and isinstance(value, str):
+        return " (write true or false without quotes)"
+    return ""
+
+
+def _described(value: object) -> str:
+    """The input, as a message shows it: short, and never the whole of a large value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 40 else f"{value[:40]!r}... ({len(value):,} characters)"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return "a value of another type"
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= 40 else f"{text[:40]}..."
+
+
+def _suggestion(word: str, choices: Iterable[str]) -> str:
+    """ "; did you mean 'X'?" for the choice closest to `word`, or nothing."""
+    if len(word) > 64:
+        return ""
+    folded = {choice.casefold(): choice for choice in choices}
+    match = folded.get(word.casefold())
+    if match is None:
+        close = difflib.get_close_matches(word.casefold(), list(folded), n=1, cutoff=0.6)
+        match = folded[close[0]] if close else None
+    return f"; did you mean '{match}'?" if match is not None and match != word else ""
+
+
+def _unwrap(annotation: Any) -> Any:
+    """The type inside Annotated[...] and Optional[...]."""
+    while True:
+        origin = get_origin(annotation)
+        if origin is Annotated:
+            annotation = get_args(annotation)[0]
+        elif origin in (Union, types.UnionType):
+            members = [member for member in get_args(annotation) if member is not type(None)]
+            if len(members) != 1:
+                return annotation
+            annotation = members[0]
+        else:
+            return annotation
+
+
+def _annotation_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> Any:
+    """The declared type at a pydantic error location, or None where it cannot be followed."""
+    current: Any = model
+    for part in loc:
+        current = _unwrap(current)
+        if isinstance(part, int) and get_origin(current) is list:
+            current = get_args(current)[0]
+        elif isinstance(current, type) and issubclass(current, BaseModel):
+            found = [
+                info for name, info in current.model_fields.items() if part in (info.alias, name)
+            ]
+            if not found:
+                return None
+            current = found[0].annotation
+        elif get_origin(current) is dict:
+            current = get_args(current)[1]
+        else:
+            return None
+    return _unwrap(current)
+
+
+def _field_names(annotation: Any) -> list[str]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [info.alias or name for name, info in annotation.model_fields.items()]
+    return []
+
+
+def _choices(annotation: Any) -> list[str]:
+    if isinstance(annotation, type) and issubclass(annotation, Enum):
+        return [str(member.value) for member in annotation]
+    if get_origin(annotation) is Literal:
+        return [str(value) for value in get_args(annotation)]
+    return []

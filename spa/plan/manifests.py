@@ -1,34 +1,43 @@
-"""Reading manifests the way they are kept in Git: files, directories, multi-document YAML.
+"""Reading manifests the way they are kept in Git: files, directories, multi-document YAML, and
+what `kubectl get -o yaml` prints.
 
 Kept apart from planning so that every problem with the input itself (a missing file, broken
 YAML) is reported with its file and document number while the readable rest still counts.
+Files are read as kubectl reads them (`spa.plan.decoding`), `kind: List` documents are unpacked
+as kubectl unpacks them, and an input is bounded in size before it is parsed at all.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
-import yaml
+from spa.api import GROUP, SCHEDULE_KIND, SCHEDULED_POD_AUTOSCALER
+from spa.plan.decoding import Decoded, decode_stream
 
-__all__ = ["Document", "ReadError", "read_documents"]
+__all__ = ["MAX_INPUT_BYTES", "Document", "ReadError", "read_documents"]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
-# libyaml's loader is several times faster than the pure-Python one, which matters for a
-# repository of thousands of manifests; it is absent only from unusual builds of PyYAML.
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MAX_INPUT_BYTES = 8 * 1024 * 1024
+"""The largest file (or standard input) read: about 8,000 objects as `kubectl get -o yaml`
+prints them, and at most a few hundred megabytes of memory once parsed."""
 
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """One YAML document: its file, its 1-based position there, and its parsed body."""
+    """One object: its file, its 1-based document number there, its position in the `items`
+    of a List document (None for a document of its own), and its parsed body."""
 
     file: str
     index: int
     body: object
+    item: int | None = None
+    order: int = 0
+    """The position of its file among the files read, for reporting in file order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,19 +47,53 @@ class ReadError:
     file: str
     index: int | None
     message: str
+    field: str | None = None
+    order: int = 0
 
 
 def read_documents(paths: Sequence[str]) -> tuple[list[Document], list[ReadError]]:
-    """Every document of every manifest under `paths` (`-` is standard input)."""
+    """Every object of every manifest under `paths` (`-` is standard input).
+
+    A path that yields no ScheduledPodAutoscaler or Schedule at all is an error: planning
+    nothing and saying nothing would look like success.
+    """
     documents: list[Document] = []
     errors: list[ReadError] = []
+    order = 0
     for name in paths:
-        for file in _expand(name, errors):
-            _read_file(file, documents, errors)
+        found_before, errors_before = len(documents), len(errors)
+        for file in _expand(name, errors, order):
+            _read_file(file, order, documents, errors)
+            order += 1
+        if len(errors) == errors_before and not any(
+            _is_ours(document.body) for document in documents[found_before:]
+        ):
+            what = "standard input holds" if name == "-" else f"{name} holds"
+            errors.append(
+                ReadError(
+                    name,
+                    None,
+                    f"{what} no {SCHEDULED_POD_AUTOSCALER} or {SCHEDULE_KIND} "
+                    f"(apiVersion {GROUP}/...)",
+                    order=order,
+                )
+            )
+            order += 1
     return documents, errors
 
 
-def _expand(name: str, errors: list[ReadError]) -> Iterator[str]:
+def _is_ours(body: object) -> bool:
+    if not isinstance(body, Mapping):
+        return False
+    api_version = body.get("apiVersion")
+    return (
+        body.get("kind") in (SCHEDULED_POD_AUTOSCALER, SCHEDULE_KIND)
+        and isinstance(api_version, str)
+        and api_version.rpartition("/")[0] == GROUP
+    )
+
+
+def _expand(name: str, errors: list[ReadError], order: int) -> Iterator[str]:
     if name == "-":
         yield name
         return
@@ -62,39 +105,100 @@ def _expand(name: str, errors: list[ReadError]) -> Iterator[str]:
             if child.is_file() and child.suffix in MANIFEST_SUFFIXES
         )
         if not found:
-            errors.append(ReadError(name, None, "the directory holds no .yaml, .yml or .json file"))
+            message = "the directory holds no .yaml, .yml or .json file"
+            errors.append(ReadError(name, None, message, order=order))
         yield from found
     elif path.is_file():
         yield name
     else:
-        errors.append(ReadError(name, None, "no such file or directory"))
+        errors.append(ReadError(name, None, "no such file or directory", order=order))
 
 
-def _read_file(file: str, documents: list[Document], errors: list[ReadError]) -> None:
+def _read_file(file: str, order: int, documents: list[Document], errors: list[ReadError]) -> None:
     try:
-        text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        errors.append(ReadError(file, None, f"cannot read the file: {error}"))
+        if file == "-":
+            data = _read_bounded(sys.stdin.buffer)
+        else:
+            with Path(file).open("rb") as stream:
+                data = _read_bounded(stream)
+    except OSError as error:
+        errors.append(ReadError(file, None, f"cannot read the file: {error.strerror}", order=order))
         return
-    index = 0
-    stream = yaml.load_all(text, Loader=_Loader)
-    while True:
-        try:
-            body = next(stream)
-        except StopIteration:
-            return
-        except yaml.YAMLError as error:
-            # The parser cannot resynchronise after a syntax error, so the documents after it
-            # in this file are lost; the other files are still read.
-            errors.append(ReadError(file, index + 1, f"invalid YAML: {_describe(error)}"))
-            return
-        index += 1
-        if body is not None:
-            documents.append(Document(file, index, body))
+    if data is None:
+        errors.append(
+            ReadError(
+                file,
+                None,
+                f"larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB, the most spa plan reads "
+                "from one file; split it",
+                order=order,
+            )
+        )
+        return
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        errors.append(
+            ReadError(
+                file, None, f"not UTF-8 text (byte {error.start + 1} cannot be read)", order=order
+            )
+        )
+        return
+    for result in decode_stream(text):
+        if isinstance(result, Decoded):
+            _unpack(file, order, result, documents, errors)
+        else:
+            errors.append(ReadError(file, result.index, result.message, result.path, order))
 
 
-def _describe(error: yaml.YAMLError) -> str:
-    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
-        mark = error.problem_mark
-        return f"{error.problem} (line {mark.line + 1}, column {mark.column + 1})"
-    return str(error)
+def _read_bounded(stream: BinaryIO) -> bytes | None:
+    data = stream.read(MAX_INPUT_BYTES + 1)
+    return None if len(data) > MAX_INPUT_BYTES else data
+
+
+def _unpack(
+    file: str, order: int, result: Decoded, documents: list[Document], errors: list[ReadError]
+) -> None:
+    """The objects of a document: itself, or the items of a List.
+
+    Like kubectl (apimachinery's unstructured decoding), any object with an `items` field is a
+    List, and an item with neither kind nor apiVersion takes the List's apiVersion and its kind
+    without the `List` suffix (so the items of a `ScheduleList` are Schedules).
+    """
+    body = result.value
+    if not isinstance(body, Mapping) or "items" not in body:
+        documents.append(Document(file, result.index, body, order=order))
+        return
+    items = body["items"]
+    if not isinstance(items, list):
+        errors.append(
+            ReadError(
+                file,
+                result.index,
+                "must be a list of objects (kubectl reads any document with items as a List)",
+                "items",
+                order,
+            )
+        )
+        return
+    kind, api_version = body.get("kind"), body.get("apiVersion")
+    for position, item in enumerate(items):
+        if isinstance(item, Mapping) and "items" in item:
+            errors.append(
+                ReadError(
+                    file,
+                    result.index,
+                    "a List inside a List, which kubectl does not unpack",
+                    f"items[{position}]",
+                    order,
+                )
+            )
+            continue
+        if (
+            isinstance(item, Mapping)
+            and "kind" not in item
+            and "apiVersion" not in item
+            and isinstance(kind, str)
+        ):
+            item = {**item, "kind": kind.removesuffix("List"), "apiVersion": api_version}
+        documents.append(Document(file, result.index, item, item=position, order=order))

@@ -2,11 +2,13 @@
 
 It uses the same validation and engine as the controller, so a plan reviewed in a pull request
 shows what will happen once the manifests are applied. Invalid documents become errors and
-take no part; everything else is still planned.
+take no part; everything else is still planned. Errors are listed in file order, and within a
+document in the order its fields are written.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +27,7 @@ from spa.api import (
     parse_schedule,
     parse_scheduled_pod_autoscaler,
 )
+from spa.api.validation import unknown_status_fields
 from spa.plan.manifests import Document, ReadError
 from spa.schedule import Rule, State, Timeline, state_at, transitions_between
 
@@ -32,6 +35,9 @@ __all__ = ["AutoscalerPlan", "Plan", "PlanError", "build_plan"]
 
 DEFAULT_NAMESPACE = "default"
 _OUR_KINDS = (SCHEDULED_POD_AUTOSCALER, SCHEDULE_KIND)
+# A name longer than the API server allows (253) is shown cut (it is reported invalid anyway).
+_LONGEST_NAME = 253
+_SHOWN_OF_A_LONG_NAME = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +82,9 @@ def build_plan(
 ) -> Plan:
     """The state of every valid autoscaler at `at` and each transition in `(at, until]`."""
     plan = Plan(at=at, until=until)
-    plan.errors.extend(PlanError(e.file, e.index, e.message) for e in read_errors)
+    errors = _Errors()
+    for read_error in read_errors:
+        errors.add_read_error(read_error)
     autoscalers: dict[tuple[str, str], ScheduledPodAutoscaler] = {}
     invalid_autoscalers: set[tuple[str, str]] = set()
     rules: dict[tuple[str, str], list[Rule]] = {}
@@ -84,14 +92,13 @@ def build_plan(
     seen: dict[tuple[str, str, str], Document] = {}
 
     for document in documents:
-        identity = _identify(document, plan.errors)
+        identity = _identify(document, errors)
         if identity is None:
             continue
         key = (identity.kind, identity.namespace, identity.name)
         if key in seen:
             first = seen[key]
-            _fail(
-                plan,
+            errors.add(
                 identity,
                 FieldError(
                     "metadata.name",
@@ -101,19 +108,31 @@ def build_plan(
             )
             continue
         seen[key] = document
-        body: Mapping[str, Any] = document.body  # type: ignore[assignment]
+        body = _without_nulls(document.body)
+        is_autoscaler = identity.kind == SCHEDULED_POD_AUTOSCALER
+        # The API server drops the `status` of what a user creates or updates (both kinds have
+        # a status subresource) and checks only that it has no unknown field; so `kubectl get
+        # -o yaml` output plans too.
+        problems = unknown_status_fields(
+            ScheduledPodAutoscaler if is_autoscaler else Schedule, body
+        )
+        body = {name: value for name, value in body.items() if name != "status"}
         try:
-            if identity.kind == SCHEDULED_POD_AUTOSCALER:
-                autoscalers[(identity.namespace, identity.name)] = parse_scheduled_pod_autoscaler(
-                    body
-                )
+            if is_autoscaler:
+                autoscaler = parse_scheduled_pod_autoscaler(body)
             else:
-                schedules.append((identity, parse_schedule(body)))
+                schedule = parse_schedule(body)
         except InvalidObject as invalid:
-            if identity.kind == SCHEDULED_POD_AUTOSCALER:
+            problems = [*invalid.errors, *problems]
+        if problems:
+            if is_autoscaler:
                 invalid_autoscalers.add((identity.namespace, identity.name))
-            for error in invalid.errors:
-                _fail(plan, identity, error)
+            for error in problems:
+                errors.add(identity, error)
+        elif is_autoscaler:
+            autoscalers[(identity.namespace, identity.name)] = autoscaler
+        else:
+            schedules.append((identity, schedule))
 
     for identity, schedule in schedules:
         owner = (identity.namespace, schedule.spec.scale_target_ref.name)
@@ -121,14 +140,21 @@ def build_plan(
             compiled = compile_schedule(schedule.spec)
         except InvalidObject as invalid:
             for error in invalid.errors:
-                _fail(plan, identity, error)
+                errors.add(identity, error)
             continue
         if owner in invalid_autoscalers:
-            continue  # the autoscaler's own error already explains why nothing is planned
+            errors.add(
+                identity,
+                FieldError(
+                    "spec.scaleTargetRef.name",
+                    f"ScheduledPodAutoscaler {owner[0]}/{owner[1]} is invalid (see its errors), "
+                    "so this Schedule is not planned",
+                ),
+            )
+            continue
         if owner not in autoscalers:
             missing = f"{owner[0]}/{owner[1]}"
-            _fail(
-                plan,
+            errors.add(
                 identity,
                 FieldError(
                     "spec.scaleTargetRef.name",
@@ -157,56 +183,147 @@ def build_plan(
                 transitions=transitions_between(base, own_rules, at, until),
             )
         )
+    plan.errors = errors.in_file_order()
     return plan
 
 
-def _identify(document: Document, errors: list[PlanError]) -> _Parsed | None:
+def _without_nulls(body: Any) -> dict[str, Any]:
+    """The body as `kubectl apply` sends it: a field set to null (`timeZone: ~`) is left out,
+    wherever it is (null items of a list stay)."""
+    root: dict[str, Any] = {}
+    pending: list[tuple[Any, Any]] = [(body, root)]
+    while pending:
+        source, target = pending.pop()
+        if isinstance(source, Mapping):
+            for key, value in source.items():
+                if value is not None:
+                    target[key] = _copied(value, pending)
+        else:
+            target.extend(_copied(value, pending) for value in source)
+    return root
+
+
+def _copied(value: Any, pending: list[tuple[Any, Any]]) -> Any:
+    """A scalar as it is; an empty container to be filled from `value` later."""
+    if isinstance(value, Mapping | list):
+        container: Any = {} if isinstance(value, Mapping) else []
+        pending.append((value, container))
+        return container
+    return value
+
+
+class _Errors:
+    """Plan errors with where they were found, so that they can be listed in file order."""
+
+    def __init__(self) -> None:
+        self._found: list[tuple[tuple[Any, ...], PlanError]] = []
+
+    def add_read_error(self, error: ReadError) -> None:
+        where = (error.order, error.index or 0, -1, ())
+        self._found.append(
+            (where, PlanError(error.file, error.index, error.message, field=error.field))
+        )
+
+    def add_document_error(self, document: Document, message: str) -> None:
+        where = (document.order, document.index, _item(document), ())
+        field = None if document.item is None else f"items[{document.item}]"
+        self._found.append((where, PlanError(document.file, document.index, message, field=field)))
+
+    def add(self, identity: _Parsed, error: FieldError) -> None:
+        document = identity.document
+        position = _position(document.body, error.field)
+        where = (document.order, document.index, _item(document), position)
+        field = error.field
+        if document.item is not None:
+            field = f"items[{document.item}]" + (f".{field}" if field else "")
+        self._found.append(
+            (
+                where,
+                PlanError(
+                    file=document.file,
+                    document=document.index,
+                    kind=identity.kind,
+                    namespace=identity.namespace,
+                    name=identity.name or None,
+                    field=field,
+                    message=error.message,
+                ),
+            )
+        )
+
+    def in_file_order(self) -> list[PlanError]:
+        # A stable sort: errors found at the same place keep the order they were found in.
+        return [error for _, error in sorted(self._found, key=lambda found: found[0])]
+
+
+def _item(document: Document) -> int:
+    return -1 if document.item is None else document.item
+
+
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[([0-9]+)\]")
+
+
+def _position(body: object, path: str | None) -> tuple[int, ...]:
+    """Where the field `path` is written in `body`: the position of each key among its
+    siblings (a missing one after them all) and each list index."""
+    if path is None:
+        return ()
+    position: list[int] = []
+    current: object = body
+    for match in _PATH_PART.finditer(path):
+        name, index = match.groups()
+        if name is not None:
+            keys = list(current) if isinstance(current, Mapping) else []
+            position.append(keys.index(name) if name in keys else len(keys))
+            current = current.get(name) if isinstance(current, Mapping) else None
+        else:
+            number = int(index)
+            position.append(number)
+            inside = isinstance(current, list) and number < len(current)
+            current = current[number] if inside else None  # type: ignore[index]
+    return tuple(position)
+
+
+def _identify(document: Document, errors: _Errors) -> _Parsed | None:
     """Which of our objects the document is, or None for anything else (other kinds are
     ignored, since a Git directory holds Deployments and Services too)."""
     body = document.body
     if not isinstance(body, Mapping):
-        errors.append(PlanError(document.file, document.index, "not a Kubernetes object"))
+        errors.add_document_error(document, "not a Kubernetes object (not a mapping)")
         return None
     kind, api_version = body.get("kind"), body.get("apiVersion")
-    if kind not in _OUR_KINDS or not isinstance(api_version, str):
+    if not (isinstance(kind, str) and kind and isinstance(api_version, str) and api_version):
+        errors.add_document_error(
+            document,
+            "not a Kubernetes object: apiVersion and kind are required (kubectl too "
+            "refuses a document without them)",
+        )
+        return None
+    if kind not in _OUR_KINDS:
         return None
     group, _, version = api_version.rpartition("/")
     if group != GROUP:
         return None
     metadata = body.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
-    namespace = metadata.get("namespace") or DEFAULT_NAMESPACE
-    name = metadata.get("name")
+    namespace, name = metadata.get("namespace"), metadata.get("name")
     identity = _Parsed(
         document,
-        str(kind),
-        str(namespace),
-        str(name) if name else "",
+        kind,
+        _shortened(namespace) if isinstance(namespace, str) and namespace else DEFAULT_NAMESPACE,
+        _shortened(name) if isinstance(name, str) else "",
     )
     if version != VERSION:
-        errors.append(
-            _error(
-                identity,
-                FieldError(
-                    "apiVersion", f"unsupported version '{api_version}', use {GROUP}/{VERSION}"
-                ),
-            )
+        errors.add(
+            identity,
+            FieldError(
+                "apiVersion",
+                f"unsupported version '{_shortened(api_version)}', use {GROUP}/{VERSION}",
+            ),
         )
         return None
     return identity
 
 
-def _error(identity: _Parsed, error: FieldError) -> PlanError:
-    return PlanError(
-        file=identity.document.file,
-        document=identity.document.index,
-        kind=identity.kind,
-        namespace=identity.namespace,
-        name=identity.name or None,
-        field=error.field,
-        message=error.message,
-    )
-
-
-def _fail(plan: Plan, identity: _Parsed, error: FieldError) -> None:
-    plan.errors.append(_error(identity, error))
+def _shortened(text: str) -> str:
+    return text if len(text) <= _LONGEST_NAME else f"{text[:_SHOWN_OF_A_LONG_NAME]}..."

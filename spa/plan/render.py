@@ -90,7 +90,7 @@ def render_table(plan: Plan) -> str:
         "",
     ]
     if not plan.autoscalers:
-        lines.append("No ScheduledPodAutoscaler found.")
+        lines.append("No valid ScheduledPodAutoscaler found.")
     else:
         rows = [["NAMESPACE", "NAME", "MIN", "MAX", "ACTIVE SCHEDULES", "NEXT TRANSITION"]]
         for autoscaler in plan.autoscalers:

@@ -93,7 +93,8 @@ def parse_local_datetime(text: str) -> datetime:
 
 
 @functools.cache
-def _zone_names() -> frozenset[str]:
+def zone_names() -> frozenset[str]:
+    """Every IANA zone name the tzdata package ships: the zones `load_zone` accepts."""
     listing = importlib.resources.files("tzdata").joinpath("zones").read_text(encoding="utf-8")
     return frozenset(line.strip() for line in listing.splitlines() if line.strip())
 
@@ -103,7 +104,7 @@ def load_zone(name: str) -> ZoneInfo:
     """The IANA zone `name` from the tzdata package; an empty name means UTC."""
     if name == "":
         return UTC_ZONE
-    if name not in _zone_names():
+    if name not in zone_names():
         raise WallClockError(f"unknown time zone '{name}'")
     resource = importlib.resources.files("tzdata.zoneinfo").joinpath(*name.split("/"))
     with resource.open("rb") as data:

@@ -427,7 +427,9 @@ async def test_invalid_schedule_is_degraded_and_the_others_still_apply(
     controller.clock.set(utc("2026-11-16T12:00:00"))
     await bounds_become(kube, namespace, "web", (4, 10))
     status = await condition_becomes(kube, SCHEDULE, namespace, "typo", "Degraded")
-    assert status["message"] == "spec.timeZone: unknown time zone 'Asia/Tokio'"
+    assert status["message"] == (
+        "spec.timeZone: unknown time zone 'Asia/Tokio'; did you mean 'Asia/Tokyo'?"
+    )
     await eventually(lambda: any(e["reason"] == "InvalidSchedule" for e in kube.events(namespace)))
 
 

@@ -121,7 +121,7 @@ def test_json_contract(manifests: Path) -> None:
                 "namespace": "default",
                 "name": "bad",
                 "field": "spec.timeZone",
-                "message": "unknown time zone 'Asia/Tokio'",
+                "message": "unknown time zone 'Asia/Tokio'; did you mean 'Asia/Tokyo'?",
             }
         ],
     }

@@ -253,4 +253,103 @@ def test_structural_and_window_errors_are_reported_together() -> None:
     }
     # The bad weekday is reported once, as a bad value, not also as a missing one.
     assert "is required" not in found["spec.startDayOfWeek"]
-    assert found["spec.timeZone"] == "spec.timeZone: unknown time zone 'Asia/Tokio'"
+    assert found["spec.timeZone"] == (
+        "spec.timeZone: unknown time zone 'Asia/Tokio'; did you mean 'Asia/Tokyo'?"
+    )
+
+
+# -- Strict types and messages in our words --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        (
+            {"minReplicas": "5"},
+            "spec.minReplicas: must be an integer, got '5' (write it without quotes)",
+        ),
+        ({"minReplicas": 5.5}, "spec.minReplicas: must be an integer, got 5.5"),
+        (
+            {"suspend": "yes"},
+            "spec.suspend: must be true or false, got 'yes' (write true or false without quotes)",
+        ),
+        (
+            {"startTime": 720},
+            "spec.startTime: must be a string, got 720 (quote it to keep it text)",
+        ),
+        (
+            {"type": "weekly"},
+            "spec.type: must be one of Weekly, Daily, OneShot, got 'weekly'; "
+            "did you mean 'Weekly'?",
+        ),
+        ({"endtime": "13:00"}, "spec.endtime: unknown field; did you mean 'endTime'?"),
+        ({"scaleTargetRef": "nginx"}, "spec.scaleTargetRef: must be an object, got 'nginx'"),
+        (
+            {"scaleTargetRef": {"name": "x", "kind": "Deployment"}},
+            "spec.scaleTargetRef.kind: must be ScheduledPodAutoscaler, got 'Deployment'",
+        ),
+        ({"minReplicas": 0}, "spec.minReplicas: must be at least 1, got 0"),
+        (
+            {"description": "d" * 70_000},
+            "spec.description: must be at most 1024 characters, got 70,000",
+        ),
+        (
+            {"timeZone": "Europe/Londn"},
+            "spec.timeZone: unknown time zone 'Europe/Londn'; did you mean 'Europe/London'?",
+        ),
+    ],
+)
+def test_messages_are_ours(changes: dict[str, Any], expected: str) -> None:
+    document = with_spec(SCHEDULE, **changes)
+    found = problems(lambda: compile_schedule(parse_schedule(document).spec))
+    assert found is not None
+    assert expected in [str(error) for error in found]
+
+
+def test_a_long_wrong_value_is_shortened() -> None:
+    with pytest.raises(InvalidObject) as caught:
+        parse_schedule(with_spec(SCHEDULE, minReplicas="9" * 70_000))
+    [error] = caught.value.errors
+    assert error.message.startswith("must be an integer, got '99999")
+    assert error.message.endswith("... (70,000 characters) (too large for a number)")
+
+
+def test_metadata_name_and_namespace_are_checked_as_the_api_server_checks_them() -> None:
+    document = copy.deepcopy(SCHEDULE)
+    document["metadata"] = {"name": "Push_1", "namespace": "Default", "lables": {}}
+    with pytest.raises(InvalidObject) as caught:
+        parse_schedule(document)
+    assert [error.field for error in caught.value.errors] == [
+        "metadata.lables",
+        "metadata.name",
+        "metadata.namespace",
+    ]
+    assert caught.value.errors[0].message == "unknown field; did you mean 'labels'?"
+
+
+def test_a_very_deep_value_is_an_error_of_its_field() -> None:
+    deep: Any = []
+    for _ in range(900):
+        deep = [deep]
+    with pytest.raises(InvalidObject) as caught:
+        parse_schedule(with_spec(SCHEDULE, bogus=deep, minReplicas=deep))
+    assert {str(error) for error in caught.value.errors} == {
+        "spec.minReplicas: must be an integer, got a list",
+        "spec.bogus: unknown field",
+    }
+
+
+def test_many_errors_in_one_object_are_cut_short() -> None:
+    document = copy.deepcopy(SPA)
+    document["spec"]["horizontalPodAutoscalerSpec"]["metrics"] = [{"type": "Nope"}] * 5000
+    with pytest.raises(InvalidObject) as caught:
+        parse_scheduled_pod_autoscaler(document)
+    assert len(caught.value.errors) == 21
+    assert caught.value.errors[-1].message == "4,980 more problems in this object not shown"
+
+
+def test_a_whole_number_written_as_a_float_is_not_an_integer_to_the_models() -> None:
+    # The reader turns 5.0 into 5 as kubectl does (tests/unit/test_decoding.py); a float that
+    # reaches the models is a float.
+    with pytest.raises(InvalidObject, match=r"must be an integer, got 5\.0"):
+        parse_schedule(with_spec(SCHEDULE, minReplicas=5.0))

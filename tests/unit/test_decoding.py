@@ -1,0 +1,448 @@
+"""The manifest reader against kubectl: every value read as kubectl reads it, documents cut where
+kubectl cuts them, and the limits that keep any input cheap.
+
+SCALARS was recorded with kubectl v1.36.4 (`kubectl create --dry-run=client -o json -f FILE` on a
+document `spec: {v: VALUE}`; numbers beyond int64 written here as the float64 kubectl holds).
+tests/integration/test_plan_parity.py runs the same table against the real kubectl, so it cannot
+drift from what kubectl does.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import tracemalloc
+from typing import Any
+
+import pytest
+
+from spa.plan.decoding import MAX_DEPTH, Decoded, Failed, decode_stream
+
+REFUSED = object()
+"""kubectl refuses the document."""
+
+SCALARS: list[tuple[str, Any]] = [
+    ("12:00", "12:00"),
+    ("2026-12-25", "2026-12-25"),
+    ("yes", True),
+    ("no", False),
+    ("on", True),
+    ("off", False),
+    ("y", True),
+    ("n", False),
+    ("Yes", True),
+    ("NO", False),
+    ("True", True),
+    ("true", True),
+    ("FALSE", False),
+    ("0x10", 16),
+    ("1e3", 1000),
+    ("~", None),
+    (".inf", REFUSED),
+    ("-.inf", REFUSED),
+    (".nan", REFUSED),
+    ("010", 8),
+    ("0o10", 8),
+    ("123456789012345678901234567890", 1.2345678901234568e29),
+    ("1_000", 1000),
+    ("2026-12-25T10:00:00Z", "2026-12-25T10:00:00Z"),
+    ("1.0", 1),
+    ("+12", 12),
+    ("null", None),
+    ("Null", None),
+    ("NULL", None),
+    ("0b101", 5),
+    ("1:30:00", "1:30:00"),
+    ("1.5e3", 1500),
+    ("12e3", 12000),
+    ("-0", 0),
+    ("0.", 0),
+    (".5", 0.5),
+    ("1E3", 1000),
+    ("9223372036854775807", 9223372036854775807),
+    ("9223372036854775808", 9.223372036854776e18),
+    ("-9223372036854775809", -9.223372036854776e18),
+    ("-9223372036854775808", -9223372036854775808),
+    ("1e400", "1e400"),
+    ("=", "="),
+    ("0777", 511),
+    ("08", 8),
+    ("2026-1-5", "2026-1-5"),
+    ("12:00:00", "12:00:00"),
+    ("190:20:30", "190:20:30"),
+    ("0X10", 16),
+    ("0xFF", 255),
+    ("+.inf", REFUSED),
+    (".Inf", REFUSED),
+    (".INF", REFUSED),
+    ("1.", 1),
+    ("+0x10", 16),
+    ("-0x10", -16),
+    ("''", ""),
+    ('"12:00"', "12:00"),
+    ("0o777", 511),
+    ("1e-3", 0.001),
+    ("-1e3", -1000),
+    ("1.5", 1.5),
+    ("+1.5", 1.5),
+    ("1,000", "1,000"),
+    ("0b1", 1),
+    ("!!str 12", "12"),
+    ('!!int "12"', 12),
+    ("!!float 1", 1),
+    ("!!binary aGVsbG8=", "hello"),
+    ("!!timestamp 2026-12-25", "2026-12-25"),
+    ("!!bool yes", True),
+    ("!!set {a}", {"a": None}),
+    ("<<", "<<"),
+    ("2026-12-25t10:00:00z", "2026-12-25t10:00:00z"),
+    ("1.0e+3", 1000),
+    ("1e+3", 1000),
+    ("+.5", 0.5),
+    (".1e3", 100),
+    ("0e0", 0),
+    ("-.5", -0.5),
+    ("18446744073709551615", 1.8446744073709552e19),
+    ("18446744073709551616", 1.8446744073709552e19),
+    ("1e21", 1e21),
+    ("1e20", 1e20),
+    ("-0.0", 0),
+    ("0x_10", 16),
+    ("1__0", 10),
+    ("_1", "_1"),
+    ("0b_1", 1),
+    ("-0b101", -5),
+    ("0o", "0o"),
+    ("00", 0),
+    ("0.0e0", 0),
+    ("1e-400", 0),
+    ("!!int 1.5", REFUSED),
+    ("!!bool 1", REFUSED),
+    ("!!null x", REFUSED),
+    ("!foo bar", "bar"),
+    ("! 12", "12"),
+    ("!!str", ""),
+    ("!!float 1e400", REFUSED),
+    ("!!binary '!!!'", REFUSED),
+    ("!!int 0x1F", 31),
+    ("!!str {a: 1}", {"a": 1}),
+    ("!!map [1]", [1]),
+    ("!!timestamp foo", REFUSED),
+    ('!!null ""', None),
+    ("!!merge <<", "<<"),
+    ('"<<"', "<<"),
+    ("{yes: 1, 0x10: 2, 1.5: 3, 1e3: 4}", {"1.5": 3, "1000": 4, "16": 2, "true": 1}),
+    ("{~: 5}", REFUSED),
+    ("{18446744073709551615: 5}", REFUSED),
+    ("{.inf: 5}", {".inf": 5}),
+    (
+        "{1e20: 5, 0.1: 6, 1e6: 7, 123456.7: 8, 1e-5: 9, 0.0001: 10, 100000: 11, -2.5e-7: 13, "
+        "3.4e39: 14, 16777217: 15}",
+        {
+            "-2.5e-07": 13,
+            ".inf": 14,
+            "0.0001": 10,
+            "0.1": 6,
+            "100000": 11,
+            "123456.7": 8,
+            "16777217": 15,
+            "1e+06": 7,
+            "1e+20": 5,
+            "1e-05": 9,
+        },
+    ),
+    ("{a: 1, a: 2}", {"a": 2}),
+    (
+        "[&b {x: 1, y: 2}, {x: 0, <<: *b}, {<<: *b, x: 0}, {<<: [*b, {y: 9, z: 3}]}]",
+        [
+            {"true": 2, "x": 1},
+            {"true": 2, "x": 1},
+            {"true": 2, "x": 0},
+            {"true": 2, "x": 1, "z": 3},
+        ],
+    ),
+    ("{<<: [1]}", REFUSED),
+    ("{<<: ~}", REFUSED),
+    ("{'<<': {a: 1}}", {"<<": {"a": 1}}),
+    ("{!!merge '<<': {a: 1}}", {"a": 1}),
+    ("[&a [1], {<<: *a}]", REFUSED),
+    ("[&a 5, *a, {*a : 1}]", [5, 5, {"5": 1}]),
+    ("[&a {b: 1}, {*a : 1}]", REFUSED),
+    ("{? [a] : 1}", REFUSED),
+    ("0b-1", -1),
+    ("0b+1", 1),
+    ("0b", "0b"),
+    ("-0b", "-0b"),
+    ("+0b1", 1),
+    ("0x", "0x"),
+    ("0x1p3", "0x1p3"),
+    ("inf", "inf"),
+    (".5_0", 0.5),
+    ("1e3_0", 1e30),
+    ("1_0.5", 10.5),
+    ("+-1", "+-1"),
+    ("2026-02-30", "2026-02-30"),
+    ("2026-13-01", "2026-13-01"),
+    ("0001-01-01", "0001-01-01"),
+    ("2026-12-25 10:00:00", "2026-12-25 10:00:00"),
+    ("2026-12-25T10:00:00", "2026-12-25T10:00:00"),
+    ("!!timestamp 2026-12-25T10:00:00", REFUSED),
+    ("!!timestamp 2026-12-25 10:00:00", "2026-12-25 10:00:00"),
+    ("!!timestamp 2026-02-30", REFUSED),
+    ("0x8000000000000000", 9.223372036854776e18),
+    ("0xFFFFFFFFFFFFFFFF", 1.8446744073709552e19),
+    ("0x10000000000000000", "0x10000000000000000"),
+    ("-0x8000000000000000", -9223372036854775808),
+    ("-0x8000000000000001", "-0x8000000000000001"),
+    ("0b1111111111111111111111111111111111111111111111111111111111111111", 1.8446744073709552e19),
+    ("01777777777777777777777", 1.8446744073709552e19),
+    ("02000000000000000000000", 2e21),
+    ("9007199254740993", 9007199254740993),
+    ("1e17", 100000000000000000),
+    ("9.3e18", 9.3e18),
+    ("-9.3e18", -9.3e18),
+    ("4.9e-324", 5e-324),
+    ("2e-324", 0),
+    ("!!float 18446744073709551615", REFUSED),
+    ("!!int 18446744073709551615", 1.8446744073709552e19),
+    ("!!float 9223372036854775807", 9.223372036854776e18),
+    ('"\\x41"', "A"),
+    ("'it''s'", "it's"),
+    ("|-", ""),
+]
+
+
+def read_value(value: str) -> object:
+    """spec.v of a one-document file, or REFUSED."""
+    [result] = decode_stream(f"apiVersion: v1\nkind: Schedule\nspec:\n  v: {value}\n")
+    if isinstance(result, Failed):
+        return REFUSED
+    assert isinstance(result.value, dict)
+    return result.value["spec"].get("v", "<absent>")
+
+
+def same(ours: object, expected: object) -> bool:
+    """Equal, with the same JSON types (1 and 1.0 and True differ)."""
+    if type(ours) is not type(expected):
+        return False
+    if isinstance(expected, dict):
+        assert isinstance(ours, dict)
+        return ours.keys() == expected.keys() and all(same(ours[k], expected[k]) for k in ours)
+    if isinstance(expected, list):
+        assert isinstance(ours, list)
+        return len(ours) == len(expected) and all(map(same, ours, expected))
+    return ours == expected
+
+
+@pytest.mark.parametrize(("value", "expected"), SCALARS, ids=[value for value, _ in SCALARS])
+def test_values_are_read_as_kubectl_reads_them(value: str, expected: object) -> None:
+    found = read_value(value)
+    if expected is REFUSED:
+        assert found is REFUSED
+    else:
+        assert same(found, expected), (found, expected)
+
+
+def documents(text: str) -> list[tuple[int, object]]:
+    """(document number, value or the Failed message) of every document."""
+    return [
+        (result.index, result.value if isinstance(result, Decoded) else result.message)
+        for result in decode_stream(text)
+    ]
+
+
+# -- Structure, each case checked with kubectl v1.36.4 ----------------------------------------
+
+
+def test_merge_keys_follow_go_yaml() -> None:
+    # An explicit key before `<<` is overridden, one after it wins; in a list of merges the
+    # earlier mapping wins. Unquoted y is a boolean key, "true" (and n would be "false").
+    [(_, value)] = documents(
+        "base: &b {x: 1, k: 2}\n"
+        "m: {x: 0, <<: *b}\n"
+        "r: {<<: *b, x: 0}\n"
+        "o: {<<: [*b, {k: 9, z: 3}]}\n"
+        "p: {'<<': {a: 1}}\n"
+        "q: {!!merge '<<': {a: 1}}\n"
+        "y: 1\n"
+    )
+    assert value == {
+        "base": {"x": 1, "k": 2},
+        "m": {"x": 1, "k": 2},
+        "r": {"x": 0, "k": 2},
+        "o": {"x": 1, "k": 2, "z": 3},
+        "p": {"<<": {"a": 1}},
+        "q": {"a": 1},
+        "true": 1,
+    }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "m: {<<: [1]}",
+        "m: {<<: ~}",
+        "a: &a [1]\nm: {<<: *a}",
+        "a: &a 5\nm: {<<: *a}",
+        "? [a]\n: 1",
+        "a: &a [1]\n*a : 1",
+        "~: 1",
+        "18446744073709551615: 1",
+        "a: &x {b: *x}",
+        "a: *nope",
+        "a: !!int 1.5",
+        "a: !!bool 1",
+        "a: !!null x",
+        "a: !!float 1e400",
+        "a: !!binary '!!!'",
+        "a: !!timestamp foo",
+        "%YAML 1.2\n--- a: 1",
+        "a: .nan",
+    ],
+)
+def test_documents_kubectl_refuses_are_refused(text: str) -> None:
+    results = list(decode_stream(text + "\n"))
+    assert results
+    assert all(isinstance(result, Failed) for result in results)
+    assert all(len(result.message) < 200 for result in results)  # type: ignore[union-attr]
+
+
+def test_a_version_directive_stands_alone_before_the_separator() -> None:
+    # kubectl cuts before `---`, so `%YAML 1.1` is a document without content: an error.
+    found = documents("%YAML 1.1\n---\na: 1\n")
+    assert "did not find expected <document start>" in str(found[0][1])
+    assert found[1] == (2, {"a": 1})
+
+
+def test_a_document_ends_at_a_line_starting_with_three_dashes() -> None:
+    assert documents("a: 1\n---\nb: 2\n--- # comment\nc: 3\n---\n---\n") == [
+        (1, {"a": 1}),
+        (2, {"b": 2}),
+        (3, {"c": 3}),
+    ]
+
+
+def test_a_broken_document_is_reported_and_the_next_one_still_read() -> None:
+    found = documents("a: 1\n---\nx: b: c\n---\nc: 3\n")
+    assert found[0] == (1, {"a": 1})
+    assert found[1][0] == 2
+    assert str(found[1][1]) == (
+        "invalid YAML: mapping values are not allowed in this context (line 3, column 5)"
+    )
+    assert found[2] == (3, {"c": 3})
+
+
+def test_text_after_a_separator_is_refused() -> None:
+    found = documents("a: 1\n--- {b: 1}\nc: 3\n")
+    assert found[0] == (1, {"a": 1})
+    assert "only a comment may follow '---'" in str(found[1][1])
+    assert found[2] == (3, {"c": 3})
+
+
+def test_only_the_first_yaml_document_of_a_piece_counts() -> None:
+    # kubectl cuts only at `---` lines; after `...` the rest of the piece is never read.
+    assert documents("a: 1\n...\ngarbage: [\n---\nb: 2\n") == [(1, {"a": 1}), (2, {"b": 2})]
+
+
+def test_comment_only_and_null_documents_are_skipped_and_not_numbered() -> None:
+    assert documents("# header\n---\na: 1\n---\n~\n---\nb: 2\n") == [(1, {"a": 1}), (2, {"b": 2})]
+
+
+def test_crlf_line_ends() -> None:
+    assert documents("a: 1\r\n---\r\nb: '2'\r\n") == [(1, {"a": 1}), (2, {"b": "2"})]
+
+
+def test_a_stream_starting_with_a_brace_is_json() -> None:
+    # JSON keeps its own rules: a number too large for float64 is an error, not text.
+    found = documents('{"a": 1.0, "b": 12345678901234567890123}\n{"c": 1e400}\n{"d": [1]}')
+    assert found[0] == (1, {"a": 1, "b": 1.2345678901234568e22})
+    assert found[1][0] == 2
+    assert "out of range" in str(found[1][1])
+    assert found[2] == (3, {"d": [1]})
+
+
+def test_a_brace_that_is_not_json_is_read_as_yaml() -> None:
+    assert documents("{a: yes, b: NaN}") == [(1, {"a": True, "b": "NaN"})]
+    assert documents('{"a": 1}\n---\nb: on\n') == [(1, {"a": 1}), (2, {"b": True})]
+
+
+def test_json_that_breaks_after_two_values_stops_the_stream() -> None:
+    found = documents('{"a": 1}\n{"b": 2}\n---\nc: 3\n')
+    assert found[:2] == [(1, {"a": 1}), (2, {"b": 2})]
+    assert len(found) == 3
+    assert "invalid JSON" in str(found[2][1])
+
+
+# -- Limits ------------------------------------------------------------------------------------
+
+
+def test_nesting_is_limited() -> None:
+    assert documents("v: " + "[" * MAX_DEPTH + "]" * MAX_DEPTH)[0][1] != "x"
+    [(_, message)] = documents("v: " + "[" * MAX_DEPTH + "[]" + "]" * MAX_DEPTH)
+    assert message.startswith(f"nested deeper than {MAX_DEPTH:,} levels")
+
+
+def test_thirty_thousand_brackets_fail_fast_with_a_short_message() -> None:
+    started = time.monotonic()
+    [result] = decode_stream("v: " + "[" * 30000 + "]" * 30000 + "\n")
+    assert time.monotonic() - started < 5
+    assert isinstance(result, Failed)
+    assert result.path is not None
+    assert len(result.path) < 120
+    assert len(result.message) < 120
+
+
+def _alias_document(k: int, m: int, levels: int, plain: int) -> str:
+    lines = ["plain: [" + ", ".join(["p"] * plain) + "]", "l0: &l0 [" + ", ".join(["x"] * k) + "]"]
+    lines += [f"l{n}: &l{n} [" + ", ".join([f"*l{n - 1}"] * m) + "]" for n in range(1, levels + 1)]
+    head = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n"
+    return head + "".join(f"  {line}\n" for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("shape", "accepted"),
+    [
+        # (k, m, levels, plain): the first of each pair is refused by kubectl, one more plain
+        # value before the anchors and it is accepted: go-yaml's alias ratio, to the value.
+        ((10, 10, 3, 74), False),
+        ((10, 10, 3, 75), True),
+        ((3, 20, 3, 348), False),
+        ((3, 20, 3, 349), True),
+        ((5, 7, 4, 150), False),
+        ((5, 7, 4, 151), True),
+        ((1, 40, 3, 1878), False),
+        ((1, 40, 3, 1879), True),
+    ],
+)
+def test_alias_expansion_is_limited_exactly_as_kubectl_limits_it(
+    shape: tuple[int, int, int, int], accepted: bool
+) -> None:
+    [result] = decode_stream(_alias_document(*shape))
+    assert isinstance(result, Decoded) is accepted
+
+
+def test_an_alias_bomb_is_refused_fast_and_small() -> None:
+    # Nine merges of nine merges ... of nine keys: 1 KB of YAML that PyYAML's merge flattening
+    # (and spa plan before it read YAML itself) took minutes and gigabytes over.
+    lines = ["a0: &a0 {" + ", ".join(f"k{n}: v" for n in range(9)) + "}"]
+    lines += [f"a{n}: &a{n} {{<<: [" + ", ".join([f"*a{n - 1}"] * 9) + "]}" for n in range(1, 9)]
+    tracemalloc.start()
+    started = time.monotonic()
+    try:
+        [result] = decode_stream("\n".join(lines) + "\n")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert time.monotonic() - started < 5
+    assert peak < 5_000_000
+    assert isinstance(result, Failed)
+    assert "alias" in result.message
+
+
+def test_huge_numbers_are_text_and_never_reach_int() -> None:
+    # Python's int() refuses more than 4,300 digits; kubectl reads this as a string.
+    assert read_value("1" * 5000) == "1" * 5000
+    assert read_value("0x" + "f" * 5000) == "0x" + "f" * 5000
+    assert read_value("0x" + "0" * 5000 + "1") == 1
+    assert math.isinf(float("1" * 400))
+    assert read_value("1" * 400) == "1" * 400
