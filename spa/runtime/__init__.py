@@ -12,7 +12,7 @@ thread pool (:func:`new_executor`). See docs/runtime.md.
 from spa.runtime.asyncclient import AsyncKubeClient
 from spa.runtime.backoff import Backoff
 from spa.runtime.clock import Clock, FakeClock, SystemClock, TimerHandle
-from spa.runtime.controller import Controller, Reconcile, Result
+from spa.runtime.runner import Controller, Reconcile, Result
 from spa.runtime.endpoints import Endpoint, Response, Server, serve
 from spa.runtime.events import COMPONENT, EventRecorder, EventType
 from spa.runtime.executor import new_executor

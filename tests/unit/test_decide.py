@@ -1,0 +1,603 @@
+"""The SPA controller's decisions, without an API server: table tests of each rule, and
+properties checked against a tiny model of the API server (it stores what it is sent, may spell
+values its own way, and may refuse a spec), driven the way the reconciler drives `decide`."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spa.controller.decide import (
+    FOREIGN_HPA_RECHECK_SECONDS,
+    Attempts,
+    CreateHpa,
+    DryRunHpa,
+    EventType,
+    Memory,
+    PatchHpa,
+    Plan,
+    Refusal,
+    SetOwner,
+    Snapshot,
+    compile_window,
+    decide,
+    status_fields,
+)
+from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL, owner_reference, spec_hash
+
+KEY = "shop/web"
+UID = "uid-web"
+# Monday 2026-11-16 10:30 UTC.
+MONDAY_1030 = int(dt.datetime(2026, 11, 16, 10, 30, tzinfo=dt.UTC).timestamp())
+
+
+def at(hour: int, minute: int = 0) -> int:
+    return int(dt.datetime(2026, 11, 16, hour, minute, tzinfo=dt.UTC).timestamp())
+
+
+def autoscaler(**metadata: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "ScheduledPodAutoscaler",
+        "metadata": {
+            "name": "web",
+            "namespace": "shop",
+            "uid": UID,
+            "generation": 1,
+            "resourceVersion": "1",
+            **metadata,
+        },
+        "spec": {
+            "horizontalPodAutoscalerSpec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "minReplicas": 3,
+                "maxReplicas": 10,
+                "metrics": [
+                    {
+                        "type": "Pods",
+                        "pods": {
+                            "metric": {"name": "rps"},
+                            "target": {"type": "AverageValue", "averageValue": 1000},
+                        },
+                    }
+                ],
+            }
+        },
+    }
+
+
+def schedule(
+    name: str,
+    *,
+    start: str = "10:00",
+    end: str = "11:00",
+    owner: dict[str, Any] | None = None,
+    created: str = "2026-11-01T00:00:00Z",
+    **spec: Any,
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {
+        "name": name,
+        "namespace": "shop",
+        "uid": f"uid-{name}",
+        "generation": 1,
+        "creationTimestamp": created,
+    }
+    if owner is not None:
+        metadata["ownerReferences"] = [owner]
+    return {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "Schedule",
+        "metadata": metadata,
+        "spec": {
+            "scaleTargetRef": {"name": "web"},
+            "type": "Daily",
+            "startTime": start,
+            "endTime": end,
+            "minReplicas": 5,
+            "maxReplicas": 20,
+            **spec,
+        },
+    }
+
+
+OURS = owner_reference(autoscaler())
+
+
+def snapshot(
+    instant: int, obj: dict[str, Any] | None, schedules: list[dict[str, Any]], **more: Any
+) -> Snapshot:
+    """A snapshot of the SPA `obj` with no HPA yet, as the reconciler builds it."""
+    return Snapshot(
+        key=KEY,
+        instant=instant,
+        autoscaler=obj,
+        schedules=schedules,
+        hpa=more.pop("hpa", None),
+        live_owners=more.pop("live_owners", frozenset()),
+        hpa_api_version="autoscaling/v2",
+        compile=compile_window,
+        **more,
+    )
+
+
+def merged(target: Any, patch: Any) -> Any:
+    """RFC 7386."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merged(result.get(key), value)
+    return result
+
+
+def kilo(spec: dict[str, Any]) -> dict[str, Any]:
+    """The API server's spelling of quantities: 1000 is stored as "1k"."""
+    spelled = copy.deepcopy(spec)
+    for metric in spelled.get("metrics") or ():
+        target = (metric.get("pods") or {}).get("target") or {}
+        if target.get("averageValue") == 1000:
+            target["averageValue"] = "1k"
+    return spelled
+
+
+@dataclass
+class Server:
+    """A tiny model of the API server for one SPA, and the reconciler's loop around decide."""
+
+    autoscaler: dict[str, Any] | None
+    schedules: list[dict[str, Any]]
+    hpa: dict[str, Any] | None = None
+    spell: Callable[[dict[str, Any]], dict[str, Any]] = kilo
+    refuse: int | None = None
+    live_owners: frozenset[str] = frozenset()
+    version: int = 100
+    writes: list[str] = field(default_factory=list)
+
+    def _store_hpa(self, obj: dict[str, Any]) -> dict[str, Any]:
+        stored = copy.deepcopy(obj)
+        stored["spec"] = self.spell(stored["spec"])
+        if stored != self.hpa:
+            self.version += 1
+            stored["metadata"]["resourceVersion"] = str(self.version)
+        return stored
+
+    def reconcile(self, instant: int, memory: Memory | None = None) -> tuple[Plan, Memory, int]:
+        memory = memory or Memory()
+        attempts = Attempts()
+        for steps in range(1, 9):
+            plan = decide(
+                snapshot(
+                    instant,
+                    self.autoscaler,
+                    self.schedules,
+                    hpa=self.hpa,
+                    live_owners=self.live_owners,
+                    memory=memory,
+                    attempts=attempts,
+                )
+            )
+            memory = plan.memory
+            if plan.owners:
+                attempts = self._owners(plan, attempts)
+                continue
+            write = plan.hpa
+            if isinstance(write, CreateHpa | PatchHpa) and self.refuse and write.wanted:
+                attempts = replace(attempts, hpa_refusal=Refusal(self.refuse, "spec is invalid"))
+                continue
+            if isinstance(write, CreateHpa):
+                self.hpa = self._store_hpa(write.desired)
+                self.writes.append("create")
+                memory = self._written(memory, write.wanted)
+                attempts = replace(attempts, hpa_written=True)
+                continue
+            if isinstance(write, DryRunHpa):
+                would = self.spell(merged(write.current, write.patch)["spec"])
+                memory = replace(memory, stored_spec=(write.wanted, spec_hash(would)))
+                self.writes.append("dry-run")
+                continue
+            if isinstance(write, PatchHpa):
+                assert self.hpa is not None
+                before = self.hpa["metadata"]["resourceVersion"]
+                self.hpa = self._store_hpa(merged(self.hpa, write.patch))
+                changed = self.hpa["metadata"]["resourceVersion"] != before
+                self.writes.append("patch" if changed else "noop")
+                if write.wanted is None:
+                    memory = replace(memory, last_write=None)
+                else:
+                    memory = self._written(memory, write.wanted)
+                    attempts = replace(attempts, hpa_written=changed)
+                continue
+            for status in plan.statuses:
+                self._status(status.obj, status_fields(status.status))
+            return plan, memory, steps
+        raise AssertionError("no final plan in 8 steps")
+
+    def _written(self, memory: Memory, wanted: str) -> Memory:
+        assert self.hpa is not None
+        return replace(
+            memory,
+            stored_spec=(wanted, spec_hash(self.hpa["spec"])),
+            last_write=(wanted, self.hpa["metadata"]["resourceVersion"]),
+            reported_problem=None,
+        )
+
+    def _owners(self, plan: Plan, attempts: Attempts) -> Attempts:
+        for change in plan.owners:
+            target = next(s for s in self.schedules if s is change.schedule)
+            references = [
+                r for r in target["metadata"].get("ownerReferences") or () if not r["controller"]
+            ]
+            if change.autoscaler is not None:
+                references.append(owner_reference(change.autoscaler))
+            target["metadata"]["ownerReferences"] = references
+            self.writes.append("owner")
+        return attempts
+
+    def _status(self, obj: Any, fields: dict[str, Any]) -> None:
+        current = obj.get("status") or {}
+        if all(current.get(name) == value for name, value in fields.items()):
+            return
+        obj["status"] = merged(current, fields)
+        self.writes.append(f"status {obj['kind']}")
+
+
+def hpa_writes(server: Server) -> list[str]:
+    return [w for w in server.writes if w in ("create", "patch", "noop")]
+
+
+# -- table tests ---------------------------------------------------------------------------------
+
+
+def test_a_new_autoscaler_gets_its_hpa_first_and_its_statuses_on_the_next_pass() -> None:
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)])
+    plan, memory, _ = server.reconcile(at(9))
+    assert server.writes == ["create"]
+    assert plan.requeue_after == 0.0
+    assert not plan.statuses
+    assert server.hpa is not None
+    assert (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"]) == (3, 10)
+    plan, memory, _ = server.reconcile(at(9), memory)
+    assert hpa_writes(server) == ["create"]
+    assert server.writes.count("status ScheduledPodAutoscaler") == 1
+    assert server.writes.count("status Schedule") == 1
+    assert plan.requeue_at == at(10)
+    assert plan.requeue_after is None
+    assert not plan.retry
+    assert server.autoscaler is not None
+    status = server.autoscaler["status"]
+    assert status["condition"] == "Available"
+    assert (status["minReplicas"], status["maxReplicas"]) == (3, 10)
+    assert status["conditions"][0]["status"] == "True"
+    assert server.schedules[0]["status"]["condition"] == "Available"
+    assert server.schedules[0]["status"]["nextTransitionTime"] == "2026-11-16T10:00:00Z"
+
+
+def test_a_window_start_is_one_patch_then_the_statuses_and_events() -> None:
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)])
+    _, memory, _ = server.reconcile(at(9))
+    _, memory, _ = server.reconcile(at(9), memory)
+    plan, memory, _ = server.reconcile(at(10), memory)
+    assert hpa_writes(server) == ["create", "patch"]
+    assert server.hpa is not None
+    assert (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"]) == (5, 20)
+    plan, memory, _ = server.reconcile(at(10), memory)
+    assert hpa_writes(server) == ["create", "patch"]
+    assert [(e.type, e.reason) for e in plan.events] == [(EventType.NORMAL, "ScheduleStarted")]
+    assert server.autoscaler is not None
+    assert server.autoscaler["status"]["activeSchedules"] == ["peak"]
+    assert server.schedules[0]["status"]["condition"] == "Progressing"
+    assert plan.requeue_at == at(11)
+
+
+def test_the_servers_spelling_is_learned_by_one_dry_run_and_never_written_again() -> None:
+    server = Server(autoscaler(), [])
+    _, memory, _ = server.reconcile(at(9))
+    assert server.hpa is not None
+    assert server.hpa["spec"]["metrics"][0]["pods"]["target"] == {
+        "type": "AverageValue",
+        "averageValue": "1k",
+    }
+    # After a restart nothing is remembered: the server is asked, once, without a write.
+    _plan, memory, _ = server.reconcile(at(9), Memory())
+    assert server.writes[1:] == ["dry-run", "status ScheduledPodAutoscaler"]
+    for _ in range(3):
+        server.reconcile(at(9), memory)
+    assert server.writes[1:] == ["dry-run", "status ScheduledPodAutoscaler"]
+
+
+def test_an_edit_of_the_hpa_is_undone() -> None:
+    server = Server(autoscaler(), [])
+    _, memory, _ = server.reconcile(at(9))
+    assert server.hpa is not None
+    server.hpa["spec"]["minReplicas"] = 1
+    server.hpa["metadata"]["resourceVersion"] = "999"
+    server.reconcile(at(9), memory)
+    assert hpa_writes(server) == ["create", "patch"]
+    assert server.hpa["spec"]["minReplicas"] == 3
+
+
+def test_an_hpa_of_somebody_else_is_left_alone_and_reported_once() -> None:
+    foreign = {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "namespace": "shop", "resourceVersion": "5"},
+        "spec": {"minReplicas": 1, "maxReplicas": 2},
+    }
+    server = Server(autoscaler(), [], hpa=foreign)
+    plan, memory, _ = server.reconcile(at(9))
+    assert hpa_writes(server) == []
+    assert [e.reason for e in plan.events] == ["HPAConflict"]
+    assert plan.requeue_after == FOREIGN_HPA_RECHECK_SECONDS
+    assert not plan.retry
+    assert server.autoscaler is not None
+    assert server.autoscaler["status"]["condition"] == "Degraded"
+    assert memory.foreign_hpa
+    plan, memory, _ = server.reconcile(at(9), memory)
+    assert [e.reason for e in plan.events] == []
+
+
+def test_an_orphaned_hpa_with_our_label_is_adopted() -> None:
+    orphan = {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {
+            "name": "web",
+            "namespace": "shop",
+            "resourceVersion": "5",
+            "labels": {MANAGED_BY_LABEL: FIELD_MANAGER},
+        },
+        "spec": {"minReplicas": 1, "maxReplicas": 2},
+    }
+    server = Server(autoscaler(), [], hpa=orphan)
+    server.reconcile(at(9))
+    assert hpa_writes(server) == ["patch"]
+    assert server.hpa is not None
+    assert server.hpa["metadata"]["ownerReferences"] == [OURS]
+
+
+@pytest.mark.parametrize("code", [400, 422])
+def test_an_invalid_spec_still_gets_the_bounds_of_the_schedules(code: int) -> None:
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)])
+    _, memory, _ = server.reconcile(at(9))
+    server.refuse = code
+    plan, memory, _ = server.reconcile(at(10), memory)
+    assert server.hpa is not None
+    assert (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"]) == (5, 20)
+    assert plan.retry
+    assert plan.problem is not None
+    assert "still follow the Schedules" in plan.problem
+    assert [e.reason for e in plan.events if e.type is EventType.WARNING] == ["HPARejected"]
+    assert server.autoscaler is not None
+    assert server.autoscaler["status"]["condition"] == "Degraded"
+    # The retry refused again says nothing new and writes nothing.
+    before = list(server.writes)
+    plan, memory, _ = server.reconcile(at(10), memory)
+    assert server.writes == before
+    assert plan.retry
+    assert [e.reason for e in plan.events if e.type is EventType.WARNING] == []
+
+
+def test_a_forbidden_hpa_is_not_patched_at_all() -> None:
+    server = Server(autoscaler(), [], refuse=403)
+    plan, _, _ = server.reconcile(at(9))
+    assert hpa_writes(server) == []
+    assert server.hpa is None
+    assert plan.retry
+    assert plan.problem is not None
+    assert "forbade" in plan.problem
+    assert plan.report is not None
+    assert plan.report.replicas is None
+
+
+def test_a_write_that_does_not_converge_is_not_repeated() -> None:
+    # A server that answers one spelling but stores another.
+    server = Server(autoscaler(), [], spell=lambda spec: spec)
+    _, memory, _ = server.reconcile(at(9))
+    assert server.hpa is not None
+    server.hpa["spec"]["minReplicas"] = 1  # stored differently, same resourceVersion
+    plan, memory, _ = server.reconcile(at(9), memory)
+    assert hpa_writes(server) == ["create"]
+    assert plan.retry
+    assert [e.reason for e in plan.events] == ["HPANotConverging"]
+
+
+def test_schedules_are_adopted_and_a_foreign_controller_is_respected() -> None:
+    theirs = {
+        "apiVersion": "example.com/v1",
+        "kind": "Campaign",
+        "name": "x",
+        "uid": "u",
+        "controller": True,
+    }
+    server = Server(
+        autoscaler(),
+        [schedule("mine"), schedule("claimed", owner=theirs, start="09:00", end="12:00")],
+    )
+    _, memory, _ = server.reconcile(at(9))
+    assert server.writes[:2] == ["owner", "create"]
+    assert server.schedules[0]["metadata"]["ownerReferences"] == [OURS]
+    assert server.schedules[1]["metadata"]["ownerReferences"] == [theirs]
+    _, memory, _ = server.reconcile(at(10), memory)
+    _, memory, _ = server.reconcile(at(10), memory)
+    assert server.hpa is not None
+    assert server.hpa["spec"]["minReplicas"] == 5
+    assert server.schedules[1]["status"]["condition"] == "Degraded"
+    assert "Campaign x" in server.schedules[1]["status"]["message"]
+
+
+def test_the_oldest_schedules_win_beyond_the_limit() -> None:
+    schedules = [
+        schedule(f"s{i}", owner=OURS, created=f"2026-11-0{i + 1}T00:00:00Z") for i in range(3)
+    ]
+    server = Server(autoscaler(), list(reversed(schedules)))
+    snapshot_plan = decide(
+        snapshot(
+            at(9),
+            server.autoscaler,
+            server.schedules,
+            attempts=Attempts(hpa_refusal=Refusal(403, "no")),
+            max_schedules=2,
+        )
+    )
+    refused = [w for w in snapshot_plan.statuses if w.status.model_dump().get("message")]
+    assert [w.obj["metadata"]["name"] for w in refused] == ["s2"]
+    assert "TooManySchedules" in [e.reason for e in snapshot_plan.events]
+
+
+def test_without_its_autoscaler_a_schedule_is_released_from_a_live_owner_then_degraded() -> None:
+    other = {**OURS, "uid": "uid-other", "name": "old"}
+    server = Server(
+        None,
+        [schedule("moved", owner=other), schedule("early")],
+        live_owners=frozenset({"uid-other"}),
+    )
+    plan, _, _ = server.reconcile(at(9))
+    assert server.writes[0] == "owner"
+    assert server.schedules[0]["metadata"]["ownerReferences"] == []
+    assert plan.forget
+    assert hpa_writes(server) == []
+    for obj in server.schedules:
+        assert obj["status"]["condition"] == "Degraded"
+        assert obj["status"]["message"] == "ScheduledPodAutoscaler shop/web not found"
+
+
+def test_a_schedule_whose_owner_is_gone_is_left_to_the_garbage_collector() -> None:
+    server = Server(None, [schedule("mine", owner=OURS)])
+    server.reconcile(at(9))
+    assert "owner" not in server.writes
+    assert server.schedules[0]["metadata"]["ownerReferences"] == [OURS]
+
+
+def test_a_dying_autoscaler_is_left_to_the_garbage_collector() -> None:
+    server = Server(
+        autoscaler(deletionTimestamp="2026-11-16T09:00:00Z"), [schedule("mine", owner=OURS)]
+    )
+    plan, _, _ = server.reconcile(at(9))
+    assert plan.forget
+    assert server.writes == []
+
+
+def test_an_invalid_autoscaler_is_degraded_with_its_schedules_and_warned_once() -> None:
+    broken = autoscaler()
+    broken["spec"]["horizontalPodAutoscalerSpec"]["minReplicas"] = 0
+    server = Server(broken, [schedule("mine", owner=OURS)])
+    plan, _, _ = server.reconcile(at(9))
+    assert hpa_writes(server) == []
+    assert plan.problem is not None
+    assert "minReplicas" in plan.problem
+    assert "InvalidSpec" in [e.reason for e in plan.events]
+    assert broken["status"]["condition"] == "Degraded"
+    assert server.schedules[0]["status"]["message"] == "ScheduledPodAutoscaler shop/web is invalid"
+    plan, _, _ = server.reconcile(at(9))
+    assert [e.reason for e in plan.events] == []
+
+
+def test_an_invalid_schedule_does_not_stop_the_others() -> None:
+    server = Server(
+        autoscaler(),
+        [schedule("bad", owner=OURS, timeZone="Europe/Nowhere"), schedule("good", owner=OURS)],
+    )
+    _, memory, _ = server.reconcile(at(10))
+    plan, _, _ = server.reconcile(at(10), memory)
+    assert server.hpa is not None
+    assert server.hpa["spec"]["minReplicas"] == 5
+    bad, good = server.schedules
+    assert bad["status"]["condition"] == "Degraded"
+    assert "timeZone" in bad["status"]["message"]
+    assert good["status"]["condition"] == "Progressing"
+    assert [e.reason for e in plan.events if e.type is EventType.WARNING] == ["InvalidSchedule"]
+
+
+def test_a_lost_adoption_is_reported_and_the_others_still_apply() -> None:
+    server = Server(autoscaler(), [schedule("mine")])
+    plan = decide(
+        snapshot(
+            at(10),
+            server.autoscaler,
+            server.schedules,
+            attempts=Attempts(owner_failures={"uid-mine": "the API server refused to adopt it"}),
+        )
+    )
+    assert isinstance(plan.hpa, CreateHpa)
+    assert plan.hpa.desired["spec"]["minReplicas"] == 3  # the refused Schedule does not apply
+    assert not any(isinstance(change, SetOwner) for change in plan.owners)
+
+
+# -- properties against the model ----------------------------------------------------------------
+
+hours = st.integers(min_value=0, max_value=23)
+windows = st.tuples(hours, hours, st.integers(1, 9), st.integers(10, 40)).filter(
+    lambda w: w[0] != w[1]
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    windows=st.lists(windows, max_size=4),
+    instants=st.lists(st.integers(0, 3 * 24 * 60), min_size=1, max_size=6).map(sorted),
+    start_with=st.sampled_from(["nothing", "stale", "orphan"]),
+    restarts=st.lists(st.booleans(), min_size=6, max_size=6),
+)
+def test_each_change_is_one_write_then_nothing(
+    windows: list[tuple[int, int, int, int]],
+    instants: list[int],
+    start_with: str,
+    restarts: list[bool],
+) -> None:
+    """Whatever the Schedules, the starting HPA and the restarts (memory lost): each reconcile
+    ends within the step bound; the HPA then has the engine's bounds for that instant; and a
+    second reconcile at the same instant writes nothing at all."""
+    schedules = [
+        schedule(f"s{i}", owner=OURS, start=f"{a:02d}:00", end=f"{b:02d}:00", minReplicas=lo)
+        for i, (a, b, lo, _hi) in enumerate(windows)
+    ]
+    for obj, (_a, _b, _lo, hi) in zip(schedules, windows, strict=True):
+        obj["spec"]["maxReplicas"] = hi
+    server = Server(autoscaler(), schedules)
+    if start_with != "nothing":
+        server.hpa = {
+            "apiVersion": "autoscaling/v2",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {
+                "name": "web",
+                "namespace": "shop",
+                "resourceVersion": "7",
+                "labels": {MANAGED_BY_LABEL: FIELD_MANAGER},
+                "ownerReferences": [OURS] if start_with == "stale" else [],
+            },
+            "spec": {"minReplicas": 1, "maxReplicas": 1},
+        }
+    memory = Memory()
+    for minutes, restart in zip(instants, restarts, strict=False):
+        instant = MONDAY_1030 + 60 * minutes
+        if restart:
+            memory = Memory()
+        plan, memory, steps = server.reconcile(instant, memory)
+        if plan.requeue_after == 0.0:
+            plan, memory, steps = server.reconcile(instant, memory)
+        assert plan.report is not None
+        assert plan.report.replicas is not None
+        assert server.hpa is not None
+        bounds = (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"])
+        assert bounds == plan.report.replicas
+        assert plan.requeue_after is None
+        assert not plan.retry
+        assert plan.problem is None
+        before = list(server.writes)
+        again, memory, steps = server.reconcile(instant, memory)
+        assert server.writes == before, "a second reconcile wrote"
+        assert steps == 1
+        assert not again.events
+        assert again.requeue_at == plan.requeue_at
+        if plan.requeue_at is not None:
+            assert plan.requeue_at > instant
