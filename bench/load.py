@@ -56,15 +56,8 @@ from zoneinfo import ZoneInfo
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from spa.kube import (  # noqa: E402
-    HPA_V2,
-    SCHEDULE,
-    SCHEDULED_POD_AUTOSCALER,
-    ApiError,
-    KubeClient,
-    Resource,
-    connect,
-)
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
+from spa.kube import HPA_V2, ApiError, KubeClient, Resource, connect  # noqa: E402
 from tests.integration.harness import install_crds  # noqa: E402
 from tests.testenv.audit import (  # noqa: E402
     AuditEvent,
@@ -433,15 +426,15 @@ class Scenario:
         names = [f"app-{i:05d}" for i in range(n)]
         objects: list[tuple[Resource, dict[str, Any]]] = []
         for i, name in enumerate(names):
-            objects.append((SCHEDULED_POD_AUTOSCALER, autoscaler(name)))
-            objects += [(SCHEDULE, obj) for obj in schedules(i, name, placeholder, now)]
+            objects.append((SCHEDULED_POD_AUTOSCALERS, autoscaler(name)))
+            objects += [(SCHEDULES, obj) for obj in schedules(i, name, placeholder, now)]
         took = create_all(admin, objects)
         self.result["create_seconds"] = took
         log(f"created {len(objects)} objects in {took:.1f} s ({len(objects) / took:.0f}/s)")
 
         hpas = Watcher(admin, HPA_V2, self._on_hpa).start()
-        spas = Watcher(admin, SCHEDULED_POD_AUTOSCALER).start()
-        scheds = Watcher(admin, SCHEDULE).start()
+        spas = Watcher(admin, SCHEDULED_POD_AUTOSCALERS).start()
+        scheds = Watcher(admin, SCHEDULES).start()
         try:
             return self._measure(admin, kubeconfig, audit, names, hpas, spas, scheds)
         finally:
@@ -454,7 +447,7 @@ class Scenario:
             index, name = item
             spec = flip_spec(index, boundary)
             admin.patch(
-                SCHEDULE,
+                SCHEDULES,
                 NAMESPACE,
                 f"{name}-prescale",
                 {"spec": spec},

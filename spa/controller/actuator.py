@@ -16,7 +16,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from spa.controller.desired import FIELD_MANAGER, owner_reference
-from spa.kube import SCHEDULE, SCHEDULED_POD_AUTOSCALER, ApiError, Conflict, NotFound, Resource
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.kube import ApiError, Conflict, NotFound, Resource
 from spa.runtime import AsyncKubeClient, EventRecorder, Store, object_logger
 
 __all__ = ["Actuator", "NotLeader", "Refused", "brief"]
@@ -117,7 +118,7 @@ class Actuator:
         trace. (A list by name, because the controller's RBAC grants list, not get, on SPAs.)"""
         metadata = autoscaler["metadata"]
         live = await self._kube.list(
-            SCHEDULED_POD_AUTOSCALER,
+            SCHEDULED_POD_AUTOSCALERS,
             namespace=metadata["namespace"],
             field_selector=f"metadata.name={metadata['name']}",
         )
@@ -143,7 +144,7 @@ class Actuator:
                 for reference in metadata.get("ownerReferences") or ()
                 if not (
                     reference.get("controller")
-                    and reference.get("kind") == SCHEDULED_POD_AUTOSCALER.kind
+                    and reference.get("kind") == SCHEDULED_POD_AUTOSCALERS.kind
                 )
             ]
             if autoscaler is not None:
@@ -158,7 +159,7 @@ class Actuator:
             try:
                 updated = await self._refusable(
                     self._kube.patch,
-                    SCHEDULE,
+                    SCHEDULES,
                     metadata["namespace"],
                     metadata["name"],
                     patch,
@@ -168,7 +169,7 @@ class Actuator:
             except Conflict:
                 try:
                     schedule = await self._kube.get(
-                        SCHEDULE, metadata["namespace"], metadata["name"]
+                        SCHEDULES, metadata["namespace"], metadata["name"]
                     )
                 except NotFound:
                     return "deleted while its ownerReferences were being changed"
@@ -192,11 +193,11 @@ class Actuator:
 
     async def patch_autoscaler_status(self, obj: dict[str, Any], status: dict[str, Any]) -> None:
         """Merge-patch the SPA status fields this controller owns, if any differs."""
-        await self._patch_status(SCHEDULED_POD_AUTOSCALER, self._autoscalers, obj, status)
+        await self._patch_status(SCHEDULED_POD_AUTOSCALERS, self._autoscalers, obj, status)
 
     async def patch_schedule_status(self, obj: dict[str, Any], status: dict[str, Any]) -> None:
         """Merge-patch the Schedule status fields this controller owns, if any differs."""
-        await self._patch_status(SCHEDULE, self._schedules, obj, status)
+        await self._patch_status(SCHEDULES, self._schedules, obj, status)
 
     async def _patch_status(
         self, resource: Resource, store: Store, obj: dict[str, Any], status: dict[str, Any]

@@ -21,15 +21,8 @@ from spa.controller import watches
 from spa.controller.desired import MANAGED_BY_SELECTOR
 from spa.controller.metrics import ControllerMetrics
 from spa.controller.reconciler import Reconciler
-from spa.kube import (
-    HPA_V2,
-    HPA_V2BETA2,
-    SCHEDULE,
-    SCHEDULED_POD_AUTOSCALER,
-    ApiError,
-    KubeClient,
-    Resource,
-)
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.kube import HPA_V2, HPA_V2BETA2, ApiError, KubeClient, Resource
 from spa.runtime import (
     AsyncKubeClient,
     Clock,
@@ -39,6 +32,7 @@ from spa.runtime import (
     LeaderElector,
     Response,
     Server,
+    Supervisor,
     SystemClock,
     WorkQueue,
     drop_bookkeeping,
@@ -94,6 +88,8 @@ class Manager:
         self.probe_port: int | None = None
         self.metrics_port: int | None = None
         self.informers: list[Informer] = []
+        # The informers run under it: one that fails is restarted, and not ready meanwhile.
+        self._supervisor = Supervisor(clock=SystemClock())
 
     def stop(self) -> None:
         """Ask `run` to finish (what SIGTERM does)."""
@@ -120,14 +116,14 @@ class Manager:
         # The caches keep only what the reconciler reads (docs/performance.md, memory).
         autoscalers = Informer(
             self.client,
-            SCHEDULED_POD_AUTOSCALER,
+            SCHEDULED_POD_AUTOSCALERS,
             executor=executor,
             namespaces=self.namespaces,
             transform=drop_bookkeeping,
         )
         schedules = Informer(
             self.client,
-            SCHEDULE,
+            SCHEDULES,
             executor=executor,
             namespaces=self.namespaces,
             transform=drop_bookkeeping,
@@ -193,10 +189,8 @@ class Manager:
         )
 
         servers = await self._start_endpoints()
-        informer_tasks = [
-            asyncio.create_task(informer.run(), name=f"informer {informer.resource}")
-            for informer in self.informers
-        ]
+        for informer in self.informers:
+            self._supervisor.start(f"informer {informer.resource}", informer.run)
         stopping = asyncio.create_task(self._stopping.wait(), name="stop")
         try:
             synced = asyncio.create_task(self._wait_synced(), name="sync")
@@ -222,11 +216,9 @@ class Manager:
             return 0
         finally:
             stopping.cancel()
+            await self._supervisor.close()
             for informer in self.informers:
                 informer.stop()
-            for task in informer_tasks:
-                task.cancel()
-            await asyncio.gather(*informer_tasks, return_exceptions=True)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(recorder.close(), timeout=2)
             for server in servers:
@@ -282,7 +274,12 @@ class Manager:
         return Response(200, b"ok")
 
     def _readyz(self) -> Response:
-        return Response(200, b"ok") if self.ready else Response(503, b"caches not synced")
+        if not self.ready:
+            return Response(503, b"caches not synced")
+        if not self._supervisor.healthy:
+            down = ", ".join(sorted(self._supervisor.down))
+            return Response(503, f"restarting after a failure: {down}".encode())
+        return Response(200, b"ok")
 
 
 def install_signal_handlers(manager: Manager) -> None:

@@ -33,8 +33,6 @@ from spa.kube.resources import (
     HPA_V2,
     HPA_V2BETA2,
     LEASE,
-    SCHEDULE,
-    SCHEDULED_POD_AUTOSCALER,
     Resource,
 )
 
@@ -44,8 +42,6 @@ __all__ = [
     "HPA_V2",
     "HPA_V2BETA2",
     "LEASE",
-    "SCHEDULE",
-    "SCHEDULED_POD_AUTOSCALER",
     "ApiError",
     "ApiUnavailable",
     "ConfigError",

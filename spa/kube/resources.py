@@ -15,8 +15,6 @@ __all__ = [
     "HPA_V2",
     "HPA_V2BETA2",
     "LEASE",
-    "SCHEDULE",
-    "SCHEDULED_POD_AUTOSCALER",
     "Resource",
 ]
 
@@ -71,10 +69,6 @@ class Resource:
         return f"{self.plural}.{self.group_version}" if self.group else f"{self.plural}.v1"
 
 
-SCHEDULED_POD_AUTOSCALER = Resource(
-    "autoscaling.d-kuro.github.io", "v1", "scheduledpodautoscalers", "ScheduledPodAutoscaler", True
-)
-SCHEDULE = Resource("autoscaling.d-kuro.github.io", "v1", "schedules", "Schedule", True)
 HPA_V2 = Resource("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True)
 # Clusters older than 1.23 only serve this version (docs/install.md).
 HPA_V2BETA2 = Resource(

@@ -12,7 +12,6 @@ thread pool (:func:`new_executor`). See docs/runtime.md.
 from spa.runtime.asyncclient import AsyncKubeClient
 from spa.runtime.backoff import Backoff
 from spa.runtime.clock import Clock, FakeClock, SystemClock, TimerHandle
-from spa.runtime.runner import Controller, Reconcile, Result
 from spa.runtime.endpoints import Endpoint, Response, Server, serve
 from spa.runtime.events import COMPONENT, EventRecorder, EventType
 from spa.runtime.executor import new_executor
@@ -27,6 +26,7 @@ from spa.runtime.logging import (
     object_logger,
 )
 from spa.runtime.metrics import exposition, instrument_client
+from spa.runtime.runner import Controller, Reconcile, Result
 from spa.runtime.store import (
     IndexFunc,
     Store,
@@ -36,6 +36,7 @@ from spa.runtime.store import (
     object_key,
     split_key,
 )
+from spa.runtime.supervisor import Supervisor
 from spa.runtime.workqueue import QueueShutDown, WorkQueue
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "Result",
     "Server",
     "Store",
+    "Supervisor",
     "SystemClock",
     "TextFormatter",
     "TimerHandle",

@@ -50,6 +50,11 @@ WATCH_EVENTS = Counter(
     "Watch events received, by resource and type.",
     ["resource", "type"],
 )
+TASK_RESTARTS = Counter(
+    "spa_task_restarts_total",
+    "Long-lived tasks (informers) restarted by the supervisor after failing or ending.",
+    ["task"],
+)
 WORKQUEUE_DEPTH = Gauge("spa_workqueue_depth", "Keys ready in the work queue.", ["name"])
 WORKQUEUE_ADDS = Counter("spa_workqueue_adds_total", "Keys added to the work queue.", ["name"])
 WORKQUEUE_RETRIES = Counter(

@@ -19,15 +19,8 @@ from typing import Any, TypeVar
 import pytest
 
 from spa.controller.manager import LeaderElection, Manager
-from spa.kube import (
-    HPA_V2,
-    SCHEDULE,
-    SCHEDULED_POD_AUTOSCALER,
-    KubeClient,
-    NotFound,
-    Resource,
-    connect,
-)
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.kube import HPA_V2, KubeClient, NotFound, Resource, connect
 from spa.runtime import FakeClock
 
 REPO = Path(__file__).resolve().parents[2]
@@ -170,8 +163,8 @@ class Kube:
 
 def _resource_of(obj: dict[str, Any]) -> Resource:
     return {
-        "ScheduledPodAutoscaler": SCHEDULED_POD_AUTOSCALER,
-        "Schedule": SCHEDULE,
+        "ScheduledPodAutoscaler": SCHEDULED_POD_AUTOSCALERS,
+        "Schedule": SCHEDULES,
         "HorizontalPodAutoscaler": HPA_V2,
     }[obj["kind"]]
 

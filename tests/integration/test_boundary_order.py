@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from spa.controller.manager import Manager
-from spa.kube import SCHEDULE, SCHEDULED_POD_AUTOSCALER, RequestRecord, connect
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.kube import RequestRecord, connect
 from spa.runtime import FakeClock
 from tests.integration.harness import Kube, create_noon_fleet, eventually, utc
 
@@ -47,8 +48,8 @@ async def test_all_due_hpas_are_patched_before_any_status(
             # the Schedule's, so that none of them is still in flight when recording starts.
             for name in FLEET:
                 for resource, object_name in (
-                    (SCHEDULED_POD_AUTOSCALER, name),
-                    (SCHEDULE, f"{name}-noon"),
+                    (SCHEDULED_POD_AUTOSCALERS, name),
+                    (SCHEDULES, f"{name}-noon"),
                 ):
                     status = kube.status(resource, namespace, object_name)
                     if status.get("nextTransitionTime") != "2026-11-16T12:00:00Z":
@@ -69,7 +70,7 @@ async def test_all_due_hpas_are_patched_before_any_status(
 
         def done() -> bool:
             return all(
-                kube.status(SCHEDULED_POD_AUTOSCALER, namespace, name).get("activeSchedules")
+                kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, name).get("activeSchedules")
                 == [f"{name}-noon"]
                 for name in FLEET
             ) and all(kube.bounds(namespace, name) == (5, 20) for name in FLEET)

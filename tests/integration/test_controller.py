@@ -8,13 +8,15 @@ The controller runs in-process with a fake clock; the API server, the kube-contr
 from __future__ import annotations
 
 import asyncio
+import urllib.error
 import urllib.request
 from typing import Any
 
 import pytest
 
 from spa.controller.desired import FIELD_MANAGER
-from spa.kube import HPA_V2, SCHEDULE, SCHEDULED_POD_AUTOSCALER, NotFound
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.kube import HPA_V2, NotFound
 from tests.integration.harness import (
     Kube,
     Running,
@@ -67,8 +69,8 @@ async def test_hpa_is_created_with_the_base_spec_and_owned(
     assert any(entry["manager"] == FIELD_MANAGER for entry in hpa["metadata"]["managedFields"])
     status = await eventually(
         lambda: (
-            kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web").get("condition")
-            and kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web")
+            kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web").get("condition")
+            and kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")
         )
     )
     assert status["condition"] == "Available"
@@ -85,13 +87,13 @@ async def test_window_applies_at_its_boundaries_and_returns_to_base(
     await bounds_become(kube, namespace, "web", (3, 10))
     status = await eventually(
         lambda: (
-            kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web").get("nextTransitionTime")
+            kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web").get("nextTransitionTime")
             == "2026-11-16T12:00:00Z"
         )
     )
     assert status
     await eventually(
-        lambda: kube.status(SCHEDULE, namespace, "noon").get("condition") == "Available"
+        lambda: kube.status(SCHEDULES, namespace, "noon").get("condition") == "Available"
     )
 
     controller.clock.set(utc("2026-11-16T11:59:59"))
@@ -101,11 +103,11 @@ async def test_window_applies_at_its_boundaries_and_returns_to_base(
     controller.clock.set(utc("2026-11-16T12:00:00"))
     await bounds_become(kube, namespace, "web", (5, 20))
     await eventually(
-        lambda: kube.status(SCHEDULE, namespace, "noon").get("condition") == "Progressing"
+        lambda: kube.status(SCHEDULES, namespace, "noon").get("condition") == "Progressing"
     )
     spa_status = await eventually(
         lambda: (
-            (s := kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web")).get("activeSchedules")
+            (s := kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")).get("activeSchedules")
             == ["noon"]
             and s
         )
@@ -116,7 +118,7 @@ async def test_window_applies_at_its_boundaries_and_returns_to_base(
     controller.clock.set(utc("2026-11-16T13:00:00"))
     await bounds_become(kube, namespace, "web", (3, 10))
     await eventually(
-        lambda: kube.status(SCHEDULE, namespace, "noon").get("condition") == "Available"
+        lambda: kube.status(SCHEDULES, namespace, "noon").get("condition") == "Available"
     )
     reasons = await eventually(
         lambda: (
@@ -187,9 +189,9 @@ async def test_original_readme_timeline(
             running.clock.set(utc(moment))
             await bounds_become(kube, namespace, "nginx", bounds)
         await eventually(
-            lambda: kube.status(SCHEDULE, namespace, "test-3").get("condition") == "Completed"
+            lambda: kube.status(SCHEDULES, namespace, "test-3").get("condition") == "Completed"
         )
-        assert kube.status(SCHEDULE, namespace, "test-3").get("nextTransitionTime") is None
+        assert kube.status(SCHEDULES, namespace, "test-3").get("nextTransitionTime") is None
 
 
 async def test_overlapping_windows_take_the_highest_of_each_field(
@@ -231,7 +233,7 @@ async def test_min_above_max_raises_max_and_warns(
     assert events[0]["type"] == "Warning"
     ready = next(
         c
-        for c in kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web")["conditions"]
+        for c in kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")["conditions"]
         if c["type"] == "Ready"
     )
     assert ready["reason"] == "MaxRaisedToMin"
@@ -244,7 +246,7 @@ async def test_suspended_schedule_never_applies(
     kube.create(schedule("paused", namespace, "web", minReplicas=9, suspend=True, **DAILY_NOON))
     controller.clock.set(utc("2026-11-16T12:30:00"))
     await eventually(
-        lambda: kube.status(SCHEDULE, namespace, "paused").get("condition") == "Suspend"
+        lambda: kube.status(SCHEDULES, namespace, "paused").get("condition") == "Suspend"
     )
     assert kube.bounds(namespace, "web") == (3, 10)
 
@@ -271,7 +273,7 @@ async def test_dst_boundary_in_new_york(
     ) as running:
         await eventually(
             lambda: (
-                kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web").get("nextTransitionTime")
+                kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web").get("nextTransitionTime")
                 == "2026-03-08T07:00:00Z"
             )
         )
@@ -298,16 +300,16 @@ async def test_schedule_before_its_autoscaler_is_degraded_then_adopted(
             endTime="12:00",
         )
     )
-    status = await condition_becomes(kube, SCHEDULE, namespace, "early", "Degraded")
+    status = await condition_becomes(kube, SCHEDULES, namespace, "early", "Degraded")
     assert status["message"] == f"ScheduledPodAutoscaler {namespace}/later not found"
     created = kube.create(autoscaler("later", namespace))
     await bounds_become(kube, namespace, "later", (4, 10))
-    owners = kube.get(SCHEDULE, namespace, "early")["metadata"]["ownerReferences"]
+    owners = kube.get(SCHEDULES, namespace, "early")["metadata"]["ownerReferences"]
     assert [(o["kind"], o["uid"], o["controller"]) for o in owners] == [
         ("ScheduledPodAutoscaler", created["metadata"]["uid"], True)
     ]
     await eventually(
-        lambda: kube.status(SCHEDULE, namespace, "early").get("condition") == "Progressing"
+        lambda: kube.status(SCHEDULES, namespace, "early").get("condition") == "Progressing"
     )
 
 
@@ -329,10 +331,10 @@ async def test_retargeting_reparents_the_schedule(
     )
     await bounds_become(kube, namespace, "a", (7, 10))
     await bounds_become(kube, namespace, "b", (3, 10))
-    kube.merge(SCHEDULE, namespace, "moving", {"spec": {"scaleTargetRef": {"name": "b"}}})
+    kube.merge(SCHEDULES, namespace, "moving", {"spec": {"scaleTargetRef": {"name": "b"}}})
     await bounds_become(kube, namespace, "b", (7, 10))
     await bounds_become(kube, namespace, "a", (3, 10))
-    owners = kube.get(SCHEDULE, namespace, "moving")["metadata"]["ownerReferences"]
+    owners = kube.get(SCHEDULES, namespace, "moving")["metadata"]["ownerReferences"]
     assert [o["uid"] for o in owners] == [b["metadata"]["uid"]]
 
 
@@ -368,7 +370,7 @@ async def test_autoscaler_spec_change_follows_with_active_window(
     )
     await bounds_become(kube, namespace, "web", (5, 10))
     kube.merge(
-        SCHEDULED_POD_AUTOSCALER,
+        SCHEDULED_POD_AUTOSCALERS,
         namespace,
         "web",
         {"spec": {"horizontalPodAutoscalerSpec": {"maxReplicas": 30, "metrics": None}}},
@@ -394,7 +396,7 @@ async def test_unowned_hpa_is_left_alone(controller: Running, kube: Kube, namesp
     }
     before = kube.create(foreign)
     kube.create(autoscaler("web", namespace))
-    status = await condition_becomes(kube, SCHEDULED_POD_AUTOSCALER, namespace, "web", "Degraded")
+    status = await condition_becomes(kube, SCHEDULED_POD_AUTOSCALERS, namespace, "web", "Degraded")
     ready = next(c for c in status["conditions"] if c["type"] == "Ready")
     assert "already exists and is not controlled by this ScheduledPodAutoscaler" in ready["message"]
     assert (
@@ -409,7 +411,7 @@ async def test_deleting_the_autoscaler_collects_its_hpa(
 ) -> None:
     kube.create(autoscaler("web", namespace))
     await bounds_become(kube, namespace, "web", (3, 10))
-    kube.delete(SCHEDULED_POD_AUTOSCALER, namespace, "web")
+    kube.delete(SCHEDULED_POD_AUTOSCALERS, namespace, "web")
 
     await eventually(lambda: hpa_gone(kube, namespace, "web"), within=60, what="HPA collected")
 
@@ -426,7 +428,7 @@ async def test_invalid_schedule_is_degraded_and_the_others_still_apply(
     kube.create(schedule("good", namespace, "web", minReplicas=4, **DAILY_NOON))
     controller.clock.set(utc("2026-11-16T12:00:00"))
     await bounds_become(kube, namespace, "web", (4, 10))
-    status = await condition_becomes(kube, SCHEDULE, namespace, "typo", "Degraded")
+    status = await condition_becomes(kube, SCHEDULES, namespace, "typo", "Degraded")
     assert status["message"] == (
         "spec.timeZone: unknown time zone 'Asia/Tokio'; did you mean 'Asia/Tokyo'?"
     )
@@ -453,10 +455,10 @@ async def test_same_name_in_two_namespaces_do_not_interfere(
         ):
             await bounds_become(kube, namespace, "web", (8, 10))
             await bounds_become(kube, other, "web", (3, 10))
-            owners = kube.get(SCHEDULE, namespace, "noon")["metadata"]["ownerReferences"]
+            owners = kube.get(SCHEDULES, namespace, "noon")["metadata"]["ownerReferences"]
             assert (
                 owners[0]["uid"]
-                == kube.get(SCHEDULED_POD_AUTOSCALER, namespace, "web")["metadata"]["uid"]
+                == kube.get(SCHEDULED_POD_AUTOSCALERS, namespace, "web")["metadata"]["uid"]
             )
     finally:
         kube.client.delete(
@@ -503,7 +505,7 @@ async def test_metrics_endpoint_reports_values(
         f'spa_last_successful_reconcile_timestamp_seconds{{name="web",namespace="{namespace}"}}'
         in text
     )
-    kube.delete(SCHEDULED_POD_AUTOSCALER, namespace, "web")
+    kube.delete(SCHEDULED_POD_AUTOSCALERS, namespace, "web")
 
     async def series_removed() -> bool:
         return f'name="web",namespace="{namespace}"' not in await scrape()
@@ -520,6 +522,62 @@ async def test_probes(controller: Running) -> None:
 
     assert await asyncio.to_thread(status, "/healthz") == 200
     assert await asyncio.to_thread(status, "/readyz") == 200
+
+
+async def test_a_crashed_informer_is_restarted_and_the_controller_not_ready_meanwhile(
+    controller: Running, kube: Kube, namespace: str
+) -> None:
+    """An unexpected exception in an informer (a bug) is not a silent stop: the supervisor
+    restarts it with backoff, /readyz fails until then, and the cache follows the cluster
+    again afterwards (docs/runtime.md, "Supervision")."""
+    base = f"http://127.0.0.1:{controller.manager.probe_port}"
+
+    def readyz() -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(base + "/readyz", timeout=5) as response:
+                return int(response.status), response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    informer = next(i for i in controller.manager.informers if i.resource == SCHEDULES)
+    watch = informer._watch
+    crashes = 3
+
+    async def crashing_watch(scope: str | None) -> bool:
+        nonlocal crashes
+        if crashes:
+            crashes -= 1
+            raise RuntimeError("injected bug")
+        return await watch(scope)
+
+    informer._watch = crashing_watch  # type: ignore[method-assign]
+    informer._close_streams()  # the open watch ends; the next one crashes
+
+    async def not_ready() -> str | None:
+        status, body = await asyncio.to_thread(readyz)
+        return body if status == 503 else None
+
+    async def ready() -> bool:
+        return (await asyncio.to_thread(readyz))[0] == 200
+
+    body = await eventually(not_ready, what="not ready")
+    assert "restarting after a failure: informer schedules" in body
+    await eventually(ready, within=30, what="ready again")
+    assert crashes == 0
+    kube.create(autoscaler("web", namespace))
+    kube.create(
+        schedule(
+            "now",
+            namespace,
+            "web",
+            type="Daily",
+            startTime="10:00",
+            endTime="12:00",
+            minReplicas=5,
+            maxReplicas=20,
+        )
+    )
+    await bounds_become(kube, namespace, "web", (5, 20))
 
 
 async def test_retargeting_to_a_missing_autoscaler_releases_the_schedule(
@@ -539,14 +597,14 @@ async def test_retargeting_to_a_missing_autoscaler_releases_the_schedule(
         )
     )
     await bounds_become(kube, namespace, "a", (7, 10))
-    kube.merge(SCHEDULE, namespace, "moving", {"spec": {"scaleTargetRef": {"name": "ghost"}}})
-    status = await condition_becomes(kube, SCHEDULE, namespace, "moving", "Degraded")
+    kube.merge(SCHEDULES, namespace, "moving", {"spec": {"scaleTargetRef": {"name": "ghost"}}})
+    status = await condition_becomes(kube, SCHEDULES, namespace, "moving", "Degraded")
     assert status["message"] == f"ScheduledPodAutoscaler {namespace}/ghost not found"
     await eventually(
-        lambda: not kube.get(SCHEDULE, namespace, "moving")["metadata"].get("ownerReferences")
+        lambda: not kube.get(SCHEDULES, namespace, "moving")["metadata"].get("ownerReferences")
     )
     await bounds_become(kube, namespace, "a", (3, 10))
-    kube.delete(SCHEDULED_POD_AUTOSCALER, namespace, "a")
+    kube.delete(SCHEDULED_POD_AUTOSCALERS, namespace, "a")
     await eventually(lambda: hpa_gone(kube, namespace, "a"), within=60, what="GC of a's HPA")
     # The garbage collector has processed a's dependents; the released Schedule is not one.
-    assert kube.get(SCHEDULE, namespace, "moving")["spec"]["scaleTargetRef"]["name"] == "ghost"
+    assert kube.get(SCHEDULES, namespace, "moving")["spec"]["scaleTargetRef"]["name"] == "ghost"

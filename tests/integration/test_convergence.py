@@ -33,7 +33,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from spa.kube import HPA_V2, SCHEDULED_POD_AUTOSCALER, KubeClient, connect
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
+from spa.kube import HPA_V2, KubeClient, connect
 from tests.integration.harness import REPO, install_crds
 from tests.integration.processes import spa_run, wait_for
 from tests.testenv.audit import AuditLog, audit_policy, service_account_user
@@ -285,7 +286,7 @@ def running(setup: Setup) -> Iterator[Setup]:
 
 
 def _reconciled(setup: Setup, name: str) -> bool:
-    spa = setup.client.get(SCHEDULED_POD_AUTOSCALER, NAMESPACE, name)
+    spa = setup.client.get(SCHEDULED_POD_AUTOSCALERS, NAMESPACE, name)
     status = spa.get("status") or {}
     if status.get("observedGeneration") != spa["metadata"]["generation"]:
         return False
@@ -302,7 +303,7 @@ def _touch_and_settle(setup: Setup, names: list[str]) -> None:
     stamp = str(time.time_ns())
     for name in names:
         setup.client.patch(
-            SCHEDULED_POD_AUTOSCALER,
+            SCHEDULED_POD_AUTOSCALERS,
             NAMESPACE,
             name,
             {"metadata": {"labels": {"touched": stamp}}},
@@ -339,7 +340,7 @@ def test_one_write_per_spec_then_nothing(running: Setup, spec: dict[str, Any]) -
     name = next(running.names)
     since = time.time() - 0.5
     running.client.create(
-        SCHEDULED_POD_AUTOSCALER,
+        SCHEDULED_POD_AUTOSCALERS,
         NAMESPACE,
         {
             "apiVersion": "autoscaling.d-kuro.github.io/v1",

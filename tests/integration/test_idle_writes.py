@@ -19,7 +19,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from spa.kube import HPA_V2, SCHEDULE, SCHEDULED_POD_AUTOSCALER, KubeClient, connect
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.kube import HPA_V2, KubeClient, connect
 from tests.integration.harness import REPO, autoscaler, install_crds, schedule
 from tests.integration.processes import spa_run, wait_for
 from tests.testenv.audit import AuditLog, audit_policy, service_account_user
@@ -51,10 +52,10 @@ def starting_at(boundary: datetime, zone: str, kind: str) -> dict[str, Any]:
 def reconciled(client: KubeClient, names: list[str]) -> bool:
     for name in names:
         client.get(HPA_V2, NAMESPACE, name)
-        spa = client.get(SCHEDULED_POD_AUTOSCALER, NAMESPACE, name)
+        spa = client.get(SCHEDULED_POD_AUTOSCALERS, NAMESPACE, name)
         if (spa.get("status") or {}).get("observedGeneration") != spa["metadata"]["generation"]:
             return False
-    for item in client.list(SCHEDULE, namespace=NAMESPACE).items:
+    for item in client.list(SCHEDULES, namespace=NAMESPACE).items:
         if (item.get("status") or {}).get("observedGeneration") != item["metadata"]["generation"]:
             return False
     return True
@@ -84,16 +85,16 @@ def test_no_writes_between_boundaries_and_one_patch_per_change(
     client = connect(kubeconfig=str(plane.kubeconfig))
     try:
         for name, kind, zone in zip(names, kinds, zones, strict=True):
-            client.create(SCHEDULED_POD_AUTOSCALER, NAMESPACE, autoscaler(name, NAMESPACE))
+            client.create(SCHEDULED_POD_AUTOSCALERS, NAMESPACE, autoscaler(name, NAMESPACE))
             client.create(
-                SCHEDULE,
+                SCHEDULES,
                 NAMESPACE,
                 schedule(f"{name}-prescale", NAMESPACE, name, **starting_at(boundary, zone, kind)),
             )
             # A window active throughout (an hour either side), in another zone.
             around = now.astimezone(ZoneInfo("Australia/Sydney"))
             client.create(
-                SCHEDULE,
+                SCHEDULES,
                 NAMESPACE,
                 schedule(
                     f"{name}-daytime",
@@ -129,10 +130,10 @@ def test_no_writes_between_boundaries_and_one_patch_per_change(
 
             def statuses_done() -> bool:
                 for name in names:
-                    status = client.get(SCHEDULED_POD_AUTOSCALER, NAMESPACE, name)["status"]
+                    status = client.get(SCHEDULED_POD_AUTOSCALERS, NAMESPACE, name)["status"]
                     if f"{name}-prescale" not in status.get("activeSchedules", []):
                         return False
-                    flip = client.get(SCHEDULE, NAMESPACE, f"{name}-prescale")["status"]
+                    flip = client.get(SCHEDULES, NAMESPACE, f"{name}-prescale")["status"]
                     if flip.get("condition") != "Progressing":
                         return False
                 return True

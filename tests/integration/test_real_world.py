@@ -11,7 +11,8 @@ from typing import Any, Literal
 import pytest
 
 from spa.controller.reconciler import MAX_SCHEDULES_PER_AUTOSCALER
-from spa.kube import HPA_V2, SCHEDULE, SCHEDULED_POD_AUTOSCALER, NotFound, Resource
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.kube import HPA_V2, NotFound, Resource
 from tests.integration.harness import (
     Kube,
     Running,
@@ -52,9 +53,9 @@ def warned(kube: Kube, namespace: str, reason: str, name: str | None = None) -> 
 
 
 async def adopted(kube: Kube, namespace: str, name: str, spa: str) -> None:
-    uid = kube.get(SCHEDULED_POD_AUTOSCALER, namespace, spa)["metadata"]["uid"]
+    uid = kube.get(SCHEDULED_POD_AUTOSCALERS, namespace, spa)["metadata"]["uid"]
     await eventually(
-        lambda: [o["uid"] for o in owners(kube, SCHEDULE, namespace, name)] == [uid],
+        lambda: [o["uid"] for o in owners(kube, SCHEDULES, namespace, name)] == [uid],
         what=f"{name} adopted",
     )
 
@@ -83,11 +84,11 @@ async def test_a_schedule_controlled_by_another_kind_is_left_alone_and_the_rest_
     controller.clock.set(utc("2026-11-16T12:00:00"))
 
     await eventually(lambda: kube.bounds(namespace, "web") == (4, 10), what="good applied")
-    status = await condition_becomes(kube, SCHEDULE, namespace, "taken", "Degraded")
+    status = await condition_becomes(kube, SCHEDULES, namespace, "taken", "Degraded")
     assert "controlled by ConfigMap owner" in status["message"]
-    assert owners(kube, SCHEDULE, namespace, "taken") == [foreign_owner]
+    assert owners(kube, SCHEDULES, namespace, "taken") == [foreign_owner]
     await eventually(lambda: warned(kube, namespace, "ForeignController", "web"))
-    spa_status = kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web")
+    spa_status = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")
     assert spa_status["condition"] == "Available"
     assert spa_status["activeSchedules"] == ["good"]
 
@@ -107,13 +108,13 @@ async def test_deletion_collects_the_schedules_and_the_hpa(
     controller: Running, kube: Kube, namespace: str, policy: Literal["Foreground", "Background"]
 ) -> None:
     await _spa_with_schedule(kube, namespace)
-    kube.client.delete(SCHEDULED_POD_AUTOSCALER, namespace, "web", propagation_policy=policy)
+    kube.client.delete(SCHEDULED_POD_AUTOSCALERS, namespace, "web", propagation_policy=policy)
     # Foreground: while the garbage collector deletes the dependents the SPA exists with a
     # deletionTimestamp, and the controller must not release its Schedules meanwhile.
     await eventually(
         lambda: (
-            gone(kube, SCHEDULED_POD_AUTOSCALER, namespace, "web")
-            and gone(kube, SCHEDULE, namespace, "noon")
+            gone(kube, SCHEDULED_POD_AUTOSCALERS, namespace, "web")
+            and gone(kube, SCHEDULES, namespace, "noon")
             and gone(kube, HPA_V2, namespace, "web")
         ),
         within=60,
@@ -125,16 +126,16 @@ async def test_orphan_deletion_keeps_the_dependents_and_a_new_spa_adopts_them(
     controller: Running, kube: Kube, namespace: str
 ) -> None:
     await _spa_with_schedule(kube, namespace)
-    kube.client.delete(SCHEDULED_POD_AUTOSCALER, namespace, "web", propagation_policy="Orphan")
+    kube.client.delete(SCHEDULED_POD_AUTOSCALERS, namespace, "web", propagation_policy="Orphan")
     await eventually(
-        lambda: gone(kube, SCHEDULED_POD_AUTOSCALER, namespace, "web"), within=60, what="SPA"
+        lambda: gone(kube, SCHEDULED_POD_AUTOSCALERS, namespace, "web"), within=60, what="SPA"
     )
     # The garbage collector removed the ownerReferences; nobody deleted anything.
-    assert owners(kube, SCHEDULE, namespace, "noon") == []
+    assert owners(kube, SCHEDULES, namespace, "noon") == []
     assert owners(kube, HPA_V2, namespace, "web") == []
     await eventually(
         lambda: (
-            kube.status(SCHEDULE, namespace, "noon").get("message")
+            kube.status(SCHEDULES, namespace, "noon").get("message")
             == f"ScheduledPodAutoscaler {namespace}/web not found"
         )
     )
@@ -158,17 +159,17 @@ async def test_an_hpa_spec_the_server_rejects_degrades_and_the_bounds_still_foll
     kube.create(autoscaler("web", namespace))
     kube.create(schedule("noon", namespace, "web", minReplicas=5, **DAILY_NOON))
     await eventually(lambda: kube.bounds(namespace, "web") == (3, 10), what="HPA")
-    good_metrics = kube.get(SCHEDULED_POD_AUTOSCALER, namespace, "web")["spec"][
+    good_metrics = kube.get(SCHEDULED_POD_AUTOSCALERS, namespace, "web")["spec"][
         "horizontalPodAutoscalerSpec"
     ]["metrics"]
     # The CRD's schema lets a metric without its source through; the HPA's validation does not.
     kube.merge(
-        SCHEDULED_POD_AUTOSCALER,
+        SCHEDULED_POD_AUTOSCALERS,
         namespace,
         "web",
         {"spec": {"horizontalPodAutoscalerSpec": {"metrics": [{"type": "Pods"}]}}},
     )
-    status = await condition_becomes(kube, SCHEDULED_POD_AUTOSCALER, namespace, "web", "Degraded")
+    status = await condition_becomes(kube, SCHEDULED_POD_AUTOSCALERS, namespace, "web", "Degraded")
     assert "rejected the HorizontalPodAutoscaler" in status["conditions"][0]["message"]
     await eventually(lambda: warned(kube, namespace, "HPARejected", "web"))
 
@@ -177,14 +178,14 @@ async def test_an_hpa_spec_the_server_rejects_degrades_and_the_bounds_still_foll
     await eventually(lambda: kube.bounds(namespace, "web") == (5, 10), what="bounds at noon")
 
     kube.merge(
-        SCHEDULED_POD_AUTOSCALER,
+        SCHEDULED_POD_AUTOSCALERS,
         namespace,
         "web",
         {"spec": {"horizontalPodAutoscalerSpec": {"metrics": good_metrics}}},
     )
     await eventually(
         lambda: (
-            kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web").get("condition") == "Available"
+            kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web").get("condition") == "Available"
         ),
         what="Available again",
     )
@@ -212,7 +213,7 @@ async def test_a_forbidden_hpa_create_degrades_and_is_retried_until_allowed(
     async with ticking(controller.clock):
         kube.create(autoscaler("web", namespace))
         status = await condition_becomes(
-            kube, SCHEDULED_POD_AUTOSCALER, namespace, "web", "Degraded"
+            kube, SCHEDULED_POD_AUTOSCALERS, namespace, "web", "Degraded"
         )
         assert "forbade the HorizontalPodAutoscaler" in status["conditions"][0]["message"]
         await eventually(lambda: warned(kube, namespace, "HPARejected", "web"))
@@ -220,7 +221,7 @@ async def test_a_forbidden_hpa_create_degrades_and_is_retried_until_allowed(
         await eventually(lambda: kube.bounds(namespace, "web") == (3, 10), within=30, what="HPA")
         await eventually(
             lambda: (
-                kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web").get("condition")
+                kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web").get("condition")
                 == "Available"
             )
         )
@@ -240,11 +241,11 @@ async def test_schedules_beyond_the_limit_are_degraded_and_ignored(
         kube.create(schedule(name, namespace, "web", minReplicas=4 + index // 100, **DAILY_NOON))
     controller.clock.set(utc("2026-11-16T12:00:00"))
     await eventually(lambda: kube.bounds(namespace, "web") == (4, 10), within=60, what="bounds")
-    status = await condition_becomes(kube, SCHEDULE, namespace, names[-1], "Degraded", within=60)
+    status = await condition_becomes(kube, SCHEDULES, namespace, names[-1], "Degraded", within=60)
     assert f"already has {MAX_SCHEDULES_PER_AUTOSCALER} Schedules" in status["message"]
-    assert owners(kube, SCHEDULE, namespace, names[-1]) == []
+    assert owners(kube, SCHEDULES, namespace, names[-1]) == []
     await eventually(lambda: warned(kube, namespace, "TooManySchedules", "web"))
-    active = kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web")["activeSchedules"]
+    active = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")["activeSchedules"]
     assert sorted(active) == names[:-1]
 
 

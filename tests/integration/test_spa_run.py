@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from spa.kube import HPA_V2, LEASE, SCHEDULE, SCHEDULED_POD_AUTOSCALER
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.kube import HPA_V2, LEASE
 from tests.integration.harness import Kube, autoscaler, schedule
 from tests.integration.processes import (
     CONTROLLER_NAMESPACE,
@@ -62,7 +63,7 @@ def test_window_starts_and_ends_on_real_minute_boundaries(
     with spa_run(controller_kubeconfig, namespace, log=log) as process:
         wait_for(lambda: kube.bounds(namespace, "web") == (3, 10), within=30, what="HPA created")
         wait_for(
-            lambda: kube.status(SCHEDULE, namespace, "soon").get("condition") == "Available",
+            lambda: kube.status(SCHEDULES, namespace, "soon").get("condition") == "Available",
             within=10,
             what="status",
         )
@@ -78,7 +79,7 @@ def test_window_starts_and_ends_on_real_minute_boundaries(
         lag_start = changed_at((6, 12), start)
         wait_for(
             lambda: (
-                kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web")["activeSchedules"]
+                kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")["activeSchedules"]
                 == ["soon"]
             ),
             within=5,

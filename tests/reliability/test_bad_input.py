@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from spa.api import InvalidObject, compile_schedule, parse_schedule
-from spa.kube import SCHEDULE, SCHEDULED_POD_AUTOSCALER, ApiError
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.kube import ApiError
 from tests.integration.harness import (
     Kube,
     autoscaler,
@@ -295,7 +296,7 @@ def generate(corpus: Corpus, examples: int) -> int:
 
 
 def condition_of(kube: Kube, kind: str, namespace: str, name: str) -> tuple[str, str]:
-    resource = SCHEDULE if kind == "Schedule" else SCHEDULED_POD_AUTOSCALER
+    resource = SCHEDULES if kind == "Schedule" else SCHEDULED_POD_AUTOSCALERS
     status = kube.status(resource, namespace, name)
     message = status.get("message") or next(
         (c.get("message", "") for c in status.get("conditions") or () if c["type"] == "Ready"),
@@ -360,7 +361,7 @@ async def test_bad_input_is_rejected_or_degraded_and_the_valid_spa_is_still_serv
         # The status follows the HPA (HPAs first, docs/architecture.md): wait for it too.
         await eventually(
             lambda: (
-                kube.status(SCHEDULED_POD_AUTOSCALER, namespace, TARGET)["activeSchedules"]
+                kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, TARGET)["activeSchedules"]
                 == ["noon"]
             ),
             within=30,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from spa.kube import SCHEDULE, SCHEDULED_POD_AUTOSCALER
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from tests.integration.harness import Kube, autoscaler, schedule
 from tests.integration.processes import (
     count_writes,
@@ -91,8 +91,8 @@ def test_sigkill_during_a_mass_transition_then_restart_finishes_without_double_w
         finished = time.monotonic() - restarted
 
         def statuses_done() -> bool:
-            spas = kube.client.list(SCHEDULED_POD_AUTOSCALER, namespace=namespace).items
-            schedules = kube.client.list(SCHEDULE, namespace=namespace).items
+            spas = kube.client.list(SCHEDULED_POD_AUTOSCALERS, namespace=namespace).items
+            schedules = kube.client.list(SCHEDULES, namespace=namespace).items
             return all(
                 (s.get("status") or {}).get("activeSchedules") == [f"{s['metadata']['name']}-now"]
                 for s in spas

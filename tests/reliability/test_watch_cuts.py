@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from spa.kube import SCHEDULED_POD_AUTOSCALER
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from tests.integration.harness import (
     Kube,
     create_noon_fleet,
@@ -75,7 +75,7 @@ class Cutter:
 
 def expected_active(kube: Kube, namespace: str, active: list[str]) -> bool:
     return all(
-        kube.status(SCHEDULED_POD_AUTOSCALER, namespace, name).get("activeSchedules")
+        kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, name).get("activeSchedules")
         == [f"{name}-{schedule}" for schedule in active]
         for name in NAMES
     )
@@ -127,7 +127,7 @@ async def test_windows_apply_while_connections_are_cut_every_few_seconds(
                 lambda: (
                     expected_active(kube, namespace, [])
                     and all(
-                        kube.status(SCHEDULED_POD_AUTOSCALER, namespace, name).get("minReplicas")
+                        kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, name).get("minReplicas")
                         == 3
                         for name in NAMES
                     )
@@ -137,7 +137,7 @@ async def test_windows_apply_while_connections_are_cut_every_few_seconds(
             )
             writes_before = hpa_writes()
             restarts_before = sample(
-                "spa_watch_restarts_total", resource=str(SCHEDULED_POD_AUTOSCALER), reason="error"
+                "spa_watch_restarts_total", resource=str(SCHEDULED_POD_AUTOSCALERS), reason="error"
             )
             lags: list[float] = []
             began = time.monotonic()
@@ -175,7 +175,7 @@ async def test_windows_apply_while_connections_are_cut_every_few_seconds(
             restarts = (
                 sample(
                     "spa_watch_restarts_total",
-                    resource=str(SCHEDULED_POD_AUTOSCALER),
+                    resource=str(SCHEDULED_POD_AUTOSCALERS),
                     reason="error",
                 )
                 - restarts_before

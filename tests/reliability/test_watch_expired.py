@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from spa.controller.reconciler import Reconciler
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from spa.controller.watches import add_indexes
-from spa.kube import HPA_V2, SCHEDULED_POD_AUTOSCALER, NotFound, connect
+from spa.kube import HPA_V2, NotFound, connect
 from spa.runtime import AsyncKubeClient, EventRecorder, FakeClock, Store, new_executor
 from tests.integration.harness import Kube, autoscaler, eventually, running_controller, utc
 from tests.reliability.common import MONDAY_11, bounds_of, hpa_writes, report, sample, ticking
@@ -54,19 +55,19 @@ async def test_watches_expired_by_compaction_relist_exactly_the_missed_changes(
             what="HPAs at base",
         )
         await asyncio.sleep(1)  # statuses written and seen
-        relists_before = relisted(SCHEDULED_POD_AUTOSCALER)
+        relists_before = relisted(SCHEDULED_POD_AUTOSCALERS)
         # Cut the controller off, then change things it cannot see.
         cut_at = time.monotonic()
         cut_wall = time.time()
         apiserver_proxy.proxy.refuse_new()
         apiserver_proxy.proxy.cut()
         kube.merge(
-            SCHEDULED_POD_AUTOSCALER,
+            SCHEDULED_POD_AUTOSCALERS,
             namespace,
             "web-0",
             {"spec": {"horizontalPodAutoscalerSpec": {"maxReplicas": 15}}},
         )
-        kube.delete(SCHEDULED_POD_AUTOSCALER, namespace, "web-1")
+        kube.delete(SCHEDULED_POD_AUTOSCALERS, namespace, "web-1")
         kube.create(autoscaler("web-new", namespace, minimum=2, maximum=4))
         writes_before = hpa_writes()
         revision = await asyncio.to_thread(control_plane.expire_resource_versions)
@@ -91,7 +92,7 @@ async def test_watches_expired_by_compaction_relist_exactly_the_missed_changes(
         collected = time.monotonic() - resumed
         await asyncio.sleep(3)  # let any extra write show up
         writes = hpa_writes()
-        relists = relisted(SCHEDULED_POD_AUTOSCALER) - relists_before
+        relists = relisted(SCHEDULED_POD_AUTOSCALERS) - relists_before
         report(
             "410 Gone relist",
             compacted_revision=revision,
@@ -129,7 +130,7 @@ async def test_a_stale_cache_does_not_resurrect_the_hpa_of_a_deleted_spa(
     HPA of an SPA deleted during the outage before the SPA informer saw the SPA go. The
     reconcile (real stores, real API server) must not create the HPA again."""
     created = kube.create(autoscaler("gone", namespace))
-    kube.delete(SCHEDULED_POD_AUTOSCALER, namespace, "gone")
+    kube.delete(SCHEDULED_POD_AUTOSCALERS, namespace, "gone")
     client = connect(kubeconfig=str(cluster.kubeconfig))
     executor = new_executor(watches=0, workers=2)
     try:

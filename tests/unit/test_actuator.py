@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from spa.controller.actuator import Actuator, NotLeader, Refused, brief
-from spa.kube import HPA_V2, SCHEDULE, ApiError, Conflict, error_from_status
+from spa.controller.resources import SCHEDULES
+from spa.kube import HPA_V2, ApiError, Conflict, error_from_status
 from spa.runtime import Store
 
 SPA = {"metadata": {"namespace": "shop", "name": "web", "uid": "uid-web"}}
@@ -120,7 +121,7 @@ async def test_adoption_is_a_compare_and_swap_retried_on_conflict() -> None:
     adopted = await act.set_schedule_owner(schedule("1"), SPA)
     assert adopted == schedule("3")
     first, _, second = kube.calls
-    assert first[1][0] is SCHEDULE
+    assert first[1][0] is SCHEDULES
     assert first[1][3]["metadata"]["resourceVersion"] == "1"
     # The retry is based on what the server holds now, and keeps the other owner.
     references = second[1][3]["metadata"]["ownerReferences"]

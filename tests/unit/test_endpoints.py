@@ -85,3 +85,38 @@ async def test_500_half_open_connections_cost_no_thread_and_the_probe_still_answ
         for _, writer in held:
             writer.close()
         await server.close()
+
+
+async def test_a_stalled_loop_fails_the_probe_and_a_free_one_passes_it() -> None:
+    """/healthz is answered on the event loop, so a loop stalled by blocking code (a bug, a
+    deadlock) fails the kubelet's probe by its timeout, as liveness should."""
+    server = await serve("127.0.0.1", 0, ROUTES)
+
+    def probe(timeout: float) -> bytes | None:
+        import socket
+
+        try:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=timeout) as sock:
+                sock.sendall(b"GET /healthz HTTP/1.1\r\n\r\n")
+                return sock.recv(1024)
+        except TimeoutError:
+            return None
+
+    try:
+        answer = await asyncio.to_thread(probe, 1.0)
+        assert answer is not None
+        assert answer.startswith(b"HTTP/1.1 200")
+        loop = asyncio.get_running_loop()
+
+        def probe_during_the_stall() -> bytes | None:
+            time.sleep(0.2)
+            return probe(0.5)
+
+        probed = loop.run_in_executor(None, probe_during_the_stall)
+        time.sleep(1.5)  # noqa: ASYNC251 -- the point: the loop stalls, nothing on it runs
+        assert await probed is None
+        # The timed-out probe's connection is served now that the loop runs again; let it
+        # finish before the server closes.
+        await asyncio.sleep(0.2)
+    finally:
+        await server.close()

@@ -10,12 +10,12 @@ import time
 
 import pytest
 
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from spa.kube import (
     CONFIGMAP,
     EVENT,
     HPA_V2,
     LEASE,
-    SCHEDULED_POD_AUTOSCALER,
     ApiError,
     Conflict,
     Forbidden,
@@ -33,7 +33,7 @@ def test_paths_for_core_group_and_custom_resources() -> None:
     assert CONFIGMAP.collection_path("ns") == "/api/v1/namespaces/ns/configmaps"
     assert EVENT.object_path("ns", "e.1") == "/api/v1/namespaces/ns/events/e.1"
     assert (
-        SCHEDULED_POD_AUTOSCALER.object_path("ns", "web", subresource="status")
+        SCHEDULED_POD_AUTOSCALERS.object_path("ns", "web", subresource="status")
         == "/apis/autoscaling.d-kuro.github.io/v1/namespaces/ns/scheduledpodautoscalers/web/status"
     )
     assert HPA_V2.api_version == "autoscaling/v2"
