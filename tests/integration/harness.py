@@ -34,15 +34,21 @@ def utc(text: str) -> float:
 async def eventually(
     check: Callable[[], _T | Awaitable[_T]], within: float = 15.0, what: str = "condition"
 ) -> _T:
-    """Poll `check` (which may raise AssertionError) until it returns a truthy value. A check
-    that talks to the controller's own endpoints must be a coroutine that leaves the event loop
-    free (`asyncio.to_thread`): the in-process controller serves them on this loop."""
+    """Poll `check` (which may raise AssertionError) until it returns a truthy value.
+
+    A plain function runs in a thread: its blocking calls (the API server, the controller's
+    own endpoints) never stall the event loop that the in-process controller runs on, so a
+    test observes the controller without slowing it. A coroutine function runs on the loop.
+    """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
     last: BaseException | None = None
     while True:
         try:
-            outcome = check()
+            if inspect.iscoroutinefunction(check):
+                outcome = check()
+            else:
+                outcome = await asyncio.to_thread(check)
             result = await outcome if inspect.isawaitable(outcome) else outcome
             if result:
                 return result

@@ -92,6 +92,19 @@ class Requests:
         return max(buckets.values(), default=0)
 
 
+def most_attempts(seconds: float, *, initial: float, maximum: float) -> int:
+    """The most attempts a retry loop of the runtime's backoff (spa/runtime/backoff.py: initial
+    doubling to maximum, less up to half of each delay) can make in `seconds`, counting the first
+    one: the bound docs/reliability.md's "no busy loop" promises, computed from the same rule."""
+    attempts, elapsed, nominal = 1, 0.0, initial
+    while True:
+        elapsed += nominal / 2  # the shortest each delay can be
+        if elapsed > seconds:
+            return attempts
+        attempts += 1
+        nominal = min(maximum, nominal * 2)
+
+
 def bounds_of(kube: Kube, namespace: str) -> dict[str, tuple[int, int]]:
     """min/max of every HPA in the namespace, by name."""
     from spa.kube import HPA_V2

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from tests.integration.harness import (
     Kube,
     create_noon_fleet,
@@ -24,6 +25,7 @@ from tests.reliability.common import (
     MONDAY_11,
     Requests,
     bounds_of,
+    most_attempts,
     report,
     sample,
     ticking,
@@ -51,10 +53,23 @@ async def test_transition_during_an_apiserver_outage_is_applied_when_it_returns(
                     within=30,
                     what="HPAs at base",
                 )
+                last_success = "spa_last_successful_reconcile_timestamp_seconds"
+                await eventually(
+                    lambda: all(
+                        sample(last_success, namespace=namespace, name=name) for name in NAMES
+                    ),
+                    what="every SPA reconciled to the end",
+                )
                 clock.set(utc("2026-11-16T11:59:50"))
                 errors_before = sample(
                     "spa_reconcile_total", controller="scheduledpodautoscaler", result="error"
                 )
+                succeeded_before = sample(last_success, namespace=namespace, name=NAMES[0])
+                watch_errors = {
+                    "resource": str(SCHEDULED_POD_AUTOSCALERS),
+                    "reason": "error",
+                }
+                restarts_before = sample("spa_watch_restarts_total", **watch_errors)
                 down_at = time.monotonic()
                 await asyncio.to_thread(control_plane.stop_apiserver)
                 try:
@@ -66,6 +81,14 @@ async def test_transition_during_an_apiserver_outage_is_applied_when_it_returns(
                         "scheduled_pod_auroscaler_controller_scheduled_pod_auroscaler_min_replicas"
                     )
                     assert sample(gauge, name=NAMES[0], namespace=namespace) == 3
+                    # The alert's signal: the last success stops advancing, while the
+                    # boundary is due.
+                    assert (
+                        sample(last_success, namespace=namespace, name=NAMES[0]) == succeeded_before
+                    )
+                    watch_restarts = (
+                        sample("spa_watch_restarts_total", **watch_errors) - restarts_before
+                    )
                     errors_during = (
                         sample(
                             "spa_reconcile_total",
@@ -85,6 +108,7 @@ async def test_transition_during_an_apiserver_outage_is_applied_when_it_returns(
                     what="window applied after the outage",
                 )
                 recovery = time.monotonic() - up_at
+                succeeded_after = sample(last_success, namespace=namespace, name=NAMES[0])
                 report(
                     "apiserver outage",
                     outage_s=up_at - down_at,
@@ -92,10 +116,21 @@ async def test_transition_during_an_apiserver_outage_is_applied_when_it_returns(
                     recovery_s=recovery,
                     reconcile_errors_during_outage=errors_during,
                     requests_during_outage=outage_requests,
+                    spa_watch_restarts_during_outage=watch_restarts,
                 )
                 assert errors_during >= len(NAMES), "the boundary did not hit the outage"
-                # No busy loop while the server was away.
-                assert outage_requests < 30 * len(NAMES)
+                assert watch_restarts >= 1, "the SPA watch did not see the outage"
+                assert succeeded_after >= utc("2026-11-16T12:00:00") > succeeded_before
+                # No busy loop while the server was away (docs/reliability.md): one probe loop
+                # (0.5 s doubling to 2 s), each of the three watches reconnecting (0.2 s
+                # doubling to 30 s), and at most one failure and one retry per key.
+                outage = up_began - down_at
+                busy_bound = (
+                    most_attempts(outage, initial=0.5, maximum=2.0)
+                    + 3 * most_attempts(outage, initial=0.2, maximum=30.0)
+                    + 2 * len(NAMES)
+                )
+                assert outage_requests <= busy_bound, (outage_requests, busy_bound)
                 assert recovery < 5.0, f"transition applied {recovery:.1f}s after the API returned"
     finally:
         # Leave the shared control plane as a real cluster is after such an outage.
