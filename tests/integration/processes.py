@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,11 @@ def leader_election_args(lease: str) -> list[str]:
 
 @contextlib.contextmanager
 def spa_run(
-    kubeconfig: Path, namespace: str, *extra: str, log: Path
+    kubeconfig: Path,
+    namespace: str,
+    *extra: str,
+    log: Path,
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[subprocess.Popen[bytes]]:
     with log.open("ab") as output:
         process = subprocess.Popen(
@@ -69,7 +73,7 @@ def spa_run(
             ],
             stdout=output,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "KUBECONFIG": ""},
+            env={**os.environ, "KUBECONFIG": "", **(env or {})},
         )
         try:
             yield process
