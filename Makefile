@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: venv lint typecheck check test unit plan run bench clean manifests test-parity
+.PHONY: venv lint typecheck check test unit plan run bench clean manifests test-parity test-reliability
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,14 @@ check: lint typecheck
 unit: venv
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)
 
+# Everything but the fault-injection suite, which has a target of its own (.ci/run runs both).
 test: check testenv
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest --ignore=tests/reliability $(PYTEST_ARGS)
+
+# The fault-injection suite (docs/reliability.md): API-server outages, connection cuts, leader
+# kills and clock skew on the real control plane; several minutes of real time.
+test-reliability: venv testenv
+	$(BIN)/pytest tests/reliability $(PYTEST_ARGS)
 
 # `spa plan` against the API server on 3,000 generated documents, new ones on every run (`make
 # test` runs the same test on 300 fixed ones); see tests/integration/test_plan_parity.py.
