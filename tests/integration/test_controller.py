@@ -475,6 +475,12 @@ async def test_metrics_endpoint_reports_values(
 ) -> None:
     kube.create(autoscaler("web", namespace))
     kube.create(schedule("noon", namespace, "web", minReplicas=5, **DAILY_NOON))
+    # At base first, so that noon is a transition: a patch, with its lag measured.
+    await bounds_become(kube, namespace, "web", (3, 10))
+    await eventually(
+        lambda: kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web").get("nextTransitionTime"),
+        what="noon expected",
+    )
     controller.clock.set(utc("2026-11-16T12:00:00"))
     await bounds_become(kube, namespace, "web", (5, 10))
     url = f"http://127.0.0.1:{controller.manager.metrics_port}/metrics"
