@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+from pathlib import Path
 
 from spa.controller.manager import LeaderElection, Manager, install_signal_handlers, pod_namespace
 from spa.kube import ConfigError, connect
@@ -39,6 +40,8 @@ def run(arguments: argparse.Namespace) -> int:
         resync_period=arguments.resync_period,
         leader_election=election,
         metrics_address=arguments.metrics_addr,
+        metrics_secure=arguments.metrics_secure,
+        metrics_cert_dir=Path(arguments.metrics_cert_dir) if arguments.metrics_cert_dir else None,
         probe_address=arguments.probe_addr,
     )
 

@@ -13,8 +13,9 @@ import contextlib
 import logging
 import os
 import signal
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from spa.controller import watches
@@ -24,6 +25,7 @@ from spa.controller.reconciler import Reconciler
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import HPA_V2, HPA_V2BETA2, ApiError, KubeClient, Resource
 from spa.runtime import (
+    AccessReview,
     AsyncKubeClient,
     Clock,
     Controller,
@@ -40,6 +42,7 @@ from spa.runtime import (
     instrument_client,
     new_executor,
     serve,
+    server_context,
 )
 
 __all__ = ["LeaderElection", "Manager", "parse_address"]
@@ -77,6 +80,9 @@ class Manager:
     resync_period: float = 600.0
     leader_election: LeaderElection | None = None
     metrics_address: str | None = ":8080"
+    # HTTPS and delegated authentication/authorization for /metrics (docs/operations.md).
+    metrics_secure: bool = False
+    metrics_cert_dir: Path | None = None
     probe_address: str | None = ":9090"
     hpa_resource: Resource | None = None
 
@@ -188,7 +194,7 @@ class Manager:
             probe=api_ready,
         )
 
-        servers = await self._start_endpoints()
+        servers = await self._start_endpoints(AsyncKubeClient(self.client, executor))
         for informer in self.informers:
             self._supervisor.start(f"informer {informer.resource}", informer.run)
         stopping = asyncio.create_task(self._stopping.wait(), name="stop")
@@ -256,11 +262,20 @@ class Manager:
     def _may_write(self) -> bool:
         return self._elector is None or self._elector.is_leader
 
-    async def _start_endpoints(self) -> list[Server]:
+    async def _start_endpoints(self, kube: AsyncKubeClient) -> list[Server]:
         servers: list[Server] = []
         if self.metrics_address is not None:
             host, port = parse_address(self.metrics_address)
-            servers.append(await serve(host, port, {"/metrics": exposition}))
+            tls, authorize = None, None
+            if self.metrics_secure:
+                tls = server_context(self.metrics_cert_dir)
+
+                async def create(resource: Resource, body: Mapping[str, Any]) -> dict[str, Any]:
+                    return await kube.create(resource, None, body)
+
+                authorize = AccessReview(create, path="/metrics")
+            routes = {"/metrics": exposition}
+            servers.append(await serve(host, port, routes, tls=tls, authorize=authorize))
             self.metrics_port = servers[-1].port
         if self.probe_address is not None:
             host, port = parse_address(self.probe_address)

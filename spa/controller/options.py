@@ -21,6 +21,19 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help="where to serve Prometheus metrics (default :8080)",
     )
     parser.add_argument(
+        "--metrics-secure",
+        action="store_true",
+        help=(
+            "serve metrics over HTTPS to callers whose bearer token the API server accepts "
+            "and who may get the non-resource URL /metrics (docs/operations.md)"
+        ),
+    )
+    parser.add_argument(
+        "--metrics-cert-dir",
+        metavar="DIR",
+        help="tls.crt and tls.key for --metrics-secure (default: a self-signed certificate)",
+    )
+    parser.add_argument(
         "--probe-addr",
         default=":9090",
         metavar="HOST:PORT",

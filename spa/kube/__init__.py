@@ -33,6 +33,8 @@ from spa.kube.resources import (
     HPA_V2,
     HPA_V2BETA2,
     LEASE,
+    SUBJECT_ACCESS_REVIEW,
+    TOKEN_REVIEW,
     Resource,
 )
 
@@ -42,6 +44,8 @@ __all__ = [
     "HPA_V2",
     "HPA_V2BETA2",
     "LEASE",
+    "SUBJECT_ACCESS_REVIEW",
+    "TOKEN_REVIEW",
     "ApiError",
     "ApiUnavailable",
     "ConfigError",

@@ -15,6 +15,8 @@ __all__ = [
     "HPA_V2",
     "HPA_V2BETA2",
     "LEASE",
+    "SUBJECT_ACCESS_REVIEW",
+    "TOKEN_REVIEW",
     "Resource",
 ]
 
@@ -77,3 +79,9 @@ HPA_V2BETA2 = Resource(
 LEASE = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
 EVENT = Resource("", "v1", "events", "Event", True)
 CONFIGMAP = Resource("", "v1", "configmaps", "ConfigMap", True)
+# Delegated authentication and authorization, as kube-rbac-proxy and controller-runtime's
+# secure metrics do it: the API server judges a bearer token and a user's access.
+TOKEN_REVIEW = Resource("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", False)
+SUBJECT_ACCESS_REVIEW = Resource(
+    "authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", False
+)

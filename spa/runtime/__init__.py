@@ -9,6 +9,7 @@ runs on one asyncio event loop, which owns all state; blocking API calls run in 
 thread pool (:func:`new_executor`). See docs/runtime.md.
 """
 
+from spa.runtime.access import AccessReview
 from spa.runtime.asyncclient import AsyncKubeClient
 from spa.runtime.backoff import Backoff
 from spa.runtime.clock import Clock, FakeClock, SystemClock, TimerHandle
@@ -37,10 +38,12 @@ from spa.runtime.store import (
     split_key,
 )
 from spa.runtime.supervisor import Supervisor
+from spa.runtime.tls import server_context
 from spa.runtime.workqueue import QueueShutDown, WorkQueue
 
 __all__ = [
     "COMPONENT",
+    "AccessReview",
     "AsyncKubeClient",
     "Backoff",
     "Clock",
@@ -81,5 +84,6 @@ __all__ = [
     "object_key",
     "object_logger",
     "serve",
+    "server_context",
     "split_key",
 ]

@@ -13,6 +13,9 @@ Why hand-written on asyncio streams rather than an HTTP framework: these are thr
 fixed answers, and the bounds above (a deadline for the request head, a cap on connections) are
 exactly what matters here; each is one line on a stream server and needs no dependency.
 Requests other than `GET`/`HEAD` of a known path get 405/404; bodies are never read.
+
+Optionally (secure metrics) the server speaks TLS and asks `authorize` about the request's
+bearer token before answering (spa/runtime/access.py); a refusal is a 401 or 403 with no body.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+import ssl
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["Endpoint", "Response", "Server", "serve"]
+__all__ = ["Authorize", "Endpoint", "Response", "Server", "serve"]
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +45,17 @@ class Response:
 Endpoint = Callable[[], Response]
 """Computes the answer to a GET of one path (on the loop: keep it quick)."""
 
-_REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 503: "Service Unavailable"}
+Authorize = Callable[[str | None], Awaitable[int]]
+"""Given the request's bearer token (None: none), the status to answer with: 200 to serve."""
+
+_REASONS = {
+    200: "OK",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    503: "Service Unavailable",
+}
 
 
 class Server:
@@ -68,8 +82,11 @@ async def serve(
     *,
     read_timeout: float = 5.0,
     max_connections: int = 64,
+    tls: ssl.SSLContext | None = None,
+    authorize: Authorize | None = None,
 ) -> Server:
-    """Serve `routes` (path -> endpoint) on `host:port` until the returned server is closed."""
+    """Serve `routes` (path -> endpoint) on `host:port` until the returned server is closed;
+    over TLS with `tls`, and only to requests `authorize` allows."""
     connections: set[asyncio.Task[None]] = set()
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -82,6 +99,15 @@ async def serve(
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=read_timeout)
             response, method = _answer(head, routes)
+            if authorize is not None and response.status != 404:
+                try:
+                    allowed = await asyncio.wait_for(
+                        authorize(_bearer_token(head)), timeout=read_timeout
+                    )
+                except TimeoutError:
+                    allowed = 503  # the API server did not judge in time
+                if allowed != 200:
+                    response = Response(allowed, b"")
             writer.write(_encode(response, with_body=method != "HEAD"))
             await asyncio.wait_for(writer.drain(), timeout=read_timeout)
         except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError):
@@ -94,7 +120,13 @@ async def serve(
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(writer.wait_closed(), timeout=1)
 
-    server = await asyncio.start_server(handle, host, port, limit=_MAX_HEAD)
+    if tls is None:
+        server = await asyncio.start_server(handle, host, port, limit=_MAX_HEAD)
+    else:
+        # A TLS handshake gets the same deadline as a request head.
+        server = await asyncio.start_server(
+            handle, host, port, limit=_MAX_HEAD, ssl=tls, ssl_handshake_timeout=read_timeout
+        )
     return Server(server, connections)
 
 
@@ -111,6 +143,16 @@ def _answer(head: bytes, routes: Mapping[str, Endpoint]) -> tuple[Response, str]
     if method not in ("GET", "HEAD"):
         return Response(405, b"only GET\n"), method
     return endpoint(), method
+
+
+def _bearer_token(head: bytes) -> str | None:
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.decode("latin-1").partition(":")
+        if name.strip().lower() == "authorization":
+            scheme, _, token = value.strip().partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+    return None
 
 
 def _encode(response: Response, *, with_body: bool) -> bytes:

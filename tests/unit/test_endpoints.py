@@ -4,10 +4,11 @@ sockets: answers, timeouts, the connection cap, and 500 half-open connections.""
 from __future__ import annotations
 
 import asyncio
+import ssl
 import threading
 import time
 
-from spa.runtime import Response, serve
+from spa.runtime import Response, serve, server_context
 
 ROUTES = {"/healthz": lambda: Response(200, b"ok"), "/readyz": lambda: Response(503, b"no")}
 
@@ -118,5 +119,44 @@ async def test_a_stalled_loop_fails_the_probe_and_a_free_one_passes_it() -> None
         # The timed-out probe's connection is served now that the loop runs again; let it
         # finish before the server closes.
         await asyncio.sleep(0.2)
+    finally:
+        await server.close()
+
+
+async def test_secure_endpoints_speak_tls_and_ask_about_the_bearer_token() -> None:
+    seen: list[str | None] = []
+
+    async def authorize(token: str | None) -> int:
+        seen.append(token)
+        return {None: 401, "good": 200}.get(token, 403)
+
+    server = await serve("127.0.0.1", 0, ROUTES, tls=server_context(None), authorize=authorize)
+    client = ssl.create_default_context()
+    client.check_hostname = False
+    client.verify_mode = ssl.CERT_NONE
+
+    async def get(head: bytes) -> bytes:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port, ssl=client)
+        writer.write(head)
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.read(), timeout=5)
+        writer.close()
+        return answer
+
+    try:
+        ok = await get(b"GET /healthz HTTP/1.1\r\nAuthorization: Bearer good\r\n\r\n")
+        assert ok.startswith(b"HTTP/1.1 200 OK")
+        assert ok.endswith(b"ok")
+        denied = await get(b"GET /healthz HTTP/1.1\r\nauthorization: bearer other\r\n\r\n")
+        assert denied.startswith(b"HTTP/1.1 403 Forbidden")
+        assert denied.endswith(b"\r\n\r\n")
+        anonymous = await get(b"GET /healthz HTTP/1.1\r\n\r\n")
+        assert anonymous.startswith(b"HTTP/1.1 401 Unauthorized")
+        assert seen == ["good", "other", None]
+        # Plain HTTP to the TLS port gets nothing.
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"GET /healthz HTTP/1.1\r\n\r\n")
+        assert await closed_by_server(reader)
+        writer.close()
     finally:
         await server.close()

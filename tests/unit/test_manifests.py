@@ -99,10 +99,12 @@ def test_install_yaml_holds_every_resource() -> None:
             ("ClusterRole", f"{NAMESPACE}-edit"),
             ("Deployment", NAMESPACE),
             ("Service", f"{NAMESPACE}-metrics"),
+            ("NetworkPolicy", f"{NAMESPACE}-metrics"),
         ]
     )
+    namespaced = {"ServiceAccount", "Role", "RoleBinding", "Deployment", "Service", "NetworkPolicy"}
     for document in _install():
-        if document["kind"] in {"ServiceAccount", "Role", "RoleBinding", "Deployment", "Service"}:
+        if document["kind"] in namespaced:
             assert document["metadata"]["namespace"] == NAMESPACE
 
 
@@ -341,3 +343,14 @@ def test_the_metrics_service_selects_the_controller_pods() -> None:
     assert service["spec"]["ports"] == [
         {"name": "metrics", "port": 8080, "targetPort": "metrics", "protocol": "TCP"}
     ]
+
+
+def test_the_metrics_port_answers_only_to_labelled_namespaces_and_probes_stay_open() -> None:
+    policy = _one(_install(), "NetworkPolicy", f"{NAMESPACE}-metrics")
+    pod_labels = _one(_install(), "Deployment", NAMESPACE)["spec"]["template"]["metadata"]["labels"]
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= pod_labels.items()
+    assert policy["spec"]["policyTypes"] == ["Ingress"]
+    metrics, probes = policy["spec"]["ingress"]
+    assert metrics["ports"] == [{"port": 8080, "protocol": "TCP"}]
+    assert metrics["from"] == [{"namespaceSelector": {"matchLabels": {"metrics": "enabled"}}}]
+    assert probes == {"ports": [{"port": 9090, "protocol": "TCP"}]}
