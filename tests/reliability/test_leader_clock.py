@@ -58,13 +58,18 @@ def skewed(offset: str) -> dict[str, str]:
     }
 
 
+def fleet(kube: Kube, namespace: str) -> tuple[str, list[str]]:
+    """The SPAs, and the Lease both replicas campaign for with its `spa run` flags."""
+    for name in NAMES:
+        kube.create(autoscaler(name, namespace))
+    lease = f"spa-skew-{namespace[-6:]}"
+    return lease, leader_election_args(lease)
+
+
 def test_a_follower_ahead_in_time_never_takes_a_renewed_lease(
     controller_kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
 ) -> None:
-    lease = f"spa-skew-{namespace[-6:]}"
-    for name in NAMES:
-        kube.create(autoscaler(name, namespace))
-    election = leader_election_args(lease)
+    lease, election = fleet(kube, namespace)
     leader_log, follower_log = tmp_path / "leader.log", tmp_path / "follower.log"
     with (
         LeaseHistory(kube.client, lease) as history,
@@ -104,10 +109,7 @@ def test_a_follower_ahead_in_time_never_takes_a_renewed_lease(
 def test_a_leader_ahead_in_time_is_replaced_within_the_lease_when_killed(
     controller_kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
 ) -> None:
-    lease = f"spa-skew-{namespace[-6:]}"
-    for name in NAMES:
-        kube.create(autoscaler(name, namespace))
-    election = leader_election_args(lease)
+    lease, election = fleet(kube, namespace)
     leader_log, follower_log = tmp_path / "leader.log", tmp_path / "follower.log"
     with (
         LeaseHistory(kube.client, lease) as history,
