@@ -30,6 +30,13 @@ controller fills the status is in [architecture.md](architecture.md).
 Constraints in the tables are enforced by the API server (OpenAPI schema and CEL rules) and
 again by the controller and `spa plan`, which also check what the API server cannot know (for
 example whether a time zone exists).
+
+Names: `kubectl get spa` for ScheduledPodAutoscalers and `kubectl get spasched` for Schedules.
+`kubectl get schedule` is ambiguous on a cluster that also runs Velero (`schedules.velero.io`)
+or Chaos Mesh (`schedules.chaos-mesh.org`), whose Schedules have no short name; kubectl then
+picks one group by its own preference order. `spasched`, like the full name
+`schedules.autoscaling.d-kuro.github.io`, always means this project's Schedule: it is none of
+the short names of those projects, cert-manager, Argo, KEDA, Flux or Crossplane.
 """
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "SCHEDULED_POD_AUTOSCALER_RULES",
     "SCHEDULE_COLUMNS",
     "SCHEDULE_RULES",
+    "SCHEDULE_SHORT_NAME",
     "Column",
     "Rule",
     "crd_name",
@@ -153,6 +154,11 @@ SCHEDULED_POD_AUTOSCALER_COLUMNS: tuple[Column, ...] = (
     Column("NEXTTRANSITION", "string", ".status.nextTransitionTime", "Next change (UTC)", 1),
 )
 
+# `schedule` alone is ambiguous wherever Velero (schedules.velero.io) or Chaos Mesh
+# (schedules.chaos-mesh.org) is installed too; neither they nor the other widespread projects
+# (cert-manager, Argo, KEDA, Flux, Crossplane) use this short name (docs/api.md, "Names").
+SCHEDULE_SHORT_NAME = "spasched"
+
 SCHEDULE_COLUMNS: tuple[Column, ...] = (
     Column("REFERENCE", "string", ".spec.scaleTargetRef.name", "The ScheduledPodAutoscaler"),
     Column("TYPE", "string", ".spec.type", "Weekly, Daily or OneShot"),
@@ -160,6 +166,9 @@ SCHEDULE_COLUMNS: tuple[Column, ...] = (
     Column("ENDTIME", "string", ".spec.endTime", "End of the window"),
     Column("STARTDAYOFWEEK", "string", ".spec.startDayOfWeek", "First day (Weekly)"),
     Column("ENDDAYOFWEEK", "string", ".spec.endDayOfWeek", "Last day (Weekly)"),
+    # Empty means UTC; the column shows it because the same 09:00 is a different instant in
+    # every zone, and the zone is what a reader checks first.
+    Column("TIMEZONE", "string", ".spec.timeZone", "IANA time zone of the times (empty: UTC)"),
     Column("MINPODS", "integer", ".spec.minReplicas", "minReplicas while active", 1),
     Column("MAXPODS", "integer", ".spec.maxReplicas", "maxReplicas while active", 1),
     Column("STATUS", "string", ".status.condition", "Condition of the Schedule"),
@@ -371,7 +380,7 @@ def schedule_crd() -> Schema:
         _schedule_spec_schema(),
         _status_schema(ScheduleStatus),
     )
-    return _crd(SCHEDULE_KIND, "schedules", [], schema, SCHEDULE_COLUMNS)
+    return _crd(SCHEDULE_KIND, "schedules", [SCHEDULE_SHORT_NAME], schema, SCHEDULE_COLUMNS)
 
 
 # Keywords that apiextensions.k8s.io/v1beta1 on Kubernetes 1.15 does not know.

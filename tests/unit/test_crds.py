@@ -215,6 +215,7 @@ def test_names_scope_and_versions() -> None:
         "listKind": "ScheduleList",
         "plural": "schedules",
         "singular": "schedule",
+        "shortNames": ["spasched"],
         "categories": ["autoscaling"],
     }
     for crd in (spa, schedule):
@@ -245,6 +246,7 @@ SCHEDULE_COLUMNS = [
     ("ENDTIME", ".spec.endTime", "string", 0),
     ("STARTDAYOFWEEK", ".spec.startDayOfWeek", "string", 0),
     ("ENDDAYOFWEEK", ".spec.endDayOfWeek", "string", 0),
+    ("TIMEZONE", ".spec.timeZone", "string", 0),
     ("MINPODS", ".spec.minReplicas", "integer", 1),
     ("MAXPODS", ".spec.maxReplicas", "integer", 1),
     ("STATUS", ".status.condition", "string", 0),
