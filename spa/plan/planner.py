@@ -29,7 +29,8 @@ from spa.api import (
 )
 from spa.api.validation import unknown_status_fields
 from spa.plan.manifests import Document, ReadError
-from spa.schedule import Rule, State, Timeline, state_at, transitions_between
+from spa.plan.schedules import PlannedSchedule, plan_schedule
+from spa.schedule import Base, Rule, State, state_at, transitions_between
 
 __all__ = ["AutoscalerPlan", "Plan", "PlanError", "build_plan"]
 
@@ -59,6 +60,9 @@ class AutoscalerPlan:
     name: str
     state: State
     transitions: list[tuple[int, State]]
+    base: Base | None = None
+    schedules: list[PlannedSchedule] = field(default_factory=list)
+    """Its valid Schedules, suspended and completed ones too, by name."""
 
 
 @dataclass(slots=True)
@@ -88,6 +92,7 @@ def build_plan(
     autoscalers: dict[tuple[str, str], ScheduledPodAutoscaler] = {}
     invalid_autoscalers: set[tuple[str, str]] = set()
     rules: dict[tuple[str, str], list[Rule]] = {}
+    planned: dict[tuple[str, str], list[PlannedSchedule]] = {}
     schedules: list[tuple[_Parsed, Schedule]] = []
     seen: dict[tuple[str, str, str], Document] = {}
 
@@ -162,11 +167,13 @@ def build_plan(
                 ),
             )
             continue
+        seen_schedule = plan_schedule(identity.name, schedule.spec, compiled, at=at, until=until)
+        planned.setdefault(owner, []).append(seen_schedule)
         if not compiled.suspend:
             rules.setdefault(owner, []).append(
                 Rule(
                     name=identity.name,
-                    timeline=Timeline(compiled.window),
+                    timeline=seen_schedule.timeline,
                     min_replicas=compiled.min_replicas,
                     max_replicas=compiled.max_replicas,
                 )
@@ -181,6 +188,8 @@ def build_plan(
                 name=name,
                 state=state_at(base, own_rules, at),
                 transitions=transitions_between(base, own_rules, at, until),
+                base=base,
+                schedules=sorted(planned.get((namespace, name), []), key=lambda s: s.name),
             )
         )
     plan.errors = errors.in_file_order()

@@ -1,4 +1,4 @@
-"""The two faces of a plan: a table for people and the JSON of docs/plan.md for tools.
+"""The two text faces of a plan: a table for people and the JSON of docs/plan.md for tools.
 
 The JSON keys and their order are a contract other tools consume; nothing is added to it.
 """
@@ -8,10 +8,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from spa.plan.planner import Plan, PlanError
+from spa.plan.planner import AutoscalerPlan, Plan, PlanError
+from spa.plan.schedules import PlannedSchedule, ScheduleState, format_local, zone_name
 from spa.schedule import State, format_instant
 
-__all__ = ["render_json", "render_table"]
+__all__ = [
+    "describe_error",
+    "describe_schedule_state",
+    "local_times",
+    "render_json",
+    "render_table",
+    "schedule_rows",
+]
 
 
 def render_json(plan: Plan) -> str:
@@ -84,7 +92,11 @@ def _error_fields(error: PlanError) -> dict[str, Any]:
 
 
 def render_table(plan: Plan) -> str:
-    """The current state of every autoscaler, then each one's upcoming transitions."""
+    """The current state of every autoscaler, then each one's Schedules and transitions.
+
+    Times are UTC (as the API and the JSON write them) with, beside them, the wall-clock time
+    in the zone of the Schedule that starts or ends then: the time its author wrote.
+    """
     lines = [
         f"Plan from {format_instant(plan.at)} until {format_instant(plan.until)} (times in UTC)",
         "",
@@ -92,7 +104,17 @@ def render_table(plan: Plan) -> str:
     if not plan.autoscalers:
         lines.append("No valid ScheduledPodAutoscaler found.")
     else:
-        rows = [["NAMESPACE", "NAME", "MIN", "MAX", "ACTIVE SCHEDULES", "NEXT TRANSITION"]]
+        rows = [
+            [
+                "NAMESPACE",
+                "NAME",
+                "MIN",
+                "MAX",
+                "ACTIVE SCHEDULES",
+                "NEXT TRANSITION",
+                "LOCAL",
+            ]
+        ]
         for autoscaler in plan.autoscalers:
             upcoming = autoscaler.transitions
             rows.append(
@@ -103,21 +125,25 @@ def render_table(plan: Plan) -> str:
                     _max_text(autoscaler.state),
                     ",".join(autoscaler.state.active) or "-",
                     format_instant(upcoming[0][0]) if upcoming else "-",
+                    local_times(autoscaler, upcoming[0][0]) if upcoming else "-",
                 ]
             )
         lines.extend(_columns(rows))
         for autoscaler in plan.autoscalers:
-            lines += ["", f"{autoscaler.namespace}/{autoscaler.name}:"]
+            lines += ["", f"{autoscaler.namespace}/{autoscaler.name}{_base_text(autoscaler)}:"]
+            lines.extend("  " + line for line in schedule_rows(autoscaler))
+            lines.append("")
             if not autoscaler.transitions:
                 lines.append("  no transition in this period")
                 continue
-            rows = [["FROM", "MIN", "MAX", "ACTIVE SCHEDULES"]]
+            rows = [["FROM", "MIN", "MAX", "ACTIVE SCHEDULES", "LOCAL"]]
             rows += [
                 [
                     format_instant(instant),
                     str(state.min_replicas),
                     _max_text(state),
                     ",".join(state.active) or "-",
+                    local_times(autoscaler, instant),
                 ]
                 for instant, state in autoscaler.transitions
             ]
@@ -126,6 +152,63 @@ def render_table(plan: Plan) -> str:
         lines += ["", f"{len(plan.errors)} error(s):"]
         lines.extend(f"  {describe_error(error)}" for error in plan.errors)
     return "\n".join(lines)
+
+
+def local_times(autoscaler: AutoscalerPlan, instant: int) -> str:
+    """The wall-clock time of `instant` in the zone of each Schedule that starts or ends then
+    (one entry per zone), or `-` if none does (an instant no Schedule explains)."""
+    zones = {
+        zone_name(schedule.zone): schedule.zone
+        for schedule in autoscaler.schedules
+        if schedule.changes_at(instant)
+    }
+    return ", ".join(format_local(instant, zones[name]) for name in sorted(zones)) or "-"
+
+
+def schedule_rows(autoscaler: AutoscalerPlan) -> list[str]:
+    """The autoscaler's Schedules as table lines, with where each stands."""
+    if not autoscaler.schedules:
+        return ["no Schedule"]
+    rows = [["SCHEDULE", "TYPE", "WINDOW", "TIME ZONE", "MIN", "MAX", "STATE"]]
+    for schedule in autoscaler.schedules:
+        rows.append(
+            [
+                schedule.name,
+                schedule.type,
+                schedule.window,
+                zone_name(schedule.zone),
+                _optional(schedule.min_replicas),
+                _optional(schedule.max_replicas),
+                describe_schedule_state(schedule),
+            ]
+        )
+    return _columns(rows)
+
+
+def describe_schedule_state(schedule: PlannedSchedule) -> str:
+    """`active until ...`, `starts ...`, `suspended`, `completed`, with local times."""
+    state, change = schedule.state, schedule.next_change
+    # The zone's name is in the Schedule's own row; its abbreviation still tells EST from EDT.
+    when = "" if change is None else format_local(change, schedule.zone, with_name=False)
+    if state is ScheduleState.ACTIVE:
+        return f"active until {when}" if when else "active"
+    if state is ScheduleState.UPCOMING and when:
+        return f"starts {when}"
+    if state is ScheduleState.LATER:
+        return f"starts {when}, after this period" if when else "no start in the next 400 days"
+    return state.value
+
+
+def _optional(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _base_text(autoscaler: AutoscalerPlan) -> str:
+    base = autoscaler.base
+    if base is None:
+        return ""
+    minimum = "unset (1)" if base.min_replicas is None else str(base.min_replicas)
+    return f" (base: min {minimum}, max {base.max_replicas})"
 
 
 def describe_error(error: PlanError) -> str:

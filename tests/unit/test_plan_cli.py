@@ -154,9 +154,31 @@ def test_valid_manifests_exit_zero_and_print_a_table(tmp_path: Path) -> None:
         "SCHEDULES",
         "NEXT",
         "TRANSITION",
+        "LOCAL",
     ]
-    assert lines[3].split() == ["default", "nginx", "5", "10", "test-1", "2026-03-08T07:00:00Z"]
-    assert "  2026-03-15T06:00:00Z   5     10    test-1" in lines
+    assert lines[3].split() == [
+        "default",
+        "nginx",
+        "5",
+        "10",
+        "test-1",
+        "2026-03-08T07:00:00Z",
+        *["Sun", "2026-03-08", "07:00", "UTC"],
+    ]
+    assert lines[5] == "default/nginx (base: min 3, max 10):"
+    assert lines[6].split()[:3] == ["SCHEDULE", "TYPE", "WINDOW"]
+    assert lines[7].split() == [
+        "test-1",
+        "Daily",
+        "daily",
+        "06:00-07:00",
+        "UTC",
+        "5",
+        "-",
+        *["active", "until", "Sun", "2026-03-08", "07:00", "UTC"],
+    ]
+    last = "  2026-03-15T06:00:00Z   5     10    test-1             Sun 2026-03-15 06:00 UTC"
+    assert last in lines
     assert "error" not in result.stdout
 
 

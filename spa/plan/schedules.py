@@ -1,0 +1,131 @@
+"""What a plan says about each Schedule of an autoscaler, beyond the effective values.
+
+A reviewer asks "why is nothing happening on Friday?" as often as "what happens on Monday?": a
+suspended Schedule, a OneShot that is over, or a window that only starts after the horizon is
+invisible in the list of transitions. So every valid Schedule of a planned autoscaler is kept
+here with its window in words, its time zone and its state over the horizon; renderers (the
+table, the HTML timeline, `kubectl spa status`) show them, and they show local times with the
+zone of the Schedule that caused each transition.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from spa.api import CompiledSchedule, ScheduleSpec
+from spa.schedule import UTC_ZONE, OneShotWindow, Timeline, from_instant
+
+__all__ = [
+    "PlannedSchedule",
+    "ScheduleState",
+    "format_local",
+    "plan_schedule",
+    "zone_name",
+]
+
+
+class ScheduleState(enum.StrEnum):
+    """Where a Schedule stands at the start of the horizon."""
+
+    ACTIVE = "active"
+    """Its window is active at the start of the horizon."""
+    UPCOMING = "upcoming"
+    """Its window starts within the horizon."""
+    LATER = "later"
+    """Its window does not start within the horizon (a OneShot further ahead, or a window that
+    starts more than the engine's look-ahead of 400 days later)."""
+    SUSPENDED = "suspended"
+    """`spec.suspend` is true: it never applies."""
+    COMPLETED = "completed"
+    """A OneShot whose end has passed."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedSchedule:
+    """One valid Schedule of a planned autoscaler."""
+
+    name: str
+    type: str
+    window: str
+    """The window in the Schedule's own words, e.g. `Mon-Wed 11:50-13:00`."""
+    zone: ZoneInfo
+    min_replicas: int | None
+    max_replicas: int | None
+    state: ScheduleState
+    timeline: Timeline
+    next_change: int | None
+    """When it next starts (or, while active, ends), if within the engine's look-ahead; None
+    for suspended and completed Schedules."""
+
+    def changes_at(self, instant: int) -> bool:
+        """Whether this Schedule starts or ends exactly at `instant` (suspended ones never)."""
+        if self.state in (ScheduleState.SUSPENDED, ScheduleState.COMPLETED):
+            return False
+        return self.timeline.is_active(instant) != self.timeline.is_active(instant - 1)
+
+
+def plan_schedule(
+    name: str, spec: ScheduleSpec, compiled: CompiledSchedule, *, at: int, until: int
+) -> PlannedSchedule:
+    """The Schedule `name` as seen from `at`, over the horizon `(at, until]`."""
+    timeline = Timeline(compiled.window)
+    window = compiled.window
+    # Every window type keeps the zone its wall-clock times are in.
+    zone: ZoneInfo = getattr(window, "zone", UTC_ZONE)
+    next_change: int | None = None
+    if compiled.suspend:
+        state = ScheduleState.SUSPENDED
+    elif isinstance(window, OneShotWindow) and window.completed(at):
+        state = ScheduleState.COMPLETED
+    else:
+        next_change = timeline.next_boundary(at)
+        if timeline.is_active(at):
+            state = ScheduleState.ACTIVE
+        elif next_change is not None and next_change <= until:
+            state = ScheduleState.UPCOMING
+        else:
+            state = ScheduleState.LATER
+    return PlannedSchedule(
+        name=name,
+        type=spec.type.value,
+        window=_describe_window(spec),
+        zone=zone,
+        min_replicas=compiled.min_replicas,
+        max_replicas=compiled.max_replicas,
+        state=state,
+        timeline=timeline,
+        next_change=next_change,
+    )
+
+
+def _describe_window(spec: ScheduleSpec) -> str:
+    times = f"{spec.start_time}-{spec.end_time}"
+    if spec.type.value == "OneShot":
+        return f"{spec.start_time} to {spec.end_time}"
+    if spec.type.value == "Weekly" and spec.start_day_of_week and spec.end_day_of_week:
+        first, last = spec.start_day_of_week.value[:3], spec.end_day_of_week.value[:3]
+        days = first if first == last else f"{first}-{last}"
+        return f"{days} {times}"
+    return f"daily {times}"
+
+
+def zone_name(zone: ZoneInfo) -> str:
+    """The IANA name of a zone (`UTC` for the default)."""
+    return zone.key or "UTC"
+
+
+def format_local(instant: int, zone: ZoneInfo, *, with_name: bool = True) -> str:
+    """`Mon 2026-11-23 11:50 JST Asia/Tokyo`: the weekday, date and wall-clock time in `zone`,
+    its abbreviation then in force (which tells EST from EDT) and, `with_name`, the zone's name.
+
+    Seconds are shown only when not zero: boundaries fall on whole minutes, only `--at` may not.
+    """
+    local: datetime = from_instant(instant).astimezone(zone)
+    clock = "%H:%M:%S" if local.second else "%H:%M"
+    name = zone_name(zone)
+    abbreviation = local.tzname() or name
+    label = f"{abbreviation} {name}" if with_name and abbreviation != name else abbreviation
+    return f"{local.strftime('%a %Y-%m-%d ' + clock)} {label}"

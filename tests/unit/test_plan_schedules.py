@@ -1,0 +1,150 @@
+"""The plan's view of each Schedule (state over the horizon, window, zone) and local times in the
+table: docs/plan.md, "The table"."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from spa.plan import Document, Plan, build_plan, render_table
+from spa.plan.render import local_times
+from spa.plan.schedules import ScheduleState, format_local
+from spa.schedule import instant_of, load_zone
+
+AT = "2026-03-08T06:30:00Z"
+
+
+def at(text: str) -> int:
+    return instant_of(datetime.fromisoformat(text))
+
+
+def autoscaler(name: str = "web") -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "ScheduledPodAutoscaler",
+        "metadata": {"name": name, "namespace": "shop"},
+        "spec": {
+            "horizontalPodAutoscalerSpec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+                "minReplicas": 2,
+                "maxReplicas": 8,
+            }
+        },
+    }
+
+
+def schedule(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "Schedule",
+        "metadata": {"name": name, "namespace": "shop"},
+        "spec": {"scaleTargetRef": {"name": "web"}, "minReplicas": 4, **spec},
+    }
+
+
+def plan_of(*bodies: dict[str, Any], start: str = AT, end: str = "2026-03-15T06:30:00Z") -> Plan:
+    documents = [Document("m.yaml", index, body) for index, body in enumerate(bodies, 1)]
+    plan = build_plan(documents, [], at=at(start), until=at(end))
+    assert plan.errors == []
+    return plan
+
+
+def test_every_valid_schedule_is_listed_with_its_state() -> None:
+    plan = plan_of(
+        autoscaler(),
+        schedule("now", type="Daily", startTime="06:00", endTime="07:00"),
+        schedule("soon", type="Daily", startTime="09:00", endTime="10:00"),
+        schedule("later", type="OneShot", startTime="2026-04-01T09:00", endTime="2026-04-01T10:00"),
+        schedule("over", type="OneShot", startTime="2026-03-01T09:00", endTime="2026-03-01T10:00"),
+        schedule("paused", type="Daily", startTime="09:00", endTime="10:00", suspend=True),
+    )
+    [web] = plan.autoscalers
+    states = {s.name: s.state for s in web.schedules}
+    assert states == {
+        "later": ScheduleState.LATER,
+        "now": ScheduleState.ACTIVE,
+        "over": ScheduleState.COMPLETED,
+        "paused": ScheduleState.SUSPENDED,
+        "soon": ScheduleState.UPCOMING,
+    }
+    assert [s.name for s in web.schedules] == sorted(states)
+    # A suspended Schedule is listed but takes no part in the transitions.
+    assert all("paused" not in state.active for _, state in web.transitions)
+    table = render_table(plan)
+    assert "active until Sun 2026-03-08 07:00 UTC" in table
+    assert "starts Sun 2026-03-08 09:00 UTC" in table
+    assert "starts Wed 2026-04-01 09:00 UTC, after this period" in table
+    rows = {line.split()[0]: line for line in table.splitlines() if line.startswith("  ")}
+    assert rows["over"].endswith("completed")
+    assert rows["paused"].endswith("suspended")
+    assert "2026-04-01T09:00 to 2026-04-01T10:00" in rows["later"]
+
+
+def test_window_words() -> None:
+    plan = plan_of(
+        autoscaler(),
+        schedule(
+            "weekly",
+            type="Weekly",
+            startDayOfWeek="Friday",
+            endDayOfWeek="Monday",
+            startTime="22:00",
+            endTime="02:00",
+            timeZone="Europe/Berlin",
+        ),
+        schedule(
+            "one-day",
+            type="Weekly",
+            startDayOfWeek="Sunday",
+            endDayOfWeek="Sunday",
+            startTime="8:00",
+            endTime="9:00",
+        ),
+    )
+    windows = {s.name: (s.window, s.zone.key) for s in plan.autoscalers[0].schedules}
+    assert windows == {
+        "weekly": ("Fri-Mon 22:00-02:00", "Europe/Berlin"),
+        "one-day": ("Sun 8:00-9:00", "UTC"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("instant", "zone", "expected"),
+    [
+        # The last minute of EST and the first of EDT: the abbreviation tells them apart.
+        ("2026-03-08T06:59:00Z", "America/New_York", "Sun 2026-03-08 01:59 EST America/New_York"),
+        ("2026-03-08T07:00:00Z", "America/New_York", "Sun 2026-03-08 03:00 EDT America/New_York"),
+        ("2026-11-23T02:50:00Z", "Asia/Tokyo", "Mon 2026-11-23 11:50 JST Asia/Tokyo"),
+        # A zone without a letter abbreviation shows its offset; UTC is said once.
+        ("2026-11-23T02:50:00Z", "Asia/Dubai", "Mon 2026-11-23 06:50 +04 Asia/Dubai"),
+        ("2026-11-23T02:50:30Z", "", "Mon 2026-11-23 02:50:30 UTC"),
+    ],
+)
+def test_format_local(instant: str, zone: str, expected: str) -> None:
+    assert format_local(at(instant), load_zone(zone)) == expected
+
+
+def test_local_time_of_a_transition_is_given_in_each_zone_that_changes_then() -> None:
+    plan = plan_of(
+        autoscaler(),
+        # 13:00 in Tokyo and 23:00 the day before in New York are both 04:00 UTC.
+        schedule("tokyo", type="Daily", startTime="11:50", endTime="13:00", timeZone="Asia/Tokyo"),
+        schedule(
+            "new-york",
+            type="Daily",
+            startTime="23:00",
+            endTime="01:30",
+            timeZone="America/New_York",
+            minReplicas=3,
+        ),
+        start="2026-11-23T00:00:00Z",
+        end="2026-11-24T00:00:00Z",
+    )
+    [web] = plan.autoscalers
+    assert local_times(web, at("2026-11-23T04:00:00Z")) == (
+        "Sun 2026-11-22 23:00 EST America/New_York, Mon 2026-11-23 13:00 JST Asia/Tokyo"
+    )
+    assert local_times(web, at("2026-11-23T02:50:00Z")) == "Mon 2026-11-23 11:50 JST Asia/Tokyo"
+    assert local_times(web, at("2026-11-23T03:00:00Z")) == "-"
