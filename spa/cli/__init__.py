@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from spa.controller.options import add_run_arguments
-from spa.plan import build_plan, read_documents, render_json, render_table
+from spa.plan import build_plan, read_documents, render_html, render_json, render_table
 from spa.schedule import format_instant, instant_of
 
 __all__ = ["main"]
@@ -79,7 +79,14 @@ def _parser() -> argparse.ArgumentParser:
     horizon.add_argument(
         "--until", type=_timestamp, metavar="RFC3339", help="list transitions up to this instant"
     )
-    plan.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    plan.add_argument(
+        "-o",
+        "--output",
+        choices=("table", "json", "html"),
+        default="table",
+        help="table (default), json (docs/plan.md) or html (one self-contained page with a "
+        "timeline per ScheduledPodAutoscaler)",
+    )
 
     add_run_arguments(
         commands.add_parser(
@@ -109,12 +116,15 @@ def _plan(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int
     documents, read_errors = read_documents(arguments.filename)
     plan = build_plan(documents, read_errors, at=at, until=until)
     try:
-        print(render_json(plan) if arguments.output == "json" else render_table(plan))
+        print(_RENDERERS[arguments.output](plan))
         sys.stdout.flush()
     except BrokenPipeError:
         # The reader (`| head`) has gone; say nothing more, like other command-line tools.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 1 if plan.errors else 0
+
+
+_RENDERERS = {"table": render_table, "json": render_json, "html": render_html}
 
 
 def _timestamp(text: str) -> int:

@@ -1,5 +1,6 @@
 """`spa plan`: an offline preview of what the controller will do with a set of manifests."""
 
+from spa.plan.html import render_html
 from spa.plan.manifests import Document, ReadError, read_documents
 from spa.plan.planner import AutoscalerPlan, Plan, PlanError, build_plan
 from spa.plan.render import render_json, render_table
@@ -12,6 +13,7 @@ __all__ = [
     "ReadError",
     "build_plan",
     "read_documents",
+    "render_html",
     "render_json",
     "render_table",
 ]

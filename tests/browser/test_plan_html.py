@@ -1,0 +1,192 @@
+"""`spa plan -o html` as a browser shows it: headless Chromium parses the page (one timeline per
+ScheduledPodAutoscaler in its DOM) and renders it to a PNG that is not blank and shows each
+timeline's step lines (docs/plan.md, "-o html")."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from spa.plan.html import MAX_COLOR, MIN_COLOR
+from tests.browser.chromium import dump_dom, screenshot
+
+pytestmark = pytest.mark.browser
+
+SPA = Path(sys.executable).parent / "spa"
+
+MANIFESTS = """\
+apiVersion: autoscaling.d-kuro.github.io/v1
+kind: ScheduledPodAutoscaler
+metadata: {name: web, namespace: shop}
+spec:
+  horizontalPodAutoscalerSpec:
+    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+    minReplicas: 2
+    maxReplicas: 8
+---
+apiVersion: autoscaling.d-kuro.github.io/v1
+kind: Schedule
+metadata: {name: office-hours, namespace: shop}
+spec:
+  scaleTargetRef: {name: web}
+  type: Daily
+  startTime: "09:00"
+  endTime: "17:00"
+  timeZone: Europe/Berlin
+  minReplicas: 5
+  maxReplicas: 12
+---
+apiVersion: autoscaling.d-kuro.github.io/v1
+kind: ScheduledPodAutoscaler
+metadata: {name: api, namespace: shop}
+spec:
+  horizontalPodAutoscalerSpec:
+    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: api}
+    maxReplicas: 4
+---
+apiVersion: autoscaling.d-kuro.github.io/v1
+kind: Schedule
+metadata: {name: weekday-mornings, namespace: shop}
+spec:
+  scaleTargetRef: {name: api}
+  type: Weekly
+  startDayOfWeek: Monday
+  endDayOfWeek: Friday
+  startTime: "08:00"
+  endTime: "10:00"
+  timeZone: America/New_York
+  minReplicas: 3
+---
+apiVersion: autoscaling.d-kuro.github.io/v1
+kind: Schedule
+metadata: {name: paused, namespace: shop}
+spec:
+  scaleTargetRef: {name: api}
+  type: Daily
+  startTime: "20:00"
+  endTime: "22:00"
+  minReplicas: 4
+  suspend: true
+---
+apiVersion: autoscaling.d-kuro.github.io/v1
+kind: ScheduledPodAutoscaler
+metadata: {name: worker, namespace: batch}
+spec:
+  horizontalPodAutoscalerSpec:
+    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: worker}
+    minReplicas: 1
+    maxReplicas: 3
+---
+apiVersion: autoscaling.d-kuro.github.io/v1
+kind: Schedule
+metadata: {name: launch, namespace: batch}
+spec:
+  scaleTargetRef: {name: worker}
+  type: OneShot
+  startTime: "2026-11-25T19:00"
+  endTime: "2026-11-26T02:00"
+  timeZone: Asia/Tokyo
+  minReplicas: 6
+  maxReplicas: 6
+"""
+TIMELINES = ["batch/worker", "shop/api", "shop/web"]
+
+
+class _Timelines(HTMLParser):
+    """Counts what the browser built: timeline sections, their charts and step lines."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sections: list[str] = []
+        self.charts = 0
+        self.steps: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        classes = (found.get("class") or "").split()
+        if tag == "section" and "timeline" in classes:
+            self.sections.append(str(found.get("data-autoscaler")))
+        elif tag == "svg" and "chart" in classes:
+            self.charts += 1
+        elif tag == "polyline":
+            self.steps.extend(classes)
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("plan-html")
+    (directory / "manifests.yaml").write_text(MANIFESTS)
+    result = subprocess.run(
+        [
+            str(SPA),
+            "plan",
+            "-f",
+            str(directory / "manifests.yaml"),
+            "--at",
+            "2026-11-23T00:00:00Z",
+            "-o",
+            "html",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    page = directory / "plan.html"
+    page.write_text(result.stdout)
+    return page
+
+
+def test_chromium_builds_one_timeline_per_autoscaler(page: Path) -> None:
+    parsed = _Timelines()
+    parsed.feed(dump_dom(page))
+    assert parsed.sections == TIMELINES
+    assert parsed.charts == len(TIMELINES)
+    assert sorted(parsed.steps) == sorted(["min", "max"] * len(TIMELINES))
+
+
+def _rgb(color: str) -> tuple[int, int, int]:
+    return (int(color[1:3], 16), int(color[3:5], 16), int(color[5:7], 16))
+
+
+def _bands(image: Image.Image, color: str, *, gap: int = 40, least: int = 300) -> list[int]:
+    """The vertical clusters of pixels of `color` (rows within `gap` of each other), as the
+    number of such pixels in each; clusters under `least` pixels (the legend) are left out."""
+    wanted = _rgb(color)
+    width, height = image.size
+    pixels = image.load()
+    assert pixels is not None
+    counts = [sum(1 for x in range(width) if pixels[x, y][:3] == wanted) for y in range(height)]
+    clusters: list[list[int]] = []
+    last = -gap - 1
+    for y, count in enumerate(counts):
+        if not count:
+            continue
+        if y - last > gap:
+            clusters.append([])
+        clusters[-1].append(count)
+        last = y
+    return [sum(cluster) for cluster in clusters if sum(cluster) >= least]
+
+
+def test_the_screenshot_shows_a_timeline_per_autoscaler(page: Path, tmp_path: Path) -> None:
+    png = tmp_path / "plan.png"
+    screenshot(page, png, width=1280, height=1800)
+    image = Image.open(png).convert("RGB")
+    assert image.size == (1280, 1800)
+    # Not blank: a good share of the page is drawn, in many colours.
+    colors = image.getcolors(maxcolors=1 << 20)
+    assert colors is not None
+    white = sum(count for count, rgb in colors if rgb == (255, 255, 255))
+    assert white < 0.9 * 1280 * 1800
+    assert len(colors) > 50
+    # Each timeline's effective min and max step lines, in their own colours, one block per
+    # autoscaler from the top of the page down.
+    assert len(_bands(image, MAX_COLOR)) == len(TIMELINES)
+    assert len(_bands(image, MIN_COLOR)) == len(TIMELINES)

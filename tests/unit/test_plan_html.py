@@ -1,0 +1,122 @@
+"""`spa plan -o html` offline: one self-contained page, a timeline per autoscaler, everything
+from the manifests escaped. tests/browser renders it with Chromium."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from html.parser import HTMLParser
+from typing import Any
+
+from spa.plan import Document, Plan, PlanError, build_plan, render_html
+from spa.plan.html import axis_zone
+from spa.schedule import instant_of
+
+
+def at(text: str) -> int:
+    return instant_of(datetime.fromisoformat(text))
+
+
+def autoscaler(name: str, namespace: str = "shop") -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "ScheduledPodAutoscaler",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "horizontalPodAutoscalerSpec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+                "minReplicas": 2,
+                "maxReplicas": 8,
+            }
+        },
+    }
+
+
+def daily(name: str, target: str, zone: str, start: str = "09:00") -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "Schedule",
+        "metadata": {"name": name, "namespace": "shop"},
+        "spec": {
+            "scaleTargetRef": {"name": target},
+            "type": "Daily",
+            "startTime": start,
+            "endTime": "17:00",
+            "timeZone": zone,
+            "minReplicas": 5,
+        },
+    }
+
+
+def plan_of(*bodies: dict[str, Any]) -> Plan:
+    documents = [Document("m.yaml", index, body) for index, body in enumerate(bodies, 1)]
+    return build_plan(
+        documents, [], at=at("2026-11-23T00:00:00Z"), until=at("2026-11-26T00:00:00Z")
+    )
+
+
+class Page(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sections: list[str] = []
+        self.polylines: dict[str, list[str]] = {}
+        self.tags: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        self.tags.add(tag)
+        if tag == "section" and found.get("class") == "timeline":
+            self.sections.append(str(found["data-autoscaler"]))
+        if tag == "polyline":
+            key = f"{self.sections[-1]} {found['class']}"
+            self.polylines[key] = str(found["points"]).split()
+
+
+def test_one_self_contained_page_with_a_timeline_per_autoscaler() -> None:
+    plan = plan_of(
+        autoscaler("web"),
+        autoscaler("api"),
+        autoscaler("web", namespace="other"),
+        daily("office", "web", "Europe/Berlin"),
+    )
+    text = render_html(plan)
+    page = Page()
+    page.feed(text)
+    assert page.sections == ["other/web", "shop/api", "shop/web"]
+    # Nothing to fetch: no scripts, stylesheets, images, fonts or links of any kind.
+    assert "http" not in text
+    assert not page.tags & {"script", "link", "img", "iframe", "object", "a"}
+    assert re.findall(r"url\(([^)]*)\)", text) == ["#suspended"] * text.count("url(")
+    # shop/web: 2/8, raised to 5 from 09:00 to 17:00 Berlin time on three days: six
+    # transitions, so seven steps of two points each.
+    assert len(page.polylines["shop/web min"]) == 2 * 7
+    heights = {point.split(",")[1] for point in page.polylines["shop/web min"]}
+    assert len(heights) == 2
+    # No Schedule: one flat step.
+    assert len(page.polylines["shop/api max"]) == 2
+
+
+def test_text_from_the_manifests_is_escaped() -> None:
+    plan = plan_of(autoscaler("web"), daily("office", "web", "UTC"))
+    plan.errors.append(PlanError("<b>evil</b>.yaml", 1, "bad <script>alert(1)</script>"))
+    text = render_html(plan)
+    assert "<script>" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert "&lt;b&gt;evil&lt;/b&gt;.yaml" in text
+
+
+def test_the_axis_is_in_the_zone_most_schedules_use() -> None:
+    plan = plan_of(
+        autoscaler("web"),
+        autoscaler("api"),
+        daily("a", "web", "Asia/Tokyo"),
+        daily("b", "web", "Europe/Berlin"),
+        daily("c", "web", "Europe/Berlin", start="10:00"),
+    )
+    zones = {f"{a.namespace}/{a.name}": axis_zone(a).key for a in plan.autoscalers}
+    assert zones == {"shop/api": "UTC", "shop/web": "Europe/Berlin"}
+    assert "local time in Europe/Berlin (UTC+01:00 at the start)" in render_html(plan)
+
+
+def test_no_autoscaler() -> None:
+    assert "No ScheduledPodAutoscaler found." in render_html(plan_of())
