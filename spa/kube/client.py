@@ -293,6 +293,32 @@ class KubeClient:
                 resource, namespace, label_selector, field_selector, limit=0, timeout=timeout
             )
 
+    def first_page(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        limit: int = 1,
+        timeout: float | None = None,
+    ) -> ListResult:
+        """At most `limit` items of a list, without following `continue`: the cheapest request
+        that is allowed exactly when a list is (startup checks ask it, see
+        docs/operations.md, "Exit codes")."""
+        page = self._json(
+            "list",
+            resource,
+            "GET",
+            resource.collection_path(namespace),
+            query={"limit": limit},
+            timeout=timeout,
+        )
+        items = [
+            {"apiVersion": resource.api_version, "kind": resource.kind, **item}
+            for item in page.get("items") or []
+        ]
+        metadata = page.get("metadata") or {}
+        return ListResult(items, str(metadata.get("resourceVersion") or ""))
+
     def _list_pages(
         self,
         resource: Resource,

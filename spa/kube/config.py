@@ -40,6 +40,8 @@ def api_client_for(
     """Build a configured ``kubernetes.client.ApiClient`` (order: explicit kubeconfig, then
     in-cluster, then ``$KUBECONFIG``, then ``~/.kube/config``)."""
     configuration = k8s_client.Configuration()
+    if kubeconfig and not os.path.exists(kubeconfig):
+        raise ConfigError(f"no usable cluster configuration: {kubeconfig} does not exist")
     try:
         if kubeconfig:
             k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
@@ -62,6 +64,13 @@ def api_client_for(
             )
     except (k8s_config.ConfigException, OSError) as err:
         raise ConfigError(f"no usable cluster configuration: {err}") from err
+    except Exception as err:
+        # The loader meets a malformed kubeconfig (broken YAML, a list where a map belongs)
+        # with whatever its parsing raises; to the user it is the same problem.
+        raise ConfigError(
+            "no usable cluster configuration: the kubeconfig cannot be read "
+            f"({type(err).__name__}: {' '.join(str(err).split())})"
+        ) from err
     configuration.connection_pool_maxsize = pool_size
     # A watch whose peer vanished without a FIN or RST (a node gone, a NAT or load balancer
     # dropping idle flows) would otherwise be noticed only by its read timeout, 5 to 10 min

@@ -32,6 +32,22 @@ class ApiUnavailable(KubeError):
     Nothing is known about whether a write took effect; reads are safe to retry.
     """
 
+    @property
+    def cause(self) -> str:
+        """The innermost reason, such as `[Errno 111] Connection refused` or `certificate
+        verify failed`: what a person can act on, without the HTTP stack's wrappers."""
+        error: BaseException = self
+        seen: set[int] = set()
+        while id(error) not in seen:
+            seen.add(id(error))
+            reason = getattr(error, "reason", None)  # urllib3's MaxRetryError holds it there
+            inner = reason if isinstance(reason, BaseException) else None
+            inner = inner or error.__cause__ or error.__context__
+            if inner is None:
+                break
+            error = inner
+        return str(error) or type(error).__name__
+
 
 class ApiError(KubeError):
     """The API server answered with an error status (a ``metav1.Status`` when it could)."""
