@@ -1,20 +1,26 @@
 """Command-line entry point: `spa`, also installed as the kubectl plugin `kubectl-spa`.
 
-`spa plan` previews schedules offline; `spa run` starts the controller. The controller's
-modules (and with them the Kubernetes client) are imported only by `run`, so that `plan`
-starts fast and works where the client cannot be imported.
+`spa plan` previews schedules offline (or, `--from-cluster`, from the live objects);
+`spa status` shows what the live ScheduledPodAutoscalers do; `spa run` starts the controller.
+The Kubernetes client is imported only by the commands that talk to a cluster, so that
+`plan -f` starts fast and works where the client cannot be imported. Invoked as `kubectl spa`
+(the plugin `kubectl-spa`), the help says so.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import TypeVar
 
+from spa.cli.options import add_cluster_arguments, add_status_arguments, cluster_arguments_given
+from spa.cli.output import ReaderGone, emit
 from spa.controller.options import add_run_arguments
-from spa.plan import build_plan, read_documents, render_html, render_json, render_table
+from spa.plan import Plan, build_plan, read_documents, render_html, render_json, render_table
 from spa.schedule import format_instant, instant_of
 
 __all__ = ["main"]
@@ -33,14 +39,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     if arguments.command == "plan":
         return _plan(parser, arguments)
+    if arguments.command == "status":
+        from spa.cli.status import run_status
+
+        return _reading_cluster(lambda: run_status(arguments))
     from spa.controller.main import run
 
     return run(arguments)
 
 
+def program_name(argv0: str | None = None) -> str:
+    """`kubectl spa` when run as the kubectl plugin (kubectl runs `kubectl-spa` with its own
+    path as argv[0]), else `spa`."""
+    name = os.path.basename(sys.argv[0] if argv0 is None else argv0)
+    return "kubectl spa" if name.startswith("kubectl-spa") else "spa"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="spa",
+        prog=program_name(),
         description="Scheduled scaling for Kubernetes HorizontalPodAutoscalers.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -54,13 +71,19 @@ def _parser() -> argparse.ArgumentParser:
             "up to the horizon. Needs no cluster. Exits 1 if any document is invalid."
         ),
     )
-    plan.add_argument(
+    source = plan.add_mutually_exclusive_group(required=True)
+    source.add_argument(
         "-f",
         "--filename",
         action="append",
-        required=True,
         metavar="PATH",
         help="a manifest file or a directory of them; repeatable",
+    )
+    source.add_argument(
+        "--from-cluster",
+        action="store_true",
+        help="plan the ScheduledPodAutoscalers and Schedules of a live cluster (read-only; "
+        "--kubeconfig, --context, -n and -A as in kubectl)",
     )
     plan.add_argument(
         "--at",
@@ -88,6 +111,20 @@ def _parser() -> argparse.ArgumentParser:
         "timeline per ScheduledPodAutoscaler)",
     )
 
+    add_cluster_arguments(plan)
+    add_status_arguments(
+        commands.add_parser(
+            "status",
+            help="show what live ScheduledPodAutoscalers do now and next",
+            description=(
+                "For each ScheduledPodAutoscaler of the cluster: the base and the in-force "
+                "min/maxReplicas (read from its HPA), whether the HPA is what the SPA wants "
+                "now, the active Schedules, the next transitions in UTC and in each "
+                "Schedule's time zone, what is Degraded and why, and the last events. "
+                "Read-only."
+            ),
+        )
+    )
     add_run_arguments(
         commands.add_parser(
             "run",
@@ -113,18 +150,48 @@ def _plan(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int
                 f"--at plus {arguments.days} days is after {format_instant(_LATEST)}, "
                 "the last instant a plan covers"
             )
-    documents, read_errors = read_documents(arguments.filename)
-    plan = build_plan(documents, read_errors, at=at, until=until)
-    try:
-        print(_RENDERERS[arguments.output](plan))
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # The reader (`| head`) has gone; say nothing more, like other command-line tools.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if arguments.from_cluster:
+        from spa.cli.cluster import cluster_plan, connected, read_cluster
+
+        def from_cluster() -> Plan:
+            with connected(arguments) as scope:
+                objects = read_cluster(scope, everything=False)
+            return cluster_plan(objects, at=at, until=until)
+
+        found = _reading_cluster(from_cluster)
+        if isinstance(found, int):
+            return found
+        plan = found
+    else:
+        if given := cluster_arguments_given(arguments):
+            parser.error(f"{', '.join(given)} can only be used with --from-cluster")
+        documents, read_errors = read_documents(arguments.filename)
+        plan = build_plan(documents, read_errors, at=at, until=until)
+    with contextlib.suppress(ReaderGone):
+        emit(_RENDERERS[arguments.output](plan))
     return 1 if plan.errors else 0
 
 
 _RENDERERS = {"table": render_table, "json": render_json, "html": render_html}
+
+Result = TypeVar("Result")
+
+
+def _reading_cluster(action: Callable[[], Result]) -> Result | int:
+    """`action`'s result, or the exit status of why the cluster could not be read (said in one
+    line on standard error, as kubectl says it)."""
+    from spa.cli.cluster import ClusterError
+
+    try:
+        return action()
+    except ClusterError as error:
+        print(f"error: {error.message}", file=sys.stderr)
+        return error.status
+    except KeyboardInterrupt:
+        # How `status --watch` ends.
+        return 0
+    except ReaderGone:
+        return 0
 
 
 def _timestamp(text: str) -> int:

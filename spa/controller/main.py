@@ -15,6 +15,13 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from spa.controller.exitcodes import (
+    EXIT_CONFIG,
+    EXIT_FORBIDDEN,
+    EXIT_NO_CRDS,
+    EXIT_UNAUTHORIZED,
+    EXIT_UNREACHABLE,
+)
 from spa.controller.manager import LeaderElection, Manager, install_signal_handlers, pod_namespace
 from spa.kube import (
     HPA_V2,
@@ -33,24 +40,12 @@ from spa.kube import (
 from spa.runtime import configure_logging
 
 __all__ = [
-    "EXIT_CONFIG",
-    "EXIT_FORBIDDEN",
-    "EXIT_NO_CRDS",
-    "EXIT_UNAUTHORIZED",
-    "EXIT_UNREACHABLE",
     "StartupFailure",
     "check_cluster",
     "run",
 ]
 
 log = logging.getLogger(__name__)
-
-# docs/operations.md, "Exit codes". 1 is a lost Lease, 2 bad arguments (argparse).
-EXIT_CONFIG = 3
-EXIT_UNREACHABLE = 4
-EXIT_UNAUTHORIZED = 5
-EXIT_FORBIDDEN = 6
-EXIT_NO_CRDS = 7
 
 # A startup check waits this long for an answer: a silent server should not keep a pod in
 # "Running" for minutes before it says why it cannot work.

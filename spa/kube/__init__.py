@@ -14,7 +14,7 @@ from spa.kube.client import (
     WatchEventType,
     WatchStream,
 )
-from spa.kube.config import ConfigError, api_client_for, connect
+from spa.kube.config import ConfigError, api_client_for, connect, default_namespace
 from spa.kube.errors import (
     ApiError,
     ApiUnavailable,
@@ -67,5 +67,6 @@ __all__ = [
     "WatchStream",
     "api_client_for",
     "connect",
+    "default_namespace",
     "error_from_status",
 ]

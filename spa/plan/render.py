@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from spa.plan.planner import AutoscalerPlan, Plan, PlanError
 from spa.plan.schedules import PlannedSchedule, ScheduleState, format_local, zone_name
 from spa.schedule import State, format_instant
 
 __all__ = [
+    "changing_zones",
+    "columns",
     "describe_error",
     "describe_schedule_state",
     "local_times",
@@ -128,7 +131,7 @@ def render_table(plan: Plan) -> str:
                     local_times(autoscaler, upcoming[0][0]) if upcoming else "-",
                 ]
             )
-        lines.extend(_columns(rows))
+        lines.extend(columns(rows))
         for autoscaler in plan.autoscalers:
             lines += ["", f"{autoscaler.namespace}/{autoscaler.name}{_base_text(autoscaler)}:"]
             lines.extend("  " + line for line in schedule_rows(autoscaler))
@@ -147,22 +150,28 @@ def render_table(plan: Plan) -> str:
                 ]
                 for instant, state in autoscaler.transitions
             ]
-            lines.extend("  " + line for line in _columns(rows))
+            lines.extend("  " + line for line in columns(rows))
     if plan.errors:
         lines += ["", f"{len(plan.errors)} error(s):"]
         lines.extend(f"  {describe_error(error)}" for error in plan.errors)
     return "\n".join(lines)
 
 
-def local_times(autoscaler: AutoscalerPlan, instant: int) -> str:
-    """The wall-clock time of `instant` in the zone of each Schedule that starts or ends then
-    (one entry per zone), or `-` if none does (an instant no Schedule explains)."""
+def changing_zones(autoscaler: AutoscalerPlan, instant: int) -> list[ZoneInfo]:
+    """The zones of the Schedules that start or end at `instant`, each once, by name."""
     zones = {
         zone_name(schedule.zone): schedule.zone
         for schedule in autoscaler.schedules
         if schedule.changes_at(instant)
     }
-    return ", ".join(format_local(instant, zones[name]) for name in sorted(zones)) or "-"
+    return [zones[name] for name in sorted(zones)]
+
+
+def local_times(autoscaler: AutoscalerPlan, instant: int) -> str:
+    """The wall-clock time of `instant` in the zone of each Schedule that starts or ends then
+    (one entry per zone), or `-` if none does (an instant no Schedule explains)."""
+    zones = changing_zones(autoscaler, instant)
+    return ", ".join(format_local(instant, zone) for zone in zones) or "-"
 
 
 def schedule_rows(autoscaler: AutoscalerPlan) -> list[str]:
@@ -182,7 +191,7 @@ def schedule_rows(autoscaler: AutoscalerPlan) -> list[str]:
                 describe_schedule_state(schedule),
             ]
         )
-    return _columns(rows)
+    return columns(rows)
 
 
 def describe_schedule_state(schedule: PlannedSchedule) -> str:
@@ -226,7 +235,7 @@ def _max_text(state: State) -> str:
     return f"{state.max_replicas} (raised to min)" if state.max_raised else str(state.max_replicas)
 
 
-def _columns(rows: list[list[str]]) -> list[str]:
+def columns(rows: list[list[str]]) -> list[str]:
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
     return [
         "   ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()

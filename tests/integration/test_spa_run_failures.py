@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from spa.controller.main import (
+from spa.controller.exitcodes import (
     EXIT_CONFIG,
     EXIT_FORBIDDEN,
     EXIT_NO_CRDS,

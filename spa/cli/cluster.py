@@ -1,0 +1,238 @@
+"""Reading a live cluster for `kubectl spa status` and `kubectl spa plan --from-cluster`.
+
+Only list calls, never a write: these commands are safe to run with a read-only role (the
+`view` ClusterRole, which config/rbac extends to both kinds). The flags are kubectl's own
+(`--kubeconfig`, `--context`, `-n`, `-A`), so `kubectl spa ...` as a plugin behaves like the
+rest of kubectl. What cannot be read becomes a one-line error and the exit statuses of
+docs/operations.md, "Exit codes", shared with `spa run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from spa.api import API_VERSION
+from spa.controller.exitcodes import (
+    EXIT_CONFIG,
+    EXIT_FORBIDDEN,
+    EXIT_NO_CRDS,
+    EXIT_UNAUTHORIZED,
+    EXIT_UNREACHABLE,
+)
+from spa.kube import (
+    EVENT,
+    HPA_V2,
+    HPA_V2BETA2,
+    SCHEDULE,
+    SCHEDULED_POD_AUTOSCALER,
+    ApiError,
+    ApiUnavailable,
+    ConfigError,
+    Forbidden,
+    KubeClient,
+    NotFound,
+    Resource,
+    connect,
+    default_namespace,
+)
+from spa.plan import Document, Plan, build_plan
+
+__all__ = [
+    "ClusterError",
+    "ClusterObjects",
+    "Scope",
+    "cluster_plan",
+    "connected",
+    "documents",
+    "object_name",
+    "object_namespace",
+    "read_cluster",
+    "schedule_target",
+]
+
+# A person waits for the answer: fail within seconds rather than the client's 30 s default.
+REQUEST_TIMEOUT = 15.0
+
+
+class ClusterError(Exception):
+    """What could not be read, and the exit status that says so."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Where to read: one namespace, or all of them (None)."""
+
+    client: KubeClient
+    namespace: str | None
+
+    @property
+    def server(self) -> str:
+        return self.client.host
+
+
+@contextmanager
+def connected(arguments: argparse.Namespace) -> Iterator[Scope]:
+    """A client for the cluster and namespace the kubectl flags choose; closed afterwards."""
+    try:
+        client = connect(
+            kubeconfig=arguments.kubeconfig,
+            context=arguments.context,
+            request_timeout=REQUEST_TIMEOUT,
+            pool_size=4,
+            in_cluster_first=False,
+        )
+        if arguments.all_namespaces:
+            namespace = None
+        else:
+            namespace = arguments.namespace or default_namespace(
+                kubeconfig=arguments.kubeconfig, context=arguments.context
+            )
+    except ConfigError as error:
+        raise ClusterError(EXIT_CONFIG, str(error)) from error
+    try:
+        yield Scope(client, namespace)
+    finally:
+        client.close()
+
+
+@dataclass(slots=True)
+class ClusterObjects:
+    """What was read, as the API server returned it."""
+
+    server: str
+    autoscalers: list[dict[str, Any]]
+    schedules: list[dict[str, Any]]
+    hpas: list[dict[str, Any]] | None = None
+    """None when they could not be read (not allowed)."""
+    events: list[dict[str, Any]] | None = None
+    """Events about SPAs and Schedules; None when they could not be read (not allowed)."""
+    problems: list[str] = field(default_factory=list)
+    """What could not be read and is left out (an HPA or event list that is forbidden)."""
+
+
+def read_cluster(scope: Scope, *, everything: bool) -> ClusterObjects:
+    """The SPAs and Schedules in scope; `everything` adds the HPAs and the Events about both
+    kinds, which `status` shows and may do without."""
+    objects = ClusterObjects(
+        server=scope.server,
+        autoscalers=_list(scope, SCHEDULED_POD_AUTOSCALER),
+        schedules=_list(scope, SCHEDULE),
+    )
+    if not everything:
+        return objects
+    try:
+        hpa = HPA_V2 if scope.client.serves(HPA_V2.group_version) else HPA_V2BETA2
+        objects.hpas = _list(scope, hpa)
+    except ClusterError as error:
+        if error.status != EXIT_FORBIDDEN:
+            raise
+        objects.problems.append(error.message)
+    except (ApiUnavailable, ApiError) as error:
+        raise _explain(scope, error, "discover the autoscaling API") from error
+    try:
+        # One list for both kinds: the Events the controller records name our API version.
+        objects.events = _list(
+            scope, EVENT, field_selector=f"involvedObject.apiVersion={API_VERSION}"
+        )
+    except ClusterError as error:
+        if error.status != EXIT_FORBIDDEN:
+            raise
+        objects.problems.append(error.message)
+    return objects
+
+
+def _list(scope: Scope, resource: Resource, *, field_selector: str | None = None) -> list[Any]:
+    try:
+        return scope.client.list(
+            resource, namespace=scope.namespace, field_selector=field_selector
+        ).items
+    except NotFound as error:
+        if resource in (SCHEDULED_POD_AUTOSCALER, SCHEDULE):
+            raise ClusterError(
+                EXIT_NO_CRDS,
+                f"the API server at {scope.server} does not serve {resource}: are the CRDs "
+                "installed? (config/crd)",
+            ) from error
+        raise _explain(scope, error, f"list {resource}") from error
+    except (ApiUnavailable, ApiError) as error:
+        raise _explain(scope, error, f"list {resource}") from error
+
+
+def _explain(scope: Scope, error: ApiUnavailable | ApiError, action: str) -> ClusterError:
+    if isinstance(error, ApiUnavailable):
+        return ClusterError(
+            EXIT_UNREACHABLE, f"cannot reach the API server at {scope.server}: {error.cause}"
+        )
+    if error.status == 401:
+        return ClusterError(
+            EXIT_UNAUTHORIZED,
+            f"the API server at {scope.server} does not accept the kubeconfig's credentials "
+            "(401 Unauthorized)",
+        )
+    if isinstance(error, Forbidden):
+        return ClusterError(EXIT_FORBIDDEN, f"not allowed to {action}: {error.message}")
+    return ClusterError(
+        EXIT_UNREACHABLE,
+        f"the API server at {scope.server} answered {error.status} {error.reason} to "
+        f"{action}: {error.message}",
+    )
+
+
+def documents(objects: ClusterObjects) -> list[Document]:
+    """The live objects as the plan's input documents, named after the server they came from
+    (errors then read `https://...: Schedule shop/x: spec.timeZone: ...`)."""
+    bodies = [*objects.autoscalers, *objects.schedules]
+    return [Document(objects.server, index, body) for index, body in enumerate(bodies, 1)]
+
+
+def cluster_plan(objects: ClusterObjects, *, at: int, until: int) -> Plan:
+    """The plan of the live objects, exactly as `spa plan` makes it from files; errors name
+    the server and the object, there being no file or document number."""
+    plan = build_plan(documents(objects), [], at=at, until=until)
+    autoscalers = {(object_namespace(o), object_name(o)) for o in objects.autoscalers}
+    missing = {
+        (object_namespace(s), object_name(s)): target
+        for s in objects.schedules
+        if (object_namespace(s), target := schedule_target(s)) not in autoscalers
+    }
+    errors = []
+    for error in plan.errors:
+        error = dataclasses.replace(error, document=None)
+        where = (error.namespace, error.name)
+        if error.kind == SCHEDULE.kind and error.field == _TARGET_FIELD and where in missing:
+            # The plan's words are about manifests; here the SPA is missing from the cluster.
+            error = dataclasses.replace(
+                error,
+                message=f"ScheduledPodAutoscaler {error.namespace}/{missing[where]} does not "
+                "exist (the Schedule is Degraded until it does)",
+            )
+        errors.append(error)
+    plan.errors = errors
+    return plan
+
+
+_TARGET_FIELD = "spec.scaleTargetRef.name"
+
+
+def object_namespace(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("namespace") or "default")
+
+
+def object_name(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "")
+
+
+def schedule_target(schedule: Mapping[str, Any]) -> str:
+    """The name of the SPA a Schedule wants (its `spec.scaleTargetRef.name`)."""
+    reference = (schedule.get("spec") or {}).get("scaleTargetRef") or {}
+    return str(reference.get("name") or "")

@@ -1,0 +1,570 @@
+"""`kubectl spa status`: what each ScheduledPodAutoscaler is doing now, and what it will do next.
+
+The question is "is my scaling working?", which by hand means reading an SPA, its Schedules,
+its HPA and their events, and working out the schedule in one's head. Here the SPAs and
+Schedules read from the cluster go through the same validation and engine as `spa plan` and
+the controller (so "wanted" is what the controller wants), and that is compared with the HPA:
+the bounds in force, whether they are what the SPA wants, the active Schedules, the next
+transitions in UTC and in each Schedule's own zone, what is Degraded and why, and the last
+events (docs/status.md).
+
+Building the report is a pure function of the objects and an instant, so it is tested without
+a cluster; reading the cluster is spa/cli/cluster.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import enum
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import yaml
+
+from spa.api import (
+    SCHEDULE_KIND,
+    SCHEDULED_POD_AUTOSCALER,
+    InvalidObject,
+    parse_scheduled_pod_autoscaler,
+)
+from spa.cli.cluster import (
+    ClusterError,
+    ClusterObjects,
+    cluster_plan,
+    connected,
+    object_name,
+    object_namespace,
+    read_cluster,
+    schedule_target,
+)
+from spa.cli.output import emit
+from spa.controller.desired import (
+    HpaComparison,
+    compare_hpa,
+    controller_owner_uid,
+    desired_hpa,
+)
+from spa.plan import AutoscalerPlan, PlanError
+from spa.plan.render import changing_zones, columns, describe_error, schedule_rows
+from spa.plan.schedules import format_local, zone_name
+from spa.schedule import State, format_instant, instant_of
+
+__all__ = [
+    "AutoscalerStatus",
+    "HpaState",
+    "StatusReport",
+    "build_status",
+    "render_status",
+    "run_status",
+]
+
+# How far ahead transitions are looked for: a month shows every weekly pattern several times.
+HORIZON_SECONDS = 31 * 86400
+TABLE_TRANSITIONS, WIDE_TRANSITIONS = 3, 10
+TABLE_EVENTS, WIDE_EVENTS = 5, 10
+
+
+class HpaState(enum.StrEnum):
+    IN_SYNC = "InSync"
+    """The HPA has the SPA's spec with the bounds wanted now."""
+    OUT_OF_SYNC = "OutOfSync"
+    """It differs from what the SPA wants: the controller has not applied it (yet)."""
+    MISSING = "Missing"
+    """No HPA of the SPA's name."""
+    NOT_OWNED = "NotOwned"
+    """An HPA of the SPA's name that this SPA does not control (docs/architecture.md)."""
+    UNKNOWN = "Unknown"
+    """HPAs could not be read, or the SPA is invalid."""
+
+
+_HPA_TEXT = {
+    HpaState.IN_SYNC: "HPA in sync",
+    HpaState.OUT_OF_SYNC: "HPA out of sync (not applied yet, or the controller is not running)",
+    HpaState.MISSING: "no HPA",
+    HpaState.NOT_OWNED: "HPA of that name not controlled by this SPA",
+    HpaState.UNKNOWN: "HPA unknown",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Hpa:
+    state: HpaState
+    min_replicas: int | None = None
+    max_replicas: int | None = None
+    current_replicas: int | None = None
+    desired_replicas: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    time: int | None
+    type: str
+    reason: str
+    kind: str
+    name: str
+    count: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something Degraded or invalid, and why."""
+
+    kind: str
+    name: str
+    message: str
+
+
+@dataclass(slots=True)
+class AutoscalerStatus:
+    namespace: str
+    name: str
+    condition: str | None
+    plan: AutoscalerPlan | None
+    """None when the SPA itself is invalid (its problems say why)."""
+    hpa: Hpa
+    schedule_conditions: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class StatusReport:
+    at: int
+    server: str
+    autoscalers: list[AutoscalerStatus]
+    errors: list[PlanError] = field(default_factory=list)
+    """Problems of objects that belong to no listed SPA (a Schedule whose SPA is missing)."""
+    unread: list[str] = field(default_factory=list)
+    """What could not be read (not allowed) and is therefore not shown."""
+
+
+def build_status(objects: ClusterObjects, *, at: int, name: str | None = None) -> StatusReport:
+    """The status of every SPA in `objects` (or only `name`) at the instant `at`."""
+    plan = cluster_plan(objects, at=at, until=at + HORIZON_SECONDS)
+    planned = {(a.namespace, a.name): a for a in plan.autoscalers}
+    targets = {_key(s): schedule_target(s) for s in objects.schedules}
+    hpas = None if objects.hpas is None else {_key(h): h for h in objects.hpas}
+    report = StatusReport(at=at, server=objects.server, autoscalers=[], unread=objects.problems)
+    for autoscaler in sorted(objects.autoscalers, key=_key):
+        key = _key(autoscaler)
+        if name is not None and key[1] != name:
+            continue
+        autoscaler_plan = planned.get(key)
+        entry = AutoscalerStatus(
+            namespace=key[0],
+            name=key[1],
+            condition=(autoscaler.get("status") or {}).get("condition"),
+            plan=autoscaler_plan,
+            hpa=_hpa(autoscaler, autoscaler_plan, hpas),
+        )
+        own = {
+            schedule_name
+            for (namespace, schedule_name), target in targets.items()
+            if namespace == key[0] and target == key[1]
+        }
+        _problems(entry, autoscaler, objects.schedules, own)
+        entry.events = _events(objects.events or [], key[0], key[1], own)
+        report.autoscalers.append(entry)
+    listed = {(a.namespace, a.name) for a in report.autoscalers}
+    for error in plan.errors:
+        owner = _owner_of(error, targets)
+        if owner in listed:
+            entry = next(a for a in report.autoscalers if (a.namespace, a.name) == owner)
+            problem = _plan_problem(error)
+            # The controller says the same in the Schedule's status: say it once.
+            entry.problems = [p for p in entry.problems if p != problem]
+            entry.problems.append(problem)
+        elif name is None:
+            report.errors.append(error)
+    return report
+
+
+def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    return (object_namespace(obj), object_name(obj))
+
+
+def _owner_of(error: PlanError, targets: Mapping[tuple[str, str], str]) -> tuple[str, str] | None:
+    if error.namespace is None or error.name is None:
+        return None
+    if error.kind == SCHEDULED_POD_AUTOSCALER:
+        return (error.namespace, error.name)
+    if error.kind == SCHEDULE_KIND and (error.namespace, error.name) in targets:
+        return (error.namespace, targets[(error.namespace, error.name)])
+    return None
+
+
+def _plan_problem(error: PlanError) -> Problem:
+    detail = f"{error.field}: {error.message}" if error.field else error.message
+    return Problem(str(error.kind), str(error.name), detail)
+
+
+def _hpa(
+    autoscaler: Mapping[str, Any],
+    planned: AutoscalerPlan | None,
+    hpas: Mapping[tuple[str, str], Mapping[str, Any]] | None,
+) -> Hpa:
+    if hpas is None:
+        return Hpa(HpaState.UNKNOWN)
+    current = hpas.get(_key(autoscaler))
+    if current is None:
+        return Hpa(HpaState.MISSING)
+    spec, status = current.get("spec") or {}, current.get("status") or {}
+    seen = {
+        "min_replicas": spec.get("minReplicas", 1),
+        "max_replicas": spec.get("maxReplicas"),
+        "current_replicas": status.get("currentReplicas"),
+        "desired_replicas": status.get("desiredReplicas"),
+    }
+    uid = (autoscaler.get("metadata") or {}).get("uid")
+    if controller_owner_uid(current) != uid:
+        return Hpa(HpaState.NOT_OWNED, **seen)
+    if planned is None:
+        return Hpa(HpaState.UNKNOWN, **seen)
+    try:
+        model = parse_scheduled_pod_autoscaler(autoscaler)
+    except InvalidObject:
+        return Hpa(HpaState.UNKNOWN, **seen)
+    desired = desired_hpa(
+        autoscaler, model, planned.state, api_version=str(current.get("apiVersion"))
+    )
+    comparison = compare_hpa(current, desired, stored_spec=None)
+    bounds_match = (seen["min_replicas"], seen["max_replicas"]) == (
+        planned.state.min_replicas,
+        planned.state.max_replicas,
+    )
+    # ASK_SERVER: our label, owner and the hash of exactly this desired spec are in place and
+    # only the API server's own spelling of values differs (docs/architecture.md,
+    # "Convergence"); with the bounds right, that is in sync.
+    in_sync = comparison is HpaComparison.IN_SYNC or (
+        comparison is HpaComparison.ASK_SERVER and bounds_match
+    )
+    return Hpa(HpaState.IN_SYNC if in_sync else HpaState.OUT_OF_SYNC, **seen)
+
+
+def _problems(
+    entry: AutoscalerStatus,
+    autoscaler: Mapping[str, Any],
+    schedules: Sequence[Mapping[str, Any]],
+    own: set[str],
+) -> None:
+    status = autoscaler.get("status") or {}
+    if status.get("condition") == "Degraded":
+        messages = [
+            str(c.get("message"))
+            for c in status.get("conditions") or ()
+            if c.get("status") != "True" and c.get("message")
+        ]
+        entry.problems.append(
+            Problem(SCHEDULED_POD_AUTOSCALER, entry.name, "; ".join(messages) or "Degraded")
+        )
+    for schedule in schedules:
+        if object_namespace(schedule) != entry.namespace or object_name(schedule) not in own:
+            continue
+        schedule_status = schedule.get("status") or {}
+        condition, message = schedule_status.get("condition"), schedule_status.get("message")
+        entry.schedule_conditions[object_name(schedule)] = (condition, message)
+        if condition == "Degraded":
+            entry.problems.append(
+                Problem(SCHEDULE_KIND, object_name(schedule), str(message or "Degraded"))
+            )
+
+
+def _event_time(event: Mapping[str, Any]) -> int | None:
+    for text in (
+        event.get("lastTimestamp"),
+        event.get("eventTime"),
+        (event.get("metadata") or {}).get("creationTimestamp"),
+    ):
+        if isinstance(text, str) and text:
+            try:
+                return instant_of(datetime.fromisoformat(text))
+            except ValueError:
+                continue
+    return None
+
+
+def _events(
+    events: Sequence[Mapping[str, Any]], namespace: str, name: str, schedules: set[str]
+) -> list[Event]:
+    found = []
+    for event in events:
+        involved = event.get("involvedObject") or {}
+        kind, involved_name = involved.get("kind"), involved.get("name")
+        if involved.get("namespace", object_namespace(event)) != namespace:
+            continue
+        if (kind == SCHEDULED_POD_AUTOSCALER and involved_name == name) or (
+            kind == SCHEDULE_KIND and involved_name in schedules
+        ):
+            found.append(
+                Event(
+                    time=_event_time(event),
+                    type=str(event.get("type") or ""),
+                    reason=str(event.get("reason") or ""),
+                    kind=str(kind),
+                    name=str(involved_name),
+                    count=int(event.get("count") or 1),
+                    message=str(event.get("message") or ""),
+                )
+            )
+    return sorted(found, key=lambda e: -1 if e.time is None else e.time, reverse=True)
+
+
+# -- output -----------------------------------------------------------------------------------
+
+
+def render_status(report: StatusReport, output: str) -> str:
+    """The report as `table`, `wide`, `json` or `yaml` (docs/status.md)."""
+    if output == "json":
+        return json.dumps(status_document(report), indent=2, ensure_ascii=False)
+    if output == "yaml":
+        return yaml.safe_dump(status_document(report), sort_keys=False, allow_unicode=True)
+    return _table(report, wide=output == "wide")
+
+
+def _table(report: StatusReport, *, wide: bool) -> str:
+    lines = [f"Status at {format_instant(report.at)} from {report.server}"]
+    if not report.autoscalers:
+        lines += ["", "No ScheduledPodAutoscaler found."]
+    for entry in report.autoscalers:
+        lines += ["", *_block(report, entry, wide=wide)]
+    if report.errors:
+        lines += ["", f"{len(report.errors)} error(s):"]
+        lines.extend(f"  {describe_error(error)}" for error in report.errors)
+    for unread in report.unread:
+        lines += ["", f"Not shown: {unread}"]
+    return "\n".join(lines)
+
+
+def _block(report: StatusReport, entry: AutoscalerStatus, *, wide: bool) -> list[str]:
+    hpa, planned = entry.hpa, entry.plan
+    lines = [
+        f"{entry.namespace}/{entry.name}   {entry.condition or 'no status yet'}   "
+        f"{_HPA_TEXT[hpa.state]}"
+    ]
+    if planned is not None and planned.base is not None:
+        base_min = planned.base.min_replicas
+        rows = [
+            ["", "BASE", "WANTED NOW", "IN FORCE (HPA)"],
+            [
+                "min",
+                "1 (unset)" if base_min is None else str(base_min),
+                str(planned.state.min_replicas),
+                _optional(hpa.min_replicas),
+            ],
+            [
+                "max",
+                str(planned.base.max_replicas),
+                str(planned.state.max_replicas),
+                _optional(hpa.max_replicas),
+            ],
+        ]
+        lines.extend("  " + line for line in columns(rows))
+        if wide and hpa.current_replicas is not None:
+            lines.append(
+                f"  replicas: {hpa.current_replicas} now, {_optional(hpa.desired_replicas)} "
+                "desired by the HPA"
+            )
+        lines.append("  active: " + (", ".join(planned.state.active) or "none"))
+        lines += _transition_lines(planned, WIDE_TRANSITIONS if wide else TABLE_TRANSITIONS)
+        if wide:
+            lines.append("  schedules:")
+            lines.extend("    " + line for line in schedule_rows(planned))
+    if entry.problems:
+        lines.append("  degraded:")
+        lines.extend(f"    {p.kind} {p.name}: {p.message}" for p in entry.problems)
+    lines += _event_lines(report.at, entry.events, WIDE_EVENTS if wide else TABLE_EVENTS, wide)
+    return lines
+
+
+def _transition_lines(planned: AutoscalerPlan, limit: int) -> list[str]:
+    if not planned.transitions:
+        return ["  next: no transition in the next 31 days"]
+    rows = [["next:", "UTC", "MIN", "MAX", "ACTIVE", "LOCAL"]]
+    for instant, state in planned.transitions[:limit]:
+        rows.append(
+            [
+                "",
+                format_instant(instant),
+                str(state.min_replicas),
+                str(state.max_replicas),
+                ",".join(state.active) or "-",
+                ", ".join(format_local(instant, zone) for zone in changing_zones(planned, instant))
+                or "-",
+            ]
+        )
+    return ["  " + line for line in columns(rows)]
+
+
+def _event_lines(at: int, events: Sequence[Event], limit: int, wide: bool) -> list[str]:
+    if not events:
+        return []
+    rows = [["events:", "AGE", "TYPE", "REASON", "OBJECT", "MESSAGE"]]
+    for event in events[:limit]:
+        message = event.message if wide or len(event.message) <= 100 else event.message[:99] + "…"
+        if event.count > 1:
+            message = f"{message} (x{event.count})"
+        rows.append(
+            [
+                "",
+                "?" if event.time is None else _age(at - event.time),
+                event.type,
+                event.reason,
+                f"{event.kind}/{event.name}",
+                message,
+            ]
+        )
+    return ["  " + line for line in columns(rows)]
+
+
+def _age(seconds: int) -> str:
+    """kubectl's short ages: 45s, 12m, 5h, 3d."""
+    seconds = max(0, seconds)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _optional(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _state(state: State) -> dict[str, Any]:
+    return {
+        "minReplicas": state.min_replicas,
+        "maxReplicas": state.max_replicas,
+        "activeSchedules": list(state.active),
+    }
+
+
+def status_document(report: StatusReport) -> dict[str, Any]:
+    """The structure `-o json` and `-o yaml` print (docs/status.md)."""
+    return {
+        "at": format_instant(report.at),
+        "server": report.server,
+        "autoscalers": [_entry_document(entry) for entry in report.autoscalers],
+        "errors": [
+            {k: v for k, v in dataclasses.asdict(error).items() if k != "document"}
+            for error in report.errors
+        ],
+        "notShown": list(report.unread),
+    }
+
+
+def _entry_document(entry: AutoscalerStatus) -> dict[str, Any]:
+    planned = entry.plan
+    hpa = entry.hpa
+    document: dict[str, Any] = {
+        "namespace": entry.namespace,
+        "name": entry.name,
+        "condition": entry.condition,
+        "base": None,
+        "wanted": None,
+        "hpa": {
+            "state": hpa.state.value,
+            "minReplicas": hpa.min_replicas,
+            "maxReplicas": hpa.max_replicas,
+            "currentReplicas": hpa.current_replicas,
+            "desiredReplicas": hpa.desired_replicas,
+        },
+        "schedules": [],
+        "transitions": [],
+        "problems": [dataclasses.asdict(problem) for problem in entry.problems],
+        "events": [
+            {
+                "time": None if e.time is None else format_instant(e.time),
+                "type": e.type,
+                "reason": e.reason,
+                "kind": e.kind,
+                "name": e.name,
+                "count": e.count,
+                "message": e.message,
+            }
+            for e in entry.events
+        ],
+    }
+    if planned is None:
+        return document
+    if planned.base is not None:
+        document["base"] = {
+            "minReplicas": planned.base.min_replicas,
+            "maxReplicas": planned.base.max_replicas,
+        }
+    document["wanted"] = _state(planned.state)
+    document["schedules"] = [
+        {
+            "name": s.name,
+            "type": s.type,
+            "window": s.window,
+            "timeZone": zone_name(s.zone),
+            "minReplicas": s.min_replicas,
+            "maxReplicas": s.max_replicas,
+            "state": s.state.value,
+            "nextChange": None if s.next_change is None else format_instant(s.next_change),
+            "condition": entry.schedule_conditions.get(s.name, (None, None))[0],
+            "message": entry.schedule_conditions.get(s.name, (None, None))[1],
+        }
+        for s in planned.schedules
+    ]
+    document["transitions"] = [
+        {
+            "time": format_instant(instant),
+            **_state(state),
+            "local": [
+                {
+                    "timeZone": zone_name(zone),
+                    "time": datetime.fromtimestamp(instant, zone).isoformat(),
+                }
+                for zone in changing_zones(planned, instant)
+            ],
+        }
+        for instant, state in planned.transitions
+    ]
+    return document
+
+
+# -- the command --------------------------------------------------------------------------------
+
+
+def run_status(
+    arguments: argparse.Namespace,
+    *,
+    now: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+) -> int:
+    """`status` once, or with `--watch` until interrupted; the exit status."""
+    with connected(arguments) as scope:
+        last: str | None = None
+        while True:
+            objects = read_cluster(scope, everything=True)
+            at = int(now())
+            report = build_status(objects, at=at, name=arguments.name)
+            if arguments.name is not None and not report.autoscalers:
+                where = scope.namespace or "any namespace"
+                raise ClusterError(
+                    1, f"ScheduledPodAutoscaler {arguments.name} not found in {where}"
+                )
+            text = render_status(report, arguments.output)
+            if not arguments.watch:
+                emit(text)
+                return 0
+            # On a terminal the status is redrawn in place at every read (ages move on);
+            # elsewhere (a pipe, a log) it is printed again only when something changed.
+            redraw = arguments.output in ("table", "wide") and _terminal()
+            content = json.dumps({**status_document(report), "at": None}, sort_keys=True)
+            if redraw or content != last:
+                emit("\033[H\033[2J" + text if redraw else text)
+                last = content
+            sleep(arguments.interval)
+
+
+def _terminal() -> bool:
+    return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
