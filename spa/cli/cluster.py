@@ -190,9 +190,14 @@ def _explain(scope: Scope, error: ApiUnavailable | ApiError, action: str) -> Clu
 
 def documents(objects: ClusterObjects) -> list[Document]:
     """The live objects as the plan's input documents, named after the server they came from
-    (errors then read `https://...: Schedule shop/x: spec.timeZone: ...`)."""
+    (errors then read `https://...: Schedule shop/x: spec.timeZone: ...`). The status is the
+    controller's, not the user's input, and is left out, as the API server leaves it out of
+    what a user writes."""
     bodies = [*objects.autoscalers, *objects.schedules]
-    return [Document(objects.server, index, body) for index, body in enumerate(bodies, 1)]
+    return [
+        Document(objects.server, index, {k: v for k, v in body.items() if k != "status"})
+        for index, body in enumerate(bodies, 1)
+    ]
 
 
 def cluster_plan(objects: ClusterObjects, *, at: int, until: int) -> Plan:

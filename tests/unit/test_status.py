@@ -1,0 +1,219 @@
+"""`kubectl spa status` without a cluster: the report built from objects as the API server
+returns them (docs/status.md). tests/integration/test_kubectl_spa.py runs it on a real one."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+import pytest
+import yaml
+
+from spa.api import parse_scheduled_pod_autoscaler
+from spa.cli.cluster import ClusterObjects
+from spa.cli.status import HpaState, build_status, render_status
+from spa.controller.desired import desired_hpa
+from spa.schedule import State, instant_of
+
+AT = instant_of(datetime.fromisoformat("2026-11-23T03:00:00Z"))  # Mon 12:00 in Tokyo
+SERVER = "https://127.0.0.1:6443"
+
+
+def autoscaler(name: str = "web", **status: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "ScheduledPodAutoscaler",
+        "metadata": {"name": name, "namespace": "shop", "uid": f"uid-{name}"},
+        "spec": {
+            "horizontalPodAutoscalerSpec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+                "minReplicas": 3,
+                "maxReplicas": 10,
+            }
+        },
+        "status": status,
+    }
+
+
+def schedule(name: str, target: str = "web", status: Any = None, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "Schedule",
+        "metadata": {"name": name, "namespace": "shop"},
+        "spec": {"scaleTargetRef": {"name": target}, **spec},
+        "status": status or {"condition": "Available"},
+    }
+
+
+PUSH = schedule(
+    "push",
+    type="Daily",
+    startTime="11:50",
+    endTime="13:00",
+    timeZone="Asia/Tokyo",
+    minReplicas=10,
+    maxReplicas=20,
+)
+
+
+def hpa_for(spa: dict[str, Any], minimum: int, maximum: int) -> dict[str, Any]:
+    """The HPA exactly as the controller writes it for these bounds."""
+    model = parse_scheduled_pod_autoscaler(spa)
+    hpa = desired_hpa(spa, model, State(minimum, maximum, ()), api_version="autoscaling/v2")
+    hpa["status"] = {"currentReplicas": 4, "desiredReplicas": 10}
+    return hpa
+
+
+def event(involved: str, name: str, reason: str, when: str, **more: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"namespace": "shop", "name": f"{name}.{reason}"},
+        "involvedObject": {"kind": involved, "name": name, "namespace": "shop"},
+        "type": more.get("type", "Normal"),
+        "reason": reason,
+        "message": more.get("message", f"{reason} of {name}"),
+        "count": more.get("count", 1),
+        "lastTimestamp": when,
+    }
+
+
+def objects(**fields: Any) -> ClusterObjects:
+    return ClusterObjects(
+        server=SERVER,
+        autoscalers=fields.pop("autoscalers", [autoscaler()]),
+        schedules=fields.pop("schedules", [PUSH]),
+        **fields,
+    )
+
+
+def test_in_sync_with_wanted_bounds_next_transitions_and_local_times() -> None:
+    spa = autoscaler(condition="Available")
+    report = build_status(objects(autoscalers=[spa], hpas=[hpa_for(spa, 10, 20)]), at=AT)
+    [entry] = report.autoscalers
+    assert entry.hpa.state is HpaState.IN_SYNC
+    assert entry.plan is not None
+    assert entry.plan.state == State(10, 20, ("push",))
+    document = json.loads(render_status(report, "json"))
+    [web] = document["autoscalers"]
+    assert web["base"] == {"minReplicas": 3, "maxReplicas": 10}
+    assert web["wanted"] == {"minReplicas": 10, "maxReplicas": 20, "activeSchedules": ["push"]}
+    assert web["hpa"] == {
+        "state": "InSync",
+        "minReplicas": 10,
+        "maxReplicas": 20,
+        "currentReplicas": 4,
+        "desiredReplicas": 10,
+    }
+    assert web["transitions"][0] == {
+        "time": "2026-11-23T04:00:00Z",
+        "minReplicas": 3,
+        "maxReplicas": 10,
+        "activeSchedules": [],
+        "local": [{"timeZone": "Asia/Tokyo", "time": "2026-11-23T13:00:00+09:00"}],
+    }
+    assert web["schedules"][0]["state"] == "active"
+    table = render_status(report, "table")
+    assert "shop/web   Available   HPA in sync" in table
+    assert "2026-11-23T04:00:00Z   3     10    -        Mon 2026-11-23 13:00 JST Asia/Tokyo" in table
+    assert "  active: push" in table
+    # The same structure in YAML.
+    assert yaml.safe_load(render_status(report, "yaml")) == document
+
+
+@pytest.mark.parametrize(
+    ("hpa", "state"),
+    [
+        (lambda spa: hpa_for(spa, 3, 10), HpaState.OUT_OF_SYNC),  # the window is not applied
+        (lambda spa: None, HpaState.MISSING),
+        (
+            lambda spa: {**hpa_for(spa, 10, 20), "metadata": {"name": "web", "namespace": "shop"}},
+            HpaState.NOT_OWNED,
+        ),
+    ],
+)
+def test_hpa_states(hpa: Any, state: HpaState) -> None:
+    spa = autoscaler()
+    found = hpa(spa)
+    report = build_status(objects(autoscalers=[spa], hpas=[found] if found else []), at=AT)
+    assert report.autoscalers[0].hpa.state is state
+
+
+def test_hpas_that_cannot_be_read_are_unknown_and_said_so() -> None:
+    report = build_status(objects(problems=["not allowed to list horizontalpodautoscalers"]), at=AT)
+    assert report.autoscalers[0].hpa.state is HpaState.UNKNOWN
+    assert "Not shown: not allowed to list horizontalpodautoscalers" in render_status(
+        report, "table"
+    )
+
+
+def test_degraded_objects_and_invalid_schedules_are_told_once() -> None:
+    typo_message = "spec.timeZone: unknown time zone 'Europe/Londn'"
+    spa = autoscaler(
+        condition="Degraded",
+        conditions=[
+            {"type": "Ready", "status": "False", "reason": "HPAConflict", "message": "taken"}
+        ],
+    )
+    typo = schedule(
+        "typo",
+        status={"condition": "Degraded", "message": typo_message},
+        type="Daily",
+        startTime="08:00",
+        endTime="09:00",
+        timeZone="Europe/Londn",
+    )
+    orphan = schedule("orphan", target="gone", type="Daily", startTime="08:00", endTime="09:00")
+    report = build_status(objects(autoscalers=[spa], schedules=[PUSH, typo, orphan]), at=AT)
+    [entry] = report.autoscalers
+    assert [(p.kind, p.name, p.message) for p in entry.problems] == [
+        ("ScheduledPodAutoscaler", "web", "taken"),
+        ("Schedule", "typo", typo_message),
+    ]
+    [error] = report.errors
+    assert (error.kind, error.name, error.file, error.document) == (
+        "Schedule",
+        "orphan",
+        SERVER,
+        None,
+    )
+    assert error.message == (
+        "ScheduledPodAutoscaler shop/gone does not exist (the Schedule is Degraded until it does)"
+    )
+    # Asking for one SPA leaves out what belongs to none.
+    assert build_status(objects(schedules=[PUSH, orphan]), at=AT, name="web").errors == []
+
+
+def test_events_of_the_spa_and_its_schedules_newest_first() -> None:
+    events = [
+        event("ScheduledPodAutoscaler", "web", "ScheduleStarted", "2026-11-23T02:50:00Z"),
+        event(
+            "Schedule",
+            "push",
+            "NotApplied",
+            "2026-11-23T02:58:30Z",
+            type="Warning",
+            count=3,
+        ),
+        event("ScheduledPodAutoscaler", "other", "ScheduleStarted", "2026-11-23T02:59:00Z"),
+        event("Schedule", "someone-elses", "InvalidSchedule", "2026-11-23T02:59:00Z"),
+    ]
+    report = build_status(objects(events=events), at=AT)
+    assert [(e.reason, e.name) for e in report.autoscalers[0].events] == [
+        ("NotApplied", "push"),
+        ("ScheduleStarted", "web"),
+    ]
+    table = render_status(report, "table")
+    assert "1m    Warning   NotApplied        Schedule/push" in table
+    assert "NotApplied of push (x3)" in table
+    assert "10m   Normal    ScheduleStarted   ScheduledPodAutoscaler/web" in table
+
+
+def test_one_spa_by_name_and_wide_output() -> None:
+    report = build_status(
+        objects(autoscalers=[autoscaler("web"), autoscaler("api")]), at=AT, name="web"
+    )
+    assert [a.name for a in report.autoscalers] == ["web"]
+    wide = render_status(report, "wide")
+    assert "  schedules:" in wide
+    assert "push       Daily   daily 11:50-13:00   Asia/Tokyo" in wide
+    assert "schedules:" not in render_status(report, "table")
