@@ -1,0 +1,309 @@
+"""`kubectl spa status` and `kubectl spa plan --from-cluster` through the real kubectl (which
+finds the plugin `kubectl-spa` on PATH), against the real control plane, with `spa run` as the
+controller (docs/status.md, docs/plan.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+import yaml
+
+from spa.controller.exitcodes import EXIT_FORBIDDEN, EXIT_UNREACHABLE
+from spa.kube import HPA_V2, SCHEDULE, SCHEDULED_POD_AUTOSCALER
+from tests.integration.harness import REPO, Kube, autoscaler, schedule
+from tests.integration.processes import spa_run, wait_for
+from tests.testenv.kubeconfig import write_kubeconfig
+
+pytestmark = pytest.mark.integration
+
+BIN = Path(sys.executable).parent
+
+
+def kubectl_spa(
+    *arguments: str, kubeconfig: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`kubectl spa ...` as a user runs it: kubectl execs `kubectl-spa` from PATH."""
+    return subprocess.run(
+        [str(BIN / "kubectl"), "spa", *arguments],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+        | ({"KUBECONFIG": str(kubeconfig)} if kubeconfig else {}),
+    )
+
+
+def status_json(kubeconfig: Path, *arguments: str) -> dict[str, Any]:
+    result = kubectl_spa("status", *arguments, "-o", "json", kubeconfig=kubeconfig)
+    assert result.returncode == 0, result.stderr
+    document: dict[str, Any] = json.loads(result.stdout)
+    return document
+
+
+def hh_mm(moment: datetime) -> str:
+    return moment.strftime("%H:%M")
+
+
+def test_status_of_a_running_controller(
+    cluster: Any, controller_kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
+) -> None:
+    now = datetime.now(UTC)
+    tokyo = ZoneInfo("Asia/Tokyo")
+    later = (now + timedelta(hours=3)).astimezone(tokyo).replace(second=0, microsecond=0)
+    kube.create(autoscaler("web", namespace))
+    kube.create(
+        schedule(
+            "now",
+            namespace,
+            "web",
+            type="Daily",
+            startTime=hh_mm(now - timedelta(minutes=30)),
+            endTime=hh_mm(now + timedelta(minutes=90)),
+            minReplicas=6,
+            maxReplicas=12,
+        )
+    )
+    kube.create(
+        schedule(
+            "tokyo",
+            namespace,
+            "web",
+            type="Daily",
+            startTime=hh_mm(later),
+            endTime=hh_mm(later + timedelta(hours=1)),
+            timeZone="Asia/Tokyo",
+            minReplicas=8,
+        )
+    )
+    typo = {"type": "Daily", "startTime": "08:00", "endTime": "09:00", "timeZone": "Europe/Londn"}
+    kube.create(schedule("typo", namespace, "web", **typo))
+    kube.create(schedule("paused", namespace, "web", **{**typo, "timeZone": "UTC"}, suspend=True))
+    admin = cluster.kubeconfig
+    with spa_run(controller_kubeconfig, namespace, log=tmp_path / "spa-run.log") as process:
+        wait_for(lambda: kube.bounds(namespace, "web") == (6, 12), within=30, what="window on")
+        wait_for(
+            lambda: kube.status(SCHEDULE, namespace, "typo").get("condition") == "Degraded",
+            within=10,
+            what="typo Degraded",
+        )
+        wait_for(
+            lambda: any(e["reason"] == "ScheduleStarted" for e in kube.events(namespace)),
+            within=10,
+            what="event",
+        )
+        document = status_json(admin, "web", "-n", namespace)
+        [web] = document["autoscalers"]
+        assert web["condition"] == "Available"
+        assert web["base"] == {"minReplicas": 3, "maxReplicas": 10}
+        assert web["wanted"] == {"minReplicas": 6, "maxReplicas": 12, "activeSchedules": ["now"]}
+        assert web["hpa"]["state"] == "InSync"
+        assert (web["hpa"]["minReplicas"], web["hpa"]["maxReplicas"]) == (6, 12)
+        states = {s["name"]: s["state"] for s in web["schedules"]}
+        assert states == {"now": "active", "paused": "suspended", "tokyo": "upcoming"}
+        starts = [t for t in web["transitions"] if t["activeSchedules"] == ["tokyo"]]
+        assert starts[0]["local"] == [{"timeZone": "Asia/Tokyo", "time": later.isoformat()}]
+        assert {"kind": "Schedule", "name": "typo"}.items() <= web["problems"][0].items()
+        assert "unknown time zone 'Europe/Londn'" in web["problems"][0]["message"]
+        assert "ScheduleStarted" in {e["reason"] for e in web["events"]}
+
+        table = kubectl_spa("status", "-n", namespace, kubeconfig=admin)
+        assert table.returncode == 0, table.stderr
+        assert f"{namespace}/web   Available   HPA in sync" in table.stdout
+        assert "  active: now" in table.stdout
+        assert f"{later.strftime('%a %Y-%m-%d %H:%M')} JST Asia/Tokyo" in table.stdout
+        assert "Schedule typo: spec.timeZone: unknown time zone 'Europe/Londn'" in table.stdout
+
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+    # Nobody keeps the HPA right any more: an edit shows.
+    kube.merge(HPA_V2, namespace, "web", {"spec": {"minReplicas": 2}})
+    [web] = status_json(admin, "web", "-n", namespace)["autoscalers"]
+    assert web["hpa"]["state"] == "OutOfSync"
+    assert web["hpa"]["minReplicas"] == 2
+
+
+def test_kubectl_flags_choose_cluster_and_namespaces(
+    cluster: Any, kube: Kube, namespace: str, tmp_path: Path
+) -> None:
+    kube.create(autoscaler("web", namespace))
+    config = yaml.safe_load(Path(cluster.kubeconfig).read_text())
+    admin = config["contexts"][0]
+    config["contexts"].append(
+        {"name": "team", "context": {**admin["context"], "namespace": namespace}}
+    )
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(config))
+    nowhere = tmp_path / "nowhere"  # $KUBECONFIG, which --kubeconfig overrides
+
+    def names(*arguments: str) -> list[str]:
+        document = status_json(nowhere, "--kubeconfig", str(kubeconfig), *arguments)
+        return [f"{a['namespace']}/{a['name']}" for a in document["autoscalers"]]
+
+    # The context's namespace is the default, as for kubectl.
+    assert names("--context", "team") == [f"{namespace}/web"]
+    assert names("--context", admin["name"]) == []  # its namespace: default
+    assert names("-n", namespace) == [f"{namespace}/web"]
+    assert f"{namespace}/web" in names("-A")
+    plan = kubectl_spa(
+        "plan", "--from-cluster", "--kubeconfig", str(kubeconfig), "--context", "team", "-o", "json"
+    )
+    assert plan.returncode == 0, plan.stderr
+    assert [a["namespace"] for a in json.loads(plan.stdout)["autoscalers"]] == [namespace]
+    # Plugin help names the plugin.
+    assert kubectl_spa("--help").stdout.startswith("usage: kubectl spa")
+
+
+def test_read_only_roles(
+    cluster: Any, controller_kubeconfig: Path, kube: Kube, namespace: str
+) -> None:
+    # config/rbac (applied with the controller's RBAC) adds both kinds to the `view` role.
+    kube.create(autoscaler("web", namespace))
+    cluster.run_kubectl(
+        "create",
+        "rolebinding",
+        "viewer",
+        "--clusterrole=view",
+        f"--serviceaccount={namespace}:viewer",
+        "-n",
+        namespace,
+        check=True,
+    )
+    viewer = cluster.service_account_kubeconfig(namespace, "viewer")
+    result = wait_for(
+        lambda: (
+            (r := kubectl_spa("status", "-n", namespace, kubeconfig=viewer)).returncode == 0 and r
+        ),
+        within=30,
+        what="view role aggregated",
+    )
+    assert f"{namespace}/web" in result.stdout
+    assert "Not shown" not in result.stdout  # view may read HPAs and events too
+
+    nobody = cluster.service_account_kubeconfig(namespace, "nobody")
+    refused = kubectl_spa("status", "-n", namespace, kubeconfig=nobody)
+    assert refused.returncode == EXIT_FORBIDDEN
+    assert refused.stderr.startswith(
+        "error: not allowed to list scheduledpodautoscalers.autoscaling.d-kuro.github.io/v1: "
+    )
+    assert len(refused.stderr.splitlines()) == 1
+
+
+def test_plan_from_cluster_is_the_plan_of_the_same_manifests(
+    cluster: Any, kube: Kube, namespace: str, tmp_path: Path
+) -> None:
+    samples = []
+    for path in sorted((REPO / "config" / "samples").glob("*.yaml")):
+        for document in yaml.safe_load_all(path.read_text()):
+            if document:
+                document["metadata"]["namespace"] = namespace
+                samples.append(document)
+    manifests = tmp_path / "samples.yaml"
+    manifests.write_text(yaml.safe_dump_all(samples))
+    for document in samples:
+        kube.create(document)
+    kube.create(
+        schedule("orphan", namespace, "gone", type="Daily", startTime="1:00", endTime="2:00")
+    )
+    at = ["--at", "2026-11-23T00:00:00Z", "--days", "7", "-o", "json"]
+    live = kubectl_spa(
+        "plan", "--from-cluster", "-n", namespace, *at, kubeconfig=cluster.kubeconfig
+    )
+    offline = kubectl_spa("plan", "-f", str(manifests), *at)
+    assert offline.returncode == 0, offline.stdout
+    assert live.returncode == 1  # the orphan
+    live_plan, offline_plan = json.loads(live.stdout), json.loads(offline.stdout)
+    assert live_plan["autoscalers"] == offline_plan["autoscalers"]
+    assert len(live_plan["autoscalers"][0]["transitions"]) > 10
+    [error] = live_plan["errors"]
+    assert (error["kind"], error["name"], error["document"]) == ("Schedule", "orphan", None)
+    assert error["file"].startswith("https://127.0.0.1:")
+    assert error["message"] == (
+        f"ScheduledPodAutoscaler {namespace}/gone does not exist "
+        "(the Schedule is Degraded until it does)"
+    )
+
+
+def _documents(stream: Any, found: queue.Queue[dict[str, Any]]) -> None:
+    """Each JSON document `status --watch -o json` prints, as it is printed."""
+    decoder = json.JSONDecoder()
+    buffer = ""
+    for line in stream:
+        buffer += line
+        while buffer.strip():
+            try:
+                document, end = decoder.raw_decode(buffer.lstrip())
+            except json.JSONDecodeError:
+                break
+            found.put(document)
+            buffer = buffer.lstrip()[end:]
+
+
+def test_watch_prints_again_when_something_changes(
+    cluster: Any, kube: Kube, namespace: str
+) -> None:
+    kube.create(autoscaler("web", namespace))
+    command = [str(BIN / "kubectl"), "spa", "status", "web", "-n", namespace, "-o", "json"]
+    environment = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        "KUBECONFIG": str(cluster.kubeconfig),
+    }
+    with subprocess.Popen(
+        [*command, "--watch", "--interval", "0.3"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=environment,
+    ) as process:
+        found: queue.Queue[dict[str, Any]] = queue.Queue()
+        reader = threading.Thread(target=_documents, args=(process.stdout, found), daemon=True)
+        reader.start()
+        try:
+            first = found.get(timeout=30)
+            assert first["autoscalers"][0]["base"] == {"minReplicas": 3, "maxReplicas": 10}
+            # Unchanged objects print nothing more (the output is a pipe, not a terminal).
+            time.sleep(1.5)
+            assert found.empty()
+            kube.merge(
+                SCHEDULED_POD_AUTOSCALER,
+                namespace,
+                "web",
+                {"spec": {"horizontalPodAutoscalerSpec": {"maxReplicas": 11}}},
+            )
+            second = found.get(timeout=15)
+            assert second["autoscalers"][0]["base"] == {"minReplicas": 3, "maxReplicas": 11}
+            # kubectl execs the plugin in its own place, so Ctrl-C reaches `kubectl spa`
+            # itself, and that is how a watch ends.
+            process.send_signal(signal.SIGINT)
+            assert process.wait(timeout=10) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+            reader.join(timeout=10)
+
+
+def test_unreachable_api_server(cluster: Any, tmp_path: Path) -> None:
+    _, ca = cluster.server_and_ca()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        server = f"https://127.0.0.1:{probe.getsockname()[1]}"
+    kubeconfig = write_kubeconfig(tmp_path / "k", server=server, ca_cert=ca, user="u", token="t")
+    result = kubectl_spa("status", kubeconfig=kubeconfig)
+    assert result.returncode == EXIT_UNREACHABLE
+    assert result.stderr == (
+        f"error: cannot reach the API server at {server}: [Errno 111] Connection refused\n"
+    )
