@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: venv lint typecheck check test unit plan run bench clean manifests test-parity test-reliability
+.PHONY: venv lint typecheck check test unit plan run bench clean manifests test-parity test-reliability \
+	screenshots
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +51,16 @@ manifests: venv
 
 plan: venv
 	$(BIN)/spa plan -f config/samples
+
+# The README's picture of `spa plan -o html`: the samples' week, rendered by headless Chromium
+# (`apt-get install -y chromium`) exactly as tests/browser renders it.
+SCREENSHOT_AT ?= 2026-11-23T00:00:00Z
+screenshots: venv
+	tmp=$$(mktemp -d) && \
+	$(BIN)/spa plan -f config/samples --at $(SCREENSHOT_AT) -o html > $$tmp/plan.html && \
+	$(BIN)/python -m tests.browser.chromium $$tmp/plan.html docs/plan-html.png \
+	  --width 1200 --height 670 && \
+	rm -rf $$tmp
 
 # The README's first command: a local control plane, the CRDs, RBAC and samples, and the
 # controller in the foreground (Ctrl-C stops it; `make cluster-down` stops the control plane).
