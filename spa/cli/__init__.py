@@ -180,11 +180,11 @@ Result = TypeVar("Result")
 def _reading_cluster(action: Callable[[], Result]) -> Result | int:
     """`action`'s result, or the exit status of why the cluster could not be read (said in one
     line on standard error, as kubectl says it)."""
-    from spa.cli.cluster import ClusterError
+    from spa.controller.main import ClusterFailure
 
     try:
         return action()
-    except ClusterError as error:
+    except ClusterFailure as error:
         print(f"error: {error.message}", file=sys.stderr)
         return error.status
     except KeyboardInterrupt:

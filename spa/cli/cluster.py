@@ -17,13 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spa.api import API_VERSION
-from spa.controller.exitcodes import (
-    EXIT_CONFIG,
-    EXIT_FORBIDDEN,
-    EXIT_NO_CRDS,
-    EXIT_UNAUTHORIZED,
-    EXIT_UNREACHABLE,
-)
+from spa.controller.exitcodes import EXIT_CONFIG, EXIT_FORBIDDEN
+from spa.controller.main import ClusterFailure, explain
 from spa.kube import (
     EVENT,
     HPA_V2,
@@ -33,9 +28,7 @@ from spa.kube import (
     ApiError,
     ApiUnavailable,
     ConfigError,
-    Forbidden,
     KubeClient,
-    NotFound,
     Resource,
     connect,
     default_namespace,
@@ -43,7 +36,6 @@ from spa.kube import (
 from spa.plan import Document, Plan, build_plan
 
 __all__ = [
-    "ClusterError",
     "ClusterObjects",
     "Scope",
     "cluster_plan",
@@ -57,15 +49,6 @@ __all__ = [
 
 # A person waits for the answer: fail within seconds rather than the client's 30 s default.
 REQUEST_TIMEOUT = 15.0
-
-
-class ClusterError(Exception):
-    """What could not be read, and the exit status that says so."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +81,7 @@ def connected(arguments: argparse.Namespace) -> Iterator[Scope]:
                 kubeconfig=arguments.kubeconfig, context=arguments.context
             )
     except ConfigError as error:
-        raise ClusterError(EXIT_CONFIG, str(error)) from error
+        raise ClusterFailure(EXIT_CONFIG, str(error)) from error
     try:
         yield Scope(client, namespace)
     finally:
@@ -133,18 +116,18 @@ def read_cluster(scope: Scope, *, everything: bool) -> ClusterObjects:
     try:
         hpa = HPA_V2 if scope.client.serves(HPA_V2.group_version) else HPA_V2BETA2
         objects.hpas = _list(scope, hpa)
-    except ClusterError as error:
+    except ClusterFailure as error:
         if error.status != EXIT_FORBIDDEN:
             raise
         objects.problems.append(error.message)
     except (ApiUnavailable, ApiError) as error:
-        raise _explain(scope, error, "discover the autoscaling API") from error
+        raise explain(scope.server, error, HPA_V2, action="discover") from error
     try:
         # One list for both kinds: the Events the controller records name our API version.
         objects.events = _list(
             scope, EVENT, field_selector=f"involvedObject.apiVersion={API_VERSION}"
         )
-    except ClusterError as error:
+    except ClusterFailure as error:
         if error.status != EXIT_FORBIDDEN:
             raise
         objects.problems.append(error.message)
@@ -156,36 +139,8 @@ def _list(scope: Scope, resource: Resource, *, field_selector: str | None = None
         return scope.client.list(
             resource, namespace=scope.namespace, field_selector=field_selector
         ).items
-    except NotFound as error:
-        if resource in (SCHEDULED_POD_AUTOSCALER, SCHEDULE):
-            raise ClusterError(
-                EXIT_NO_CRDS,
-                f"the API server at {scope.server} does not serve {resource}: are the CRDs "
-                "installed? (config/crd)",
-            ) from error
-        raise _explain(scope, error, f"list {resource}") from error
     except (ApiUnavailable, ApiError) as error:
-        raise _explain(scope, error, f"list {resource}") from error
-
-
-def _explain(scope: Scope, error: ApiUnavailable | ApiError, action: str) -> ClusterError:
-    if isinstance(error, ApiUnavailable):
-        return ClusterError(
-            EXIT_UNREACHABLE, f"cannot reach the API server at {scope.server}: {error.cause}"
-        )
-    if error.status == 401:
-        return ClusterError(
-            EXIT_UNAUTHORIZED,
-            f"the API server at {scope.server} does not accept the kubeconfig's credentials "
-            "(401 Unauthorized)",
-        )
-    if isinstance(error, Forbidden):
-        return ClusterError(EXIT_FORBIDDEN, f"not allowed to {action}: {error.message}")
-    return ClusterError(
-        EXIT_UNREACHABLE,
-        f"the API server at {scope.server} answered {error.status} {error.reason} to "
-        f"{action}: {error.message}",
-    )
+        raise explain(scope.server, error, resource) from error
 
 
 def documents(objects: ClusterObjects) -> list[Document]:

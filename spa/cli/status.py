@@ -35,7 +35,6 @@ from spa.api import (
     parse_scheduled_pod_autoscaler,
 )
 from spa.cli.cluster import (
-    ClusterError,
     ClusterObjects,
     cluster_plan,
     connected,
@@ -51,10 +50,17 @@ from spa.controller.desired import (
     controller_owner_uid,
     desired_hpa,
 )
+from spa.controller.main import ClusterFailure
 from spa.plan import AutoscalerPlan, PlanError
-from spa.plan.render import changing_zones, columns, describe_error, schedule_rows
+from spa.plan.render import (
+    changing_zones,
+    columns,
+    describe_error,
+    schedule_rows,
+    state_fields,
+)
 from spa.plan.schedules import format_local, zone_name
-from spa.schedule import State, format_instant, instant_of
+from spa.schedule import format_instant, instant_of
 
 __all__ = [
     "AutoscalerStatus",
@@ -437,14 +443,6 @@ def _optional(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
-def _state(state: State) -> dict[str, Any]:
-    return {
-        "minReplicas": state.min_replicas,
-        "maxReplicas": state.max_replicas,
-        "activeSchedules": list(state.active),
-    }
-
-
 def status_document(report: StatusReport) -> dict[str, Any]:
     """The structure `-o json` and `-o yaml` print (docs/status.md)."""
     return {
@@ -498,7 +496,7 @@ def _entry_document(entry: AutoscalerStatus) -> dict[str, Any]:
             "minReplicas": planned.base.min_replicas,
             "maxReplicas": planned.base.max_replicas,
         }
-    document["wanted"] = _state(planned.state)
+    document["wanted"] = state_fields(planned.state)
     document["schedules"] = [
         {
             "name": s.name,
@@ -517,7 +515,7 @@ def _entry_document(entry: AutoscalerStatus) -> dict[str, Any]:
     document["transitions"] = [
         {
             "time": format_instant(instant),
-            **_state(state),
+            **state_fields(state),
             "local": [
                 {
                     "timeZone": zone_name(zone),
@@ -549,7 +547,7 @@ def run_status(
             report = build_status(objects, at=at, name=arguments.name)
             if arguments.name is not None and not report.autoscalers:
                 where = scope.namespace or "any namespace"
-                raise ClusterError(
+                raise ClusterFailure(
                     1, f"ScheduledPodAutoscaler {arguments.name} not found in {where}"
                 )
             text = render_status(report, arguments.output)

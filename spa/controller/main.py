@@ -39,11 +39,7 @@ from spa.kube import (
 )
 from spa.runtime import configure_logging
 
-__all__ = [
-    "StartupFailure",
-    "check_cluster",
-    "run",
-]
+__all__ = ["ClusterFailure", "check_cluster", "explain", "run"]
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +48,8 @@ log = logging.getLogger(__name__)
 CHECK_TIMEOUT = 10.0
 
 
-class StartupFailure(Exception):
-    """Why the controller cannot start, and the exit status that says so."""
+class ClusterFailure(Exception):
+    """Why the cluster cannot be used, and the exit status that says so."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -61,9 +57,46 @@ class StartupFailure(Exception):
         self.message = message
 
 
+def explain(
+    server: str,
+    error: ApiUnavailable | ApiError,
+    resource: Resource,
+    *,
+    action: str = "list",
+    where: str = "",
+    rbac_hint: str = "",
+) -> ClusterFailure:
+    """The failure of `action` on `resource` in words and an exit status (docs/operations.md,
+    "Exit codes"); shared by `spa run` and the commands that read a cluster."""
+    subject = f"{action} {resource}{f' {where}' if where else ''}"
+    if isinstance(error, ApiUnavailable):
+        return ClusterFailure(
+            EXIT_UNREACHABLE, f"cannot reach the API server at {server}: {error.cause}"
+        )
+    if error.status == 401:
+        return ClusterFailure(
+            EXIT_UNAUTHORIZED,
+            f"the API server at {server} does not accept the credentials (401 Unauthorized)",
+        )
+    if isinstance(error, Forbidden):
+        hint = f" ({rbac_hint})" if rbac_hint else ""
+        return ClusterFailure(EXIT_FORBIDDEN, f"not allowed to {subject}: {error.message}{hint}")
+    if isinstance(error, NotFound) and resource in (SCHEDULED_POD_AUTOSCALER, SCHEDULE):
+        return ClusterFailure(
+            EXIT_NO_CRDS,
+            f"the API server at {server} does not serve {resource}: install the CRDs "
+            "(config/crd or config/install/install.yaml)",
+        )
+    return ClusterFailure(
+        EXIT_UNREACHABLE,
+        f"the API server at {server} answered {error.status} {error.reason} to {subject}: "
+        f"{error.message}",
+    )
+
+
 def check_cluster(client: KubeClient, namespaces: Sequence[str] | None) -> Resource:
     """The HPA resource to manage, once every list the informers will make has been allowed
-    once (read-only, one item each); :class:`StartupFailure` otherwise."""
+    once (read-only, one item each); :class:`ClusterFailure` otherwise."""
     scopes: list[str | None] = list(namespaces) if namespaces else [None]
     for resource in (SCHEDULED_POD_AUTOSCALER, SCHEDULE):
         for namespace in scopes:
@@ -71,49 +104,23 @@ def check_cluster(client: KubeClient, namespaces: Sequence[str] | None) -> Resou
     try:
         hpa = HPA_V2 if client.serves(HPA_V2.group_version) else HPA_V2BETA2
     except (ApiUnavailable, ApiError) as error:
-        raise _failure(client, error, f"discover {HPA_V2.group_version}") from error
+        raise explain(client.host, error, HPA_V2, action="discover") from error
     for namespace in scopes:
         _check_list(client, hpa, namespace)
     return hpa
 
 
 def _check_list(client: KubeClient, resource: Resource, namespace: str | None) -> None:
-    where = "in all namespaces" if namespace is None else f"in namespace {namespace}"
     try:
         client.first_page(resource, namespace=namespace, timeout=CHECK_TIMEOUT)
-    except NotFound as error:
-        if resource in (SCHEDULED_POD_AUTOSCALER, SCHEDULE):
-            raise StartupFailure(
-                EXIT_NO_CRDS,
-                f"the API server at {client.host} does not serve {resource}: install the CRDs "
-                "(config/crd or config/install/install.yaml)",
-            ) from error
-        raise _failure(client, error, f"list {resource} {where}") from error
     except (ApiUnavailable, ApiError) as error:
-        raise _failure(client, error, f"list {resource} {where}") from error
-
-
-def _failure(client: KubeClient, error: ApiUnavailable | ApiError, action: str) -> StartupFailure:
-    if isinstance(error, ApiUnavailable):
-        return StartupFailure(
-            EXIT_UNREACHABLE, f"cannot reach the API server at {client.host}: {error.cause}"
-        )
-    if error.status == 401:
-        return StartupFailure(
-            EXIT_UNAUTHORIZED,
-            f"the API server at {client.host} does not accept the credentials (401 "
-            "Unauthorized): check the kubeconfig's user, or the ServiceAccount token",
-        )
-    if isinstance(error, Forbidden):
-        return StartupFailure(
-            EXIT_FORBIDDEN,
-            f"not allowed to {action}: {error.message} (the RBAC of config/rbac grants it)",
-        )
-    return StartupFailure(
-        EXIT_UNREACHABLE,
-        f"the API server at {client.host} cannot serve: {action} answered "
-        f"{error.status} {error.reason}: {error.message}",
-    )
+        raise explain(
+            client.host,
+            error,
+            resource,
+            where="in all namespaces" if namespace is None else f"in namespace {namespace}",
+            rbac_hint="the RBAC of config/rbac grants it",
+        ) from error
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -129,7 +136,7 @@ def run(arguments: argparse.Namespace) -> int:
         return EXIT_CONFIG
     try:
         hpa_resource = check_cluster(client, arguments.namespaces)
-    except StartupFailure as failure:
+    except ClusterFailure as failure:
         client.close()
         log.error("cannot start: %s", failure.message, extra={"exit_status": failure.status})
         return failure.status

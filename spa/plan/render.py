@@ -22,6 +22,7 @@ __all__ = [
     "render_json",
     "render_table",
     "schedule_rows",
+    "state_fields",
 ]
 
 
@@ -38,11 +39,11 @@ def render_json(plan: Plan) -> str:
             {
                 "namespace": autoscaler.namespace,
                 "name": autoscaler.name,
-                **_state_fields(autoscaler.state),
+                **state_fields(autoscaler.state),
             }
         )
         transitions = [
-            {"time": format_instant(instant), **_state_fields(state)}
+            {"time": format_instant(instant), **state_fields(state)}
             for instant, state in autoscaler.transitions
         ]
         autoscalers.append(f'{head[:-1]}, "transitions": {_lines(transitions, depth=3)}}}')
@@ -74,7 +75,7 @@ def _join(encoded: list[str], *, depth: int) -> str:
     return f"[\n{inner}" + f",\n{inner}".join(encoded) + f"\n{outer}]"
 
 
-def _state_fields(state: State) -> dict[str, Any]:
+def state_fields(state: State) -> dict[str, Any]:
     return {
         "minReplicas": state.min_replicas,
         "maxReplicas": state.max_replicas,

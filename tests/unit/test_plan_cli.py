@@ -258,6 +258,14 @@ def test_standard_input_and_kubectl_plugin_name() -> None:
     assert json.loads(result.stdout)["autoscalers"][0]["minReplicas"] == 3
 
 
+def test_help_names_the_program_as_invoked() -> None:
+    assert spa("--help").stdout.startswith("usage: spa ")
+    assert spa("--help", script="kubectl-spa").stdout.startswith("usage: kubectl spa ")
+    assert spa("status", "--help", script="kubectl-spa").stdout.startswith(
+        "usage: kubectl spa status "
+    )
+
+
 @pytest.mark.parametrize(
     "arguments",
     [
@@ -266,6 +274,8 @@ def test_standard_input_and_kubectl_plugin_name() -> None:
         ["--days", "0"],
         ["--days", "2", "--until", "2026-03-09T00:00:00Z"],
         ["--at", "2026-03-08T06:30:00Z", "--until", "2026-03-08T06:00:00Z"],
+        ["-n", "shop"],  # cluster flags need --from-cluster
+        ["--from-cluster"],  # not with -f
     ],
 )
 def test_bad_arguments_exit_two(manifests: Path, arguments: list[str]) -> None:
