@@ -53,13 +53,14 @@ from spa.controller.desired import (
 from spa.controller.main import ClusterFailure
 from spa.plan import AutoscalerPlan, PlanError
 from spa.plan.render import (
-    changing_zones,
     columns,
     describe_error,
+    local_times,
     schedule_rows,
     state_fields,
+    transition_zones,
 )
-from spa.plan.schedules import format_local, zone_name
+from spa.plan.schedules import zone_name
 from spa.schedule import format_instant, instant_of
 
 __all__ = [
@@ -393,6 +394,7 @@ def _block(report: StatusReport, entry: AutoscalerStatus, *, wide: bool) -> list
 def _transition_lines(planned: AutoscalerPlan, limit: int) -> list[str]:
     if not planned.transitions:
         return ["  next: no transition in the next 31 days"]
+    zones = transition_zones(planned)
     rows = [["next:", "UTC", "MIN", "MAX", "ACTIVE", "LOCAL"]]
     for instant, state in planned.transitions[:limit]:
         rows.append(
@@ -402,8 +404,7 @@ def _transition_lines(planned: AutoscalerPlan, limit: int) -> list[str]:
                 str(state.min_replicas),
                 str(state.max_replicas),
                 ",".join(state.active) or "-",
-                ", ".join(format_local(instant, zone) for zone in changing_zones(planned, instant))
-                or "-",
+                local_times(instant, zones.get(instant, [])),
             ]
         )
     return ["  " + line for line in columns(rows)]
@@ -512,6 +513,7 @@ def _entry_document(entry: AutoscalerStatus) -> dict[str, Any]:
         }
         for s in planned.schedules
     ]
+    zones = transition_zones(planned)
     document["transitions"] = [
         {
             "time": format_instant(instant),
@@ -521,7 +523,7 @@ def _entry_document(entry: AutoscalerStatus) -> dict[str, Any]:
                     "timeZone": zone_name(zone),
                     "time": datetime.fromtimestamp(instant, zone).isoformat(),
                 }
-                for zone in changing_zones(planned, instant)
+                for zone in zones.get(instant, [])
             ],
         }
         for instant, state in planned.transitions

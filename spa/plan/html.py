@@ -24,7 +24,12 @@ from html import escape
 from zoneinfo import ZoneInfo
 
 from spa.plan.planner import AutoscalerPlan, Plan
-from spa.plan.render import describe_error, describe_schedule_state, local_times
+from spa.plan.render import (
+    describe_error,
+    describe_schedule_state,
+    local_times,
+    transition_zones,
+)
 from spa.plan.schedules import PlannedSchedule, ScheduleState, format_local, zone_name
 from spa.schedule import UTC_ZONE, State, format_instant, from_instant, to_instant
 
@@ -427,12 +432,13 @@ def _schedule_table(autoscaler: AutoscalerPlan) -> str:
 def _transition_table(autoscaler: AutoscalerPlan) -> str:
     if not autoscaler.transitions:
         return "<p>No transition in this period.</p>"
+    zones = transition_zones(autoscaler)
     rows = "".join(
         "<tr>"
         f"<td>{format_instant(instant)}</td>"
         f'<td class="num">{state.min_replicas}</td><td class="num">{state.max_replicas}</td>'
         f"<td>{escape(', '.join(state.active) or '-')}</td>"
-        f"<td>{escape(local_times(autoscaler, instant))}</td>"
+        f"<td>{escape(local_times(instant, zones.get(instant, [])))}</td>"
         "</tr>"
         for instant, state in autoscaler.transitions
     )

@@ -6,6 +6,7 @@ The JSON keys and their order are a contract other tools consume; nothing is add
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -14,7 +15,6 @@ from spa.plan.schedules import PlannedSchedule, ScheduleState, format_local, zon
 from spa.schedule import State, format_instant
 
 __all__ = [
-    "changing_zones",
     "columns",
     "describe_error",
     "describe_schedule_state",
@@ -23,6 +23,7 @@ __all__ = [
     "render_table",
     "schedule_rows",
     "state_fields",
+    "transition_zones",
 ]
 
 
@@ -119,8 +120,10 @@ def render_table(plan: Plan) -> str:
                 "LOCAL",
             ]
         ]
+        zones_of = {id(autoscaler): transition_zones(autoscaler) for autoscaler in plan.autoscalers}
         for autoscaler in plan.autoscalers:
             upcoming = autoscaler.transitions
+            zones = zones_of[id(autoscaler)]
             rows.append(
                 [
                     autoscaler.namespace,
@@ -129,7 +132,7 @@ def render_table(plan: Plan) -> str:
                     _max_text(autoscaler.state),
                     ",".join(autoscaler.state.active) or "-",
                     format_instant(upcoming[0][0]) if upcoming else "-",
-                    local_times(autoscaler, upcoming[0][0]) if upcoming else "-",
+                    local_times(upcoming[0][0], zones.get(upcoming[0][0], [])) if upcoming else "-",
                 ]
             )
         lines.extend(columns(rows))
@@ -140,6 +143,7 @@ def render_table(plan: Plan) -> str:
             if not autoscaler.transitions:
                 lines.append("  no transition in this period")
                 continue
+            zones = zones_of[id(autoscaler)]
             rows = [["FROM", "MIN", "MAX", "ACTIVE SCHEDULES", "LOCAL"]]
             rows += [
                 [
@@ -147,7 +151,7 @@ def render_table(plan: Plan) -> str:
                     str(state.min_replicas),
                     _max_text(state),
                     ",".join(state.active) or "-",
-                    local_times(autoscaler, instant),
+                    local_times(instant, zones.get(instant, [])),
                 ]
                 for instant, state in autoscaler.transitions
             ]
@@ -158,20 +162,26 @@ def render_table(plan: Plan) -> str:
     return "\n".join(lines)
 
 
-def changing_zones(autoscaler: AutoscalerPlan, instant: int) -> list[ZoneInfo]:
-    """The zones of the Schedules that start or end at `instant`, each once, by name."""
-    zones = {
-        zone_name(schedule.zone): schedule.zone
-        for schedule in autoscaler.schedules
-        if schedule.changes_at(instant)
-    }
-    return [zones[name] for name in sorted(zones)]
+def transition_zones(autoscaler: AutoscalerPlan) -> dict[int, list[ZoneInfo]]:
+    """For each transition of the autoscaler, the zones of the Schedules that start or end
+    then, each once, by name (suspended and completed Schedules never do). Built once per
+    autoscaler from the Schedules' boundaries: asking every Schedule at every transition
+    would make the table of a large fleet several times slower."""
+    if not autoscaler.transitions:
+        return {}
+    low, high = autoscaler.transitions[0][0] - 1, autoscaler.transitions[-1][0]
+    found: dict[int, dict[str, ZoneInfo]] = {}
+    for schedule in autoscaler.schedules:
+        if schedule.state in (ScheduleState.SUSPENDED, ScheduleState.COMPLETED):
+            continue
+        for boundary in schedule.timeline.boundaries_between(low, high):
+            found.setdefault(boundary, {})[zone_name(schedule.zone)] = schedule.zone
+    return {instant: [zones[name] for name in sorted(zones)] for instant, zones in found.items()}
 
 
-def local_times(autoscaler: AutoscalerPlan, instant: int) -> str:
-    """The wall-clock time of `instant` in the zone of each Schedule that starts or ends then
-    (one entry per zone), or `-` if none does (an instant no Schedule explains)."""
-    zones = changing_zones(autoscaler, instant)
+def local_times(instant: int, zones: Sequence[ZoneInfo]) -> str:
+    """The wall-clock time of `instant` in each of `zones`, or `-` for none (an instant no
+    Schedule explains)."""
     return ", ".join(format_local(instant, zone) for zone in zones) or "-"
 
 

@@ -16,7 +16,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from spa.api import CompiledSchedule, ScheduleSpec
-from spa.schedule import UTC_ZONE, OneShotWindow, Timeline, from_instant
+from spa.schedule import UTC_ZONE, OneShotWindow, Timeline
 
 __all__ = [
     "PlannedSchedule",
@@ -59,12 +59,6 @@ class PlannedSchedule:
     next_change: int | None
     """When it next starts (or, while active, ends), if within the engine's look-ahead; None
     for suspended and completed Schedules."""
-
-    def changes_at(self, instant: int) -> bool:
-        """Whether this Schedule starts or ends exactly at `instant` (suspended ones never)."""
-        if self.state in (ScheduleState.SUSPENDED, ScheduleState.COMPLETED):
-            return False
-        return self.timeline.is_active(instant) != self.timeline.is_active(instant - 1)
 
 
 def plan_schedule(
@@ -123,9 +117,16 @@ def format_local(instant: int, zone: ZoneInfo, *, with_name: bool = True) -> str
 
     Seconds are shown only when not zero: boundaries fall on whole minutes, only `--at` may not.
     """
-    local: datetime = from_instant(instant).astimezone(zone)
-    clock = "%H:%M:%S" if local.second else "%H:%M"
+    # Formatted by hand: strftime would be most of the time of a large fleet's table.
+    local = datetime.fromtimestamp(instant, zone)
+    clock = f"{local.hour:02d}:{local.minute:02d}"
+    if local.second:
+        clock += f":{local.second:02d}"
     name = zone_name(zone)
     abbreviation = local.tzname() or name
     label = f"{abbreviation} {name}" if with_name and abbreviation != name else abbreviation
-    return f"{local.strftime('%a %Y-%m-%d ' + clock)} {label}"
+    day = _WEEKDAYS[local.weekday()]
+    return f"{day} {local.year:04d}-{local.month:02d}-{local.day:02d} {clock} {label}"
+
+
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from spa.plan import Document, Plan, build_plan, render_table
-from spa.plan.render import local_times
+from spa.plan.render import local_times, transition_zones
 from spa.plan.schedules import ScheduleState, format_local
 from spa.schedule import instant_of, load_zone
 
@@ -143,8 +143,14 @@ def test_local_time_of_a_transition_is_given_in_each_zone_that_changes_then() ->
         end="2026-11-24T00:00:00Z",
     )
     [web] = plan.autoscalers
-    assert local_times(web, at("2026-11-23T04:00:00Z")) == (
+    zones = transition_zones(web)
+    assert sorted(zones) == [t for t, _ in web.transitions]
+
+    def local(text: str) -> str:
+        return local_times(at(text), zones.get(at(text), []))
+
+    assert local("2026-11-23T04:00:00Z") == (
         "Sun 2026-11-22 23:00 EST America/New_York, Mon 2026-11-23 13:00 JST Asia/Tokyo"
     )
-    assert local_times(web, at("2026-11-23T02:50:00Z")) == "Mon 2026-11-23 11:50 JST Asia/Tokyo"
-    assert local_times(web, at("2026-11-23T03:00:00Z")) == "-"
+    assert local("2026-11-23T02:50:00Z") == "Mon 2026-11-23 11:50 JST Asia/Tokyo"
+    assert local("2026-11-23T03:00:00Z") == "-"
