@@ -72,8 +72,9 @@ __all__ = [
     "run_status",
 ]
 
-# How far ahead transitions are looked for: a month shows every weekly pattern several times.
-HORIZON_SECONDS = 31 * 86400
+# How far ahead transitions are looked for: a week and a day shows every weekly pattern, and
+# keeps a status of a thousand SPAs (and `--watch` reading it every few seconds) cheap.
+HORIZON_SECONDS = 8 * 86400
 TABLE_TRANSITIONS, WIDE_TRANSITIONS = 3, 10
 TABLE_EVENTS, WIDE_EVENTS = 5, 10
 
@@ -155,41 +156,56 @@ class StatusReport:
 
 def build_status(objects: ClusterObjects, *, at: int, name: str | None = None) -> StatusReport:
     """The status of every SPA in `objects` (or only `name`) at the instant `at`."""
+    autoscalers = sorted(objects.autoscalers, key=_key)
+    if name is not None:
+        autoscalers = [a for a in autoscalers if object_name(a) == name]
+    wanting: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for schedule in objects.schedules:
+        target = (object_namespace(schedule), schedule_target(schedule))
+        wanting.setdefault(target, []).append(schedule)
+    if name is not None:
+        # Only what belongs to the SPA asked for is planned (and reported).
+        objects = dataclasses.replace(
+            objects,
+            autoscalers=autoscalers,
+            schedules=[s for a in autoscalers for s in wanting.get(_key(a), [])],
+        )
     plan = cluster_plan(objects, at=at, until=at + HORIZON_SECONDS)
     planned = {(a.namespace, a.name): a for a in plan.autoscalers}
-    targets = {_key(s): schedule_target(s) for s in objects.schedules}
     hpas = None if objects.hpas is None else {_key(h): h for h in objects.hpas}
+    events = _events_by_object(objects.events or [])
     report = StatusReport(at=at, server=objects.server, autoscalers=[], unread=objects.problems)
-    for autoscaler in sorted(objects.autoscalers, key=_key):
+    entries: dict[tuple[str, str], AutoscalerStatus] = {}
+    for autoscaler in autoscalers:
         key = _key(autoscaler)
-        if name is not None and key[1] != name:
-            continue
-        autoscaler_plan = planned.get(key)
         entry = AutoscalerStatus(
             namespace=key[0],
             name=key[1],
             condition=(autoscaler.get("status") or {}).get("condition"),
-            plan=autoscaler_plan,
-            hpa=_hpa(autoscaler, autoscaler_plan, hpas),
+            plan=planned.get(key),
+            hpa=_hpa(autoscaler, planned.get(key), hpas),
         )
-        own = {
-            schedule_name
-            for (namespace, schedule_name), target in targets.items()
-            if namespace == key[0] and target == key[1]
-        }
-        _problems(entry, autoscaler, objects.schedules, own)
-        entry.events = _events(objects.events or [], key[0], key[1], own)
+        own = wanting.get(key, [])
+        _problems(entry, autoscaler, own)
+        entry.events = sorted(
+            [
+                *events.get((key[0], SCHEDULED_POD_AUTOSCALER, key[1]), []),
+                *(e for s in own for e in events.get((key[0], SCHEDULE_KIND, object_name(s)), [])),
+            ],
+            key=lambda e: -1 if e.time is None else e.time,
+            reverse=True,
+        )
         report.autoscalers.append(entry)
-    listed = {(a.namespace, a.name) for a in report.autoscalers}
+        entries[key] = entry
+    targets = {_key(s): schedule_target(s) for s in objects.schedules}
     for error in plan.errors:
         owner = _owner_of(error, targets)
-        if owner in listed:
-            entry = next(a for a in report.autoscalers if (a.namespace, a.name) == owner)
+        if owner is not None and owner in entries:
             problem = _plan_problem(error)
             # The controller says the same in the Schedule's status: say it once.
-            entry.problems = [p for p in entry.problems if p != problem]
-            entry.problems.append(problem)
-        elif name is None:
+            entries[owner].problems = [p for p in entries[owner].problems if p != problem]
+            entries[owner].problems.append(problem)
+        else:
             report.errors.append(error)
     return report
 
@@ -257,10 +273,7 @@ def _hpa(
 
 
 def _problems(
-    entry: AutoscalerStatus,
-    autoscaler: Mapping[str, Any],
-    schedules: Sequence[Mapping[str, Any]],
-    own: set[str],
+    entry: AutoscalerStatus, autoscaler: Mapping[str, Any], own: Sequence[Mapping[str, Any]]
 ) -> None:
     status = autoscaler.get("status") or {}
     if status.get("condition") == "Degraded":
@@ -272,9 +285,7 @@ def _problems(
         entry.problems.append(
             Problem(SCHEDULED_POD_AUTOSCALER, entry.name, "; ".join(messages) or "Degraded")
         )
-    for schedule in schedules:
-        if object_namespace(schedule) != entry.namespace or object_name(schedule) not in own:
-            continue
+    for schedule in own:
         schedule_status = schedule.get("status") or {}
         condition, message = schedule_status.get("condition"), schedule_status.get("message")
         entry.schedule_conditions[object_name(schedule)] = (condition, message)
@@ -298,30 +309,27 @@ def _event_time(event: Mapping[str, Any]) -> int | None:
     return None
 
 
-def _events(
-    events: Sequence[Mapping[str, Any]], namespace: str, name: str, schedules: set[str]
-) -> list[Event]:
-    found = []
+def _events_by_object(
+    events: Sequence[Mapping[str, Any]],
+) -> dict[tuple[str, str, str], list[Event]]:
+    """The Events by the (namespace, kind, name) of the object they are about."""
+    found: dict[tuple[str, str, str], list[Event]] = {}
     for event in events:
         involved = event.get("involvedObject") or {}
-        kind, involved_name = involved.get("kind"), involved.get("name")
-        if involved.get("namespace", object_namespace(event)) != namespace:
-            continue
-        if (kind == SCHEDULED_POD_AUTOSCALER and involved_name == name) or (
-            kind == SCHEDULE_KIND and involved_name in schedules
-        ):
-            found.append(
-                Event(
-                    time=_event_time(event),
-                    type=str(event.get("type") or ""),
-                    reason=str(event.get("reason") or ""),
-                    kind=str(kind),
-                    name=str(involved_name),
-                    count=int(event.get("count") or 1),
-                    message=str(event.get("message") or ""),
-                )
+        kind, name = str(involved.get("kind")), str(involved.get("name"))
+        namespace = str(involved.get("namespace") or object_namespace(event))
+        found.setdefault((namespace, kind, name), []).append(
+            Event(
+                time=_event_time(event),
+                type=str(event.get("type") or ""),
+                reason=str(event.get("reason") or ""),
+                kind=kind,
+                name=name,
+                count=int(event.get("count") or 1),
+                message=str(event.get("message") or ""),
             )
-    return sorted(found, key=lambda e: -1 if e.time is None else e.time, reverse=True)
+        )
+    return found
 
 
 # -- output -----------------------------------------------------------------------------------
@@ -393,7 +401,7 @@ def _block(report: StatusReport, entry: AutoscalerStatus, *, wide: bool) -> list
 
 def _transition_lines(planned: AutoscalerPlan, limit: int) -> list[str]:
     if not planned.transitions:
-        return ["  next: no transition in the next 31 days"]
+        return ["  next: no transition in the next 8 days"]
     zones = transition_zones(planned)
     rows = [["next:", "UTC", "MIN", "MAX", "ACTIVE", "LOCAL"]]
     for instant, state in planned.transitions[:limit]:
