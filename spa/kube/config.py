@@ -66,16 +66,19 @@ def api_client_for(
     kubeconfig, then in-cluster, then ``$KUBECONFIG``, then ``~/.kube/config``; with
     ``in_cluster_first=False`` (kubectl's order) in-cluster comes last."""
     configuration = k8s_client.Configuration()
-    if kubeconfig and not os.path.exists(kubeconfig):
-        raise ConfigError(f"no usable cluster configuration: {kubeconfig} does not exist")
+    in_cluster = _use_in_cluster(kubeconfig, in_cluster_first=in_cluster_first)
+    path = _kubeconfig_path(kubeconfig)
+    if not in_cluster and not any(os.path.exists(part) for part in path.split(os.pathsep) if part):
+        where = "" if kubeconfig else ", and not running in a pod"
+        raise ConfigError(f"no usable cluster configuration: no kubeconfig at {path}{where}")
     try:
-        if _use_in_cluster(kubeconfig, in_cluster_first=in_cluster_first):
+        if in_cluster:
             k8s_config.load_incluster_config(  # type: ignore[no-untyped-call]
                 client_configuration=configuration
             )
         else:
             k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-                config_file=_kubeconfig_path(kubeconfig),
+                config_file=path,
                 context=context,
                 client_configuration=configuration,
                 persist_config=False,

@@ -84,7 +84,7 @@ def test_unreachable_api_server(cluster: Any, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        (None, "does not exist"),
+        (None, "no kubeconfig at"),
         ("clusters: [\n", "the kubeconfig cannot be read (ParserError"),
         ("apiVersion: v1\nkind: Config\n", "no usable cluster configuration"),
     ],
