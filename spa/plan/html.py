@@ -97,7 +97,7 @@ def render_html(plan: Plan) -> str:
         "<span>bars: when each Schedule is active (hatched: suspended)</span></p>",
     ]
     if not plan.autoscalers:
-        body.append("<p>No ScheduledPodAutoscaler found.</p>")
+        body.append("<p>No valid ScheduledPodAutoscaler found.</p>")
     body.extend(_section(plan, autoscaler) for autoscaler in plan.autoscalers)
     if plan.errors:
         items = "".join(f"<li>{escape(describe_error(error))}</li>" for error in plan.errors)

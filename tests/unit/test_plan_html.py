@@ -119,4 +119,4 @@ def test_the_axis_is_in_the_zone_most_schedules_use() -> None:
 
 
 def test_no_autoscaler() -> None:
-    assert "No ScheduledPodAutoscaler found." in render_html(plan_of())
+    assert "No valid ScheduledPodAutoscaler found." in render_html(plan_of())

@@ -10,7 +10,12 @@ from typing import Any
 import pytest
 import yaml
 
-from spa.api import parse_scheduled_pod_autoscaler
+from spa.api import (
+    InvalidObject,
+    compile_schedule,
+    parse_schedule,
+    parse_scheduled_pod_autoscaler,
+)
 from spa.cli.cluster import ClusterObjects
 from spa.cli.status import HpaState, build_status, render_status
 from spa.controller.desired import desired_hpa
@@ -148,7 +153,21 @@ def test_hpas_that_cannot_be_read_are_unknown_and_said_so() -> None:
 
 
 def test_degraded_objects_and_invalid_schedules_are_told_once() -> None:
-    typo_message = "spec.timeZone: unknown time zone 'Europe/Londn'"
+    # What the controller writes into the Schedule's status: the message of the same checks.
+    with pytest.raises(InvalidObject) as invalid:
+        compile_schedule(
+            parse_schedule(
+                schedule(
+                    "typo",
+                    type="Daily",
+                    startTime="08:00",
+                    endTime="09:00",
+                    timeZone="Europe/Londn",
+                )
+            ).spec
+        )
+    typo_message = str(invalid.value)
+    assert typo_message.startswith("spec.timeZone: unknown time zone 'Europe/Londn'")
     spa = autoscaler(
         condition="Degraded",
         conditions=[
