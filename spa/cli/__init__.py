@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TypeVar
 
+from spa import __version__
 from spa.cli.options import add_cluster_arguments, add_status_arguments, cluster_arguments_given
 from spa.cli.output import ReaderGone, emit
 from spa.controller.options import add_run_arguments
@@ -59,6 +60,10 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=program_name(),
         description="Scheduled scaling for Kubernetes HorizontalPodAutoscalers.",
+    )
+    # `spa --version` and `kubectl spa --version` say the same (docs/operations.md).
+    parser.add_argument(
+        "--version", action="version", version=f"scheduled-pod-autoscaler {__version__}"
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plan = commands.add_parser(

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from spa import __version__
+
 SCRIPTS = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[2]
 
@@ -256,6 +258,15 @@ def test_standard_input_and_kubectl_plugin_name() -> None:
     )
     assert result.returncode == 0
     assert json.loads(result.stdout)["autoscalers"][0]["minReplicas"] == 3
+
+
+def test_version_of_both_scripts() -> None:
+    for script in ("spa", "kubectl-spa"):
+        result = spa("--version", script=script)
+        assert (result.returncode, result.stdout) == (
+            0,
+            f"scheduled-pod-autoscaler {__version__}\n",
+        )
 
 
 def test_help_names_the_program_as_invoked() -> None:
