@@ -19,12 +19,11 @@ from typing import Any
 from spa.api import API_VERSION
 from spa.controller.exitcodes import EXIT_CONFIG, EXIT_FORBIDDEN
 from spa.controller.main import ClusterFailure, explain
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import (
     EVENT,
     HPA_V2,
     HPA_V2BETA2,
-    SCHEDULE,
-    SCHEDULED_POD_AUTOSCALER,
     ApiError,
     ApiUnavailable,
     ConfigError,
@@ -108,8 +107,8 @@ def read_cluster(scope: Scope, *, everything: bool) -> ClusterObjects:
     kinds, which `status` shows and may do without."""
     objects = ClusterObjects(
         server=scope.server,
-        autoscalers=_list(scope, SCHEDULED_POD_AUTOSCALER),
-        schedules=_list(scope, SCHEDULE),
+        autoscalers=_list(scope, SCHEDULED_POD_AUTOSCALERS),
+        schedules=_list(scope, SCHEDULES),
     )
     if not everything:
         return objects
@@ -169,7 +168,7 @@ def cluster_plan(objects: ClusterObjects, *, at: int, until: int) -> Plan:
     for error in plan.errors:
         error = dataclasses.replace(error, document=None)
         where = (error.namespace, error.name)
-        if error.kind == SCHEDULE.kind and error.field == _TARGET_FIELD and where in missing:
+        if error.kind == SCHEDULES.kind and error.field == _TARGET_FIELD and where in missing:
             # The plan's words are about manifests; here the SPA is missing from the cluster.
             error = dataclasses.replace(
                 error,

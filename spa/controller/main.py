@@ -23,11 +23,10 @@ from spa.controller.exitcodes import (
     EXIT_UNREACHABLE,
 )
 from spa.controller.manager import LeaderElection, Manager, install_signal_handlers, pod_namespace
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import (
     HPA_V2,
     HPA_V2BETA2,
-    SCHEDULE,
-    SCHEDULED_POD_AUTOSCALER,
     ApiError,
     ApiUnavailable,
     ConfigError,
@@ -81,7 +80,7 @@ def explain(
     if isinstance(error, Forbidden):
         hint = f" ({rbac_hint})" if rbac_hint else ""
         return ClusterFailure(EXIT_FORBIDDEN, f"not allowed to {subject}: {error.message}{hint}")
-    if isinstance(error, NotFound) and resource in (SCHEDULED_POD_AUTOSCALER, SCHEDULE):
+    if isinstance(error, NotFound) and resource in (SCHEDULED_POD_AUTOSCALERS, SCHEDULES):
         return ClusterFailure(
             EXIT_NO_CRDS,
             f"the API server at {server} does not serve {resource}: install the CRDs "
@@ -98,7 +97,7 @@ def check_cluster(client: KubeClient, namespaces: Sequence[str] | None) -> Resou
     """The HPA resource to manage, once every list the informers will make has been allowed
     once (read-only, one item each); :class:`ClusterFailure` otherwise."""
     scopes: list[str | None] = list(namespaces) if namespaces else [None]
-    for resource in (SCHEDULED_POD_AUTOSCALER, SCHEDULE):
+    for resource in (SCHEDULED_POD_AUTOSCALERS, SCHEDULES):
         for namespace in scopes:
             _check_list(client, resource, namespace)
     try:

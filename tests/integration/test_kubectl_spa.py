@@ -22,7 +22,8 @@ import pytest
 import yaml
 
 from spa.controller.exitcodes import EXIT_FORBIDDEN, EXIT_UNREACHABLE
-from spa.kube import HPA_V2, SCHEDULE, SCHEDULED_POD_AUTOSCALER
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.kube import HPA_V2
 from tests.integration.harness import REPO, Kube, autoscaler, schedule
 from tests.integration.processes import spa_run, wait_for
 from tests.testenv.kubeconfig import write_kubeconfig
@@ -96,7 +97,7 @@ def test_status_of_a_running_controller(
     with spa_run(controller_kubeconfig, namespace, log=tmp_path / "spa-run.log") as process:
         wait_for(lambda: kube.bounds(namespace, "web") == (6, 12), within=30, what="window on")
         wait_for(
-            lambda: kube.status(SCHEDULE, namespace, "typo").get("condition") == "Degraded",
+            lambda: kube.status(SCHEDULES, namespace, "typo").get("condition") == "Degraded",
             within=10,
             what="typo Degraded",
         )
@@ -279,7 +280,7 @@ def test_watch_prints_again_when_something_changes(
             time.sleep(1.5)
             assert found.empty()
             kube.merge(
-                SCHEDULED_POD_AUTOSCALER,
+                SCHEDULED_POD_AUTOSCALERS,
                 namespace,
                 "web",
                 {"spec": {"horizontalPodAutoscalerSpec": {"maxReplicas": 11}}},

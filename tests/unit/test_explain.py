@@ -15,10 +15,9 @@ from spa.controller.exitcodes import (
     EXIT_UNREACHABLE,
 )
 from spa.controller.main import explain
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import (
     HPA_V2,
-    SCHEDULE,
-    SCHEDULED_POD_AUTOSCALER,
     ApiError,
     ApiUnavailable,
     Resource,
@@ -48,28 +47,28 @@ def status(code: int, reason: str, message: str) -> ApiError:
     [
         (
             unreachable(),
-            SCHEDULE,
+            SCHEDULES,
             EXIT_UNREACHABLE,
             f"cannot reach the API server at {SERVER}: [Errno 111] Connection refused",
         ),
         (
             status(401, "Unauthorized", "Unauthorized"),
-            SCHEDULE,
+            SCHEDULES,
             EXIT_UNAUTHORIZED,
             f"the API server at {SERVER} does not accept the credentials (401 Unauthorized)",
         ),
         (
             status(403, "Forbidden", 'User "bob" cannot list resource "schedules"'),
-            SCHEDULE,
+            SCHEDULES,
             EXIT_FORBIDDEN,
-            f"not allowed to list {SCHEDULE} in namespace shop: "
+            f"not allowed to list {SCHEDULES} in namespace shop: "
             'User "bob" cannot list resource "schedules" (the RBAC of config/rbac grants it)',
         ),
         (
             status(404, "NotFound", "the server could not find the requested resource"),
-            SCHEDULED_POD_AUTOSCALER,
+            SCHEDULED_POD_AUTOSCALERS,
             EXIT_NO_CRDS,
-            f"the API server at {SERVER} does not serve {SCHEDULED_POD_AUTOSCALER}: install "
+            f"the API server at {SERVER} does not serve {SCHEDULED_POD_AUTOSCALERS}: install "
             "the CRDs (config/crd or config/install/install.yaml)",
         ),
         (
@@ -81,9 +80,9 @@ def status(code: int, reason: str, message: str) -> ApiError:
         ),
         (
             status(503, "ServiceUnavailable", "etcdserver: request timed out"),
-            SCHEDULE,
+            SCHEDULES,
             EXIT_UNREACHABLE,
-            f"the API server at {SERVER} answered 503 ServiceUnavailable to list {SCHEDULE} "
+            f"the API server at {SERVER} answered 503 ServiceUnavailable to list {SCHEDULES} "
             "in namespace shop: etcdserver: request timed out",
         ),
     ],
