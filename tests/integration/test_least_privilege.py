@@ -60,7 +60,7 @@ def test_the_namespaced_install_grants_only_the_watched_namespaces_and_suffices(
     other_namespace: str,
     tmp_path: Path,
 ) -> None:
-    docs = rendered(cluster, "config/samples/namespaced")
+    docs = rendered(cluster, "config/overlays/namespaced")
     cluster_bindings = [
         d
         for d in docs

@@ -1,5 +1,5 @@
 """`spa run --metrics-secure` against the real API server: HTTPS, and access judged by the API
-server's TokenReview and SubjectAccessReview with the RBAC of config/samples/secure-metrics."""
+server's TokenReview and SubjectAccessReview with the RBAC of config/overlays/secure-metrics."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from tests.integration.processes import spa_run, wait_for
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-AUTH = REPO / "config" / "samples" / "secure-metrics" / "metrics_auth.yaml"
+AUTH = REPO / "config" / "overlays" / "secure-metrics" / "metrics_auth.yaml"
 
 
 def free_port() -> int:
