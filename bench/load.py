@@ -57,7 +57,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
-from spa.kube import HPA_V2, ApiError, KubeClient, Resource, connect  # noqa: E402
+from spa.kube import (  # noqa: E402
+    HPA_V2,
+    ApiError,
+    BlockingKubeClient,
+    Resource,
+    connect_blocking,
+)
 from tests.integration.harness import install_crds  # noqa: E402
 from tests.testenv.audit import (  # noqa: E402
     AuditEvent,
@@ -202,7 +208,7 @@ def schedules(index: int, name: str, boundary: datetime, now: datetime) -> list[
     ]
 
 
-def create_all(client: KubeClient, objects: list[tuple[Resource, dict[str, Any]]]) -> float:
+def create_all(client: BlockingKubeClient, objects: list[tuple[Resource, dict[str, Any]]]) -> float:
     """Create the objects with 16 threads; seconds taken."""
     began = time.monotonic()
 
@@ -233,7 +239,7 @@ class Watcher:
 
     def __init__(
         self,
-        client: KubeClient,
+        client: BlockingKubeClient,
         resource: Resource,
         on_event: Callable[[str, dict[str, Any], float], None] | None = None,
     ) -> None:
@@ -414,7 +420,7 @@ class Scenario:
         plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config/rbac"), check=True)
         plane.run_kubectl("create", "namespace", NAMESPACE, check=True)
         kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)
-        admin = connect(kubeconfig=str(plane.kubeconfig), pool_size=32)
+        admin = connect_blocking(kubeconfig=str(plane.kubeconfig), pool_size=32)
         audit = AuditLog(plane.audit_log or Path("/nonexistent"))
 
         # The flipping windows are first created 6 h ahead; the real boundary is chosen once
@@ -442,7 +448,9 @@ class Scenario:
                 watcher.stop()
             admin.close()
 
-    def _move_windows(self, admin: KubeClient, names: list[str], boundary: datetime) -> None:
+    def _move_windows(
+        self, admin: BlockingKubeClient, names: list[str], boundary: datetime
+    ) -> None:
         def move(item: tuple[int, str]) -> None:
             index, name = item
             spec = flip_spec(index, boundary)
@@ -601,7 +609,7 @@ class Scenario:
 
     def _measure(
         self,
-        admin: KubeClient,
+        admin: BlockingKubeClient,
         kubeconfig: Path,
         audit: AuditLog,
         names: list[str],
@@ -773,7 +781,7 @@ class Scenario:
         return self.result
 
 
-def hpa_patch_rate(admin: KubeClient, names: list[str], threads: int, value: int) -> float:
+def hpa_patch_rate(admin: BlockingKubeClient, names: list[str], threads: int, value: int) -> float:
     """HPA patches per second the API server takes from `threads` concurrent clients (this
     process, admin; the controller is stopped): the ceiling for a fleet's transition."""
     sample = names[: max(1, min(len(names), 1000))]

@@ -26,10 +26,10 @@ from spa.kube import (
     HPA_V2BETA2,
     ApiError,
     ApiUnavailable,
+    BlockingKubeClient,
     ConfigError,
-    KubeClient,
     Resource,
-    connect,
+    connect_blocking,
     default_namespace,
 )
 from spa.plan import Document, Plan, build_plan
@@ -54,7 +54,7 @@ REQUEST_TIMEOUT = 15.0
 class Scope:
     """Where to read: one namespace, or all of them (None)."""
 
-    client: KubeClient
+    client: BlockingKubeClient
     namespace: str | None
 
     @property
@@ -66,7 +66,7 @@ class Scope:
 def connected(arguments: argparse.Namespace) -> Iterator[Scope]:
     """A client for the cluster and namespace the kubectl flags choose; closed afterwards."""
     try:
-        client = connect(
+        client = connect_blocking(
             kubeconfig=arguments.kubeconfig,
             context=arguments.context,
             request_timeout=REQUEST_TIMEOUT,

@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 
 from spa.controller.desired import FIELD_MANAGER, owner_reference
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
-from spa.kube import ApiError, Conflict, NotFound, Resource
-from spa.runtime import AsyncKubeClient, EventRecorder, Store, object_logger
+from spa.kube import ApiError, Conflict, KubeClient, NotFound, Resource
+from spa.runtime import EventRecorder, Store, object_logger
 
 __all__ = ["Actuator", "NotLeader", "Refused", "brief"]
 
@@ -58,7 +58,7 @@ class Actuator:
     def __init__(
         self,
         *,
-        kube: AsyncKubeClient,
+        kube: KubeClient,
         autoscalers: Store,
         schedules: Store,
         hpas: Store,

@@ -93,25 +93,25 @@ def explain(
     )
 
 
-def check_cluster(client: KubeClient, namespaces: Sequence[str] | None) -> Resource:
+async def check_cluster(client: KubeClient, namespaces: Sequence[str] | None) -> Resource:
     """The HPA resource to manage, once every list the informers will make has been allowed
     once (read-only, one item each); :class:`ClusterFailure` otherwise."""
     scopes: list[str | None] = list(namespaces) if namespaces else [None]
     for resource in (SCHEDULED_POD_AUTOSCALERS, SCHEDULES):
         for namespace in scopes:
-            _check_list(client, resource, namespace)
+            await _check_list(client, resource, namespace)
     try:
-        hpa = HPA_V2 if client.serves(HPA_V2.group_version) else HPA_V2BETA2
+        hpa = HPA_V2 if await client.serves(HPA_V2.group_version) else HPA_V2BETA2
     except (ApiUnavailable, ApiError) as error:
         raise explain(client.host, error, HPA_V2, action="discover") from error
     for namespace in scopes:
-        _check_list(client, hpa, namespace)
+        await _check_list(client, hpa, namespace)
     return hpa
 
 
-def _check_list(client: KubeClient, resource: Resource, namespace: str | None) -> None:
+async def _check_list(client: KubeClient, resource: Resource, namespace: str | None) -> None:
     try:
-        client.first_page(resource, namespace=namespace, timeout=CHECK_TIMEOUT)
+        await client.first_page(resource, namespace=namespace, request_timeout=CHECK_TIMEOUT)
     except (ApiUnavailable, ApiError) as error:
         raise explain(
             client.host,
@@ -124,8 +124,14 @@ def _check_list(client: KubeClient, resource: Resource, namespace: str | None) -
 
 def run(arguments: argparse.Namespace) -> int:
     configure_logging(level=arguments.log_level, log_format=arguments.log_format)
+    status = asyncio.run(_run(arguments))
+    log.info("stopped", extra={"exit_status": status})
+    return status
+
+
+async def _run(arguments: argparse.Namespace) -> int:
     try:
-        client = connect(
+        client = await connect(
             kubeconfig=arguments.kubeconfig,
             qps=arguments.kube_api_qps,
             burst=arguments.kube_api_burst,
@@ -134,9 +140,9 @@ def run(arguments: argparse.Namespace) -> int:
         log.error("cannot start: %s", error, extra={"exit_status": EXIT_CONFIG})
         return EXIT_CONFIG
     try:
-        hpa_resource = check_cluster(client, arguments.namespaces)
+        hpa_resource = await check_cluster(client, arguments.namespaces)
     except ClusterFailure as failure:
-        client.close()
+        await client.close()
         log.error("cannot start: %s", failure.message, extra={"exit_status": failure.status})
         return failure.status
     log.info("managing HorizontalPodAutoscalers as %s", hpa_resource.api_version)
@@ -159,13 +165,8 @@ def run(arguments: argparse.Namespace) -> int:
         hpa_resource=hpa_resource,
     )
 
-    async def main() -> int:
-        install_signal_handlers(manager)
-        return await manager.run()
-
+    install_signal_handlers(manager)
     try:
-        status = asyncio.run(main())
+        return await manager.run()
     finally:
-        client.close()
-    log.info("stopped", extra={"exit_status": status})
-    return status
+        await client.close()

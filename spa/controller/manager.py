@@ -26,7 +26,6 @@ from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import HPA_V2, HPA_V2BETA2, ApiError, KubeClient, Resource
 from spa.runtime import (
     AccessReview,
-    AsyncKubeClient,
     Clock,
     Controller,
     EventRecorder,
@@ -40,7 +39,6 @@ from spa.runtime import (
     drop_bookkeeping,
     exposition,
     instrument_client,
-    new_executor,
     serve,
     server_context,
 )
@@ -50,6 +48,9 @@ __all__ = ["LeaderElection", "Manager", "parse_address"]
 log = logging.getLogger(__name__)
 
 QUEUE_NAME = "scheduledpodautoscaler"
+# A reconcile makes a few requests of at most 30 s each (the client's timeout); one that runs
+# longer than this is stuck, and is cancelled and retried with backoff (docs/runtime.md).
+RECONCILE_TIMEOUT = 120.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,40 +105,30 @@ class Manager:
     async def run(self) -> int:
         """Run until `stop` or a lost Lease; the exit status for the process."""
         instrument_client(self.client)
-        scopes = len(self.namespaces) if self.namespaces else 1
-        executor = new_executor(watches=3 * scopes, workers=self.workers)
-        try:
-            if self.hpa_resource is None:
-                served = await asyncio.get_running_loop().run_in_executor(
-                    executor, self.client.serves, HPA_V2.group_version
-                )
-                self.hpa_resource = HPA_V2 if served else HPA_V2BETA2
-                log.info("managing HorizontalPodAutoscalers as %s", self.hpa_resource.api_version)
-            return await self._run(executor, self.hpa_resource)
-        finally:
-            executor.shutdown(wait=False, cancel_futures=True)
+        if self.hpa_resource is None:
+            served = await self.client.serves(HPA_V2.group_version)
+            self.hpa_resource = HPA_V2 if served else HPA_V2BETA2
+            log.info("managing HorizontalPodAutoscalers as %s", self.hpa_resource.api_version)
+        return await self._run(self.hpa_resource)
 
-    async def _run(self, executor: Any, hpa_resource: Resource) -> int:
+    async def _run(self, hpa_resource: Resource) -> int:
         system_clock = SystemClock()
         # The caches keep only what the reconciler reads (docs/performance.md, memory).
         autoscalers = Informer(
             self.client,
             SCHEDULED_POD_AUTOSCALERS,
-            executor=executor,
             namespaces=self.namespaces,
             transform=drop_bookkeeping,
         )
         schedules = Informer(
             self.client,
             SCHEDULES,
-            executor=executor,
             namespaces=self.namespaces,
             transform=drop_bookkeeping,
         )
         hpas = Informer(
             self.client,
             hpa_resource,
-            executor=executor,
             namespaces=self.namespaces,
             label_selector=MANAGED_BY_SELECTOR,
             transform=drop_bookkeeping,
@@ -146,11 +137,9 @@ class Manager:
         watches.add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)
 
         queue = WorkQueue(name=QUEUE_NAME, clock=self.clock)
-        recorder = EventRecorder(
-            self.client, executor=executor, clock=system_clock, may_send=self._may_write
-        )
+        recorder = EventRecorder(self.client, clock=system_clock, may_send=self._may_write)
         reconciler = Reconciler(
-            kube=AsyncKubeClient(self.client, executor),
+            kube=self.client,
             autoscalers=autoscalers.store,
             schedules=schedules.store,
             hpas=hpas.store,
@@ -173,7 +162,7 @@ class Manager:
 
         async def api_ready() -> None:
             try:
-                await AsyncKubeClient(self.client, executor).run(self.client.readyz, timeout=5.0)
+                await self.client.readyz(request_timeout=5.0)
             except ApiError as error:
                 # /readyz is readable by every identity by default; where a cluster forbids it
                 # (or lacks it), an answer at all is the best sign of recovery we can get.
@@ -192,9 +181,10 @@ class Manager:
             clock=self.clock,
             # After an outage, failed keys are retried as soon as the API answers again.
             probe=api_ready,
+            reconcile_timeout=RECONCILE_TIMEOUT,
         )
 
-        servers = await self._start_endpoints(AsyncKubeClient(self.client, executor))
+        servers = await self._start_endpoints(self.client)
         for informer in self.informers:
             self._supervisor.start(f"informer {informer.resource}", informer.run)
         stopping = asyncio.create_task(self._stopping.wait(), name="stop")
@@ -211,7 +201,7 @@ class Manager:
                 len(schedules.store),
                 len(hpas.store),
             )
-            work = asyncio.create_task(self._lead(controller, executor), name="lead")
+            work = asyncio.create_task(self._lead(controller), name="lead")
             done, _ = await asyncio.wait({stopping, work}, return_when=asyncio.FIRST_COMPLETED)
             if work in done:
                 work.result()
@@ -233,7 +223,7 @@ class Manager:
     async def _wait_synced(self) -> None:
         await asyncio.gather(*(informer.wait_synced() for informer in self.informers))
 
-    async def _lead(self, controller: Controller, executor: Any) -> None:
+    async def _lead(self, controller: Controller) -> None:
         """Run the workers: at once, or only while holding the Lease."""
         if self.leader_election is None:
             await controller.run()
@@ -250,7 +240,6 @@ class Manager:
             self.client,
             namespace=election.namespace,
             name=election.name,
-            executor=executor,
             lease_duration=election.lease_duration,
             renew_deadline=election.renew_deadline,
             retry_period=election.retry_period,
@@ -262,7 +251,7 @@ class Manager:
     def _may_write(self) -> bool:
         return self._elector is None or self._elector.is_leader
 
-    async def _start_endpoints(self, kube: AsyncKubeClient) -> list[Server]:
+    async def _start_endpoints(self, kube: KubeClient) -> list[Server]:
         servers: list[Server] = []
         if self.metrics_address is not None:
             host, port = parse_address(self.metrics_address)

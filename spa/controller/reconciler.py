@@ -45,9 +45,8 @@ from spa.controller.decide import (
 from spa.controller.desired import controller_owner_uid, spec_hash
 from spa.controller.metrics import ControllerMetrics
 from spa.controller.watches import TARGET_INDEX, UID_INDEX
-from spa.kube import Conflict, NotFound, Resource
+from spa.kube import Conflict, KubeClient, NotFound, Resource
 from spa.runtime import (
-    AsyncKubeClient,
     Clock,
     EventRecorder,
     Result,
@@ -73,7 +72,7 @@ class Reconciler:
     def __init__(
         self,
         *,
-        kube: AsyncKubeClient,
+        kube: KubeClient,
         autoscalers: Store,
         schedules: Store,
         hpas: Store,

@@ -1,10 +1,13 @@
-"""The only package that imports ``kubernetes``: a thin, blocking, thread-safe API client that
-speaks raw JSON dicts (see :class:`KubeClient`), the resource coordinates the controller uses,
-and the errors it raises. Everything above it (``spa.runtime``, ``spa.controller``) goes
-through here, which keeps the generated client's types and exceptions out of the rest.
+"""The only package that imports ``kubernetes``: a thin asyncio API client that speaks raw JSON
+dicts (see :class:`KubeClient`; :class:`BlockingKubeClient` is its blocking face for tests and
+benchmarks), the resource coordinates the controller uses, and the errors it raises.
+Everything above it (``spa.runtime``, ``spa.controller``) goes through here, which keeps the
+generated client's types and exceptions out of the rest.
 """
 
+from spa.kube.blocking import BlockingKubeClient, BlockingWatchStream, connect_blocking
 from spa.kube.client import (
+    Credentials,
     KubeClient,
     ListResult,
     PatchType,
@@ -14,7 +17,7 @@ from spa.kube.client import (
     WatchEventType,
     WatchStream,
 )
-from spa.kube.config import ConfigError, api_client_for, connect, default_namespace
+from spa.kube.config import ConfigError, connect, default_namespace
 from spa.kube.errors import (
     ApiError,
     ApiUnavailable,
@@ -48,8 +51,11 @@ __all__ = [
     "TOKEN_REVIEW",
     "ApiError",
     "ApiUnavailable",
+    "BlockingKubeClient",
+    "BlockingWatchStream",
     "ConfigError",
     "Conflict",
+    "Credentials",
     "Forbidden",
     "Gone",
     "KubeClient",
@@ -65,8 +71,8 @@ __all__ = [
     "WatchEvent",
     "WatchEventType",
     "WatchStream",
-    "api_client_for",
     "connect",
+    "connect_blocking",
     "default_namespace",
     "error_from_status",
 ]

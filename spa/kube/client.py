@@ -1,30 +1,31 @@
-"""The blocking Kubernetes API client the rest of the controller uses: raw JSON dicts in and out.
+"""The Kubernetes API client the controller uses: asyncio, raw JSON dicts in and out.
 
-Why not the generated typed API classes: their deserialisation into model objects is slow and
-each resource (built-in or custom) would need its own code path. Every call here goes through
-one path-based request function on top of ``ApiClient.call_api`` (which in the installed
-generator always returns the undecoded urllib3 response), so lists, watches and writes behave
-the same for SPAs, Schedules, HPAs, Leases and Events.
+Built on a bare ``aiohttp`` session with the TLS and credentials that the ``kubernetes``
+package's own asyncio config loader (``kubernetes.aio.config``) found; see
+:mod:`spa.kube.config`. Why not that package's generated ``ApiClient`` (sync or asyncio): its
+per-request serialisation and model machinery costs more CPU than the request itself
+(``bench/client.py``; docs/architecture.md, "The client"), and each resource would need its own
+typed code path. Every call here goes through one path-based request function, so lists,
+watches and writes behave the same for SPAs, Schedules, HPAs, Leases and Events.
 
-Thread safety: urllib3's pool manager is thread-safe and this class keeps no per-request state
-outside locals, so one :class:`KubeClient` is shared by all worker and watch threads.
+Every call runs on the event loop (no thread pool) and is cancellable: cancelling the task
+that awaits a call closes its connection, so no request outlives its caller.
 """
 
 from __future__ import annotations
 
-import contextlib
-import http.client
 import json
 import logging
-import threading
+import socket
+import ssl
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any, Literal, cast
+from typing import Any, Literal, Protocol, cast
 from urllib.parse import urlencode
 
-import urllib3
+import aiohttp
 
 from spa.kube.errors import ApiError, ApiUnavailable, Gone, error_from_status
 from spa.kube.ratelimit import TokenBucket
@@ -32,6 +33,7 @@ from spa.kube.resources import Resource
 
 __all__ = [
     "DEFAULT_REQUEST_TIMEOUT",
+    "Credentials",
     "KubeClient",
     "ListResult",
     "PatchType",
@@ -48,6 +50,12 @@ DEFAULT_REQUEST_TIMEOUT = 30.0
 # Page size of list calls: big enough for few round trips, small enough to keep the API
 # server's memory per request bounded (client-go's pager uses 500 too).
 DEFAULT_PAGE_LIMIT = 500
+# Watches each hold a pooled connection for minutes, so the pool must be larger than the
+# number of watches plus the concurrent workers.
+DEFAULT_POOL_SIZE = 32
+# TCP keepalive with client-go's timings (see docs/runtime.md, Informer): a peer that vanished
+# without FIN or RST is noticed within 30 s + 9 x 15 s instead of at the read timeout.
+KEEPALIVE_IDLE, KEEPALIVE_INTERVAL, KEEPALIVE_COUNT = 30, 15, 9
 
 PatchType = Literal["merge", "json", "strategic", "apply"]
 _PATCH_CONTENT_TYPES: dict[str, str] = {
@@ -62,11 +70,14 @@ _WATCH_EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERR
 
 # Errors of the HTTP stack that mean "the server could not be talked to". Anything else
 # escaping the request function is a bug and is allowed to propagate as is.
-_TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
-    urllib3.exceptions.HTTPError,
-    http.client.HTTPException,
-    OSError,
-)
+_TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (aiohttp.ClientError, OSError, TimeoutError)
+
+
+class Credentials(Protocol):
+    """Where the client gets the headers that authenticate a request (a bearer token that
+    may be refreshed: in-cluster tokens are re-read, exec plugins re-run when they expire)."""
+
+    async def headers(self) -> Mapping[str, str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,55 +133,71 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         return None
 
 
-class WatchStream(Iterator[WatchEvent]):
-    """Iterator over the events of one watch request.
+def _keepalive_socket(addr_info: Any) -> socket.socket:
+    family, type_, proto, _, _ = addr_info
+    sock = socket.socket(family=family, type=type_, proto=proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    if hasattr(socket, "TCP_KEEPIDLE"):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, KEEPALIVE_IDLE)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, KEEPALIVE_INTERVAL)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, KEEPALIVE_COUNT)
+    return sock
 
-    Iteration ends when the server closes the stream (its ``timeoutSeconds`` ran out).
-    :meth:`close` may be called from another thread to unblock a pending read at once, which
-    is how informers stop without waiting for the read timeout; the blocked iteration then
-    simply ends.
+
+def _abort(response: aiohttp.ClientResponse) -> None:
+    """Drop a response's connection at once: the rest is never read, so it cannot go back to
+    the pool. Aborted rather than closed, because a TLS close waits for the server's reply
+    (up to 30 s), and a connection still closing when its loop ends is leaked. It also wakes
+    a read pending in another task."""
+    connection = response.connection
+    if connection is not None and connection.transport is not None:
+        connection.transport.abort()
+    response.close()
+
+
+class WatchStream(AsyncIterator[WatchEvent]):
+    """Async iterator over the events of one watch request (``async for event in stream``).
+
+    Iteration ends when the server closes the stream (its ``timeoutSeconds`` ran out) or
+    after :meth:`close`, which also ends a pending read at once: that is how informers stop
+    without waiting for the read timeout.
     """
 
-    def __init__(self, response: urllib3.BaseHTTPResponse, resource: Resource) -> None:
+    def __init__(self, response: aiohttp.ClientResponse, resource: Resource) -> None:
         self._response = response
         self._resource = resource
-        self._lines = self._iter_lines()
+        self._lines: list[bytes] = []
+        self._pending = b""
         self._closed = False
+        self._ended = False
 
-    def _iter_lines(self) -> Iterator[bytes]:
-        pending = b""
-        for chunk in self._response.stream(amt=None, decode_content=True):
-            pending += chunk
+    async def _next_line(self) -> bytes:
+        while not self._lines:
+            if self._closed or self._ended:
+                raise StopAsyncIteration
+            try:
+                chunk = await self._response.content.readany()
+            except _TRANSPORT_ERRORS as err:
+                was_closed = self._closed
+                self.close()
+                if was_closed:
+                    raise StopAsyncIteration from None
+                raise ApiUnavailable(f"watch of {self._resource} broke: {err!r}") from err
+            if not chunk:
+                # End of the stream: a last line without its newline still counts.
+                self._ended = True
+                if self._pending.strip():
+                    self._lines.append(self._pending)
+                self._pending = b""
+                self.close()
+                continue
             # A chunk may hold several events, or end in the middle of one.
-            *complete, pending = pending.split(b"\n")
-            for line in complete:
-                if line.strip():
-                    yield line
-        if pending.strip():
-            yield pending
+            *complete, self._pending = (self._pending + chunk).split(b"\n")
+            self._lines.extend(line for line in complete if line.strip())
+        return self._lines.pop(0)
 
-    def _next_line(self) -> bytes:
-        if self._closed:
-            raise StopIteration
-        try:
-            return next(self._lines)
-        except StopIteration:
-            self.close()
-            raise
-        except _TRANSPORT_ERRORS as err:
-            was_closed = self._closed
-            self.close()
-            if was_closed:
-                raise StopIteration from None
-            raise ApiUnavailable(f"watch of {self._resource} broke: {err!r}") from err
-        except ValueError:
-            # urllib3 raises ValueError when the response was closed under the reader.
-            if self._closed:
-                raise StopIteration from None
-            raise
-
-    def __next__(self) -> WatchEvent:
-        line = self._next_line()
+    async def __anext__(self) -> WatchEvent:
+        line = await self._next_line()
         try:
             decoded = json.loads(line)
             event_type = decoded["type"]
@@ -191,85 +218,113 @@ class WatchStream(Iterator[WatchEvent]):
         return WatchEvent(cast(WatchEventType, event_type), obj)
 
     def close(self) -> None:
-        """Stop the stream; safe to call from any thread, and more than once."""
+        """Stop the stream and drop its connection; safe to call more than once."""
         if self._closed:
             return
         self._closed = True
-        # shutdown() wakes a read blocked in another thread; close() alone would not.
-        with contextlib.suppress(ValueError, RuntimeError, OSError):
-            self._response.shutdown()
-        with contextlib.suppress(*_TRANSPORT_ERRORS):
-            self._response.close()
+        self._lines.clear()
+        _abort(self._response)
 
-    def __enter__(self) -> WatchStream:
+    async def __aenter__(self) -> WatchStream:
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         self.close()
 
 
 class KubeClient:
-    """Blocking, thread-safe access to the API server with raw JSON dicts.
+    """Asyncio access to the API server with raw JSON dicts.
 
-    Build one with :func:`spa.kube.connect`. Every method raises :class:`~spa.kube.ApiError`
-    (or a subclass) for error statuses and :class:`~spa.kube.ApiUnavailable` for transport
+    Build one with :func:`spa.kube.connect`, inside the event loop that will use it (the
+    connection pool belongs to that loop). Every method raises :class:`~spa.kube.ApiError` (or
+    a subclass) for error statuses and :class:`~spa.kube.ApiUnavailable` for transport
     failures.
     """
 
     def __init__(
         self,
-        api_client: Any,
+        host: str,
         *,
+        credentials: Credentials,
+        ssl_context: ssl.SSLContext,
+        tls_server_name: str | None = None,
+        proxy: str | None = None,
+        user_agent: str | None = None,
         rate_limiter: TokenBucket | None = None,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         page_limit: int = DEFAULT_PAGE_LIMIT,
+        pool_size: int = DEFAULT_POOL_SIZE,
     ) -> None:
-        """Wrap a configured ``kubernetes.client.ApiClient`` (see :func:`spa.kube.connect`)."""
-        self._api = api_client
+        self._host = host.rstrip("/")
+        self._credentials = credentials
         self._rate_limiter = rate_limiter
         self._request_timeout = request_timeout
         self._page_limit = page_limit
         self._hooks: list[RequestHook] = []
         self._discovery_cache: dict[str, bool] = {}
-        self._discovery_lock = threading.Lock()
         self._closed = False
+        self._request_options: dict[str, Any] = {}
+        if tls_server_name:
+            self._request_options["server_hostname"] = tls_server_name
+        if proxy:
+            self._request_options["proxy"] = proxy
+        headers = {"Accept": "application/json"}
+        if user_agent:
+            headers["User-Agent"] = user_agent
+        self.connector = aiohttp.TCPConnector(
+            limit=pool_size, ssl=ssl_context, socket_factory=_keepalive_socket
+        )
+        self._session = aiohttp.ClientSession(
+            connector=self.connector,
+            headers=headers,
+            # Watch lines hold whole objects; aiohttp's default 64 KiB buffer is small.
+            read_bufsize=2**20,
+            # The proxy comes from the kubeconfig (proxy-url), like client-go, not from
+            # $HTTPS_PROXY.
+            trust_env=False,
+        )
 
     @property
     def host(self) -> str:
         """Base URL of the API server."""
-        return str(self._api.configuration.host)
+        return self._host
 
     def add_request_hook(self, hook: RequestHook) -> None:
-        """Call ``hook`` after every request (from the requesting thread; keep it cheap)."""
+        """Call ``hook`` after every request (on the loop; keep it cheap)."""
         self._hooks.append(hook)
 
-    def close(self) -> None:
-        """Close pooled connections; every later request fails with ApiUnavailable.
-
-        Final, because a request sent after the pools were cleared (say, from a worker thread
-        still finishing its job during shutdown) would open a new pool that nobody closes.
-        """
+    async def close(self) -> None:
+        """Close pooled connections; every later request fails with ApiUnavailable."""
         self._closed = True
-        self._api.close()
+        await self._session.close()
 
     # -- reads --------------------------------------------------------------------------------
 
-    def get(
-        self, resource: Resource, namespace: str | None, name: str, *, timeout: float | None = None
+    async def get(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        *,
+        request_timeout: float | None = None,
     ) -> dict[str, Any]:
         """GET one object."""
-        return self._json(
-            "get", resource, "GET", resource.object_path(namespace, name), timeout=timeout
+        return await self._json(
+            "get",
+            resource,
+            "GET",
+            resource.object_path(namespace, name),
+            request_timeout=request_timeout,
         )
 
-    def list(
+    async def list(
         self,
         resource: Resource,
         *,
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
-        timeout: float | None = None,
+        request_timeout: float | None = None,
     ) -> ListResult:
         """List all objects (following ``continue`` pages) and the list's resourceVersion.
 
@@ -277,40 +332,45 @@ class KubeClient:
         look exactly like objects from get and watch.
         """
         try:
-            return self._list_pages(
+            return await self._list_pages(
                 resource,
                 namespace,
                 label_selector,
                 field_selector,
                 limit=self._page_limit,
-                timeout=timeout,
+                request_timeout=request_timeout,
             )
         except Gone:
             # The continue token expired between pages (the list took longer than etcd's
             # compaction interval). A consistent snapshot then needs one unpaginated list.
             log.info("continue token expired while listing %s; listing unpaginated", resource)
-            return self._list_pages(
-                resource, namespace, label_selector, field_selector, limit=0, timeout=timeout
+            return await self._list_pages(
+                resource,
+                namespace,
+                label_selector,
+                field_selector,
+                limit=0,
+                request_timeout=request_timeout,
             )
 
-    def first_page(
+    async def first_page(
         self,
         resource: Resource,
         *,
         namespace: str | None = None,
         limit: int = 1,
-        timeout: float | None = None,
+        request_timeout: float | None = None,
     ) -> ListResult:
         """At most `limit` items of a list, without following `continue`: the cheapest request
         that is allowed exactly when a list is (startup checks ask it, see
         docs/operations.md, "Exit codes")."""
-        page = self._json(
+        page = await self._json(
             "list",
             resource,
             "GET",
             resource.collection_path(namespace),
             query={"limit": limit},
-            timeout=timeout,
+            request_timeout=request_timeout,
         )
         items = [
             {"apiVersion": resource.api_version, "kind": resource.kind, **item}
@@ -319,7 +379,7 @@ class KubeClient:
         metadata = page.get("metadata") or {}
         return ListResult(items, str(metadata.get("resourceVersion") or ""))
 
-    def _list_pages(
+    async def _list_pages(
         self,
         resource: Resource,
         namespace: str | None,
@@ -327,7 +387,7 @@ class KubeClient:
         field_selector: str | None,
         *,
         limit: int,
-        timeout: float | None,
+        request_timeout: float | None,
     ) -> ListResult:
         items: list[dict[str, Any]] = []
         continue_token: str | None = None
@@ -341,13 +401,13 @@ class KubeClient:
                 query["labelSelector"] = label_selector
             if field_selector:
                 query["fieldSelector"] = field_selector
-            page = self._json(
+            page = await self._json(
                 "list",
                 resource,
                 "GET",
                 resource.collection_path(namespace),
                 query=query,
-                timeout=timeout,
+                request_timeout=request_timeout,
             )
             for item in page.get("items") or []:
                 item.setdefault("apiVersion", resource.api_version)
@@ -358,7 +418,7 @@ class KubeClient:
             if not continue_token:
                 return ListResult(items, str(metadata.get("resourceVersion") or ""))
 
-    def watch(
+    async def watch(
         self,
         resource: Resource,
         *,
@@ -369,7 +429,7 @@ class KubeClient:
         allow_bookmarks: bool = True,
         read_timeout: float | None = None,
     ) -> WatchStream:
-        """Start a watch and return its event stream (use it as a context manager).
+        """Start a watch and return its event stream (use it as an async context manager).
 
         ``timeout_seconds`` is the server-side duration of the watch; ``read_timeout`` bounds
         the wait for any byte (so a silently dead connection is noticed). It defaults to the
@@ -385,65 +445,66 @@ class KubeClient:
             query["labelSelector"] = label_selector
         if read_timeout is None:
             read_timeout = timeout_seconds + 30.0
-        response = self._send(
+        timeouts = aiohttp.ClientTimeout(
+            total=None, connect=min(self._request_timeout, 10.0), sock_read=read_timeout
+        )
+        response = await self._send(
             "watch",
             resource,
             "GET",
             resource.collection_path(namespace),
             query=query,
-            timeout=(min(self._request_timeout, 10.0), read_timeout),
+            timeouts=timeouts,
         )
         return WatchStream(response, resource)
 
-    def serves(self, group_version: str) -> bool:
+    async def serves(self, group_version: str) -> bool:
         """Whether the server serves ``group/version`` (``v1`` for core); cached per client."""
-        with self._discovery_lock:
-            known = self._discovery_cache.get(group_version)
+        known = self._discovery_cache.get(group_version)
         if known is not None:
             return known
         path = "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
         try:
-            self._json("discovery", None, "GET", path)
+            await self._json("discovery", None, "GET", path)
             served = True
         except ApiError as err:
             if err.status != 404:
                 raise
             served = False
-        with self._discovery_lock:
-            self._discovery_cache[group_version] = served
+        self._discovery_cache[group_version] = served
         return served
 
-    def readyz(self, *, timeout: float | None = None) -> None:
+    async def readyz(self, *, request_timeout: float | None = None) -> None:
         """Return if ``GET /readyz`` answers 200 (the server is up and can reach etcd); raise
         :class:`~spa.kube.ApiUnavailable` or :class:`~spa.kube.ApiError` otherwise. Every
         authenticated identity may read it (the ``system:public-info-viewer`` ClusterRole)."""
-        response = self._send("readyz", None, "GET", "/readyz", timeout=timeout)
-        try:
-            response.data  # noqa: B018  (read the body so the connection can be reused)
-        except _TRANSPORT_ERRORS as err:
-            raise ApiUnavailable(f"GET /readyz: reading the response failed: {err!r}") from err
-        finally:
-            response.release_conn()
+        await self._body("readyz", None, "GET", "/readyz", request_timeout=request_timeout)
 
     # -- writes -------------------------------------------------------------------------------
 
-    def create(
+    async def create(
         self,
         resource: Resource,
         namespace: str | None,
         body: Mapping[str, Any],
         *,
         field_manager: str | None = None,
-        timeout: float | None = None,
+        request_timeout: float | None = None,
     ) -> dict[str, Any]:
         """POST a new object; :class:`Conflict` if it already exists."""
         query = {"fieldManager": field_manager} if field_manager else {}
         path = resource.collection_path(namespace if resource.namespaced else None)
-        return self._json(
-            "create", resource, "POST", path, query=query, body=dict(body), timeout=timeout
+        return await self._json(
+            "create",
+            resource,
+            "POST",
+            path,
+            query=query,
+            body=body,
+            request_timeout=request_timeout,
         )
 
-    def update(
+    async def update(
         self,
         resource: Resource,
         namespace: str | None,
@@ -452,17 +513,17 @@ class KubeClient:
         *,
         subresource: str | None = None,
         field_manager: str | None = None,
-        timeout: float | None = None,
+        request_timeout: float | None = None,
     ) -> dict[str, Any]:
         """PUT the whole object; with ``metadata.resourceVersion`` set this is a compare-and-
         swap that raises :class:`Conflict` if someone else wrote in between."""
         query = {"fieldManager": field_manager} if field_manager else {}
         path = resource.object_path(namespace, name, subresource=subresource)
-        return self._json(
-            "update", resource, "PUT", path, query=query, body=dict(body), timeout=timeout
+        return await self._json(
+            "update", resource, "PUT", path, query=query, body=body, request_timeout=request_timeout
         )
 
-    def patch(
+    async def patch(
         self,
         resource: Resource,
         namespace: str | None,
@@ -474,7 +535,7 @@ class KubeClient:
         subresource: str | None = None,
         force: bool = False,
         dry_run: bool = False,
-        timeout: float | None = None,
+        request_timeout: float | None = None,
     ) -> dict[str, Any]:
         """PATCH an object (``json`` takes a list of operations, the others an object).
 
@@ -489,28 +550,24 @@ class KubeClient:
             if patch_type != "apply":
                 raise ValueError("force is only meaningful for patch_type='apply'")
             query["force"] = "true"
-        payload: Any
         if patch_type == "json":
             if isinstance(body, Mapping):
                 raise TypeError("a JSON patch is a list of operations")
-            payload = [dict(op) for op in body]
-        else:
-            if not isinstance(body, Mapping):
-                raise TypeError(f"a {patch_type} patch is an object")
-            payload = dict(body)
+        elif not isinstance(body, Mapping):
+            raise TypeError(f"a {patch_type} patch is an object")
         path = resource.object_path(namespace, name, subresource=subresource)
-        return self._json(
+        return await self._json(
             "patch",
             resource,
             "PATCH",
             path,
             query=query,
-            body=payload,
+            body=body,
             content_type=_PATCH_CONTENT_TYPES[patch_type],
-            timeout=timeout,
+            request_timeout=request_timeout,
         )
 
-    def delete(
+    async def delete(
         self,
         resource: Resource,
         namespace: str | None,
@@ -518,7 +575,7 @@ class KubeClient:
         *,
         propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = None,
         resource_version: str | None = None,
-        timeout: float | None = None,
+        request_timeout: float | None = None,
     ) -> dict[str, Any]:
         """DELETE an object; ``resource_version`` makes it conditional (precondition)."""
         options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
@@ -526,18 +583,18 @@ class KubeClient:
             options["propagationPolicy"] = propagation_policy
         if resource_version:
             options["preconditions"] = {"resourceVersion": resource_version}
-        return self._json(
+        return await self._json(
             "delete",
             resource,
             "DELETE",
             resource.object_path(namespace, name),
             body=options,
-            timeout=timeout,
+            request_timeout=request_timeout,
         )
 
     # -- transport ----------------------------------------------------------------------------
 
-    def _json(
+    async def _json(
         self,
         verb: str,
         resource: Resource | None,
@@ -547,9 +604,9 @@ class KubeClient:
         query: Mapping[str, str | int] | None = None,
         body: Any = None,
         content_type: str = "application/json",
-        timeout: float | None = None,
+        request_timeout: float | None = None,
     ) -> dict[str, Any]:
-        response = self._send(
+        data = await self._body(
             verb,
             resource,
             method,
@@ -557,14 +614,8 @@ class KubeClient:
             query=query,
             body=body,
             content_type=content_type,
-            timeout=timeout if timeout is not None else self._request_timeout,
+            request_timeout=request_timeout,
         )
-        try:
-            data = response.data
-        except _TRANSPORT_ERRORS as err:
-            raise ApiUnavailable(f"{method} {path}: reading the response failed: {err!r}") from err
-        finally:
-            response.release_conn()
         try:
             decoded = json.loads(data) if data else {}
         except ValueError as err:
@@ -573,7 +624,7 @@ class KubeClient:
             raise ApiUnavailable(f"{method} {path}: response is not a JSON object")
         return decoded
 
-    def _send(
+    async def _body(
         self,
         verb: str,
         resource: Resource | None,
@@ -583,53 +634,72 @@ class KubeClient:
         query: Mapping[str, str | int] | None = None,
         body: Any = None,
         content_type: str = "application/json",
-        timeout: float | tuple[float, float] | None = None,
-    ) -> urllib3.BaseHTTPResponse:
+        request_timeout: float | None = None,
+    ) -> bytes:
+        seconds = request_timeout if request_timeout is not None else self._request_timeout
+        response = await self._send(
+            verb,
+            resource,
+            method,
+            path,
+            query=query,
+            body=body,
+            content_type=content_type,
+            timeouts=aiohttp.ClientTimeout(total=seconds),
+        )
+        try:
+            return await response.read()
+        except _TRANSPORT_ERRORS as err:
+            raise ApiUnavailable(f"{method} {path}: reading the response failed: {err!r}") from err
+        finally:
+            response.release()
+
+    async def _send(
+        self,
+        verb: str,
+        resource: Resource | None,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str | int] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeouts: aiohttp.ClientTimeout,
+    ) -> aiohttp.ClientResponse:
         """Send one request; return the unread response if it succeeded (2xx)."""
         if self._closed:
             raise ApiUnavailable(f"{method} {path}: the client is closed")
         if self._rate_limiter is not None:
-            self._rate_limiter.acquire()
-        resource_path = f"{path}?{urlencode(query)}" if query else path
-        headers = {"Accept": "application/json"}
+            await self._rate_limiter.wait()
+        url = f"{self._host}{path}?{urlencode(query)}" if query else f"{self._host}{path}"
+        headers = dict(await self._credentials.headers())
+        data = None
         if body is not None:
             headers["Content-Type"] = content_type
+            data = json.dumps(body, separators=(",", ":"))
         started = time.monotonic()
         code = 0
         try:
-            method_, url, header_params, serialized_body, post_params = self._api.param_serialize(
-                method=method,
-                resource_path=resource_path,
-                header_params=headers,
-                body=body,
-                auth_settings=["BearerToken"],
-            )
             try:
-                rest_response = self._api.call_api(
-                    method_,
+                response = await self._session.request(
+                    method,
                     url,
-                    header_params=header_params,
-                    body=serialized_body,
-                    post_params=post_params,
-                    _request_timeout=timeout if timeout is not None else self._request_timeout,
+                    data=data,
+                    headers=headers,
+                    timeout=timeouts,
+                    **self._request_options,
                 )
             except _TRANSPORT_ERRORS as err:
                 raise ApiUnavailable(f"{method} {path}: {err!r}") from err
-            except Exception as err:
-                # The generated client reports TLS failures as ApiException(status=0).
-                if getattr(err, "status", None) == 0:
-                    raise ApiUnavailable(f"{method} {path}: {err}") from err
-                raise
-            response: urllib3.BaseHTTPResponse = rest_response.response
             code = response.status
             if 200 <= code < 300:
                 return response
             try:
-                payload = response.data
+                payload = await response.read()
             except _TRANSPORT_ERRORS:
                 payload = b""
             finally:
-                response.release_conn()
+                response.release()
             raise error_from_status(code, payload, retry_after=_retry_after(response.headers))
         finally:
             record = RequestRecord(

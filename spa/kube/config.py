@@ -1,28 +1,38 @@
 """Where a client finds its cluster: the controller tries its pod's ServiceAccount first, then a
 kubeconfig; `kubectl spa` looks in kubeconfig files first, as kubectl does.
 
-Kept apart from the client so that tests (and the integration harness) can build a
-:class:`KubeClient` from any configured ``ApiClient`` without touching the environment.
+The ``kubernetes`` package's asyncio config loader (``kubernetes.aio.config``) reads the
+kubeconfig or the in-cluster mount: server, CA, client certificates, tokens, exec plugins
+(run as subprocesses on the loop) and token refresh. We keep its result and build our own
+connection pool from it (:class:`spa.kube.KubeClient`), so none of that is hand-written.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
+from kubernetes.aio import config as k8s_config
+from kubernetes.aio.client import Configuration
+from kubernetes.aio.client.rest import RESTClientObject
 
 from spa import __version__
-from spa.kube.client import DEFAULT_REQUEST_TIMEOUT, KubeClient
+from spa.kube.client import (
+    DEFAULT_PAGE_LIMIT,
+    DEFAULT_POOL_SIZE,
+    DEFAULT_REQUEST_TIMEOUT,
+    KubeClient,
+)
 from spa.kube.ratelimit import TokenBucket
 
-__all__ = ["ConfigError", "api_client_for", "connect", "default_namespace"]
+__all__ = ["ConfigError", "connect", "default_namespace"]
 
-# Watches each hold a pooled connection for minutes; the generated client's default pool
-# (5 per CPU) would make workers open and drop extra connections on a 2-core machine.
-DEFAULT_POOL_SIZE = 32
 USER_AGENT = f"scheduled-pod-autoscaler/{__version__}"
+# An exec plugin's token is renewed this long before it expires, so that no request is sent
+# with a token that expires on the way.
+_EXPIRY_MARGIN = timedelta(seconds=10)
 
 
 class ConfigError(Exception):
@@ -55,29 +65,75 @@ def _use_in_cluster(kubeconfig: str | None, *, in_cluster_first: bool) -> bool:
     return not any(path and os.path.exists(path) for path in paths)
 
 
-def api_client_for(
-    *,
-    kubeconfig: str | None = None,
-    context: str | None = None,
-    pool_size: int = DEFAULT_POOL_SIZE,
-    in_cluster_first: bool = True,
-) -> Any:
-    """Build a configured ``kubernetes.client.ApiClient``. The order is: the explicit
-    kubeconfig, then in-cluster, then ``$KUBECONFIG``, then ``~/.kube/config``; with
-    ``in_cluster_first=False`` (kubectl's order) in-cluster comes last."""
-    configuration = k8s_client.Configuration()
-    in_cluster = _use_in_cluster(kubeconfig, in_cluster_first=in_cluster_first)
+def default_namespace(*, kubeconfig: str | None = None, context: str | None = None) -> str:
+    """The namespace kubectl would use without `-n`: the context's namespace in the
+    kubeconfig, else the pod's own namespace when running in a cluster, else `default`."""
+    if _use_in_cluster(kubeconfig, in_cluster_first=False):
+        try:
+            with open(f"{_SERVICE_ACCOUNT}/namespace", encoding="utf-8") as mounted:
+                return mounted.read().strip() or "default"
+        except OSError:
+            return "default"
+    try:
+        contexts, current = k8s_config.list_kube_config_contexts(  # type: ignore[no-untyped-call]
+            config_file=_kubeconfig_path(kubeconfig)
+        )
+    except Exception as err:  # the same file fails connect() with the full story
+        raise ConfigError(f"no usable cluster configuration: {err}") from err
+    chosen = next((c for c in contexts if c.get("name") == context), None) if context else current
+    namespace = ((chosen or {}).get("context") or {}).get("namespace")
+    return str(namespace) if namespace else "default"
+
+
+class _ConfigurationCredentials:
+    """The bearer token of a loaded configuration, refreshed the way the loader allows: the
+    in-cluster loader installs a hook that re-reads the projected token every minute; an exec
+    plugin whose token expires is run again."""
+
+    def __init__(self, configuration: Any, loader: Any) -> None:
+        self._configuration = configuration
+        self._loader = loader
+        self._token: str | None = None
+        self._headers: Mapping[str, str] = {}
+
+    async def headers(self) -> Mapping[str, str]:
+        expiry = getattr(self._loader, "exec_plugin_expiry", None)
+        if isinstance(expiry, datetime) and expiry - _EXPIRY_MARGIN <= datetime.now(UTC):
+            await self._loader.load_and_set(self._configuration)
+        token = await self._configuration.get_api_key_with_prefix(
+            "BearerToken", alias="authorization"
+        )
+        if token != self._token:
+            self._token = token
+            self._headers = {"Authorization": token} if token else {}
+        return self._headers
+
+
+def _check_found(kubeconfig: str | None, *, in_cluster: bool) -> str:
     path = _kubeconfig_path(kubeconfig)
     if not in_cluster and not any(os.path.exists(part) for part in path.split(os.pathsep) if part):
         where = "" if kubeconfig else ", and not running in a pod"
         raise ConfigError(f"no usable cluster configuration: no kubeconfig at {path}{where}")
+    return path
+
+
+async def _load(
+    kubeconfig: str | None, context: str | None, *, in_cluster_first: bool
+) -> tuple[Any, Any]:
+    """The loaded configuration and its loader. The order is: the explicit kubeconfig, then
+    in-cluster, then ``$KUBECONFIG``, then ``~/.kube/config``; with ``in_cluster_first=False``
+    (kubectl's order) in-cluster comes last."""
+    configuration = Configuration()
+    loader: Any = None
+    in_cluster = _use_in_cluster(kubeconfig, in_cluster_first=in_cluster_first)
+    path = _check_found(kubeconfig, in_cluster=in_cluster)
     try:
         if in_cluster:
             k8s_config.load_incluster_config(  # type: ignore[no-untyped-call]
                 client_configuration=configuration
             )
         else:
-            k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
+            loader = await k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
                 config_file=path,
                 context=context,
                 client_configuration=configuration,
@@ -92,37 +148,10 @@ def api_client_for(
             "no usable cluster configuration: the kubeconfig cannot be read "
             f"({type(err).__name__}: {' '.join(str(err).split())})"
         ) from err
-    configuration.connection_pool_maxsize = pool_size
-    # A watch whose peer vanished without a FIN or RST (a node gone, a NAT or load balancer
-    # dropping idle flows) would otherwise be noticed only by its read timeout, 5 to 10 min
-    # later; TCP keepalive with client-go's timings notices it within 30 s + 9 x 15 s.
-    configuration.keep_alive = True
-    api = k8s_client.ApiClient(configuration)
-    api.user_agent = USER_AGENT
-    return api
+    return configuration, loader
 
 
-def default_namespace(*, kubeconfig: str | None = None, context: str | None = None) -> str:
-    """The namespace kubectl would use without `-n`: the context's namespace in the
-    kubeconfig, else the pod's own namespace when running in a cluster, else `default`."""
-    if _use_in_cluster(kubeconfig, in_cluster_first=False):
-        try:
-            with open(f"{_SERVICE_ACCOUNT}/namespace", encoding="utf-8") as mounted:
-                return mounted.read().strip() or "default"
-        except OSError:
-            return "default"
-    try:
-        contexts, current = k8s_config.list_kube_config_contexts(  # type: ignore[no-untyped-call]
-            config_file=_kubeconfig_path(kubeconfig)
-        )
-    except Exception as err:  # the same file fails api_client_for with the full story
-        raise ConfigError(f"no usable cluster configuration: {err}") from err
-    chosen = next((c for c in contexts if c.get("name") == context), None) if context else current
-    namespace = ((chosen or {}).get("context") or {}).get("namespace")
-    return str(namespace) if namespace else "default"
-
-
-def connect(
+async def connect(
     *,
     kubeconfig: str | None = None,
     context: str | None = None,
@@ -130,17 +159,31 @@ def connect(
     burst: int | None = None,
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
     pool_size: int = DEFAULT_POOL_SIZE,
+    page_limit: int = DEFAULT_PAGE_LIMIT,
     in_cluster_first: bool = True,
 ) -> KubeClient:
-    """Connect to the cluster; with ``qps`` every request first takes a token from a bucket
-    of size ``burst`` (default ``2 * qps``), like client-go's client-side rate limiter."""
+    """Connect to the cluster (call it on the loop that will use the client); with ``qps``
+    every request first takes a token from a bucket of size ``burst`` (default ``2 * qps``),
+    like client-go's client-side rate limiter."""
     limiter = None
     if qps is not None:
         limiter = TokenBucket(qps=qps, burst=burst if burst is not None else max(1, int(2 * qps)))
-    api = api_client_for(
-        kubeconfig=kubeconfig,
-        context=context,
+    configuration, loader = await _load(kubeconfig, context, in_cluster_first=in_cluster_first)
+    try:
+        # The TLS settings exactly as the package's own asyncio client would use them (CA
+        # file or data, client certificate, insecure-skip-tls-verify).
+        ssl_context = RESTClientObject(configuration).ssl_context
+    except (OSError, ValueError) as err:
+        raise ConfigError(f"the cluster's TLS settings are unusable: {err}") from err
+    return KubeClient(
+        str(configuration.host),
+        credentials=_ConfigurationCredentials(configuration, loader),
+        ssl_context=ssl_context,
+        tls_server_name=configuration.tls_server_name or None,
+        proxy=configuration.proxy or None,
+        user_agent=USER_AGENT,
+        rate_limiter=limiter,
+        request_timeout=request_timeout,
+        page_limit=page_limit,
         pool_size=pool_size,
-        in_cluster_first=in_cluster_first,
     )
-    return KubeClient(api, rate_limiter=limiter, request_timeout=request_timeout)

@@ -6,6 +6,7 @@ Also lets benchmarks run the controller under realistic throttling.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
@@ -13,10 +14,11 @@ __all__ = ["TokenBucket"]
 
 
 class TokenBucket:
-    """Thread-safe token bucket: ``qps`` tokens per second, at most ``burst`` saved up.
+    """Token bucket: ``qps`` tokens per second, at most ``burst`` saved up.
 
-    :meth:`acquire` reserves a token first and then sleeps outside the lock, so concurrent
-    callers queue up fairly instead of all waking at once.
+    :meth:`wait` (on the event loop) and :meth:`acquire` (blocking, thread-safe) reserve a
+    token first and then sleep, so concurrent callers queue up fairly instead of all waking
+    at once.
     """
 
     def __init__(self, *, qps: float, burst: int) -> None:
@@ -38,6 +40,13 @@ class TokenBucket:
             self._updated = now
             self._tokens -= 1.0
             return 0.0 if self._tokens >= 0 else -self._tokens / self.qps
+
+    async def wait(self) -> float:
+        """Wait on the event loop until a token is available; return the seconds waited."""
+        wait = self.reserve()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        return wait
 
     def acquire(self) -> float:
         """Block until a token is available; return the seconds waited."""

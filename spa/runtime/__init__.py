@@ -5,17 +5,15 @@ endpoints (probes, metrics) served on the event loop.
 
 It knows nothing about ScheduledPodAutoscalers: it talks to the API server only through
 :mod:`spa.kube`, and ``spa.controller`` builds the SPA reconciler on top of it. Everything here
-runs on one asyncio event loop, which owns all state; blocking API calls run in a dedicated
-thread pool (:func:`new_executor`). See docs/runtime.md.
+runs on one asyncio event loop, which owns all state, and so do the API calls (no thread
+pool). See docs/runtime.md.
 """
 
 from spa.runtime.access import AccessReview
-from spa.runtime.asyncclient import AsyncKubeClient
 from spa.runtime.backoff import Backoff
 from spa.runtime.clock import Clock, FakeClock, SystemClock, TimerHandle
 from spa.runtime.endpoints import Endpoint, Response, Server, serve
 from spa.runtime.events import COMPONENT, EventRecorder, EventType
-from spa.runtime.executor import new_executor
 from spa.runtime.informer import EventHandler, Informer, OnAdd, OnDelete, OnUpdate
 from spa.runtime.leaderelection import LeaderElector, default_identity
 from spa.runtime.logging import (
@@ -44,7 +42,6 @@ from spa.runtime.workqueue import QueueShutDown, WorkQueue
 __all__ = [
     "COMPONENT",
     "AccessReview",
-    "AsyncKubeClient",
     "Backoff",
     "Clock",
     "Controller",
@@ -80,7 +77,6 @@ __all__ = [
     "drop_bookkeeping",
     "exposition",
     "instrument_client",
-    "new_executor",
     "object_key",
     "object_logger",
     "serve",

@@ -17,12 +17,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import functools
 import hashlib
 import logging
 import socket
 from collections.abc import Callable
-from concurrent.futures import Executor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -76,7 +74,6 @@ class EventRecorder:
         self,
         client: KubeClient,
         *,
-        executor: Executor,
         component: str = COMPONENT,
         instance: str | None = None,
         clock: Clock | None = None,
@@ -89,7 +86,6 @@ class EventRecorder:
         self._may_send = may_send
         self.component = component
         self.instance = instance or socket.gethostname()
-        self._executor = executor
         self._clock: Clock = clock or SystemClock()
         self._window = aggregation_window
         self._max_remembered = max_remembered
@@ -195,8 +191,7 @@ class EventRecorder:
         if previous is not None and pending.at - previous.last_seen <= self._window:
             count = previous.count + 1
             try:
-                await self._call(
-                    self.client.patch,
+                await self.client.patch(
                     EVENT,
                     previous.namespace,
                     previous.name,
@@ -230,18 +225,12 @@ class EventRecorder:
             "lastTimestamp": stamp,
             "count": 1,
         }
-        created = await self._call(self.client.create, EVENT, namespace, body)
+        created = await self.client.create(EVENT, namespace, body)
         name = str((created.get("metadata") or {}).get("name") or "")
         self._recorded[key] = _Recorded(name, namespace, 1, pending.at)
         self._recorded.move_to_end(key)
         while len(self._recorded) > self._max_remembered:
             self._recorded.popitem(last=False)
-
-    async def _call(self, function: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        result: dict[str, Any] = await asyncio.get_running_loop().run_in_executor(
-            self._executor, functools.partial(function, *args, **kwargs)
-        )
-        return result
 
 
 # An Event's name is a DNS subdomain (at most 253 characters).

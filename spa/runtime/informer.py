@@ -14,21 +14,18 @@ How it keeps "never lose or duplicate a change":
 * an event carrying the resourceVersion the store already holds is skipped;
 * transport and server errors back off with jitter (0.2 s doubling to 30 s) before retrying.
 
-The blocking watch runs in a thread of the given executor and hands each event to the event
-loop with ``call_soon_threadsafe``, in order; the store and the handlers live on the loop only.
+The watch streams on the event loop (no thread): each event is applied to the store and
+handed to the handlers as it is read, in order.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import random
-import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from spa.kube import (
     ApiError,
@@ -52,8 +49,6 @@ log = logging.getLogger(__name__)
 OnAdd = Callable[[dict[str, Any]], None]
 OnUpdate = Callable[[dict[str, Any], dict[str, Any]], None]
 OnDelete = Callable[[dict[str, Any]], None]
-
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +76,6 @@ class Informer:
         client: KubeClient,
         resource: Resource,
         *,
-        executor: Executor,
         namespaces: Sequence[str] | None = None,
         label_selector: str | None = None,
         clock: Clock | None = None,
@@ -97,7 +91,6 @@ class Informer:
         self.client = client
         self.resource = resource
         self.store = Store(transform=transform)
-        self._executor = executor
         # dict.fromkeys: drop duplicate namespaces, keep the order given.
         self._scopes: list[str | None] = (
             [None] if namespaces is None else list(dict.fromkeys(namespaces))
@@ -117,7 +110,6 @@ class Informer:
         self._synced = asyncio.Event()
         self._stopping = False
         self._streams: set[WatchStream] = set()
-        self._streams_lock = threading.Lock()
         self._tasks: list[asyncio.Task[None]] = []
         self._label = str(resource)
 
@@ -230,13 +222,8 @@ class Informer:
 
     async def _list(self, namespace: str | None) -> None:
         initial = namespace not in self._synced_scopes
-        result = await self._in_thread(
-            functools.partial(
-                self.client.list,
-                self.resource,
-                namespace=namespace,
-                label_selector=self._label_selector,
-            )
+        result = await self.client.list(
+            self.resource, namespace=namespace, label_selector=self._label_selector
         )
         if not initial:
             metrics.WATCH_RELISTS.labels(self._label).inc()
@@ -248,46 +235,31 @@ class Informer:
 
     async def _watch(self, namespace: str | None) -> bool:
         """Run one watch to its end; return whether any event arrived."""
-        loop = asyncio.get_running_loop()
         low, high = self._watch_timeout
         timeout_seconds = self._rng.randint(low, max(low, high))
-        since = self._resource_versions[namespace]
-        received = 0
-
-        def deliver(event: WatchEvent) -> None:
-            nonlocal received
-            received += 1
-            self._apply(namespace, event)
-
-        def stream_in_thread() -> None:
-            stream = self.client.watch(
-                self.resource,
-                namespace=namespace,
-                label_selector=self._label_selector,
-                resource_version=since,
-                timeout_seconds=timeout_seconds,
-                allow_bookmarks=True,
-                read_timeout=timeout_seconds + self._read_timeout_margin,
-            )
-            with self._streams_lock:
-                if self._stopping:
-                    stream.close()
-                self._streams.add(stream)
-            try:
-                for event in stream:
-                    if event.type == "ERROR":
-                        raise error_from_status(500, event.object)
-                    try:
-                        loop.call_soon_threadsafe(deliver, event)
-                    except RuntimeError:  # the loop is closed: nobody is listening any more
-                        return
-            finally:
-                stream.close()
-                with self._streams_lock:
-                    self._streams.discard(stream)
-
-        await self._in_thread(stream_in_thread)
-        return received > 0
+        stream = await self.client.watch(
+            self.resource,
+            namespace=namespace,
+            label_selector=self._label_selector,
+            resource_version=self._resource_versions[namespace],
+            timeout_seconds=timeout_seconds,
+            allow_bookmarks=True,
+            read_timeout=timeout_seconds + self._read_timeout_margin,
+        )
+        self._streams.add(stream)
+        if self._stopping:
+            stream.close()
+        received = False
+        try:
+            async for event in stream:
+                if event.type == "ERROR":
+                    raise error_from_status(500, event.object)
+                received = True
+                self._apply(namespace, event)
+        finally:
+            stream.close()
+            self._streams.discard(stream)
+        return received
 
     # -- applying changes (on the loop) --------------------------------------------------------
 
@@ -361,11 +333,6 @@ class Informer:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    async def _in_thread(self, call: Callable[[], _T]) -> _T:
-        return await asyncio.get_running_loop().run_in_executor(self._executor, call)
-
     def _close_streams(self) -> None:
-        with self._streams_lock:
-            streams = list(self._streams)
-        for stream in streams:
+        for stream in list(self._streams):
             stream.close()

@@ -25,15 +25,13 @@ Lease cannot both win.
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
 import logging
 import socket
 import uuid
 from collections.abc import Awaitable, Callable
-from concurrent.futures import Executor
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from spa.kube import LEASE, ApiError, ApiUnavailable, Conflict, KubeClient, NotFound
 from spa.runtime import metrics
@@ -42,8 +40,6 @@ from spa.runtime.clock import Clock, SystemClock
 __all__ = ["LeaderElector", "default_identity", "format_micro_time", "parse_micro_time"]
 
 log = logging.getLogger(__name__)
-
-_T = TypeVar("_T")
 
 
 def default_identity() -> str:
@@ -79,7 +75,6 @@ class LeaderElector:
         *,
         namespace: str,
         name: str,
-        executor: Executor,
         identity: str | None = None,
         lease_duration: float = 15.0,
         renew_deadline: float = 10.0,
@@ -98,7 +93,6 @@ class LeaderElector:
         self.lease_duration = lease_duration
         self.renew_deadline = renew_deadline
         self.retry_period = retry_period
-        self._executor = executor
         self._on_started = on_started_leading
         self._on_stopped = on_stopped_leading
         self._release_on_cancel = release_on_cancel
@@ -207,8 +201,8 @@ class LeaderElector:
         now = self._clock.now()  # only written into the Lease, for people and other tools
         sent = self._clock.monotonic()
         try:
-            lease = await self._call(
-                self.client.get, LEASE, self.namespace, self.name, timeout=request_timeout
+            lease = await self.client.get(
+                LEASE, self.namespace, self.name, request_timeout=request_timeout
             )
         except NotFound:
             return await self._create(now, sent, request_timeout=request_timeout)
@@ -233,13 +227,12 @@ class LeaderElector:
         )
         updated = {**lease, "spec": spec}
         try:
-            self._lease = await self._call(
-                self.client.update,
+            self._lease = await self.client.update(
                 LEASE,
                 self.namespace,
                 self.name,
                 updated,
-                timeout=request_timeout,
+                request_timeout=request_timeout,
             )
         except Conflict:
             return False  # someone else wrote first; re-read on the next attempt
@@ -263,8 +256,8 @@ class LeaderElector:
             },
         }
         try:
-            self._lease = await self._call(
-                self.client.create, LEASE, self.namespace, body, timeout=request_timeout
+            self._lease = await self.client.create(
+                LEASE, self.namespace, body, request_timeout=request_timeout
             )
         except Conflict:
             return False  # created by another candidate in the meantime
@@ -342,23 +335,17 @@ class LeaderElector:
             "renewTime": now,
         }
         try:
-            self._lease = await self._call(
-                self.client.update,
+            self._lease = await self.client.update(
                 LEASE,
                 self.namespace,
                 self.name,
                 {**lease, "spec": spec},
-                timeout=self.retry_period,
+                request_timeout=self.retry_period,
             )
             log.info("released lease %s/%s", self.namespace, self.name)
         except (ApiError, ApiUnavailable) as err:
             # Not fatal: the others wait out the lease duration instead.
             log.warning("releasing lease %s/%s failed: %s", self.namespace, self.name, err)
-
-    async def _call(self, function: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
-        return await asyncio.get_running_loop().run_in_executor(
-            self._executor, functools.partial(function, *args, **kwargs)
-        )
 
 
 def _log_failure(task: asyncio.Future[None]) -> None:

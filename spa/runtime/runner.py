@@ -63,6 +63,9 @@ class Controller:
         ``probe_backoff`` seconds, doubling) to see the server ready, and then all of them are
         retried at once. Recovery after an outage then takes seconds however long it lasted,
         and an outage costs one request per probe interval instead of one per key.
+    :param reconcile_timeout: a reconcile still running after this many seconds is cancelled
+        (its request in flight with it) and retried with the key's backoff, so one stuck call
+        cannot hold a worker forever. Real time, like the HTTP timeouts it backs up.
     """
 
     def __init__(
@@ -77,6 +80,7 @@ class Controller:
         clock: Clock | None = None,
         probe: Probe | None = None,
         probe_backoff: tuple[float, float] = (0.5, 2.0),
+        reconcile_timeout: float | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
@@ -90,6 +94,7 @@ class Controller:
         self._duration = metrics.RECONCILE_DURATION.labels(name)
         self._probe = probe
         self._probe_backoff = probe_backoff
+        self._reconcile_timeout = reconcile_timeout
         self._parked: set[str] = set()
         self._prober: asyncio.Task[None] | None = None
 
@@ -139,7 +144,8 @@ class Controller:
         """Reconcile one key and requeue it as asked (public so tests can drive one step)."""
         started = time.perf_counter()
         try:
-            result = await self._reconcile(key) or Result()
+            async with asyncio.timeout(self._reconcile_timeout):
+                result = await self._reconcile(key) or Result()
         except asyncio.CancelledError:
             raise
         except Exception as error:

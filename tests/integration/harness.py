@@ -20,7 +20,7 @@ import pytest
 
 from spa.controller.manager import LeaderElection, Manager
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
-from spa.kube import HPA_V2, KubeClient, NotFound, Resource, connect
+from spa.kube import HPA_V2, BlockingKubeClient, NotFound, Resource, connect, connect_blocking
 from spa.runtime import FakeClock
 
 REPO = Path(__file__).resolve().parents[2]
@@ -131,7 +131,7 @@ def create_noon_fleet(kube: Kube, namespace: str, names: list[str]) -> None:
 class Kube:
     """Blocking admin calls, for tests (they are quick against the local API server)."""
 
-    client: KubeClient
+    client: BlockingKubeClient
 
     def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         resource = _resource_of(obj)
@@ -202,7 +202,7 @@ def crds(cluster: Any) -> None:
 
 @pytest.fixture
 def kube(cluster: Any, crds: None) -> Iterator[Kube]:
-    client = connect(kubeconfig=str(cluster.kubeconfig))
+    client = connect_blocking(kubeconfig=str(cluster.kubeconfig))
     yield Kube(client)
     client.close()
 
@@ -227,7 +227,7 @@ async def running_controller(
     leader_election: LeaderElection | None = None,
     clock: FakeClock | None = None,
 ) -> AsyncIterator[Running]:
-    client = connect(kubeconfig=str(kubeconfig))
+    client = await connect(kubeconfig=str(kubeconfig))
     clock = clock or FakeClock(start)
     manager = Manager(
         client=client,
@@ -249,7 +249,7 @@ async def running_controller(
     finally:
         if not task.done():
             await running.stop()
-        client.close()
+        await client.close()
 
 
 @pytest.fixture

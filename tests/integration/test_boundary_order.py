@@ -28,7 +28,7 @@ async def test_all_due_hpas_are_patched_before_any_status(
     cluster: Any, kube: Kube, namespace: str
 ) -> None:
     create_noon_fleet(kube, namespace, FLEET)
-    client = connect(kubeconfig=str(cluster.kubeconfig))
+    client = await connect(kubeconfig=str(cluster.kubeconfig))
     clock = FakeClock(utc("2026-11-16T11:00:00"))
     # One worker: the order of the requests is the order of the work.
     manager = Manager(
@@ -86,4 +86,4 @@ async def test_all_due_hpas_are_patched_before_any_status(
     finally:
         manager.stop()
         await asyncio.wait_for(task, timeout=20)
-        client.close()
+        await client.close()

@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
-from spa.kube import HPA_V2, KubeClient, connect
+from spa.kube import HPA_V2, BlockingKubeClient, connect_blocking
 from tests.integration.harness import REPO, install_crds
 from tests.integration.processes import spa_run, wait_for
 from tests.testenv.audit import AuditLog, audit_policy, service_account_user
@@ -222,7 +222,7 @@ def _free_port() -> int:
 class Setup:
     plane: ControlPlane
     audit: AuditLog
-    client: KubeClient
+    client: BlockingKubeClient
     kubeconfig: Path
     log: Path
     names: Iterator[str] = field(default_factory=lambda: (f"c{n}" for n in itertools.count()))
@@ -250,7 +250,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
         plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config/rbac"), check=True)
         plane.run_kubectl("create", "namespace", NAMESPACE, check=True)
         kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)
-        client = connect(kubeconfig=str(plane.kubeconfig))
+        client = connect_blocking(kubeconfig=str(plane.kubeconfig))
         try:
             yield Setup(
                 plane,

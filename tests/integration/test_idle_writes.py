@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
-from spa.kube import HPA_V2, KubeClient, connect
+from spa.kube import HPA_V2, BlockingKubeClient, connect_blocking
 from tests.integration.harness import REPO, autoscaler, install_crds, schedule
 from tests.integration.processes import spa_run, wait_for
 from tests.testenv.audit import AuditLog, audit_policy, service_account_user
@@ -49,7 +49,7 @@ def starting_at(boundary: datetime, zone: str, kind: str) -> dict[str, Any]:
     return spec
 
 
-def reconciled(client: KubeClient, names: list[str]) -> bool:
+def reconciled(client: BlockingKubeClient, names: list[str]) -> bool:
     for name in names:
         client.get(HPA_V2, NAMESPACE, name)
         spa = client.get(SCHEDULED_POD_AUTOSCALERS, NAMESPACE, name)
@@ -82,7 +82,7 @@ def test_no_writes_between_boundaries_and_one_patch_per_change(
     names = ["tokyo", "berlin", "newyork"]
     kinds = ["Daily", "Weekly", "OneShot"]
     zones = ["Asia/Tokyo", "Europe/Berlin", "America/New_York"]
-    client = connect(kubeconfig=str(plane.kubeconfig))
+    client = connect_blocking(kubeconfig=str(plane.kubeconfig))
     try:
         for name, kind, zone in zip(names, kinds, zones, strict=True):
             client.create(SCHEDULED_POD_AUTOSCALERS, NAMESPACE, autoscaler(name, NAMESPACE))

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL
-from spa.kube import HPA_V2, ApiError, connect
+from spa.kube import HPA_V2, ApiError, connect_blocking
 from tests.integration.harness import Kube, autoscaler
 from tests.integration.processes import CONTROLLER_NAMESPACE, spa_run, wait_for
 
@@ -124,7 +124,7 @@ def test_the_admission_policy_lets_the_controller_write_only_its_own_hpas(
     namespace: str,
     tmp_path: Path,
 ) -> None:
-    client = connect(kubeconfig=str(controller_kubeconfig))
+    client = connect_blocking(kubeconfig=str(controller_kubeconfig))
     try:
         # Policies take effect once the API server has loaded them: probe until denied.
         def denied() -> ApiError | None:

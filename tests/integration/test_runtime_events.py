@@ -3,34 +3,33 @@ object, and repeats are folded into one Event with a count."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from spa.kube import CONFIGMAP, EVENT, KubeClient, connect
-from spa.runtime import EventRecorder, new_executor
+from spa.runtime import EventRecorder
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def kube(cluster: Any) -> Iterator[KubeClient]:
-    client = connect(kubeconfig=str(cluster.kubeconfig))
+async def kube(cluster: Any) -> AsyncIterator[KubeClient]:
+    client = await connect(kubeconfig=str(cluster.kubeconfig))
     yield client
-    client.close()
+    await client.close()
 
 
 async def test_events_are_created_and_repeats_aggregated(kube: KubeClient, namespace: str) -> None:
-    target = kube.create(
+    target = await kube.create(
         CONFIGMAP,
         namespace,
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "target"}},
     )
     target.setdefault("apiVersion", "v1")
     target.setdefault("kind", "ConfigMap")
-    executor = new_executor(watches=0, workers=1)
-    recorder = EventRecorder(kube, executor=executor, instance="test-pod")
+    recorder = EventRecorder(kube, instance="test-pod")
     try:
         recorder.warning(target, "MinAboveMax", "min 20 > max 10; max raised to 20")
         recorder.warning(target, "MinAboveMax", "min 20 > max 10; max raised to 20")
@@ -38,8 +37,7 @@ async def test_events_are_created_and_repeats_aggregated(kube: KubeClient, names
         await recorder.flush()
     finally:
         await recorder.close()
-        executor.shutdown()
-    events = kube.list(EVENT, namespace=namespace).items
+    events = (await kube.list(EVENT, namespace=namespace)).items
     mine = {e["reason"]: e for e in events if e["involvedObject"].get("name") == "target"}
     assert set(mine) == {"MinAboveMax", "WindowStarted"}
     warning = mine["MinAboveMax"]

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from spa.kube import CONFIGMAP, KubeClient, RequestRecord, connect
-from spa.runtime import Informer, new_executor
+from spa.kube import CONFIGMAP, BlockingKubeClient, RequestRecord, connect, connect_blocking
+from spa.runtime import Informer
 
 pytestmark = pytest.mark.integration
 
@@ -49,15 +48,8 @@ async def eventually(condition: Callable[[], bool], within: float = 20.0) -> Non
 
 
 @pytest.fixture
-def executor() -> Iterator[ThreadPoolExecutor]:
-    pool = new_executor(watches=2, workers=4)
-    yield pool
-    pool.shutdown(wait=True, cancel_futures=True)
-
-
-@pytest.fixture
-def writer(cluster: Any) -> Iterator[KubeClient]:
-    client = connect(kubeconfig=str(cluster.kubeconfig))
+def writer(cluster: Any) -> Iterator[BlockingKubeClient]:
+    client = connect_blocking(kubeconfig=str(cluster.kubeconfig))
     yield client
     client.close()
 
@@ -71,7 +63,7 @@ def cm(name: str, value: str) -> dict[str, Any]:
     }
 
 
-def set_value(client: KubeClient, namespace: str, name: str, value: str) -> None:
+def set_value(client: BlockingKubeClient, namespace: str, name: str, value: str) -> None:
     client.patch(
         CONFIGMAP, namespace, name, {"data": {"v": value}}, patch_type="merge", field_manager="test"
     )
@@ -91,11 +83,11 @@ async def running() -> AsyncIterator[Callable[[Informer], None]]:
 
 
 async def test_list_and_watch_see_adds_updates_and_deletes(
-    cluster: Any, namespace: str, writer: KubeClient, executor: ThreadPoolExecutor, running: Any
+    cluster: Any, namespace: str, writer: BlockingKubeClient, running: Any
 ) -> None:
     writer.create(CONFIGMAP, namespace, cm("before", "0"))
-    reader = connect(kubeconfig=str(cluster.kubeconfig))
-    informer = Informer(reader, CONFIGMAP, namespaces=[namespace], executor=executor)
+    reader = await connect(kubeconfig=str(cluster.kubeconfig))
+    informer = Informer(reader, CONFIGMAP, namespaces=[namespace])
     changes = Changes()
     changes.attach(informer)
     running(informer)
@@ -118,24 +110,22 @@ async def test_list_and_watch_see_adds_updates_and_deletes(
     assert relevant() == expected
     assert informer.store.get(f"{namespace}/a")["data"] == {"v": "2"}  # type: ignore[index]
     assert f"{namespace}/before" not in informer.store
-    reader.close()
+    await reader.close()
 
 
 async def test_watch_cut_mid_stream_resumes_without_loss_or_duplicates(
     apiserver_proxy: Any,
     namespace: str,
-    writer: KubeClient,
-    executor: ThreadPoolExecutor,
+    writer: BlockingKubeClient,
     running: Any,
 ) -> None:
-    reader = connect(kubeconfig=str(apiserver_proxy.kubeconfig))
+    reader = await connect(kubeconfig=str(apiserver_proxy.kubeconfig))
     requests: list[RequestRecord] = []
     reader.add_request_hook(requests.append)
     informer = Informer(
         reader,
         CONFIGMAP,
         namespaces=[namespace],
-        executor=executor,
         backoff_initial=0.05,
         backoff_max=0.5,
     )
@@ -170,11 +160,11 @@ async def test_watch_cut_mid_stream_resumes_without_loss_or_duplicates(
     # It resumed from its resourceVersion each time: one list, several watches.
     assert len([r for r in requests if r.verb == "list"]) == 1
     assert len([r for r in requests if r.verb == "watch"]) >= 6
-    reader.close()
+    await reader.close()
 
 
 async def test_gone_after_compaction_relists_and_emits_the_differences(
-    control_plane_factory: Any, tmp_path: Path, executor: ThreadPoolExecutor, running: Any
+    control_plane_factory: Any, tmp_path: Path, running: Any
 ) -> None:
     from tests.testenv import TCPProxy
 
@@ -183,21 +173,20 @@ async def test_gone_after_compaction_relists_and_emits_the_differences(
     plane = control_plane_factory(
         controller_manager=False, extra_apiserver_args=["--watch-cache=false"]
     )
-    writer = connect(kubeconfig=str(plane.kubeconfig))
+    writer = connect_blocking(kubeconfig=str(plane.kubeconfig))
     namespace = "default"
     for name in ("keep", "change", "remove"):
         writer.create(CONFIGMAP, namespace, cm(name, "1"))
 
     with TCPProxy("127.0.0.1", plane.ports.apiserver) as proxy:
         kubeconfig = plane.admin_kubeconfig_for(proxy.url, tmp_path / "proxied.kubeconfig")
-        reader = connect(kubeconfig=str(kubeconfig))
+        reader = await connect(kubeconfig=str(kubeconfig))
         requests: list[RequestRecord] = []
         reader.add_request_hook(requests.append)
         informer = Informer(
             reader,
             CONFIGMAP,
             namespaces=[namespace],
-            executor=executor,
             backoff_initial=0.05,
             backoff_max=0.5,
         )
@@ -227,5 +216,5 @@ async def test_gone_after_compaction_relists_and_emits_the_differences(
         assert after == [("add", "new", "1"), ("delete", "remove", "1"), ("update", "change", "2")]
         assert len([r for r in requests if r.verb == "list"]) == 2  # the initial list + the relist
         assert informer.resource_version(namespace) != synced_rv
-        reader.close()
+        await reader.close()
     writer.close()

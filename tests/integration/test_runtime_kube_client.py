@@ -3,8 +3,9 @@ type, error mapping, pagination, discovery, transport failures and the request h
 
 from __future__ import annotations
 
+import asyncio
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -23,39 +24,39 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def kube(cluster: Any) -> Iterator[KubeClient]:
-    client = connect(kubeconfig=str(cluster.kubeconfig))
+async def kube(cluster: Any) -> AsyncIterator[KubeClient]:
+    client = await connect(kubeconfig=str(cluster.kubeconfig))
     yield client
-    client.close()
+    await client.close()
 
 
 def configmap(name: str, **data: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
 
 
-def test_crud_and_error_mapping(kube: KubeClient, namespace: str) -> None:
-    created = kube.create(CONFIGMAP, namespace, configmap("a", k="1"))
+async def test_crud_and_error_mapping(kube: KubeClient, namespace: str) -> None:
+    created = await kube.create(CONFIGMAP, namespace, configmap("a", k="1"))
     assert created["metadata"]["namespace"] == namespace
     with pytest.raises(Conflict):
-        kube.create(CONFIGMAP, namespace, configmap("a"))
-    got = kube.get(CONFIGMAP, namespace, "a")
+        await kube.create(CONFIGMAP, namespace, configmap("a"))
+    got = await kube.get(CONFIGMAP, namespace, "a")
     assert got["data"] == {"k": "1"}
 
     # update is a compare-and-swap on resourceVersion.
     got["data"]["k"] = "2"
-    updated = kube.update(CONFIGMAP, namespace, "a", got)
+    updated = await kube.update(CONFIGMAP, namespace, "a", got)
     got["data"]["k"] = "3"
     with pytest.raises(Conflict) as stale:
-        kube.update(CONFIGMAP, namespace, "a", got)
+        await kube.update(CONFIGMAP, namespace, "a", got)
     assert stale.value.status == 409
     assert updated["data"] == {"k": "2"}
 
-    kube.delete(CONFIGMAP, namespace, "a")
+    await kube.delete(CONFIGMAP, namespace, "a")
     with pytest.raises(NotFound) as missing:
-        kube.get(CONFIGMAP, namespace, "a")
+        await kube.get(CONFIGMAP, namespace, "a")
     assert missing.value.reason == "NotFound"
     with pytest.raises(NotFound):
-        kube.delete(CONFIGMAP, namespace, "a")
+        await kube.delete(CONFIGMAP, namespace, "a")
 
 
 @pytest.mark.parametrize(
@@ -76,11 +77,11 @@ def test_crud_and_error_mapping(kube: KubeClient, namespace: str) -> None:
         ),
     ],
 )
-def test_patch_types(
+async def test_patch_types(
     kube: KubeClient, namespace: str, patch_type: Any, body: Any, expected: dict[str, str]
 ) -> None:
-    kube.create(CONFIGMAP, namespace, configmap("p", k="0", gone="x"))
-    patched = kube.patch(
+    await kube.create(CONFIGMAP, namespace, configmap("p", k="0", gone="x"))
+    patched = await kube.patch(
         CONFIGMAP,
         namespace,
         "p",
@@ -94,20 +95,18 @@ def test_patch_types(
     assert "scheduled-pod-autoscaler" in managers
 
 
-def test_list_follows_pagination_and_returns_a_resource_version(
+async def test_list_follows_pagination_and_returns_a_resource_version(
     cluster: Any, namespace: str
 ) -> None:
-    from spa.kube import KubeClient, api_client_for
-
-    small_pages = KubeClient(api_client_for(kubeconfig=str(cluster.kubeconfig)), page_limit=2)
+    small_pages = await connect(kubeconfig=str(cluster.kubeconfig), page_limit=2)
     records: list[RequestRecord] = []
     small_pages.add_request_hook(records.append)
     for index in range(5):
-        small_pages.create(
+        await small_pages.create(
             CONFIGMAP, namespace, configmap(f"cm-{index}", team="a" if index % 2 else "b")
         )
     records.clear()
-    result = small_pages.list(CONFIGMAP, namespace=namespace)
+    result = await small_pages.list(CONFIGMAP, namespace=namespace)
     names = sorted(
         item["metadata"]["name"]
         for item in result.items
@@ -117,24 +116,26 @@ def test_list_follows_pagination_and_returns_a_resource_version(
     assert int(result.resource_version) > 0
     assert all(item["kind"] == "ConfigMap" and item["apiVersion"] == "v1" for item in result.items)
     assert len([r for r in records if r.verb == "list"]) >= 3  # 5+ items at 2 per page
-    small_pages.close()
+    await small_pages.close()
 
 
-def test_discovery_serves(kube: KubeClient) -> None:
-    assert kube.serves("v1")
-    assert kube.serves("autoscaling/v2")
-    assert kube.serves("coordination.k8s.io/v1")
+async def test_discovery_serves(kube: KubeClient) -> None:
+    assert await kube.serves("v1")
+    assert await kube.serves("autoscaling/v2")
+    assert await kube.serves("coordination.k8s.io/v1")
     # v2beta2 was removed in Kubernetes 1.26; the reconciler falls back only when needed.
-    assert not kube.serves("autoscaling/v2beta2")
-    assert not kube.serves("no.such.group/v1")
+    assert not await kube.serves("autoscaling/v2beta2")
+    assert not await kube.serves("no.such.group/v1")
 
 
-def test_request_hook_counts_verbs_resources_and_codes(kube: KubeClient, namespace: str) -> None:
+async def test_request_hook_counts_verbs_resources_and_codes(
+    kube: KubeClient, namespace: str
+) -> None:
     records: list[RequestRecord] = []
     kube.add_request_hook(records.append)
-    kube.create(CONFIGMAP, namespace, configmap("h"))
+    await kube.create(CONFIGMAP, namespace, configmap("h"))
     with pytest.raises(NotFound):
-        kube.get(CONFIGMAP, namespace, "nope")
+        await kube.get(CONFIGMAP, namespace, "nope")
     assert [(r.verb, r.resource, r.code) for r in records] == [
         ("create", "configmaps", 201),
         ("get", "configmaps", 404),
@@ -142,63 +143,58 @@ def test_request_hook_counts_verbs_resources_and_codes(kube: KubeClient, namespa
     assert all(r.duration >= 0 for r in records)
 
 
-def test_unreachable_server_is_api_unavailable(apiserver_proxy: Any) -> None:
-    client = connect(kubeconfig=str(apiserver_proxy.kubeconfig), request_timeout=5)
+async def test_unreachable_server_is_api_unavailable(apiserver_proxy: Any) -> None:
+    client = await connect(kubeconfig=str(apiserver_proxy.kubeconfig), request_timeout=5)
     records: list[RequestRecord] = []
     client.add_request_hook(records.append)
     apiserver_proxy.proxy.refuse_new()
     try:
         with pytest.raises(ApiUnavailable):
-            client.list(CONFIGMAP, namespace="default")
+            await client.list(CONFIGMAP, namespace="default")
     finally:
         apiserver_proxy.proxy.resume()
     assert records[-1].code == 0
-    assert client.list(CONFIGMAP, namespace="default").resource_version
-    client.close()
+    assert (await client.list(CONFIGMAP, namespace="default")).resource_version
+    await client.close()
 
 
-def test_watch_stream_delivers_events_and_close_unblocks_it(
+async def test_watch_stream_delivers_events_and_close_unblocks_it(
     kube: KubeClient, namespace: str
 ) -> None:
-    import threading
-
-    listed = kube.list(CONFIGMAP, namespace=namespace)
-    stream = kube.watch(
+    listed = await kube.list(CONFIGMAP, namespace=namespace)
+    stream = await kube.watch(
         CONFIGMAP, namespace=namespace, resource_version=listed.resource_version, timeout_seconds=60
     )
-    kube.create(CONFIGMAP, namespace, configmap("w"))
-    first = next(stream)
+    await kube.create(CONFIGMAP, namespace, configmap("w"))
+    first = await anext(stream)
     assert first.type == "ADDED"
     assert first.object["metadata"]["name"] == "w"
-    # close() from another thread ends a blocked iteration promptly.
-    threading.Timer(0.3, stream.close).start()
-    assert [e for e in stream if e.type != "BOOKMARK"] == []
+    # close() from another task ends a pending read promptly.
+    asyncio.get_running_loop().call_later(0.3, stream.close)
+    assert [e async for e in stream if e.type != "BOOKMARK"] == []
 
 
-def test_a_closed_client_refuses_requests_without_opening_connections(
+async def test_a_closed_client_refuses_requests_without_opening_connections(
     cluster: Any, namespace: str
 ) -> None:
-    client = connect(kubeconfig=str(cluster.kubeconfig))
-    client.create(CONFIGMAP, namespace, configmap("before-close"))
-    pools = client._api.rest_client.pool_manager.pools
+    client = await connect(kubeconfig=str(cluster.kubeconfig))
+    await client.create(CONFIGMAP, namespace, configmap("before-close"))
+    pools = client.connector._conns  # idle pooled connections, by host
     assert len(pools) == 1
-    client.close()
+    await client.close()
     assert len(pools) == 0
     with pytest.raises(ApiUnavailable, match="closed"):
-        client.get(CONFIGMAP, namespace, "before-close")
+        await client.get(CONFIGMAP, namespace, "before-close")
     # A request after close used to open a new pool that nobody would ever close.
     assert len(pools) == 0
 
 
-def test_connections_use_tcp_keepalive(kube: KubeClient, namespace: str) -> None:
+async def test_connections_use_tcp_keepalive(kube: KubeClient, namespace: str) -> None:
     """So a watch on a silently dead connection ends within minutes, not at its read timeout."""
-    kube.create(CONFIGMAP, namespace, configmap("keepalive"))
-    pools = kube._api.rest_client.pool_manager.pools
-    (key,) = pools.keys()
-    pool = pools[key]
-    connection = pool.pool.get_nowait()
-    pool.pool.put_nowait(connection)
-    sock = connection.sock
+    await kube.create(CONFIGMAP, namespace, configmap("keepalive"))
+    (pool,) = kube.connector._conns.values()  # idle pooled connections, by host
+    protocol, _ = pool[0]
+    sock = protocol.transport.get_extra_info("socket")
     assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
     assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 30
     assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL) == 15

@@ -5,30 +5,22 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from spa.kube import LEASE, KubeClient, connect
-from spa.runtime import LeaderElector, new_executor
+from spa.runtime import LeaderElector
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def executor() -> Iterator[ThreadPoolExecutor]:
-    pool = new_executor(watches=0, workers=4)
-    yield pool
-    pool.shutdown(wait=True, cancel_futures=True)
-
-
-@pytest.fixture
-def kube(cluster: Any) -> Iterator[KubeClient]:
-    client = connect(kubeconfig=str(cluster.kubeconfig))
+async def kube(cluster: Any) -> AsyncIterator[KubeClient]:
+    client = await connect(kubeconfig=str(cluster.kubeconfig))
     yield client
-    client.close()
+    await client.close()
 
 
 class Watched:
@@ -62,19 +54,15 @@ async def wait_for_leader(*electors: LeaderElector, within: float) -> tuple[Lead
     raise AssertionError(f"no leader within {within}s")
 
 
-def elector(
-    kube: KubeClient, namespace: str, identity: str, executor: Any, **timing: float
-) -> LeaderElector:
-    return LeaderElector(
-        kube, namespace=namespace, name="spa-leader", identity=identity, executor=executor, **timing
-    )
+def elector(kube: KubeClient, namespace: str, identity: str, **timing: float) -> LeaderElector:
+    return LeaderElector(kube, namespace=namespace, name="spa-leader", identity=identity, **timing)
 
 
 async def test_one_leader_and_immediate_failover_on_graceful_release(
-    kube: KubeClient, namespace: str, executor: ThreadPoolExecutor
+    kube: KubeClient, namespace: str
 ) -> None:
-    a = elector(kube, namespace, "a", executor)  # defaults: 15 s / 10 s / 2 s
-    b = elector(kube, namespace, "b", executor)
+    a = elector(kube, namespace, "a")  # defaults: 15 s / 10 s / 2 s
+    b = elector(kube, namespace, "b")
     watched = Watched(a, b)
     task_a = asyncio.create_task(a.run())
     first, _ = await wait_for_leader(a, within=10)
@@ -83,7 +71,7 @@ async def test_one_leader_and_immediate_failover_on_graceful_release(
     await asyncio.sleep(5)  # a renews a few times while b keeps trying
     assert a.is_leader
     assert not b.is_leader
-    lease = kube.get(LEASE, namespace, "spa-leader")
+    lease = await kube.get(LEASE, namespace, "spa-leader")
     assert lease["spec"]["holderIdentity"] == "a"
     assert lease["spec"]["leaseDurationSeconds"] == 15
     assert lease["spec"]["renewTime"].endswith("Z")
@@ -95,7 +83,7 @@ async def test_one_leader_and_immediate_failover_on_graceful_release(
     takeover = time.monotonic() - released_at
     assert second is b
     assert takeover < 3  # b's next retry (2 s), not the 15 s lease duration
-    assert kube.get(LEASE, namespace, "spa-leader")["spec"]["holderIdentity"] == "b"
+    assert (await kube.get(LEASE, namespace, "spa-leader"))["spec"]["holderIdentity"] == "b"
     await watched.stop()
     assert watched.max_concurrent_leaders() == 1
     task_b.cancel()
@@ -103,7 +91,7 @@ async def test_one_leader_and_immediate_failover_on_graceful_release(
 
 
 async def test_crashed_leader_is_replaced_within_the_lease_duration(
-    kube: KubeClient, namespace: str, executor: ThreadPoolExecutor
+    kube: KubeClient, namespace: str
 ) -> None:
     # Shorter timings than production so the crash case takes seconds, not a quarter minute.
     timing = {"lease_duration": 4.0, "renew_deadline": 3.0, "retry_period": 0.5}
@@ -112,11 +100,10 @@ async def test_crashed_leader_is_replaced_within_the_lease_duration(
         namespace=namespace,
         name="spa-leader",
         identity="a",
-        executor=executor,
         release_on_cancel=False,  # a crash: the Lease is not handed back
         **timing,
     )
-    b = elector(kube, namespace, "b", executor, **timing)
+    b = elector(kube, namespace, "b", **timing)
     watched = Watched(a, b)
     task_a = asyncio.create_task(a.run())
     await wait_for_leader(a, within=10)
@@ -136,7 +123,7 @@ async def test_crashed_leader_is_replaced_within_the_lease_duration(
     assert takeover <= 4.0 + 0.5 + 1.0
     await watched.stop()
     assert watched.max_concurrent_leaders() == 1
-    lease = kube.get(LEASE, namespace, "spa-leader")
+    lease = await kube.get(LEASE, namespace, "spa-leader")
     assert lease["spec"]["holderIdentity"] == "b"
     assert lease["spec"]["leaseTransitions"] == 1
     task_b.cancel()

@@ -17,7 +17,6 @@ import pytest
 
 from spa.kube import CONFIGMAP, Conflict, NotFound, connect
 from spa.runtime import (
-    AsyncKubeClient,
     Controller,
     EventRecorder,
     Informer,
@@ -26,7 +25,6 @@ from spa.runtime import (
     SystemClock,
     WorkQueue,
     instrument_client,
-    new_executor,
     object_key,
     split_key,
 )
@@ -37,21 +35,18 @@ pytestmark = pytest.mark.integration
 async def test_informer_queue_controller_and_leader_election_together(
     cluster: Any, namespace: str
 ) -> None:
-    client = connect(kubeconfig=str(cluster.kubeconfig))
+    client = await connect(kubeconfig=str(cluster.kubeconfig))
     instrument_client(client)
-    executor = new_executor(watches=1, workers=2)
-    kube = AsyncKubeClient(client, executor)
+    kube = client
     clock = SystemClock()
-    sources = Informer(
-        client, CONFIGMAP, namespaces=[namespace], label_selector="role=source", executor=executor
-    )
+    sources = Informer(client, CONFIGMAP, namespaces=[namespace], label_selector="role=source")
     queue = WorkQueue(name="wiring-test", clock=clock)
     sources.add_handler(
         on_add=lambda obj: queue.add(object_key(obj)),
         on_update=lambda _old, new: queue.add(object_key(new)),
         on_delete=lambda obj: queue.add(object_key(obj)),
     )
-    recorder = EventRecorder(client, executor=executor)
+    recorder = EventRecorder(client)
     calls: list[tuple[str, float]] = []
     boundary = clock.now() + 3.0
 
@@ -97,7 +92,6 @@ async def test_informer_queue_controller_and_leader_election_together(
         client,
         namespace=namespace,
         name="wiring-test",
-        executor=executor,
         on_started_leading=controller.run,
     )
     elector_task = asyncio.create_task(elector.run())
@@ -142,6 +136,5 @@ async def test_informer_queue_controller_and_leader_election_together(
         sources.stop()
         await asyncio.wait_for(informer_task, 10)
         await recorder.close()
-        executor.shutdown()
-        client.close()
+        await client.close()
     assert queue.shutting_down  # losing leadership stopped the controller

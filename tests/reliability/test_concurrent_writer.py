@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from spa.kube import HPA_V2, Conflict, KubeClient, connect
+from spa.kube import HPA_V2, BlockingKubeClient, Conflict, connect_blocking
 from tests.integration.harness import (
     Kube,
     create_noon_fleet,
@@ -35,7 +35,7 @@ WRITER_SECONDS = 20.0
 class Meddler:
     """Read-modify-write PUTs of every HPA, in a loop, from a thread."""
 
-    def __init__(self, client: KubeClient, namespace: str) -> None:
+    def __init__(self, client: BlockingKubeClient, namespace: str) -> None:
         self.client = client
         self.namespace = namespace
         self.writes = 0
@@ -91,7 +91,7 @@ async def test_controller_values_win_and_other_fields_stay_under_a_concurrent_wr
     cluster: Any, kube: Kube, namespace: str
 ) -> None:
     create_noon_fleet(kube, namespace, NAMES)
-    other = connect(kubeconfig=str(cluster.kubeconfig))
+    other = connect_blocking(kubeconfig=str(cluster.kubeconfig))
     try:
         async with (
             running_controller(cluster.kubeconfig, [namespace], start=utc(MONDAY_11)) as running,

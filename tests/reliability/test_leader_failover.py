@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from spa.kube import HPA_V2, LEASE, ApiError, ApiUnavailable, KubeClient, NotFound
+from spa.kube import HPA_V2, LEASE, ApiError, ApiUnavailable, BlockingKubeClient, NotFound
 from spa.runtime.leaderelection import parse_micro_time
 from tests.integration.harness import Kube, autoscaler
 from tests.integration.processes import (
@@ -44,7 +44,7 @@ RETRY_PERIOD = 2.0
 class LeaseHistory:
     """Samples the Lease every 100 ms from a thread."""
 
-    def __init__(self, client: KubeClient, name: str) -> None:
+    def __init__(self, client: BlockingKubeClient, name: str) -> None:
         self.client = client
         self.name = name
         self.samples: list[tuple[float, str, int, str]] = []  # wall time, holder, transitions, rv

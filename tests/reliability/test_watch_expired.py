@@ -20,7 +20,7 @@ from spa.controller.reconciler import Reconciler
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from spa.controller.watches import add_indexes
 from spa.kube import HPA_V2, NotFound, connect
-from spa.runtime import AsyncKubeClient, EventRecorder, FakeClock, Store, new_executor
+from spa.runtime import EventRecorder, FakeClock, Store
 from tests.integration.harness import Kube, autoscaler, eventually, running_controller, utc
 from tests.reliability.common import MONDAY_11, bounds_of, hpa_writes, report, sample, ticking
 
@@ -131,19 +131,18 @@ async def test_a_stale_cache_does_not_resurrect_the_hpa_of_a_deleted_spa(
     reconcile (real stores, real API server) must not create the HPA again."""
     created = kube.create(autoscaler("gone", namespace))
     kube.delete(SCHEDULED_POD_AUTOSCALERS, namespace, "gone")
-    client = connect(kubeconfig=str(cluster.kubeconfig))
-    executor = new_executor(watches=0, workers=2)
+    client = await connect(kubeconfig=str(cluster.kubeconfig))
     try:
         stores = {"autoscalers": Store(), "schedules": Store()}
         add_indexes(autoscalers=stores["autoscalers"], schedules=stores["schedules"])
         stores["autoscalers"].upsert(created)  # the stale view
         reconciler = Reconciler(
-            kube=AsyncKubeClient(client, executor),
+            kube=client,
             autoscalers=stores["autoscalers"],
             schedules=stores["schedules"],
             hpas=Store(),
             hpa_resource=HPA_V2,
-            recorder=EventRecorder(client, executor=executor),
+            recorder=EventRecorder(client),
             clock=FakeClock(utc(MONDAY_11)),
         )
         writes_before = hpa_writes()
@@ -152,5 +151,4 @@ async def test_a_stale_cache_does_not_resurrect_the_hpa_of_a_deleted_spa(
         with pytest.raises(NotFound):
             kube.hpa(namespace, "gone")
     finally:
-        executor.shutdown(wait=True)
-        client.close()
+        await client.close()

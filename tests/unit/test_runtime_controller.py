@@ -267,3 +267,38 @@ async def test_retry_results_back_off_but_never_past_a_requested_instant(setup) 
     assert len(reconcile.calls) == 4
     assert queue.num_requeues("ns/a") == 0  # a plain result resets the backoff
     await stop(controller, task)
+
+
+async def test_a_stuck_reconcile_is_cancelled_at_the_timeout_and_retried_with_backoff() -> None:
+    clock = FakeClock(start=START)
+    queue = WorkQueue(clock=clock, base_delay=1.0, max_delay=8.0, jitter=0.0)
+    cancelled = asyncio.Event()
+    retried = asyncio.Event()
+    calls = 0
+
+    async def reconcile(key: str) -> Result:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            retried.set()
+        try:
+            await asyncio.Event().wait()  # a request that never answers
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return Result()
+
+    controller = Controller(
+        name="stuck", queue=queue, reconcile=reconcile, workers=1, reconcile_timeout=0.05
+    )
+    task = asyncio.create_task(controller.run())
+    queue.add("ns/a")
+    await asyncio.wait_for(cancelled.wait(), timeout=5)
+    await settle()
+    assert calls == 1
+    assert queue.waiting_until("ns/a") == clock.now() + 1.0  # the key's backoff, not lost
+    clock.advance(1.0)
+    await asyncio.wait_for(retried.wait(), timeout=5)
+    queue.shutdown()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from concurrent.futures import Executor, Future
 from typing import Any
 
 from spa.kube import ApiUnavailable, NotFound
@@ -17,16 +15,6 @@ SPA = {
 }
 
 
-class InlineExecutor(Executor):
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        future: Future[Any] = Future()
-        try:
-            future.set_result(fn(*args, **kwargs))
-        except BaseException as err:
-            future.set_exception(err)
-        return future
-
-
 class RecordingClient:
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
@@ -37,14 +25,14 @@ class RecordingClient:
             error, self.fail_next = self.fail_next, None
             raise error
 
-    def create(
+    async def create(
         self, resource: Any, namespace: str, body: dict[str, Any], **_: Any
     ) -> dict[str, Any]:
         self._maybe_fail()
         self.calls.append(("create", body))
         return body
 
-    def patch(
+    async def patch(
         self, resource: Any, namespace: str, name: str, body: dict[str, Any], **kw: Any
     ) -> dict[str, Any]:
         self._maybe_fail()
@@ -57,7 +45,6 @@ def make() -> tuple[EventRecorder, RecordingClient, FakeClock]:
     clock = FakeClock(start=1_767_225_600.0)
     recorder = EventRecorder(
         client,  # type: ignore[arg-type]
-        executor=InlineExecutor(),
         clock=clock,
         instance="pod-1",
         aggregation_window=300,
@@ -162,7 +149,6 @@ async def test_events_queued_before_losing_the_lease_are_not_sent_after() -> Non
     leader = {"now": True}
     recorder = EventRecorder(
         client,  # type: ignore[arg-type]
-        executor=InlineExecutor(),
         clock=FakeClock(),
         may_send=lambda: leader["now"],
     )

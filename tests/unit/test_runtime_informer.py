@@ -5,9 +5,9 @@ tests/integration/test_runtime_informer.py; this covers the edge cases determini
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -41,20 +41,21 @@ class _Stream:
     def __init__(self, script: Script, idle: bool) -> None:
         self._script = list(script)
         self._idle = idle
-        self._closed = threading.Event()
+        self._closed = asyncio.Event()
 
-    def __iter__(self) -> Iterator[WatchEvent]:
+    def __aiter__(self) -> AsyncIterator[WatchEvent]:
         return self
 
-    def __next__(self) -> WatchEvent:
+    async def __anext__(self) -> WatchEvent:
         if self._script:
             item = self._script.pop(0)
             if isinstance(item, Exception):
                 raise item
             return item
         if self._idle:
-            self._closed.wait(5)
-        raise StopIteration
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closed.wait(), 5)
+        raise StopAsyncIteration
 
     def close(self) -> None:
         self._closed.set()
@@ -70,13 +71,13 @@ class ScriptedClient:
         self.watch_calls: list[tuple[str | None, str | None]] = []
         self.lock = threading.Lock()
 
-    def list(self, resource: Any, *, namespace: str | None = None, **_: Any) -> ListResult:
+    async def list(self, resource: Any, *, namespace: str | None = None, **_: Any) -> ListResult:
         with self.lock:
             self.list_calls.append(namespace)
             results = self.lists[namespace]
             return results.pop(0) if len(results) > 1 else results[0]
 
-    def watch(
+    async def watch(
         self,
         resource: Any,
         *,
@@ -115,17 +116,10 @@ async def eventually(condition: Callable[[], bool], within: float = 3.0) -> None
         await asyncio.sleep(0.005)
 
 
-@pytest.fixture
-def executor() -> Iterator[ThreadPoolExecutor]:
-    pool = ThreadPoolExecutor(8)
-    yield pool
-    pool.shutdown(wait=True, cancel_futures=True)
-
-
 def start(
-    client: ScriptedClient, executor: ThreadPoolExecutor, clock: FakeClock | None = None, **kw: Any
+    client: ScriptedClient, clock: FakeClock | None = None, **kw: Any
 ) -> tuple[Informer, Seen, asyncio.Task[None]]:
-    informer = Informer(client, CONFIGMAP, executor=executor, clock=clock or FakeClock(), **kw)  # type: ignore[arg-type]
+    informer = Informer(client, CONFIGMAP, clock=clock or FakeClock(), **kw)  # type: ignore[arg-type]
     seen = Seen()
     informer.add_handler(on_add=seen.on_add, on_update=seen.on_update, on_delete=seen.on_delete)
     return informer, seen, asyncio.create_task(informer.run())
@@ -136,7 +130,7 @@ async def finish(informer: Informer, task: asyncio.Task[None]) -> None:
     await asyncio.wait_for(task, timeout=5)
 
 
-async def test_list_then_watch_applies_events_and_resumes_from_the_last_bookmark(executor) -> None:  # type: ignore[no-untyped-def]
+async def test_list_then_watch_applies_events_and_resumes_from_the_last_bookmark() -> None:
     client = ScriptedClient()
     client.lists[None] = [ListResult([cm("a", "1"), cm("b", "2")], "2")]
     client.watches[None] = [
@@ -148,7 +142,7 @@ async def test_list_then_watch_applies_events_and_resumes_from_the_last_bookmark
             bookmark("9"),
         ]
     ]
-    informer, seen, task = start(client, executor)
+    informer, seen, task = start(client)
     await asyncio.wait_for(informer.wait_synced(), 3)
     await eventually(lambda: len(client.watch_calls) >= 2)
     assert seen.changes == [
@@ -166,7 +160,7 @@ async def test_list_then_watch_applies_events_and_resumes_from_the_last_bookmark
     await finish(informer, task)
 
 
-async def test_gone_relists_and_emits_only_the_differences(executor) -> None:  # type: ignore[no-untyped-def]
+async def test_gone_relists_and_emits_only_the_differences() -> None:
     client = ScriptedClient()
     client.lists[None] = [
         ListResult([cm("a", "1"), cm("b", "2"), cm("d", "3")], "3"),
@@ -174,7 +168,7 @@ async def test_gone_relists_and_emits_only_the_differences(executor) -> None:  #
         ListResult([cm("a", "10"), cm("c", "11"), cm("d", "3")], "12"),
     ]
     client.watches[None] = [[Gone(410, "Expired", "too old resource version")]]
-    informer, seen, task = start(client, executor)
+    informer, seen, task = start(client)
     await eventually(lambda: len(client.watch_calls) >= 2)
     assert seen.changes == [
         ("add", "a", "1"),
@@ -189,9 +183,7 @@ async def test_gone_relists_and_emits_only_the_differences(executor) -> None:  #
     await finish(informer, task)
 
 
-async def test_transport_error_backs_off_on_the_clock_and_resumes_without_relisting(
-    executor,
-) -> None:  # type: ignore[no-untyped-def]
+async def test_transport_error_backs_off_on_the_clock_and_resumes_without_relisting() -> None:  # type: ignore[no-untyped-def]
     client = ScriptedClient()
     client.lists[None] = [ListResult([cm("a", "1")], "1")]
     client.watches[None] = [
@@ -199,7 +191,7 @@ async def test_transport_error_backs_off_on_the_clock_and_resumes_without_relist
         [event("MODIFIED", cm("a", "4")), event("MODIFIED", cm("a", "6"))],  # 4 again: dup
     ]
     clock = FakeClock()
-    informer, seen, task = start(client, executor, clock=clock, backoff_initial=0.2)
+    informer, seen, task = start(client, clock=clock, backoff_initial=0.2)
     await eventually(lambda: clock.pending_timers == 1)  # sleeping in the backoff
     assert len(client.watch_calls) == 1
     clock.advance(0.2)
@@ -210,20 +202,20 @@ async def test_transport_error_backs_off_on_the_clock_and_resumes_without_relist
     await finish(informer, task)
 
 
-async def test_list_errors_are_retried_and_sync_waits_for_success(executor) -> None:  # type: ignore[no-untyped-def]
+async def test_list_errors_are_retried_and_sync_waits_for_success() -> None:
     class FlakyList(ScriptedClient):
         failures = 2
 
-        def list(self, resource: Any, **kw: Any) -> ListResult:
+        async def list(self, resource: Any, **kw: Any) -> ListResult:
             if self.failures:
                 self.failures -= 1
                 raise ApiUnavailable("refused")
-            return super().list(resource, **kw)
+            return await super().list(resource, **kw)
 
     client = FlakyList()
     client.lists[None] = [ListResult([cm("a", "1")], "1")]
     clock = FakeClock()
-    informer, _seen, task = start(client, executor, clock=clock)
+    informer, _seen, task = start(client, clock=clock)
     for _ in range(2):
         await eventually(lambda: clock.pending_timers == 1)
         assert not informer.has_synced
@@ -233,7 +225,7 @@ async def test_list_errors_are_retried_and_sync_waits_for_success(executor) -> N
     await finish(informer, task)
 
 
-async def test_each_namespace_has_its_own_list_watch_and_relist_scope(executor) -> None:  # type: ignore[no-untyped-def]
+async def test_each_namespace_has_its_own_list_watch_and_relist_scope() -> None:
     client = ScriptedClient()
     client.lists["one"] = [
         ListResult([cm("a", "1", "one")], "1"),
@@ -241,7 +233,7 @@ async def test_each_namespace_has_its_own_list_watch_and_relist_scope(executor) 
     ]
     client.lists["two"] = [ListResult([cm("b", "2", "two")], "2")]
     client.watches["one"] = [[Gone(410, "Expired", "")]]
-    informer, seen, task = start(client, executor, namespaces=["one", "two", "one"])
+    informer, seen, task = start(client, namespaces=["one", "two", "one"])
     await asyncio.wait_for(informer.wait_synced(), 3)
     await eventually(lambda: ("one", "20") in client.watch_calls)
     assert sorted(client.list_calls, key=str) == ["one", "one", "two"]
@@ -252,12 +244,12 @@ async def test_each_namespace_has_its_own_list_watch_and_relist_scope(executor) 
     await finish(informer, task)
 
 
-async def test_handler_added_after_sync_gets_existing_objects_and_bad_handler_is_contained(
-    executor,
-) -> None:  # type: ignore[no-untyped-def]
+async def test_handler_added_after_sync_gets_existing_objects_and_bad_handler_is_contained() -> (
+    None
+):  # type: ignore[no-untyped-def]
     client = ScriptedClient()
     client.lists[None] = [ListResult([cm("a", "1"), cm("b", "1")], "1")]
-    informer, seen, task = start(client, executor)
+    informer, seen, task = start(client)
     await asyncio.wait_for(informer.wait_synced(), 3)
 
     def broken(obj: dict[str, Any]) -> None:
@@ -276,23 +268,23 @@ def test_cluster_scoped_resource_rejects_namespaces() -> None:
 
     nodes = Resource("", "v1", "nodes", "Node", False)
     with pytest.raises(ValueError, match="cluster-scoped"):
-        Informer(ScriptedClient(), nodes, executor=ThreadPoolExecutor(1), namespaces=["x"])  # type: ignore[arg-type]
+        Informer(ScriptedClient(), nodes, namespaces=["x"])  # type: ignore[arg-type]
 
 
-async def test_stop_interrupts_a_backoff_sleep(executor) -> None:  # type: ignore[no-untyped-def]
+async def test_stop_interrupts_a_backoff_sleep() -> None:
     class DownClient(ScriptedClient):
-        def list(self, resource: Any, **kw: Any) -> ListResult:
+        async def list(self, resource: Any, **kw: Any) -> ListResult:
             raise ApiUnavailable("refused")
 
     clock = FakeClock()
-    informer, _seen, task = start(DownClient(), executor, clock=clock)
+    informer, _seen, task = start(DownClient(), clock=clock)
     await eventually(lambda: clock.pending_timers == 1)
     informer.stop()  # the fake clock is never advanced: only stop() can end the sleep
     await asyncio.wait_for(task, timeout=2)
     assert not informer.has_synced
 
 
-async def test_gone_after_connection_errors_relists_at_once(executor) -> None:  # type: ignore[no-untyped-def]
+async def test_gone_after_connection_errors_relists_at_once() -> None:
     """After an outage (watch errors with a grown backoff) the reconnecting watch gets 410:
     the relist must not wait for yet another backoff step, the missed changes are in it."""
     client = ScriptedClient()
@@ -303,7 +295,7 @@ async def test_gone_after_connection_errors_relists_at_once(executor) -> None:  
     down = ApiUnavailable("connection refused")
     client.watches[None] = [[down], [down], [down], [Gone(410, "Expired", "too old")]]
     clock = FakeClock()
-    informer, seen, task = start(client, executor, clock=clock, backoff_initial=0.2)
+    informer, seen, task = start(client, clock=clock, backoff_initial=0.2)
     for _ in range(3):
         await eventually(lambda: clock.pending_timers == 1)  # sleeping in the backoff
         clock.advance(30)
@@ -312,13 +304,13 @@ async def test_gone_after_connection_errors_relists_at_once(executor) -> None:  
     await finish(informer, task)
 
 
-async def test_repeated_gone_right_after_a_list_backs_off(executor) -> None:  # type: ignore[no-untyped-def]
+async def test_repeated_gone_right_after_a_list_backs_off() -> None:
     client = ScriptedClient()
     client.lists[None] = [ListResult([cm("a", "1")], "1")]
     expired = Gone(410, "Expired", "too old")
     client.watches[None] = [[expired], [expired]]
     clock = FakeClock()
-    informer, _seen, task = start(client, executor, clock=clock, backoff_initial=0.2)
+    informer, _seen, task = start(client, clock=clock, backoff_initial=0.2)
     await eventually(lambda: clock.pending_timers == 1)  # the second 410 waits
     assert len(client.list_calls) == 2
     clock.advance(1)
@@ -326,9 +318,7 @@ async def test_repeated_gone_right_after_a_list_backs_off(executor) -> None:  # 
     await finish(informer, task)
 
 
-async def test_a_resumed_watch_does_not_move_the_cache_back_behind_our_own_write(
-    executor,
-) -> None:  # type: ignore[no-untyped-def]
+async def test_a_resumed_watch_does_not_move_the_cache_back_behind_our_own_write() -> None:  # type: ignore[no-untyped-def]
     client = ScriptedClient()
     client.lists[None] = [ListResult([cm("a", "1")], "1")]
     client.watches[None] = [
@@ -342,7 +332,7 @@ async def test_a_resumed_watch_does_not_move_the_cache_back_behind_our_own_write
         ],
     ]
     clock = FakeClock()
-    informer, seen, task = start(client, executor, clock=clock, backoff_initial=0.2)
+    informer, seen, task = start(client, clock=clock, backoff_initial=0.2)
     await eventually(lambda: clock.pending_timers == 1)  # the watch broke; backing off
     assert informer.store.put_written(cm("a", "5", data="ours"), based_on=cm("a", "1"))
 

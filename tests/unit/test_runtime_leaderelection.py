@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
 from typing import Any
 
 import pytest
@@ -19,18 +18,6 @@ from spa.runtime import FakeClock, LeaderElector
 from spa.runtime.leaderelection import format_micro_time, parse_micro_time
 
 START = 1_767_225_600.0  # 2026-01-01T00:00:00Z
-
-
-class InlineExecutor(Executor):
-    """Runs the call at submit time, so the test controls every step through the clock."""
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        future: Future[Any] = Future()
-        try:
-            future.set_result(fn(*args, **kwargs))
-        except BaseException as err:
-            future.set_exception(err)
-        return future
 
 
 class LeaseStore:
@@ -54,13 +41,13 @@ class PartitionableClient:
         if self.partitioned:
             raise ApiUnavailable("partitioned")
 
-    def get(self, resource: Any, namespace: str, name: str, **_: Any) -> dict[str, Any]:
+    async def get(self, resource: Any, namespace: str, name: str, **_: Any) -> dict[str, Any]:
         self._check()
         if self.store.lease is None:
             raise NotFound(404, "NotFound", "no lease")
         return copy.deepcopy(self.store.lease)
 
-    def create(
+    async def create(
         self, resource: Any, namespace: str, body: dict[str, Any], **_: Any
     ) -> dict[str, Any]:
         self._check()
@@ -71,7 +58,7 @@ class PartitionableClient:
         self.store.lease["metadata"]["resourceVersion"] = str(self.store.version)
         return copy.deepcopy(self.store.lease)
 
-    def update(
+    async def update(
         self, resource: Any, namespace: str, name: str, body: dict[str, Any], **_: Any
     ) -> dict[str, Any]:
         self._check()
@@ -122,7 +109,6 @@ class Candidate:
             namespace="kube-system",
             name="spa-leader",
             identity=identity,
-            executor=InlineExecutor(),
             clock=clock,
             on_started_leading=lambda: self.events.append("started"),
             on_stopped_leading=lambda: self.events.append("stopped"),
@@ -149,7 +135,6 @@ def test_invalid_timing_is_rejected() -> None:
             None,  # type: ignore[arg-type]
             namespace="n",
             name="l",
-            executor=InlineExecutor(),
             lease_duration=10,
             renew_deadline=10,
         )
@@ -231,7 +216,6 @@ async def test_async_leading_callback_is_cancelled_when_leadership_ends() -> Non
         namespace="ns",
         name="lease",
         identity="solo",
-        executor=InlineExecutor(),
         clock=clock,
         on_started_leading=lead,
     )
@@ -286,7 +270,6 @@ async def test_crashed_leading_work_releases_the_lease_and_ends_run() -> None:
         namespace="ns",
         name="lease",
         identity="solo",
-        executor=InlineExecutor(),
         clock=clock,
         on_started_leading=lead,
     )
