@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from spa import __version__
 from spa.controller.options import add_run_arguments
 from spa.plan import build_plan, read_documents, render_json, render_table
 from spa.schedule import format_instant, instant_of
@@ -42,6 +43,10 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="spa",
         description="Scheduled scaling for Kubernetes HorizontalPodAutoscalers.",
+    )
+    # The same words as `kubectl spa --version` and the spa_build_info metric's version label.
+    parser.add_argument(
+        "--version", action="version", version=f"scheduled-pod-autoscaler {__version__}"
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plan = commands.add_parser(
