@@ -39,6 +39,7 @@ def _copy_header(source: str) -> str:
         "# change that file and run `make manifests`.\n"
     )
 
+
 # The kustomizations whose rendering is committed, each to install.yaml beside it.
 RENDERED = ("install", "legacy")
 
