@@ -247,12 +247,20 @@ def test_spa_run_from_the_image_with_the_in_cluster_configuration(
         wait_for(answers(f"http://127.0.0.1:{probes}/readyz"), within=60, what="/readyz 200")
         active_window(kube, namespace)
         window_applied(kube, namespace)
-        status, text = http_get(f"http://127.0.0.1:{metrics}/metrics")
-        assert status == 200
+        # The gauge is set once the HPA write is answered, which may be after the test saw
+        # the HPA change.
+        gauge = "scheduled_pod_auroscaler_controller_scheduled_pod_auroscaler_min_replicas"
+        text = wait_for(
+            lambda: (
+                (answer := http_get(f"http://127.0.0.1:{metrics}/metrics"))[0] == 200
+                and f'{gauge}{{name="web",namespace="{namespace}"}} 6.0' in answer[1]
+                and answer[1]
+            ),
+            within=30,
+            what="the window's minReplicas in /metrics",
+        )
         assert f'spa_build_info{{python_version="3.11.2",version="{__version__}"}} 1.0' in text
         assert f'spa_leader{{lease="{CONTROLLER_NAMESPACE}/{lease}"}} 1.0' in text
-        gauge = "scheduled_pod_auroscaler_controller_scheduled_pod_auroscaler_min_replicas"
-        assert f'{gauge}{{name="web",namespace="{namespace}"}} 6.0' in text
         assert http_get(f"http://127.0.0.1:{probes}/healthz")[0] == 200
     finally:
         if process.poll() is None:
