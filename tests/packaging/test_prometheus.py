@@ -26,7 +26,8 @@ import pytest
 import yaml
 
 from spa import __version__
-from spa.kube import SCHEDULED_POD_AUTOSCALER, connect
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
+from spa.kube import connect
 from tests.integration.harness import Kube, autoscaler, schedule
 from tests.integration.processes import (
     CONTROLLER_NAMESPACE,
@@ -317,7 +318,7 @@ def _scenario(
             window_applied(kube, "shop")
             wait_for(
                 lambda: (
-                    kube.status(SCHEDULED_POD_AUTOSCALER, "shop", "refused").get("condition")
+                    kube.status(SCHEDULED_POD_AUTOSCALERS, "shop", "refused").get("condition")
                     == "Degraded"
                 ),
                 within=30,
@@ -405,8 +406,14 @@ def _check_rules_and_alerts(prometheus: Prometheus) -> None:
 
 
 def _check_dashboard(prometheus: Prometheus) -> None:
-    empty = [expression for expression in _dashboard_queries() if not prometheus.query(expression)]
-    assert empty == [], "dashboard queries without data"
+    # A rate or increase needs two samples in its range: a series that appeared a scrape ago
+    # (a refusal, say), or a scrape that timed out on a loaded machine, gives no data yet.
+    def answered() -> bool:
+        empty = [e for e in _dashboard_queries() if not prometheus.query(e)]
+        assert empty == [], "dashboard queries without data"
+        return True
+
+    wait_for(answered, within=60, interval=2, what="every dashboard query answered with data")
 
 
 def _check_exposition(exposition: str) -> None:
