@@ -6,8 +6,8 @@
   every series the rules and the dashboard read exist (a window, a refused HPA, a Schedule
   without its SPA, a leader, watches that break and relist); then every metric name and label
   they use is in its database, every rule evaluates without error, the Degraded alerts are
-  raised for exactly the broken objects (and SpaApiErrors while the API server's restart
-  weighs), and every dashboard query answers with data;
+  raised for exactly the broken objects (and the error alerts while the API server's
+  restart weighs), and every dashboard query answers with data;
 - `promtool check metrics` finds nothing to say about the controller's exposition.
 """
 
@@ -382,14 +382,17 @@ def _check_rules_and_alerts(prometheus: Prometheus) -> None:
 
     def expected() -> dict[str, set[tuple[str, ...]]]:
         # Pending (their `for` is 10 minutes) for exactly the broken objects. The restarted API
-        # server failed some requests: SpaApiErrors is pending too while its expression holds
-        # (a few hundred requests in five minutes make each failure weigh).
+        # server failed some requests, and reconciles with them: SpaApiErrors and
+        # SpaReconcileErrors are pending too while their expressions hold (a few hundred
+        # requests in five minutes make each failure weigh).
         alerts = {
             "SpaAutoscalerDegraded": {("shop", "refused")},
             "SpaScheduleDegraded": {("shop", "orphan")},
         }
         if prometheus.query("spa:kube_request_errors:ratio_rate5m > 0.1"):
             alerts["SpaApiErrors"] = {("", "")}
+        if prometheus.query("spa:reconcile_errors:rate5m > 0"):
+            alerts["SpaReconcileErrors"] = {("", "")}
         return alerts
 
     # Nothing else is raised. Compared until both answers come from the same evaluation.
