@@ -1,35 +1,67 @@
-# The controller image. Two stages: the first builds the package into a virtualenv (with pip and
-# the build backend), the second copies only that virtualenv onto a clean base, so the image
-# holds no compiler cache, no source tree and no pip cache.
-# Build: docker build -t REGISTRY/scheduled-pod-autoscaler:0.1.0 .
-ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+# The controller image (docs/install.md, "The image").
+#
+#   docker build -t REGISTRY/scheduled-pod-autoscaler:0.1.0 .
+#   buildah bud -t REGISTRY/scheduled-pod-autoscaler:0.1.0 .
+#
+# Two stages on Debian 12's Python 3.11. The build stage makes the package's wheel and installs
+# it into a virtualenv; the runtime stage is a distroless Python image (no shell, no package
+# manager, no compiler) that receives only that virtualenv. Both stages must have the same
+# interpreter at the same path (/usr/bin/python3.11), since the virtualenv links to it: that is
+# why the build stage is Debian with its python3 rather than the python:3.11 images, whose
+# interpreter is elsewhere. The bases are arguments so that a registry mirror, or the
+# equivalent images made from Debian packages for the tests (hack/image/bases.sh), can be used.
+ARG BUILD_IMAGE=docker.io/library/debian:bookworm-slim
+ARG RUNTIME_IMAGE=gcr.io/distroless/python3-debian12:nonroot
 
-FROM ${PYTHON_IMAGE} AS build
+FROM ${BUILD_IMAGE} AS build
+# pip's own settings, for a private index or a TLS-intercepting proxy's CA (a file mounted into
+# the build, e.g. `buildah bud -v /etc/ssl/certs/ca-certificates.crt:/run/build-ca.crt:ro
+# --build-arg PIP_CERT=/run/build-ca.crt`). Arguments of this stage never reach the image.
+ARG PIP_INDEX_URL
+ARG PIP_CERT
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends python3-venv \
+    && rm -rf /var/lib/apt/lists/*
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
-RUN python -m venv /opt/spa
 WORKDIR /src
-# Metadata first, so that the dependency layer is rebuilt only when setup.cfg changes.
-COPY setup.cfg pyproject.toml README.md ./
+# Metadata first, so that a change of the code alone does not invalidate this layer's cache.
+COPY setup.py setup.cfg pyproject.toml README.md LICENSE ./
 COPY spa ./spa
-# A regular (not editable) install; pip compiles the bytecode here, because the running
-# container's root filesystem is read-only. tzdata is a dependency of the package, so the
-# zone database comes with it rather than from the OS.
-RUN /opt/spa/bin/pip install . \
-    && /opt/spa/bin/spa --help >/dev/null
+# The wheel, as published to PyPI: built by pip in an isolated environment with the build
+# backend pyproject.toml names.
+RUN python3 -m venv /opt/build \
+    && /opt/build/bin/pip wheel --no-deps --wheel-dir /wheels .
+# A regular install of the wheel; pip compiles the bytecode here, because the running
+# container's root filesystem is read-only. tzdata is a dependency of the package, so the zone
+# database comes with it rather than from the OS. Then what the controller never uses goes:
+# pip and setuptools (nothing installs at run time), and the kubernetes package's asyncio copy
+# of its client (kubernetes/aio, 68 MB, never imported: spa.kube uses the synchronous client;
+# tests/packaging/test_image.py runs the controller without it).
+RUN python3 -m venv /opt/spa \
+    && /opt/spa/bin/pip install /wheels/*.whl \
+    && /opt/spa/bin/python -m pip uninstall --yes pip setuptools \
+    && rm -rf /opt/spa/lib/python3.11/site-packages/kubernetes/aio \
+    && /opt/spa/bin/spa --version
 
-FROM ${PYTHON_IMAGE}
-# uid/gid 65532 (the usual "nonroot"): the Deployment's runAsUser and runAsGroup are the same
-# numbers, which lets the kubelet check runAsNonRoot without reading /etc/passwd.
-RUN groupadd --system --gid 65532 spa \
-    && useradd --system --uid 65532 --gid 65532 --no-create-home \
-       --home-dir /nonexistent --shell /usr/sbin/nologin spa
+FROM ${RUNTIME_IMAGE}
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="scheduled-pod-autoscaler" \
+      org.opencontainers.image.description="Scheduled scaling for Kubernetes HorizontalPodAutoscalers" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.licenses="MIT" \
+      org.opencontainers.image.source="https://github.com/scheduled-pod-autoscaler/scheduled-pod-autoscaler" \
+      org.opencontainers.image.documentation="https://github.com/scheduled-pod-autoscaler/scheduled-pod-autoscaler/blob/main/docs/install.md"
 COPY --from=build /opt/spa /opt/spa
-ENV PATH=/opt/spa/bin:$PATH \
+ENV PATH=/opt/spa/bin:/usr/local/bin:/usr/bin:/bin \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
+# uid/gid 65532 (distroless' "nonroot"): the Deployment's runAsUser and runAsGroup are the same
+# numbers, which lets the kubelet check runAsNonRoot without reading /etc/passwd.
 USER 65532:65532
 # Metrics and probes (`spa run` defaults).
 EXPOSE 8080 9090
-ENTRYPOINT ["spa"]
+ENTRYPOINT ["/opt/spa/bin/spa"]
 CMD ["run"]

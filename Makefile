@@ -7,6 +7,7 @@ PYTEST_ARGS ?=
 
 .PHONY: venv lint typecheck check test unit plan run bench clean manifests test-parity test-reliability \
 	screenshots
+.PHONY: helm packaging-deps test-packaging test-helm test-prometheus test-image
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,9 +30,10 @@ check: lint typecheck
 unit: venv
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)
 
-# Everything but the fault-injection suite, which has a target of its own (.ci/run runs both).
+# Everything but the fault-injection and packaging suites, which have targets of their own
+# (.ci/run runs them all).
 test: check testenv
-	$(BIN)/pytest --ignore=tests/reliability $(PYTEST_ARGS)
+	$(BIN)/pytest --ignore=tests/reliability --ignore=tests/packaging $(PYTEST_ARGS)
 
 # The fault-injection suite (docs/reliability.md): API-server outages, connection cuts, leader
 # kills and clock skew on the real control plane; several minutes of real time.
@@ -43,6 +45,24 @@ test-reliability: venv testenv
 test-parity: venv testenv
 	SPA_PARITY_EXAMPLES=3000 SPA_PARITY_RANDOM=1 \
 	  $(BIN)/pytest tests/integration/test_plan_parity.py --timeout 1200 $(PYTEST_ARGS)
+
+# The chart, the alerts and dashboard, and the image, each with its real tool (docs/development.md,
+# "Packaging tests"): helm built by hack/helm, buildah, mmdebstrap and prometheus from Debian's
+# archive (hack/packaging-deps.sh; root). Their products are cached outside the repository.
+PACKAGING_TOOLS := venv testenv packaging-deps helm
+test-packaging: $(PACKAGING_TOOLS)
+	$(BIN)/pytest tests/packaging $(PYTEST_ARGS)
+test-helm: venv testenv helm
+	$(BIN)/pytest tests/packaging/test_helm.py $(PYTEST_ARGS)
+test-prometheus: venv testenv packaging-deps
+	$(BIN)/pytest tests/packaging/test_prometheus.py $(PYTEST_ARGS)
+test-image: venv testenv packaging-deps
+	$(BIN)/pytest tests/packaging/test_image.py $(PYTEST_ARGS)
+
+helm:
+	hack/helm/build.sh
+packaging-deps:
+	hack/packaging-deps.sh
 
 # The CRDs are generated from spa/api and the install.yaml files rendered by kubectl kustomize.
 manifests: venv

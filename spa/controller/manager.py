@@ -20,7 +20,7 @@ from typing import Any
 
 from spa.controller import watches
 from spa.controller.desired import MANAGED_BY_SELECTOR
-from spa.controller.metrics import ControllerMetrics
+from spa.controller.metrics import CACHED_OBJECTS, ControllerMetrics
 from spa.controller.reconciler import Reconciler
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import HPA_V2, HPA_V2BETA2, ApiError, KubeClient, Resource
@@ -188,6 +188,9 @@ class Manager:
         for informer in self.informers:
             self._supervisor.start(f"informer {informer.resource}", informer.run)
         stopping = asyncio.create_task(self._stopping.wait(), name="stop")
+        stop_reporting = CACHED_OBJECTS.add(
+            autoscalers=autoscalers.store.list, schedules=schedules.store.list
+        )
         try:
             synced = asyncio.create_task(self._wait_synced(), name="sync")
             first, _ = await asyncio.wait({stopping, synced}, return_when=asyncio.FIRST_COMPLETED)
@@ -211,6 +214,7 @@ class Manager:
                 await work
             return 0
         finally:
+            stop_reporting()
             stopping.cancel()
             await self._supervisor.close()
             for informer in self.informers:

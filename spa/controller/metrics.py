@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import contextlib
 import platform
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
-from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 from spa import __version__
 
-__all__ = ["ControllerMetrics"]
+__all__ = ["CACHED_OBJECTS", "CachedObjects", "ControllerMetrics"]
 
 _ORIGINAL_PREFIX = "scheduled_pod_auroscaler_controller_scheduled_pod_auroscaler"
 
@@ -65,6 +69,94 @@ BUILD_INFO = Gauge(
     "spa_build_info", "Always 1; the labels say which build runs.", ["version", "python_version"]
 )
 BUILD_INFO.labels(__version__, platform.python_version()).set(1)
+
+Objects = Callable[[], Iterable[dict[str, Any]]]
+
+
+class CachedObjects(Collector):
+    """Series read from the informer caches at scrape time: each object's `.status.condition`
+    (`spa_autoscaler_condition`, `spa_schedule_condition`: 1, labelled with the condition) and
+    the base bounds of each SPA's spec (`spa_autoscaler_spec_min_replicas`, `..._max_replicas`),
+    to compare with the bounds in force.
+
+    Read from the caches rather than set by the reconciler, so the series always show what the
+    API server holds (the cache holds our own writes as soon as they are answered) and need no
+    bookkeeping when objects go. Every replica reports them (the followers' caches are warm
+    too); the alerts take the maximum per object. Several managers in one process (the tests)
+    share this one registered collector, and a series they both see is reported once.
+    """
+
+    def __init__(self) -> None:
+        self._sources: dict[object, tuple[Objects, Objects]] = {}
+
+    def add(self, *, autoscalers: Objects, schedules: Objects) -> Callable[[], None]:
+        """Report these caches from now on; the returned function stops it."""
+        token = object()
+        self._sources[token] = (autoscalers, schedules)
+
+        def remove() -> None:
+            self._sources.pop(token, None)
+
+        return remove
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        families = {
+            "condition": GaugeMetricFamily(
+                "spa_autoscaler_condition",
+                "1 for the ScheduledPodAutoscaler's .status.condition (Available, Degraded).",
+                labels=["namespace", "name", "condition"],
+            ),
+            "min": GaugeMetricFamily(
+                "spa_autoscaler_spec_min_replicas",
+                "minReplicas of the ScheduledPodAutoscaler's base HPA spec.",
+                labels=["namespace", "name"],
+            ),
+            "max": GaugeMetricFamily(
+                "spa_autoscaler_spec_max_replicas",
+                "maxReplicas of the ScheduledPodAutoscaler's base HPA spec.",
+                labels=["namespace", "name"],
+            ),
+            "schedule": GaugeMetricFamily(
+                "spa_schedule_condition",
+                "1 for the Schedule's .status.condition (Available, Progressing, Degraded, ...).",
+                labels=["namespace", "name", "autoscaler", "condition"],
+            ),
+        }
+        seen: set[tuple[str, ...]] = set()
+
+        def add(family: str, labels: tuple[str, ...], value: float) -> None:
+            if (family, *labels) not in seen:
+                seen.add((family, *labels))
+                families[family].add_metric(list(labels), value)
+
+        for autoscalers, schedules in list(self._sources.values()):
+            for obj in autoscalers():
+                namespace, name = _namespace_name(obj)
+                if condition := _condition(obj):
+                    add("condition", (namespace, name, condition), 1)
+                hpa = (obj.get("spec") or {}).get("horizontalPodAutoscalerSpec") or {}
+                for bound, field in (("min", "minReplicas"), ("max", "maxReplicas")):
+                    # An invalid spec (a string, say) has no bound to report.
+                    if type(value := hpa.get(field)) is int:
+                        add(bound, (namespace, name), value)
+            for obj in schedules():
+                target = ((obj.get("spec") or {}).get("scaleTargetRef") or {}).get("name")
+                if condition := _condition(obj):
+                    add("schedule", (*_namespace_name(obj), str(target or ""), condition), 1)
+        yield from families.values()
+
+
+def _namespace_name(obj: dict[str, Any]) -> tuple[str, str]:
+    metadata = obj.get("metadata") or {}
+    return str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+
+
+def _condition(obj: dict[str, Any]) -> str:
+    return str((obj.get("status") or {}).get("condition") or "")
+
+
+CACHED_OBJECTS = CachedObjects()
+REGISTRY.register(CACHED_OBJECTS)
 
 
 class ControllerMetrics:

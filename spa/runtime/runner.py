@@ -92,6 +92,10 @@ class Controller:
         self._resync_period = resync_period
         self._clock: Clock = clock or queue.clock
         self._duration = metrics.RECONCILE_DURATION.labels(name)
+        # Every result's series exists from the start, at 0: a rate of errors is then 0 rather
+        # than no data (the alerts and the dashboard of config/prometheus read it).
+        for result in ("success", "requeue", "retry", "error"):
+            metrics.RECONCILE_TOTAL.labels(name, result)
         self._probe = probe
         self._probe_backoff = probe_backoff
         self._reconcile_timeout = reconcile_timeout

@@ -69,7 +69,7 @@ def _one(documents: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any
 
 def test_committed_manifests_are_what_the_generator_makes() -> None:
     stale = _generator().stale_files()
-    assert stale == [], f"stale files under config/: {stale}; run `make manifests` and commit"
+    assert stale == [], f"stale generated files: {stale}; run `make manifests` and commit"
 
 
 @pytest.mark.parametrize("directory", ["install", "legacy"])

@@ -1,0 +1,348 @@
+"""The Helm chart with the real helm (hack/helm builds the pinned release; `make test-helm`).
+
+- `helm lint --strict` with every values file of tests/packaging/helm/values;
+- golden renderings of those values files (`SPA_UPDATE_GOLDEN=1` rewrites them), each object
+  valid against the Kubernetes 1.25 API schemas;
+- one source of truth: with default values the chart renders what `kubectl kustomize
+  config/install` renders, and with its monitoring values what config/prometheus renders,
+  apart from Helm's own labels, the Namespace (Helm's --create-namespace) and the chart's
+  PodDisruptionBudget;
+- install, upgrade and uninstall on the local control plane, with `spa run` authenticated as
+  the chart's ServiceAccount applying a window after each, so the chart's RBAC is proven
+  sufficient (and, with watchNamespaces, confined).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from spa.kube import connect
+from tests.integration.harness import CRD_NAMES, Kube
+from tests.integration.processes import leader_election_args, spa_run
+from tests.packaging.common import REPO, active_window, helm_binary, window_applied
+from tests.testenv.controlplane import ControlPlane
+from tests.unit.test_manifests import _validate as validate_schema
+
+pytestmark = [pytest.mark.packaging]
+
+CHART = REPO / "charts" / "scheduled-pod-autoscaler"
+HERE = Path(__file__).resolve().parent / "helm"
+NAMESPACE = "scheduled-pod-autoscaler"
+# Labels only Helm adds; config/ has app.kubernetes.io/name (and component) alone.
+HELM_LABELS = {
+    "helm.sh/chart",
+    "app.kubernetes.io/instance",
+    "app.kubernetes.io/version",
+    "app.kubernetes.io/managed-by",
+}
+# name -> (release, namespace, values file or None)
+GOLDEN = {
+    "default": ("scheduled-pod-autoscaler", NAMESPACE, None),
+    "namespaced": ("spa", "platform", "namespaced.yaml"),
+    "monitoring": ("scheduled-pod-autoscaler", NAMESPACE, "monitoring.yaml"),
+    "single": ("spa", "spa-system", "single.yaml"),
+}
+
+
+@pytest.fixture(scope="module")
+def helm(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., str]:
+    binary = helm_binary()
+    home = tmp_path_factory.mktemp("helm-home")
+    # Helm's cache, configuration and data under the test's directory, not the user's.
+    env = {
+        **os.environ,
+        "HELM_CACHE_HOME": str(home / "cache"),
+        "HELM_CONFIG_HOME": str(home / "config"),
+        "HELM_DATA_HOME": str(home / "data"),
+    }
+
+    def run(*args: str, check: bool = True) -> str:
+        result = subprocess.run(
+            [binary, *args], capture_output=True, text=True, env=env, timeout=120
+        )
+        if check:
+            assert result.returncode == 0, f"helm {' '.join(args)}\n{result.stderr}"
+            return result.stdout
+        return result.stdout + result.stderr
+
+    return run
+
+
+def _template(helm: Callable[..., str], name: str, *extra: str) -> str:
+    release, namespace, values = GOLDEN[name]
+    arguments = ["template", release, str(CHART), "--namespace", namespace, *extra]
+    if values:
+        arguments += ["--values", str(HERE / "values" / values)]
+    return helm(*arguments)
+
+
+def _documents(text: str) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(text) if d]
+
+
+def _without_helm_labels(node: Any) -> Any:
+    """The object with Helm's labels removed from labels and from every label selector."""
+    if isinstance(node, dict):
+        result = {}
+        for key, value in node.items():
+            flat = isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+            if key in {"labels", "matchLabels", "selector"} and flat:
+                value = {k: v for k, v in value.items() if k not in HELM_LABELS}
+            result[key] = _without_helm_labels(value)
+        return result
+    if isinstance(node, list):
+        return [_without_helm_labels(item) for item in node]
+    return node
+
+
+def _by_identity(documents: list[dict[str, Any]]) -> dict[tuple[str, str, str], Any]:
+    return {
+        (d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"]): (
+            _without_helm_labels(d)
+        )
+        for d in documents
+    }
+
+
+def _kustomize(directory: str) -> list[dict[str, Any]]:
+    kubectl = REPO / ".venv" / "bin" / "kubectl"
+    rendered = subprocess.run(
+        [str(kubectl), "kustomize", str(REPO / "config" / directory)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return _documents(rendered)
+
+
+def _assert_same(chart: dict[Any, Any], config: dict[Any, Any]) -> None:
+    for identity in sorted(chart.keys() & config.keys()):
+        if chart[identity] != config[identity]:
+            diff = difflib.unified_diff(
+                yaml.safe_dump(config[identity]).splitlines(),
+                yaml.safe_dump(chart[identity]).splitlines(),
+                "config/",
+                "chart",
+                lineterm="",
+            )
+            pytest.fail(f"{identity} differs:\n" + "\n".join(diff))
+
+
+# --- without a cluster ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_lint_strict(helm: Callable[..., str], name: str) -> None:
+    values = GOLDEN[name][2]
+    extra = ["--values", str(HERE / "values" / values)] if values else []
+    output = helm("lint", "--strict", str(CHART), *extra)
+    assert "1 chart(s) linted, 0 chart(s) failed" in output
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_rendering_matches_its_golden_file(helm: Callable[..., str], name: str) -> None:
+    rendered = _template(helm, name)
+    golden = HERE / "golden" / f"{name}.yaml"
+    if os.environ.get("SPA_UPDATE_GOLDEN"):
+        golden.write_text(rendered)
+    assert golden.is_file(), f"{golden} is missing: run with SPA_UPDATE_GOLDEN=1"
+    expected = golden.read_text()
+    if rendered != expected:
+        diff = difflib.unified_diff(
+            expected.splitlines(), rendered.splitlines(), "golden", "rendered", lineterm=""
+        )
+        pytest.fail(
+            f"{name}: the chart renders differently (SPA_UPDATE_GOLDEN=1 to accept):\n"
+            + "\n".join(diff)
+        )
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_every_rendered_object_is_valid_for_kubernetes_1_25(
+    helm: Callable[..., str], name: str
+) -> None:
+    for document in _documents(_template(helm, name)):
+        if document["apiVersion"].startswith("monitoring.coreos.com/"):
+            continue  # prometheus-operator kinds: not in the Kubernetes schemas
+        assert validate_schema(document, "1.25") is None
+
+
+def test_default_values_render_what_config_install_renders(helm: Callable[..., str]) -> None:
+    chart = _by_identity(_documents(_template(helm, "default", "--include-crds")))
+    config = _by_identity(_kustomize("install"))
+    assert sorted(chart.keys() - config.keys()) == [("PodDisruptionBudget", NAMESPACE, NAMESPACE)]
+    assert sorted(config.keys() - chart.keys()) == [("Namespace", "", NAMESPACE)]
+    _assert_same(chart, config)
+
+
+def test_monitoring_values_render_what_config_prometheus_renders(
+    helm: Callable[..., str],
+) -> None:
+    chart = _by_identity(
+        _documents(
+            _template(
+                helm,
+                "default",
+                "--set",
+                "serviceMonitor.enabled=true,prometheusRule.enabled=true",
+                "--set",
+                "grafanaDashboard.enabled=true",
+            )
+        )
+    )
+    config = _by_identity(_kustomize("prometheus"))
+    assert config.keys() <= chart.keys()
+    assert {kind for kind, _, _ in config} == {"ServiceMonitor", "PrometheusRule", "ConfigMap"}
+    # config/prometheus's ConfigMap has the Grafana sidecar's label like the chart's default.
+    _assert_same(chart, config)
+
+
+def test_crds_are_the_generated_ones(helm: Callable[..., str]) -> None:
+    with_crds = _documents(_template(helm, "default", "--include-crds"))
+    crds = {d["metadata"]["name"]: d for d in with_crds if d["kind"] == "CustomResourceDefinition"}
+    assert sorted(crds) == sorted(CRD_NAMES)
+    for path in (REPO / "config" / "crd").glob("*_*.yaml"):
+        generated = yaml.safe_load(path.read_text())
+        assert crds[generated["metadata"]["name"]] == generated
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (["leaderElection.enabled=false"], "replicaCount > 1 needs leaderElection.enabled"),
+        (["logLevel=verbose"], "at '/logLevel': value must be one of"),
+        (["replicas=3"], "additional properties 'replicas' not allowed"),
+        (["image.digest=latest"], "at '/image/digest'"),
+        (["serviceMonitor.enabled=true,metrics.service.enabled=false"], "needs metrics.service"),
+        (["serviceAccount.create=false"], "serviceAccount.name is required"),
+    ],
+)
+def test_invalid_values_are_refused_with_the_field_named(
+    helm: Callable[..., str], values: list[str], message: str
+) -> None:
+    output = helm("template", "x", str(CHART), *(f"--set={v}" for v in values), check=False)
+    assert message in output
+
+
+# --- on the local control plane -------------------------------------------------------------
+
+
+@pytest.fixture
+def plane(control_plane_factory: Callable[..., ControlPlane]) -> ControlPlane:
+    """A control plane of its own: nothing installed, not even the CRDs."""
+    return control_plane_factory()
+
+
+@pytest.fixture
+def plane_kube(plane: ControlPlane) -> Iterator[Kube]:
+    client = connect(kubeconfig=str(plane.kubeconfig))
+    yield Kube(client)
+    client.close()
+
+
+def _kubectl(plane: ControlPlane, *args: str) -> str:
+    return plane.run_kubectl(*args, check=True).stdout
+
+
+def _exists(plane: ControlPlane, *args: str) -> bool:
+    result = plane.run_kubectl("get", *args, "--ignore-not-found", "-o", "name")
+    assert result.returncode == 0, result.stderr
+    return bool(result.stdout.strip())
+
+
+def _reconciles_as_the_chart(
+    plane: ControlPlane, kube: Kube, namespace: str, name: str, log: Path
+) -> None:
+    """`spa run` with a token of the chart's ServiceAccount, the chart's Lease, applies a window
+    in `namespace`."""
+    kubeconfig = plane.service_account_kubeconfig(NAMESPACE, NAMESPACE, create=False)
+    active_window(kube, namespace, name)
+    election = leader_election_args(f"{NAMESPACE}-leader")
+    with spa_run(kubeconfig, namespace, *election, log=log) as process:
+        window_applied(kube, namespace, name)
+        assert process.poll() is None, log.read_text()
+
+
+def _can(plane: ControlPlane, verb: str, resource: str, namespace: str) -> bool:
+    result = plane.run_kubectl(
+        "auth", "can-i", verb, resource, "--namespace", namespace,
+        f"--as=system:serviceaccount:{NAMESPACE}:{NAMESPACE}",
+    )  # fmt: skip
+    return result.stdout.strip() == "yes"
+
+
+@pytest.mark.integration
+def test_install_upgrade_uninstall(
+    helm: Callable[..., str], plane: ControlPlane, plane_kube: Kube, tmp_path: Path
+) -> None:
+    kubeconfig = ["--kubeconfig", str(plane.kubeconfig)]
+    release = ["scheduled-pod-autoscaler", str(CHART), "--namespace", NAMESPACE]
+    for team in ("team-a", "team-b"):
+        _kubectl(plane, "create", "namespace", team)
+
+    # Install: the CRDs from crds/, then every object of the chart.
+    helm("install", *release, "--create-namespace", *kubeconfig)
+    _kubectl(plane, "wait", "--for=condition=Established", *(f"crd/{n}" for n in CRD_NAMES))
+    for kind in ("deployment", "serviceaccount", "service", "poddisruptionbudget"):
+        name = f"{NAMESPACE}-metrics" if kind == "service" else NAMESPACE
+        assert _exists(plane, kind, name, "-n", NAMESPACE), kind
+    assert _exists(plane, "role,rolebinding", f"{NAMESPACE}-leader-election", "-n", NAMESPACE)
+    assert _exists(plane, "clusterrole,clusterrolebinding", NAMESPACE)
+    assert _exists(plane, "clusterrole", f"{NAMESPACE}-view")
+    _reconciles_as_the_chart(plane, plane_kube, "team-b", "web", tmp_path / "install.log")
+
+    # Upgrade: confined to team-a, more replicas, another log level, an extra rule.
+    values = tmp_path / "upgrade.yaml"
+    values.write_text(
+        yaml.safe_dump(
+            {
+                "replicaCount": 3,
+                "watchNamespaces": ["team-a"],
+                "logLevel": "debug",
+                "rbac": {
+                    "extraRules": [
+                        {
+                            "apiGroups": ["argoproj.io"],
+                            "resources": ["rollouts/scale"],
+                            "verbs": ["get", "patch"],
+                        }
+                    ]
+                },
+            }
+        )
+    )
+    helm("upgrade", *release, "--values", str(values), *kubeconfig)
+    deployment = yaml.safe_load(_kubectl(plane, "get", "deployment", NAMESPACE, "-n", NAMESPACE,
+                                         "-o", "yaml"))  # fmt: skip
+    assert deployment["spec"]["replicas"] == 3
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--log-level=debug" in args
+    assert "--namespace=team-a" in args
+    assert not _exists(plane, "clusterrolebinding", NAMESPACE)
+    assert _exists(plane, "rolebinding", NAMESPACE, "-n", "team-a")
+    role = yaml.safe_load(_kubectl(plane, "get", "clusterrole", NAMESPACE, "-o", "yaml"))
+    assert role["rules"][-1]["resources"] == ["rollouts/scale"]
+    spas = "scheduledpodautoscalers.autoscaling.d-kuro.github.io"
+    assert _can(plane, "list", spas, "team-a")
+    assert not _can(plane, "list", spas, "team-b")
+    _reconciles_as_the_chart(plane, plane_kube, "team-a", "api", tmp_path / "upgrade.log")
+    history = helm("history", "scheduled-pod-autoscaler", "--namespace", NAMESPACE, *kubeconfig)
+    assert len(history.strip().splitlines()) == 3  # a header and two revisions
+
+    # Uninstall: the chart's objects go; the CRDs, and with them the users' objects, stay.
+    helm("uninstall", "scheduled-pod-autoscaler", "--namespace", NAMESPACE, *kubeconfig)
+    assert not _exists(plane, "deployment,serviceaccount", NAMESPACE, "-n", NAMESPACE)
+    assert not _exists(plane, "clusterrole", NAMESPACE)
+    assert not _exists(plane, "rolebinding", NAMESPACE, "-n", "team-a")
+    for crd in CRD_NAMES:
+        assert _exists(plane, "crd", crd)
+    assert _exists(plane, spas, "web", "-n", "team-b")
+    assert _exists(plane, spas, "api", "-n", "team-a")

@@ -1,0 +1,90 @@
+"""The per-object series read from the informer caches at scrape time (docs/operations.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prometheus_client import CollectorRegistry, generate_latest
+
+from spa.controller.metrics import CachedObjects
+
+
+def _autoscaler(name: str, condition: str | None, **bounds: Any) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "metadata": {"namespace": "shop", "name": name},
+        "spec": {"horizontalPodAutoscalerSpec": bounds},
+    }
+    if condition is not None:
+        obj["status"] = {"condition": condition}
+    return obj
+
+
+def _schedule(name: str, target: str, condition: str) -> dict[str, Any]:
+    return {
+        "metadata": {"namespace": "shop", "name": name},
+        "spec": {"scaleTargetRef": {"name": target}},
+        "status": {"condition": condition},
+    }
+
+
+def _samples(collector: CachedObjects) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in collector.collect()
+        for sample in family.samples
+    }
+
+
+def test_conditions_and_base_bounds_of_what_the_caches_hold() -> None:
+    collector = CachedObjects()
+    autoscalers = [
+        _autoscaler("web", "Degraded", minReplicas=3, maxReplicas=10),
+        # Not reconciled yet (no status), and an invalid bound the CRD let through.
+        _autoscaler("new", None, minReplicas="three", maxReplicas=4),
+    ]
+    schedules = [_schedule("lunch", "web", "Progressing")]
+    collector.add(autoscalers=lambda: autoscalers, schedules=lambda: schedules)
+    assert _samples(collector) == {
+        (
+            "spa_autoscaler_condition",
+            (("condition", "Degraded"), ("name", "web"), ("namespace", "shop")),
+        ): 1,
+        ("spa_autoscaler_spec_min_replicas", (("name", "web"), ("namespace", "shop"))): 3,
+        ("spa_autoscaler_spec_max_replicas", (("name", "web"), ("namespace", "shop"))): 10,
+        ("spa_autoscaler_spec_max_replicas", (("name", "new"), ("namespace", "shop"))): 4,
+        (
+            "spa_schedule_condition",
+            (
+                ("autoscaler", "web"),
+                ("condition", "Progressing"),
+                ("name", "lunch"),
+                ("namespace", "shop"),
+            ),
+        ): 1,
+    }
+    # A change in the cache shows at the next scrape; a deleted object is gone with no call.
+    autoscalers[0] = _autoscaler("web", "Available", minReplicas=3, maxReplicas=10)
+    schedules.clear()
+    samples = _samples(collector)
+    assert (
+        "spa_autoscaler_condition",
+        (("condition", "Available"), ("name", "web"), ("namespace", "shop")),
+    ) in samples
+    assert not [key for key in samples if key[0] == "spa_schedule_condition"]
+    assert not [key for key in samples if ("condition", "Degraded") in key[1]]
+
+
+def test_two_managers_seeing_one_object_report_it_once_and_stop_when_removed() -> None:
+    collector = CachedObjects()
+    registry = CollectorRegistry()
+    registry.register(collector)
+    autoscalers = [_autoscaler("web", "Available", minReplicas=1, maxReplicas=2)]
+    remove_first = collector.add(autoscalers=lambda: autoscalers, schedules=list)
+    remove_second = collector.add(autoscalers=lambda: autoscalers, schedules=list)
+    # A duplicate series would make the exposition invalid; the registry text has each once.
+    text = generate_latest(registry).decode()
+    assert text.count('spa_autoscaler_condition{condition="Available"') == 1
+    remove_first()
+    assert 'name="web"' in generate_latest(registry).decode()
+    remove_second()
+    assert 'name="web"' not in generate_latest(registry).decode()
