@@ -414,9 +414,11 @@ def check_garbage_collection(plane: ControlPlane, admin: KubeClient, hpa: Resour
     kubectl(plane, "delete", "scheduledpodautoscaler", "opening", "-n", "compat", "--wait=false")
     wait_for(
         lambda: (
-            get_or_none(admin, hpa, "compat", "web") is None
-            and get_or_none(admin, SCHEDULE, "compat", "soon") is None
+            get_or_none(admin, hpa, "compat", "opening") is None
+            and get_or_none(admin, SCHEDULE, "compat", "opening") is None
         ),
         within=30,
         what="HPA and Schedule collected",
     )
+    # Only the deleted SPA's dependents: the other window's HPA stays.
+    assert get_or_none(admin, hpa, "compat", "closing") is not None
