@@ -55,18 +55,19 @@ have_all() {
 
 list_releases() { awk '!/^#/ && NF { print $1 }' "${RELEASES_FILE}"; }
 
-# Sets RELEASE, TOOLCHAIN, ETCD_PIN, OVERRIDES, BIN_DIR, K_MOD and E_MOD for one release of the
+# Sets RELEASE, TOOLCHAIN, ETCD_PIN, OVERRIDES, ETCD_OVERRIDES, BIN_DIR, K_MOD and E_MOD for one release of the
 # table, and puts the release's Go toolchain first on PATH for every go command below.
 select_release() {
   RELEASE="$1"
   local row
-  row="$(awk -v r="${RELEASE}" '!/^#/ && $1 == r { print $2, $3, $4; exit }' "${RELEASES_FILE}")"
+  row="$(awk -v r="${RELEASE}" '!/^#/ && $1 == r { print $2, $3, $4, ($5 == "" ? "-" : $5); exit }' "${RELEASES_FILE}")"
   if [[ -z "${row}" ]]; then
     log "${RELEASE} is not in ${RELEASES_FILE} (known: $(list_releases | tr '\n' ' '))"
     exit 2
   fi
-  read -r TOOLCHAIN ETCD_PIN OVERRIDES <<<"${row}"
+  read -r TOOLCHAIN ETCD_PIN OVERRIDES ETCD_OVERRIDES <<<"${row}"
   [[ "${OVERRIDES}" != "-" ]] || OVERRIDES=""
+  [[ "${ETCD_OVERRIDES}" != "-" ]] || ETCD_OVERRIDES=""
   BIN_DIR="${CACHE_ROOT}/${RELEASE}/bin"
   K_MOD="${HERE}/go/${RELEASE}/kubernetes"
   E_MOD="${HERE}/go/${RELEASE}/etcd"
@@ -96,11 +97,14 @@ ensure_toolchain() {
     log "fetching Go ${TOOLCHAIN} (${module})"
     json="$(cd / && GOFLAGS= go mod download -json "${module}")"
     dir="$(sed -n 's/^\t"Dir": "\(.*\)",$/\1/p' <<<"${json}")"
-    [[ -x "${dir}/bin/go" ]] || { log "no Go toolchain in ${dir}: ${json}"; exit 1; }
+    [[ -f "${dir}/bin/go" ]] || { log "no Go toolchain in ${dir}: ${json}"; exit 1; }
     mkdir -p "${root%/*}"
     rm -rf "${root}.tmp"
     # Hard links: no second copy on disk (cp -a where the caches are on different devices).
     cp -al "${dir}" "${root}.tmp" 2>/dev/null || cp -a "${dir}" "${root}.tmp"
+    # A module zip records no file modes: the commands come out of `go mod download` not
+    # executable (the go command sets the bits itself only when it switches toolchains).
+    find "${root}.tmp/bin" "${root}.tmp/pkg/tool" -type f -exec chmod a+x {} +
     mv "${root}.tmp" "${root}"
   fi
   export PATH="${root}/bin:${SYSTEM_PATH}"
@@ -219,6 +223,14 @@ update_modules() {
     echo "	go.etcd.io/etcd/etcdctl/v3 ${etcd_version}"
     echo "	go.etcd.io/etcd/server/v3 ${etcd_version}"
     echo ")"
+    if [[ -n "${ETCD_OVERRIDES}" ]]; then
+      echo
+      echo "replace ("
+      for override in ${ETCD_OVERRIDES//,/ }; do
+        echo "	${override%%=*} => ${override%%=*} ${override#*=}"
+      done
+      echo ")"
+    fi
   } >"${E_MOD}/go.mod"
   write_tools_go "${E_MOD}/tools.go" "${header}" go.etcd.io/etcd/etcdctl/v3 go.etcd.io/etcd/server/v3
   rm -f "${E_MOD}/go.sum"
@@ -318,12 +330,18 @@ build() {
   log "building etcd + etcdctl (module go/${RELEASE}/etcd, $(cd "${E_MOD}" && go version))"
   (cd "${E_MOD}" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "${tmp}/etcd" go.etcd.io/etcd/server/v3)
   (cd "${E_MOD}" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "${tmp}/etcdctl" go.etcd.io/etcd/etcdctl/v3)
-  local overlay overlay_flag=()
+  local overlay overlay_flag=() godebug="${GODEBUG:-}"
   overlay="$(generate_openapi)"
-  [[ -z "${overlay}" ]] || overlay_flag=(-overlay "${overlay}")
+  if [[ -n "${overlay}" ]]; then
+    overlay_flag=(-overlay "${overlay}")
+    # Go 1.19 and 1.20 list the packages of the module cache from an index that ignores
+    # -overlay (the added file would be missing: "undefined: openapi.GetOpenAPIDefinitions");
+    # goindex=0 makes them read the directories. Go 1.16 has no index; the setting is ignored.
+    godebug="goindex=0${godebug:+,${godebug}}"
+  fi
   log "building kube-apiserver + kube-controller-manager ${RELEASE} (module go/${RELEASE}/kubernetes)"
   for pkg in kube-apiserver kube-controller-manager; do
-    (cd "${K_MOD}" && CGO_ENABLED=0 go build -trimpath "${overlay_flag[@]}" -ldflags "${ldflags}" -o "${tmp}/${pkg}" "k8s.io/kubernetes/cmd/${pkg}")
+    (cd "${K_MOD}" && GODEBUG="${godebug}" CGO_ENABLED=0 go build -trimpath "${overlay_flag[@]}" -ldflags "${ldflags}" -o "${tmp}/${pkg}" "k8s.io/kubernetes/cmd/${pkg}")
   done
   local b
   for b in "${BINARIES[@]}"; do mv -f "${tmp}/${b}" "${BIN_DIR}/${b}"; done

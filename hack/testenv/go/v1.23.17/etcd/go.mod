@@ -80,3 +80,5 @@ require (
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	sigs.k8s.io/yaml v1.2.0 // indirect
 )
+
+replace github.com/modern-go/reflect2 => github.com/modern-go/reflect2 v1.0.2
