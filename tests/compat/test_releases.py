@@ -26,17 +26,8 @@ import pytest
 import yaml
 
 from spa.api.crd import schedule_crd, scheduled_pod_autoscaler_crd
-from spa.kube import (
-    HPA_V2,
-    HPA_V2BETA2,
-    LEASE,
-    SCHEDULE,
-    SCHEDULED_POD_AUTOSCALER,
-    KubeClient,
-    NotFound,
-    Resource,
-    connect,
-)
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.kube import HPA_V2, HPA_V2BETA2, LEASE, KubeClient, NotFound, Resource, connect
 from tests.integration.processes import CONTROLLER_NAMESPACE, log_lines, spa_run, wait_for
 from tests.testenv import ControlPlane, kubernetes_version
 
@@ -289,7 +280,7 @@ def check_window(admin: KubeClient, hpa: Resource, boundary: datetime) -> None:
         return bounds(admin, hpa, "compat", name) == expected
 
     def status(name: str) -> dict[str, Any]:
-        return dict(admin.get(SCHEDULED_POD_AUTOSCALER, "compat", name)["status"])
+        return dict(admin.get(SCHEDULED_POD_AUTOSCALERS, "compat", name)["status"])
 
     def active(name: str) -> list[str]:
         return list(status(name)["activeSchedules"])
@@ -324,7 +315,7 @@ def check_samples(plane: ControlPlane, admin: KubeClient, hpa: Resource) -> None
     """config/samples: the HPA, owned by its SPA and written as `hpa`; statuses and columns."""
     spa = wait_for(
         lambda: (
-            (obj := admin.get(SCHEDULED_POD_AUTOSCALER, "default", "nginx"))
+            (obj := admin.get(SCHEDULED_POD_AUTOSCALERS, "default", "nginx"))
             .get("status", {})
             .get("condition")
             == "Available"
@@ -357,7 +348,7 @@ def check_samples(plane: ControlPlane, admin: KubeClient, hpa: Resource) -> None
     # 11:30-14:00 in Berlin): a Schedule is Progressing exactly while the SPA lists it active,
     # Available otherwise.
     names = sorted(
-        item["metadata"]["name"] for item in admin.list(SCHEDULE, namespace="default").items
+        item["metadata"]["name"] for item in admin.list(SCHEDULES, namespace="default").items
     )
     assert names == [
         "nginx-lunch",
@@ -370,7 +361,7 @@ def check_samples(plane: ControlPlane, admin: KubeClient, hpa: Resource) -> None
         within=15,
         what="sample Schedules Available, or Progressing where the SPA lists them active",
     )
-    spa = admin.get(SCHEDULED_POD_AUTOSCALER, "default", "nginx")
+    spa = admin.get(SCHEDULED_POD_AUTOSCALERS, "default", "nginx")
     current = admin.get(hpa, "default", "nginx")
     assert (spa["status"]["minReplicas"], spa["status"]["maxReplicas"]) == (
         current["spec"]["minReplicas"],
@@ -390,21 +381,21 @@ def check_samples(plane: ControlPlane, admin: KubeClient, hpa: Resource) -> None
 
 def schedule_conditions(admin: KubeClient, names: list[str]) -> dict[str, str | None]:
     return {
-        name: admin.get(SCHEDULE, "default", name).get("status", {}).get("condition")
+        name: admin.get(SCHEDULES, "default", name).get("status", {}).get("condition")
         for name in names
     }
 
 
 def expected_conditions(admin: KubeClient, names: list[str]) -> dict[str, str]:
     """Progressing for the Schedules the sample SPA lists active, Available for the others."""
-    status = admin.get(SCHEDULED_POD_AUTOSCALER, "default", "nginx").get("status", {})
+    status = admin.get(SCHEDULED_POD_AUTOSCALERS, "default", "nginx").get("status", {})
     active = set(status.get("activeSchedules") or [])
     return {name: "Progressing" if name in active else "Available" for name in names}
 
 
 def columns_show_statuses(plane: ControlPlane, admin: KubeClient, names: list[str]) -> bool:
     """`kubectl get -o wide` of the samples shows the specs and the statuses the API holds."""
-    spa = admin.get(SCHEDULED_POD_AUTOSCALER, "default", "nginx")
+    spa = admin.get(SCHEDULED_POD_AUTOSCALERS, "default", "nginx")
     conditions = schedule_conditions(admin, names)
     autoscalers = table(
         kubectl(plane, "get", "scheduledpodautoscalers", "-n", "default", "-o", "wide")
@@ -463,10 +454,10 @@ def check_lease(admin: KubeClient) -> None:
 def check_garbage_collection(plane: ControlPlane, admin: KubeClient, hpa: Resource) -> None:
     """Deleting the SPA with kubectl: the release's garbage collector removes its HPA and its
     Schedule (both carry its controller ownerReference)."""
-    spa = admin.get(SCHEDULED_POD_AUTOSCALER, "compat", "opening")
+    spa = admin.get(SCHEDULED_POD_AUTOSCALERS, "compat", "opening")
     for dependent in (
         admin.get(hpa, "compat", "opening"),
-        admin.get(SCHEDULE, "compat", "opening"),
+        admin.get(SCHEDULES, "compat", "opening"),
     ):
         owners = dependent["metadata"]["ownerReferences"]
         assert [(o["uid"], o.get("controller")) for o in owners] == [(spa["metadata"]["uid"], True)]
@@ -474,7 +465,7 @@ def check_garbage_collection(plane: ControlPlane, admin: KubeClient, hpa: Resour
     wait_for(
         lambda: (
             get_or_none(admin, hpa, "compat", "opening") is None
-            and get_or_none(admin, SCHEDULE, "compat", "opening") is None
+            and get_or_none(admin, SCHEDULES, "compat", "opening") is None
         ),
         within=30,
         what="HPA and Schedule collected",
