@@ -18,6 +18,7 @@
 #   hack/testenv/build.sh --update [RELEASE...]  regenerate the wrapper modules of those releases
 #   hack/testenv/build.sh --print-bin-dir [RELEASE]
 #   hack/testenv/build.sh --list              the releases of the table, one a line
+#   hack/testenv/build.sh --cached            those whose binaries are in the cache
 # RELEASE defaults to SPA_TESTENV_VERSION, else hack/testenv/VERSION (the default release).
 # Environment:
 #   SPA_TESTENV_VERSION   the release to use when none is named (default: hack/testenv/VERSION)
@@ -368,6 +369,7 @@ while (($#)); do
     --update) mode=update ;;
     --print-bin-dir) mode=print ;;
     --list) list_releases; exit 0 ;;
+    --cached) mode=cached ;;
     --all) mapfile -t releases < <(list_releases) ;;
     v*) releases+=("$1") ;;
     *) log "unknown argument: $1"; exit 2 ;;
@@ -384,6 +386,12 @@ case "${mode}" in
     ;;
   update)
     for r in "${releases[@]}"; do select_release "${r}"; update_modules; done
+    exit 0
+    ;;
+  cached)
+    for r in $(list_releases); do
+      if have_all "${CACHE_ROOT}/${r}/bin" "${BINARIES[@]}"; then echo "${r}"; fi
+    done
     exit 0
     ;;
 esac
