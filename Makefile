@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
 .PHONY: venv lint typecheck check test unit plan run bench clean manifests test-parity test-reliability \
-	screenshots
+	screenshots test-compat
 .PHONY: helm packaging-deps test-packaging test-helm test-prometheus test-image
 
 $(STAMP): setup.cfg pyproject.toml
@@ -30,10 +30,10 @@ check: lint typecheck
 unit: venv
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)
 
-# Everything but the fault-injection and packaging suites, which have targets of their own
-# (.ci/run runs them all).
+# Everything but the fault-injection, packaging and compatibility suites, which have targets
+# of their own (.ci/run runs them all).
 test: check testenv
-	$(BIN)/pytest --ignore=tests/reliability --ignore=tests/packaging $(PYTEST_ARGS)
+	$(BIN)/pytest --ignore=tests/reliability --ignore=tests/packaging --ignore=tests/compat $(PYTEST_ARGS)
 
 # The fault-injection suite (docs/reliability.md): API-server outages, connection cuts, leader
 # kills and clock skew on the real control plane; several minutes of real time.
@@ -63,6 +63,19 @@ helm:
 	hack/helm/build.sh
 packaging-deps:
 	hack/packaging-deps.sh
+
+# tests/compat against every release of hack/testenv/releases, one after another, each built
+# (or reused) first; all releases run, then it fails if any did (docs/development.md).
+COMPAT_RELEASES ?= $(shell hack/testenv/build.sh --list)
+test-compat: venv
+	@failed=""; for r in $(COMPAT_RELEASES); do \
+	  echo "== test-compat: Kubernetes $$r"; \
+	  if hack/testenv/build.sh $$r && \
+	     SPA_TESTENV_VERSION=$$r $(BIN)/pytest tests/compat $(PYTEST_ARGS); \
+	  then echo "== test-compat: $$r passed"; else failed="$$failed $$r"; fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "== test-compat: failed on:$$failed"; exit 1; fi; \
+	echo "== test-compat: passed on $(COMPAT_RELEASES)"
 
 # The CRDs are generated from spa/api and the install.yaml files rendered by kubectl kustomize.
 manifests: venv

@@ -51,11 +51,13 @@ def leader_election_args(lease: str) -> list[str]:
 @contextlib.contextmanager
 def spa_run(
     kubeconfig: Path,
-    namespace: str,
+    namespace: str | None,
     *extra: str,
     log: Path,
     env: Mapping[str, str] | None = None,
 ) -> Iterator[subprocess.Popen[bytes]]:
+    """`spa run` watching ``namespace``, or every namespace (as installed) when it is None."""
+    scope = ["--namespace", namespace] if namespace is not None else []
     with log.open("ab") as output:
         process = subprocess.Popen(
             [
@@ -63,8 +65,7 @@ def spa_run(
                 "run",
                 "--kubeconfig",
                 str(kubeconfig),
-                "--namespace",
-                namespace,
+                *scope,
                 "--metrics-addr",
                 "127.0.0.1:0",
                 "--probe-addr",

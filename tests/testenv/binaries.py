@@ -1,20 +1,27 @@
-"""Where the control-plane binaries are, and the loud failure when they are not.
+"""Where the control-plane binaries are, which release they are, and the loud failure when
+they are not there.
 
 The integration tests run the real etcd, kube-apiserver and kube-controller-manager that
 `make testenv` (hack/testenv/build.sh) builds into a per-release cache directory; this module
-resolves that directory the same way the script does, so both always agree.
+resolves that directory the same way the script does, so both always agree. The release is
+hack/testenv/VERSION unless SPA_TESTENV_VERSION names another line of hack/testenv/releases
+(`make test-compat` runs the compatibility tests once per release that way).
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 VERSION_FILE = REPO_ROOT / "hack" / "testenv" / "VERSION"
+RELEASES_FILE = REPO_ROOT / "hack" / "testenv" / "releases"
 REQUIRED = ("etcd", "kube-apiserver", "kube-controller-manager")
 
 
@@ -22,9 +29,26 @@ class MissingBinariesError(RuntimeError):
     """The control-plane binaries are not there: the message says how to get them."""
 
 
-def kubernetes_version() -> str:
-    """The one pinned Kubernetes release (hack/testenv/VERSION)."""
+def default_version() -> str:
+    """The default release, the one `make test` runs (hack/testenv/VERSION)."""
     return VERSION_FILE.read_text(encoding="utf-8").strip()
+
+
+def releases() -> list[str]:
+    """Every release build.sh knows (the first column of hack/testenv/releases), oldest first."""
+    rows = RELEASES_FILE.read_text(encoding="utf-8").splitlines()
+    return [row.split()[0] for row in rows if row.strip() and not row.startswith("#")]
+
+
+def kubernetes_version() -> str:
+    """The release in use: SPA_TESTENV_VERSION if set (one of `releases()`), else the default."""
+    chosen = os.environ.get("SPA_TESTENV_VERSION") or default_version()
+    if chosen not in releases():
+        raise MissingBinariesError(
+            f"SPA_TESTENV_VERSION={chosen} is not in {RELEASES_FILE.relative_to(REPO_ROOT)} "
+            f"(known: {', '.join(releases())})"
+        )
+    return chosen
 
 
 def cache_root() -> Path:
@@ -52,6 +76,33 @@ class Binaries:
     etcd: Path
     kube_apiserver: Path
     kube_controller_manager: Path
+
+    @property
+    def minor(self) -> int:
+        """The Kubernetes minor release of these binaries (21 for v1.21.14), from
+        `kube-apiserver --version`: flags differ between releases (controlplane.py)."""
+        return _minor_of(self.kube_apiserver)
+
+    def help_text(self, program: Path) -> str:
+        """`PROGRAM --help`: whether a flag or a controller name exists in this release."""
+        return _help_text(program)
+
+
+@functools.cache
+def _minor_of(kube_apiserver: Path) -> int:
+    output = subprocess.run(
+        [str(kube_apiserver), "--version"], capture_output=True, text=True, check=True
+    ).stdout
+    match = re.search(r"\bv1\.(\d+)\.", output)
+    if match is None:
+        raise MissingBinariesError(f"{kube_apiserver} --version printed no release: {output!r}")
+    return int(match.group(1))
+
+
+@functools.cache
+def _help_text(program: Path) -> str:
+    result = subprocess.run([str(program), "--help"], capture_output=True, text=True)
+    return result.stdout + result.stderr
 
 
 def find_binaries(directory: Path | None = None) -> Binaries:

@@ -37,7 +37,6 @@ from tests.testenv.processes import ManagedProcess
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 
 # Only what a scaling controller's world needs; no scheduler, no kubelet, no nodes.
-# (Names of the release; the short aliases such as "garbagecollector" are accepted too.)
 CONTROLLERS = (
     "garbage-collector-controller",
     "namespace-controller",
@@ -52,6 +51,20 @@ CONTROLLERS = (
     # ResourceQuota status (admission enforces a quota only once it has been counted).
     "resourcequota-controller",
 )
+# The same controllers under the names of releases before 1.28, which know only these (later
+# releases accept them as aliases).
+LEGACY_CONTROLLER_NAMES = {
+    "garbage-collector-controller": "garbagecollector",
+    "namespace-controller": "namespace",
+    "deployment-controller": "deployment",
+    "replicaset-controller": "replicaset",
+    "horizontal-pod-autoscaler-controller": "horizontalpodautoscaling",
+    "serviceaccount-controller": "serviceaccount",
+    "serviceaccount-token-controller": "serviceaccount-token",
+    "root-ca-certificate-publisher-controller": "root-ca-cert-publisher",
+    "clusterrole-aggregation-controller": "clusterrole-aggregation",
+    "resourcequota-controller": "resourcequota",
+}
 
 
 class ControlPlaneError(RuntimeError):
@@ -437,12 +450,21 @@ class ControlPlane(Cluster):
             f"--service-account-signing-key-file={pki.service_account_key}",
             f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
             "--profiling=false",
-            # On SIGTERM, end open watches (clients see them close and re-watch) instead of
-            # leaving net/http's shutdown to wait for them until it times out.
-            "--shutdown-watch-termination-grace-period=2s",
+            *self._release_apiserver_args(),
             *self._audit_args(),
             *self.extra_apiserver_args,
         ]
+
+    def _release_apiserver_args(self) -> list[str]:
+        """The flags that only some releases know (hack/testenv/releases spans 1.21 to now)."""
+        args = []
+        if "--shutdown-watch-termination-grace-period" in self.binaries.help_text(
+            self.binaries.kube_apiserver
+        ):
+            # On SIGTERM, end open watches (clients see them close and re-watch) instead of
+            # leaving net/http's shutdown to wait for them until it times out (from 1.27).
+            args.append("--shutdown-watch-termination-grace-period=2s")
+        return args
 
     def _audit_args(self) -> list[str]:
         if self.audit_policy is None or self.audit_log is None:
@@ -510,7 +532,7 @@ class ControlPlane(Cluster):
             "--bind-address=127.0.0.1",
             f"--secure-port={self.ports.controller_manager}",
             f"--cert-dir={self.workdir / 'controller-manager-certs'}",
-            f"--controllers={','.join(CONTROLLERS)}",
+            f"--controllers={','.join(self._controller_names())}",
             # Each controller acts as its own ServiceAccount (RBAC of the bootstrap policy).
             "--use-service-account-credentials=true",
             f"--service-account-private-key-file={self.pki.service_account_key}",
@@ -519,8 +541,23 @@ class ControlPlane(Cluster):
             # Real clusters use 15s; tests should not wait that long for the HPA to react.
             "--horizontal-pod-autoscaler-sync-period=1s",
             "--profiling=false",
+            *self._release_controller_manager_args(),
             *self.extra_controller_manager_args,
         ]
+
+    def _controller_names(self) -> list[str]:
+        """CONTROLLERS as this release names them (the `--help` of 1.28+ lists the new names)."""
+        kcm = self.binaries.kube_controller_manager
+        if CONTROLLERS[0] in self.binaries.help_text(kcm):
+            return list(CONTROLLERS)
+        return [LEGACY_CONTROLLER_NAMES[name] for name in CONTROLLERS]
+
+    def _release_controller_manager_args(self) -> list[str]:
+        if self.binaries.minor < 22:
+            # Until 1.21 it also serves plain HTTP on 0.0.0.0:10252 unless told not to, which
+            # would collide with every other control plane on the machine.
+            return ["--port=0"]
+        return []
 
     def start_controller_manager(self, timeout: float = 60) -> None:
         began = time.monotonic()

@@ -1,0 +1,474 @@
+"""The controller on the real control plane of every release in hack/testenv/releases.
+
+`make test-compat` runs this module once per release (SPA_TESTENV_VERSION selects the
+binaries), from Kubernetes 1.21 (the last to serve apiextensions.k8s.io/v1beta1 CRDs, and
+autoscaling/v2beta2 but not v2) to the newest the Go module proxy serves. Each run does what a
+user of that release would: apply the install manifests the docs name for it, apply the
+samples, run `spa run` as the installed ServiceAccount with leader election, and then checks
+a window applied and reverted on time, the statuses and printer columns `kubectl get` shows,
+the HPA version, owner and garbage collection, and the Lease.
+
+What a release serves is written here from Kubernetes' own release notes (not asked from the
+server), so the controller's discovery is checked against an independent answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from spa.api.crd import schedule_crd, scheduled_pod_autoscaler_crd
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.kube import HPA_V2, HPA_V2BETA2, LEASE, KubeClient, NotFound, Resource, connect
+from tests.integration.processes import CONTROLLER_NAMESPACE, log_lines, spa_run, wait_for
+from tests.testenv import ControlPlane, kubernetes_version
+
+pytestmark = [pytest.mark.integration, pytest.mark.e2e, pytest.mark.slow, pytest.mark.compat]
+
+REPO = Path(__file__).resolve().parents[2]
+FIELD_MANAGER = "scheduled-pod-autoscaler"
+# The Lease of the installed Deployment's arguments (spa/controller/options.py's default id).
+LEASE_NAME = "scheduled-pod-autoscaler-leader"
+CRD_NAMES = (
+    "scheduledpodautoscalers.autoscaling.d-kuro.github.io",
+    "schedules.autoscaling.d-kuro.github.io",
+)
+
+
+def install_command(manifests: str, minor: int) -> tuple[str, ...]:
+    """What docs/install.md tells a user of this release to run."""
+    if manifests == "legacy":
+        return ("apply", "-f", str(REPO / "config/legacy/install.yaml"))
+    if minor < 23:
+        # Before 1.23 the CRD schema has no x-kubernetes-validations: kubectl's schema check
+        # and server-side apply refuse the CEL rules; a plain apply lets the server drop them.
+        return ("apply", "--validate=false", "-f", str(REPO / "config/install/install.yaml"))
+    return ("apply", "--server-side", "-f", str(REPO / "config/install/install.yaml"))
+
+
+# A window must be in force this soon after its boundary (as in tests/integration/test_spa_run).
+LAG = 2.0
+
+
+def serves_v1beta1_crds(minor: int) -> bool:
+    """apiextensions.k8s.io/v1beta1 was removed in 1.22."""
+    return minor <= 21
+
+
+def hpa_resource(minor: int) -> Resource:
+    """autoscaling/v2 came in 1.23; before it the newest HPA version is v2beta2."""
+    return HPA_V2 if minor >= 23 else HPA_V2BETA2
+
+
+def kubectl(plane: ControlPlane, *args: str, input: str | None = None) -> str:
+    result = plane.run_kubectl(*args, input=input)
+    assert result.returncode == 0, f"kubectl {' '.join(args)}:\n{result.stderr}"
+    return result.stdout
+
+
+def table(text: str) -> list[dict[str, str]]:
+    """Rows of kubectl's column output; cells are cut at the header's column starts."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    header = lines[0]
+    starts = [match.start() for match in re.finditer(r"\S+", header)]
+    names = header.split()
+    rows = []
+    for line in lines[1:]:
+        bounds = [*starts[1:], len(line) + 1]
+        rows.append(
+            {
+                name: line[start:end].strip()
+                for name, start, end in zip(names, starts, bounds, strict=True)
+            }
+        )
+    return rows
+
+
+def wide_columns(crd: dict[str, Any]) -> list[str]:
+    """The columns `kubectl get -o wide` shows for a CRD of spa/api/crd.py, in order."""
+    columns = crd["spec"]["versions"][0]["additionalPrinterColumns"]
+    return ["NAME", *(str(column["name"]).upper() for column in columns)]
+
+
+def next_minute(after: float = 15.0) -> datetime:
+    """The first whole minute at least `after` seconds away (time to set up before it)."""
+    now = datetime.now(UTC)
+    start = (now + timedelta(minutes=1)).replace(second=0, microsecond=0)
+    return start if (start - now).total_seconds() >= after else start + timedelta(minutes=1)
+
+
+def deployment(name: str, namespace: str) -> dict[str, Any]:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                # No kubelet here: the pods stay Pending, which the HPA does not mind.
+                "spec": {"containers": [{"name": "web", "image": "registry.invalid/web:1"}]},
+            },
+        },
+    }
+
+
+def autoscaler_and_schedule(
+    namespace: str, name: str, start: datetime, end: datetime
+) -> list[dict[str, Any]]:
+    """SPA `name` (base 2/5) and a Daily Schedule `name` raising it to 4/8 from `start` to `end`."""
+    metric = {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}
+    return [
+        deployment(name, namespace),
+        {
+            "apiVersion": "autoscaling.d-kuro.github.io/v1",
+            "kind": "ScheduledPodAutoscaler",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "horizontalPodAutoscalerSpec": {
+                    "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+                    "minReplicas": 2,
+                    "maxReplicas": 5,
+                    "metrics": [{"type": "Resource", "resource": metric}],
+                }
+            },
+        },
+        {
+            "apiVersion": "autoscaling.d-kuro.github.io/v1",
+            "kind": "Schedule",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "scaleTargetRef": {"name": name},
+                "type": "Daily",
+                "startTime": start.strftime("%H:%M"),
+                "endTime": end.strftime("%H:%M"),
+                "timeZone": "UTC",
+                "minReplicas": 4,
+                "maxReplicas": 8,
+            },
+        },
+    ]
+
+
+def window_objects(namespace: str, boundary: datetime) -> list[dict[str, Any]]:
+    """Two windows that meet at `boundary`: `opening` starts there, `closing` (in force since
+    two minutes before) ends there, so one wait checks both an apply and a revert."""
+    minute = timedelta(minutes=1)
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+        *autoscaler_and_schedule(namespace, "opening", boundary, boundary + minute),
+        *autoscaler_and_schedule(namespace, "closing", boundary - 2 * minute, boundary),
+    ]
+
+
+def manifest(objects: list[dict[str, Any]]) -> str:
+    return yaml.safe_dump_all(objects, sort_keys=False)
+
+
+def get_or_none(client: KubeClient, resource: Resource, namespace: str, name: str) -> Any:
+    try:
+        return client.get(resource, namespace, name)
+    except NotFound:
+        return None
+
+
+def bounds(client: KubeClient, hpa: Resource, namespace: str, name: str) -> tuple[int, int]:
+    spec = client.get(hpa, namespace, name)["spec"]
+    return spec.get("minReplicas"), spec["maxReplicas"]
+
+
+def lag_of(check: Callable[[], bool], boundary: datetime, what: str) -> float:
+    """Seconds from `boundary` until `check()` first holds (negative: it held before)."""
+    wait_for(check, within=(boundary - datetime.now(UTC)).total_seconds() + 15, what=what)
+    return (datetime.now(UTC) - boundary).total_seconds()
+
+
+@pytest.mark.parametrize("manifests", ["install", "legacy"])
+def test_release(
+    manifests: str, control_plane_factory: Callable[..., ControlPlane], tmp_path: Path
+) -> None:
+    plane = control_plane_factory()
+    release = kubernetes_version()
+    minor = plane.binaries.minor
+    version = json.loads(kubectl(plane, "version", "-o", "json"))["serverVersion"]
+    assert version["gitVersion"] == release
+
+    if manifests == "install" and minor < 23:
+        check_cel_rules_refused(plane)
+    install = plane.run_kubectl(*install_command(manifests, minor))
+    if manifests == "legacy" and not serves_v1beta1_crds(minor):
+        # docs/install.md: config/legacy is for clusters that still serve v1beta1 CRDs only.
+        assert install.returncode != 0
+        assert "apiextensions.k8s.io/v1beta1" in install.stderr, install.stderr
+        return
+    assert install.returncode == 0, install.stderr
+    kubectl(
+        plane,
+        "wait",
+        "--for=condition=Established",
+        "--timeout=60s",
+        *(f"crd/{name}" for name in CRD_NAMES),
+    )
+
+    # The samples go in before the controller starts: it must pick up what already exists.
+    kubectl(plane, "apply", "-f", "-", input=manifest([deployment("nginx", "default")]))
+    kubectl(plane, "apply", "--server-side", "-f", str(REPO / "config" / "samples"))
+
+    admin = connect(kubeconfig=str(plane.kubeconfig))
+    hpa = hpa_resource(minor)
+    log = tmp_path / "spa-run.log"
+    sa_kubeconfig = plane.service_account_kubeconfig(
+        CONTROLLER_NAMESPACE, "scheduled-pod-autoscaler", create=False
+    )
+    election = ["--enable-leader-election", f"--leader-election-namespace={CONTROLLER_NAMESPACE}"]
+    try:
+        with spa_run(sa_kubeconfig, None, *election, log=log) as process:
+            # Discovery: the controller picked the HPA version this release serves.
+            wait_for(
+                lambda: any(
+                    line.get("msg") == f"managing HorizontalPodAutoscalers as {hpa.api_version}"
+                    for line in log_lines(log)
+                ),
+                within=30,
+                what=f"controller managing {hpa.api_version}",
+            )
+            check_samples(plane, admin, hpa)
+            check_lease(admin)
+
+            # The timed windows come once it runs (seen through its watches): a boundary
+            # chosen before a slow start could pass before the controller is up.
+            boundary = next_minute()
+            kubectl(plane, "apply", "-f", "-", input=manifest(window_objects("compat", boundary)))
+            check_window(admin, hpa, boundary)
+            check_garbage_collection(plane, admin, hpa)
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=15) == 0
+    finally:
+        admin.close()
+    errors = [line for line in log_lines(log) if line.get("level") in ("error", "critical")]
+    assert not errors, errors
+
+
+def check_cel_rules_refused(plane: ControlPlane) -> None:
+    """Why docs/install.md says `--validate=false` before 1.23: kubectl's schema check refuses
+    the CEL rules, and a server-side apply refuses them even without that check."""
+    manifest_file = str(REPO / "config/install/install.yaml")
+    checked = plane.run_kubectl("apply", "--dry-run=server", "-f", manifest_file)
+    assert checked.returncode != 0
+    assert 'unknown field "x-kubernetes-validations"' in checked.stderr, checked.stderr
+    server_side = plane.run_kubectl(
+        "apply", "--server-side", "--validate=false", "--dry-run=server", "-f", manifest_file
+    )
+    assert server_side.returncode != 0
+    assert "field not declared in schema" in server_side.stderr, server_side.stderr
+
+
+def check_window(admin: KubeClient, hpa: Resource, boundary: datetime) -> None:
+    """At `boundary` one window opens and another closes, each on time, statuses following."""
+
+    def at(name: str, expected: tuple[int, int]) -> bool:
+        return bounds(admin, hpa, "compat", name) == expected
+
+    def status(name: str) -> dict[str, Any]:
+        return dict(admin.get(SCHEDULED_POD_AUTOSCALERS, "compat", name)["status"])
+
+    def active(name: str) -> list[str]:
+        return list(status(name)["activeSchedules"])
+
+    def next_transition(name: str) -> str:
+        return str(status(name)["nextTransitionTime"])
+
+    # The HPAs first, then the statuses that report them.
+    wait_for(
+        lambda: (
+            at("opening", (2, 5))
+            and at("closing", (4, 8))
+            and active("closing") == ["closing"]
+            and active("opening") == []
+            and next_transition("opening") == boundary.strftime("%Y-%m-%dT%H:%M:%SZ")
+        ),
+        within=15,
+        what="both windows' HPAs and statuses before the boundary",
+    )
+    lag_open = lag_of(lambda: at("opening", (4, 8)), boundary, "window opened")
+    lag_close = lag_of(lambda: at("closing", (2, 5)), boundary, "window closed")
+    assert -0.5 < lag_open < LAG, lag_open
+    assert -0.5 < lag_close < LAG, lag_close
+    wait_for(
+        lambda: active("opening") == ["opening"] and active("closing") == [],
+        within=5,
+        what="statuses after the boundary",
+    )
+
+
+def check_samples(plane: ControlPlane, admin: KubeClient, hpa: Resource) -> None:
+    """config/samples: the HPA, owned by its SPA and written as `hpa`; statuses and columns."""
+    spa = wait_for(
+        lambda: (
+            (obj := admin.get(SCHEDULED_POD_AUTOSCALERS, "default", "nginx"))
+            .get("status", {})
+            .get("condition")
+            == "Available"
+            and obj
+        ),
+        within=30,
+        what="sample SPA Available",
+    )
+    current = wait_for(
+        lambda: get_or_none(admin, hpa, "default", "nginx"), within=15, what="sample HPA"
+    )
+    assert current["metadata"]["ownerReferences"] == [
+        {
+            "apiVersion": "autoscaling.d-kuro.github.io/v1",
+            "kind": "ScheduledPodAutoscaler",
+            "name": "nginx",
+            "uid": spa["metadata"]["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    # The server records the version each manager wrote with.
+    written = {
+        entry["apiVersion"]
+        for entry in current["metadata"]["managedFields"]
+        if entry["manager"] == FIELD_MANAGER
+    }
+    assert written == {hpa.api_version}, current["metadata"]["managedFields"]
+    # Which sample windows are in force depends on the hour the test runs (nginx-lunch is
+    # 11:30-14:00 in Berlin): a Schedule is Progressing exactly while the SPA lists it active,
+    # Available otherwise.
+    names = sorted(
+        item["metadata"]["name"] for item in admin.list(SCHEDULES, namespace="default").items
+    )
+    assert names == [
+        "nginx-lunch",
+        "nginx-nightly-import",
+        "nginx-push-notification",
+        "nginx-tv-appearance",
+    ]
+    wait_for(
+        lambda: schedule_conditions(admin, names) == expected_conditions(admin, names),
+        within=15,
+        what="sample Schedules Available, or Progressing where the SPA lists them active",
+    )
+    spa = admin.get(SCHEDULED_POD_AUTOSCALERS, "default", "nginx")
+    current = admin.get(hpa, "default", "nginx")
+    assert (spa["status"]["minReplicas"], spa["status"]["maxReplicas"]) == (
+        current["spec"]["minReplicas"],
+        current["spec"]["maxReplicas"],
+    )
+    # Printer columns, through the server's Table and the real kubectl, against the statuses
+    # read around them (retried should a window boundary fall in between).
+    wait_for(lambda: columns_show_statuses(plane, admin, names), within=15, what="columns")
+    # Both kinds at once, as docs/install.md shows them (the `autoscaling` category too).
+    both = kubectl(plane, "get", "spa,schedule", "-n", "default", "-o", "wide")
+    assert "scheduledpodautoscaler.autoscaling.d-kuro.github.io/nginx" in both
+    assert "schedule.autoscaling.d-kuro.github.io/nginx-tv-appearance" in both
+    category = kubectl(plane, "get", "autoscaling", "-n", "default", "-o", "name").splitlines()
+    assert "scheduledpodautoscaler.autoscaling.d-kuro.github.io/nginx" in category
+    assert "schedule.autoscaling.d-kuro.github.io/nginx-lunch" in category
+
+
+def schedule_conditions(admin: KubeClient, names: list[str]) -> dict[str, str | None]:
+    return {
+        name: admin.get(SCHEDULES, "default", name).get("status", {}).get("condition")
+        for name in names
+    }
+
+
+def expected_conditions(admin: KubeClient, names: list[str]) -> dict[str, str]:
+    """Progressing for the Schedules the sample SPA lists active, Available for the others."""
+    status = admin.get(SCHEDULED_POD_AUTOSCALERS, "default", "nginx").get("status", {})
+    active = set(status.get("activeSchedules") or [])
+    return {name: "Progressing" if name in active else "Available" for name in names}
+
+
+def columns_show_statuses(plane: ControlPlane, admin: KubeClient, names: list[str]) -> bool:
+    """`kubectl get -o wide` of the samples shows the specs and the statuses the API holds."""
+    spa = admin.get(SCHEDULED_POD_AUTOSCALERS, "default", "nginx")
+    conditions = schedule_conditions(admin, names)
+    autoscalers = table(
+        kubectl(plane, "get", "scheduledpodautoscalers", "-n", "default", "-o", "wide")
+    )
+    assert list(autoscalers[0]) == wide_columns(scheduled_pod_autoscaler_crd())
+    row = autoscalers[0]
+    assert (row["NAME"], row["MINPODS"], row["MAXPODS"], row["STATUS"]) == (
+        "nginx",
+        "3",
+        "10",
+        "Available",
+    )
+    assert (row["CURRENTMIN"], row["CURRENTMAX"]) == (
+        str(spa["status"]["minReplicas"]),
+        str(spa["status"]["maxReplicas"]),
+    )
+    assert row["NEXTTRANSITION"] == spa["status"]["nextTransitionTime"]
+    rows = {
+        r["NAME"]: r
+        for r in table(kubectl(plane, "get", "schedules", "-n", "default", "-o", "wide"))
+    }
+    assert sorted(rows) == names
+    assert list(next(iter(rows.values()))) == wide_columns(schedule_crd())
+    assert rows["nginx-lunch"] == {
+        **rows["nginx-lunch"],
+        "REFERENCE": "nginx",
+        "TYPE": "Daily",
+        "STARTTIME": "11:30",
+        "ENDTIME": "14:00",
+        "MINPODS": "6",
+        "MAXPODS": "",
+    }
+    assert {name: row["STATUS"] for name, row in rows.items()} == conditions
+    assert rows["nginx-push-notification"]["STARTDAYOFWEEK"] == "Monday"
+    return True
+
+
+def check_lease(admin: KubeClient) -> None:
+    """The installed ServiceAccount holds the Deployment's Lease and keeps renewing it."""
+    lease = wait_for(
+        lambda: get_or_none(admin, LEASE, CONTROLLER_NAMESPACE, LEASE_NAME),
+        within=15,
+        what="leader Lease",
+    )
+    holder = lease["spec"]["holderIdentity"]
+    assert holder
+    renewed = lease["spec"]["renewTime"]
+    wait_for(
+        lambda: admin.get(LEASE, CONTROLLER_NAMESPACE, LEASE_NAME)["spec"]["renewTime"] != renewed,
+        within=lease["spec"]["leaseDurationSeconds"],
+        what="Lease renewed",
+    )
+    assert admin.get(LEASE, CONTROLLER_NAMESPACE, LEASE_NAME)["spec"]["holderIdentity"] == holder
+
+
+def check_garbage_collection(plane: ControlPlane, admin: KubeClient, hpa: Resource) -> None:
+    """Deleting the SPA with kubectl: the release's garbage collector removes its HPA and its
+    Schedule (both carry its controller ownerReference)."""
+    spa = admin.get(SCHEDULED_POD_AUTOSCALERS, "compat", "opening")
+    for dependent in (
+        admin.get(hpa, "compat", "opening"),
+        admin.get(SCHEDULES, "compat", "opening"),
+    ):
+        owners = dependent["metadata"]["ownerReferences"]
+        assert [(o["uid"], o.get("controller")) for o in owners] == [(spa["metadata"]["uid"], True)]
+    kubectl(plane, "delete", "scheduledpodautoscaler", "opening", "-n", "compat", "--wait=false")
+    wait_for(
+        lambda: (
+            get_or_none(admin, hpa, "compat", "opening") is None
+            and get_or_none(admin, SCHEDULES, "compat", "opening") is None
+        ),
+        within=30,
+        what="HPA and Schedule collected",
+    )
+    # Only the deleted SPA's dependents: the other window's HPA stays.
+    assert get_or_none(admin, hpa, "compat", "closing") is not None
