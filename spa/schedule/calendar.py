@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Protocol
 
 from spa.schedule.wallclock import to_instant
@@ -46,7 +46,7 @@ class HolidayMode(Enum):
     """Only occurrences on a holiday happen."""
 
 
-class SkipCause(str, Enum):
+class SkipCause(StrEnum):
     EXCLUDED = "excludeDates"
     HOLIDAY = "holiday"
 
