@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from enum import Enum, StrEnum
 from typing import Protocol
+from zoneinfo import ZoneInfo
 
 from spa.schedule.wallclock import to_instant
 from spa.schedule.windows import Occurrence, Window
@@ -168,6 +169,10 @@ class CalendarWindow:
     @property
     def always_active(self) -> bool:
         return self.calendar.empty and self.window.always_active
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return self.window.zone
 
     def _compute_finish(self) -> int | None:
         end_date = self.calendar.end_date

@@ -27,6 +27,7 @@ from spa.schedule.wallclock import WallClockError, local_date, to_instant
 from spa.schedule.windows import Occurrence
 
 __all__ = [
+    "CRON_FIELDS_PATTERN",
     "CRON_MACROS",
     "DURATION_PATTERN",
     "MAX_DURATION_SECONDS",
@@ -50,6 +51,9 @@ CRON_MACROS = {
     "@hourly": "0 * * * *",
 }
 _FIELD_NAMES = ("minute", "hour", "day-of-month", "month", "day-of-week")
+# Five fields of printable ASCII separated by spaces: the CRD's check, and the first of ours,
+# so that both accept the same text (cronsim would also split on tabs).
+CRON_FIELDS_PATTERN = "^[!-~]+( +[!-~]+){4}$"
 
 # A Go duration (time.ParseDuration) in hours, minutes and seconds: what a Kubernetes
 # metav1.Duration field accepts, less the sub-second units that a window has no use for.
@@ -92,6 +96,11 @@ class CronExpression:
                 f"unknown macro '{self.text}': use one of {', '.join(CRON_MACROS)}"
             )
         count = len(fields.split())
+        if count == 5 and re.fullmatch(CRON_FIELDS_PATTERN, fields) is None:
+            raise WallClockError(
+                f"'{self.text}' must separate its 5 fields with spaces, without spaces before "
+                "or after them, and hold printable ASCII only"
+            )
         if count != 5:
             hint = " (seconds are not supported)" if count == 6 else ""
             raise WallClockError(

@@ -21,9 +21,13 @@ from typing import Any
 
 from spa.schedule.wallclock import WallClockError
 
-__all__ = ["PublicHolidays", "holiday_countries"]
+__all__ = ["PublicHolidays", "UnknownSubdivision", "holiday_countries"]
 
 _LANGUAGE = "en_US"
+
+
+class UnknownSubdivision(WallClockError):
+    """The country is known, the subdivision is not (the message names the valid ones)."""
 
 
 @functools.cache
@@ -51,10 +55,10 @@ class PublicHolidays:
         if subdivision is not None and subdivision not in self._library.subdivisions:
             choices = ", ".join(self._library.subdivisions)
             if choices:
-                raise WallClockError(
+                raise UnknownSubdivision(
                     f"unknown subdivision '{subdivision}' of {country}: use one of {choices}"
                 )
-            raise WallClockError(f"{country} has no subdivisions: leave subdivision unset")
+            raise UnknownSubdivision(f"{country} has no subdivisions: leave subdivision unset")
         self._by_year: dict[int, dict[date, str]] = {}
 
     def name(self, day: date) -> str | None:
