@@ -109,7 +109,7 @@ class CronExpression:
             )
         try:
             # A fixed UTC start: the matcher is used as a clock without daylight-saving time.
-            matcher = CronSim(fields, datetime(2000, 1, 1, tzinfo=UTC))
+            matcher = CronSim(_single_value_ranges(fields), datetime(2000, 1, 1, tzinfo=UTC))
         except CronSimError as error:
             raise WallClockError(_describe(self.text, fields, error)) from None
         object.__setattr__(self, "_matcher", matcher)
@@ -119,6 +119,25 @@ class CronExpression:
     def matches_day(self, day: date) -> bool:
         """Whether the expression matches at some time on `day` (its date fields)."""
         return day.month in self._matcher.months and self._matcher.match_day(day)
+
+
+_STEPPED_RANGE = re.compile(r"([^,/-]+)-([^,/-]+)/[0-9]+")
+
+
+def _single_value_ranges(fields: str) -> str:
+    """`fields` with each stepped range of one value (`3-3/2`, `MON-MON/1`) written as that
+    value, which is what it means in cron; cronsim reads a range whose set has one value as
+    `3/2`, from 3 to the end of the field."""
+
+    def term(text: str) -> str:
+        match = _STEPPED_RANGE.fullmatch(text)
+        if match is None:
+            return text
+        first, last = match[1].upper(), match[2].upper()
+        same = first == last or (first.isdigit() and last.isdigit() and int(first) == int(last))
+        return match[1] if same else text
+
+    return " ".join(",".join(term(t) for t in part.split(",")) for part in fields.split(" "))
 
 
 def _describe(text: str, fields: str, error: CronSimError) -> str:
