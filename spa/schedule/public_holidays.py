@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import re
 from datetime import date
 from typing import Any
 
@@ -100,6 +101,12 @@ def _calendar_class(country: str) -> Any:
     known = holiday_countries()
     close = difflib.get_close_matches(country.upper(), known, n=3)
     hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    if re.fullmatch("[A-Z]{2}", country) is None:
+        # The form is what the CRD checks too; only a well-formed code can be unknown.
+        raise WallClockError(
+            f"'{country}' is not a country code: write the two capital letters of its "
+            f"ISO 3166-1 alpha-2 code{hint}"
+        )
     raise WallClockError(
         f"unknown country '{country}'{hint}: use the ISO 3166-1 alpha-2 code of one of the "
         f"{len(known)} countries the holidays library knows: {', '.join(known)}"
