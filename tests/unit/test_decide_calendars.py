@@ -87,3 +87,18 @@ def test_an_end_date_window_across_midnight_is_completed_when_it_ends() -> None:
     assert status["condition"] == "Progressing"
     assert status["nextTransitionTime"] == "2026-11-17T02:00:00Z"
     assert settled(server, on(17, 2))["condition"] == "Completed"
+
+
+def test_a_cron_expression_only_the_controller_can_check_is_degraded_alone() -> None:
+    """The CRD checks the field count; the hour 25 is the controller's to refuse."""
+    bad = schedule("bad", owner=OURS, type="Cron", schedule="0 25 * * *", duration="1h")
+    del bad["spec"]["startTime"], bad["spec"]["endTime"]
+    server = Server(autoscaler(), [bad, schedule("good", owner=OURS)])
+    settled(server, on(16, 10, 30))
+    bad, good = server.schedules
+    assert bad["status"]["condition"] == "Degraded"
+    assert bad["status"]["message"] == (
+        "spec.schedule: '0 25 * * *' is not a valid cron expression: bad hour field '25'"
+    )
+    assert good["status"]["condition"] == "Progressing"
+    assert bounds(server) == (5, 20)
