@@ -215,11 +215,14 @@ class Timeline:
     active across them, so where one ends and the next begins is no boundary.
     """
 
-    __slots__ = ("_chunks", "window")
+    __slots__ = ("_always_active", "_chunks", "_last_instant", "window")
 
     def __init__(self, window: Window) -> None:
         self.window = window
         self._chunks: dict[int, _Chunk] = {}
+        # Windows are immutable: asked once, not on every query (a calendar's are not free).
+        self._always_active = window.always_active
+        self._last_instant = window.last_instant()
 
     def is_active(self, instant: int) -> bool:
         chunk = self._chunk(instant // _CHUNK_SECONDS)
@@ -251,9 +254,9 @@ class Timeline:
         return found
 
     def _never_changes(self, instant: int) -> bool:
-        if self.window.always_active:
+        if self._always_active:
             return True
-        last = self.window.last_instant()
+        last = self._last_instant
         return last is not None and instant >= last
 
     def _chunk(self, index: int) -> _Chunk:
