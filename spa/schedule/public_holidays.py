@@ -7,9 +7,9 @@ category, observed days included (a holiday on a Sunday that is observed on Mond
 Monday a holiday too). Names are in US English where the library has a translation for the
 country, so that `spa plan` reads the same for every country, else in its default language.
 
-The library is imported when a Schedule first uses holidays: importing it, and above all
-listing every country (which loads them all), costs tenths of a second that nobody else
-should pay.
+The library is imported when a Schedule first uses holidays: importing it costs tenths of a
+second that nobody else should pay, and naming the countries reads its registry's table
+rather than loading every country.
 """
 
 from __future__ import annotations
@@ -32,12 +32,14 @@ class UnknownSubdivision(WallClockError):
 
 
 @functools.cache
-def holiday_countries() -> dict[str, tuple[str, ...]]:
-    """Every supported ISO 3166-1 alpha-2 country code and its subdivision codes."""
-    import holidays
+def holiday_countries() -> tuple[str, ...]:
+    """Every supported ISO 3166-1 alpha-2 country code, sorted."""
+    from holidays.registry import COUNTRIES
 
-    listing = holidays.list_supported_countries(include_aliases=False)
-    return {country: tuple(subdivisions) for country, subdivisions in sorted(listing.items())}
+    # The registry's table (class name, alpha-2 code, aliases per country) is what the library
+    # resolves codes with, and reading it imports no country: list_supported_countries()
+    # imports all 250 of them, seconds on a busy machine for one misspelt code.
+    return tuple(sorted({entry[1] for entry in COUNTRIES.values()}))
 
 
 class PublicHolidays:
@@ -54,10 +56,11 @@ class PublicHolidays:
         self.subdivision = subdivision
         self._library = _calendar_class(country)
         if subdivision is not None and subdivision not in self._library.subdivisions:
-            choices = ", ".join(self._library.subdivisions)
+            choices = tuple(self._library.subdivisions)
             if choices:
                 raise UnknownSubdivision(
-                    f"unknown subdivision '{subdivision}' of {country}: use one of {choices}"
+                    f"unknown subdivision '{subdivision}' of {country}: "
+                    f"{_one_of(subdivision, choices, f'subdivision codes of {country}')}"
                 )
             raise UnknownSubdivision(f"{country} has no subdivisions: leave subdivision unset")
         self._by_year: dict[int, dict[date, str]] = {}
@@ -108,6 +111,19 @@ def _calendar_class(country: str) -> Any:
             f"ISO 3166-1 alpha-2 code{hint}"
         )
     raise WallClockError(
-        f"unknown country '{country}'{hint}: use the ISO 3166-1 alpha-2 code of one of the "
-        f"{len(known)} countries the holidays library knows: {', '.join(known)}"
+        f"unknown country '{country}': "
+        f"{_one_of(country, known, 'ISO 3166-1 alpha-2 codes the holidays library knows')}"
     )
+
+
+# An error is one line of `spa plan` and of a status message: a list longer than this is cut
+# to the closest names (docs/schedules.md, "Calendars", lists where to find them all).
+_MOST_LISTED_CHARACTERS = 160
+
+
+def _one_of(value: str, choices: tuple[str, ...], what: str) -> str:
+    listed = ", ".join(choices)
+    if len(listed) <= _MOST_LISTED_CHARACTERS:
+        return f"use one of {listed}"
+    close = difflib.get_close_matches(value.upper(), choices, n=5, cutoff=0.0)
+    return f"use one of the {len(choices)} {what}, such as {', '.join(close)}"

@@ -279,7 +279,7 @@ def test_structural_and_window_errors_are_reported_together() -> None:
         ),
         (
             {"type": "weekly"},
-            "spec.type: must be one of Weekly, Daily, OneShot, got 'weekly'; "
+            "spec.type: must be one of Weekly, Daily, OneShot, WeeklySpan, Cron, got 'weekly'; "
             "did you mean 'Weekly'?",
         ),
         ({"endtime": "13:00"}, "spec.endtime: unknown field; did you mean 'endTime'?"),
