@@ -29,7 +29,8 @@ from spa.api.resources import (
     ScheduleStatus,
     WeekdayName,
 )
-from spa.schedule.wallclock import HOUR_MINUTE_PATTERN, LOCAL_DATETIME_PATTERN
+from spa.schedule.cron import CRON_FIELDS_PATTERN, CRON_MACROS, DURATION_PATTERN
+from spa.schedule.wallclock import DATE_PATTERN, HOUR_MINUTE_PATTERN, LOCAL_DATETIME_PATTERN
 
 __all__ = [
     "SCHEDULED_POD_AUTOSCALER_COLUMNS",
@@ -87,34 +88,105 @@ _TIME_PATTERN = f"^({_unanchored(HOUR_MINUTE_PATTERN)}|{_unanchored(LOCAL_DATETI
 def _time_format_rule(field: str) -> Rule:
     return Rule(
         rule=(
-            f"self.type == 'OneShot' ? self.{field}.matches({_cel_string(LOCAL_DATETIME_PATTERN)})"
-            f" : self.{field}.matches({_cel_string(HOUR_MINUTE_PATTERN)})"
+            f"!has(self.{field}) || (self.type == 'OneShot'"
+            f" ? self.{field}.matches({_cel_string(LOCAL_DATETIME_PATTERN)})"
+            f" : self.{field}.matches({_cel_string(HOUR_MINUTE_PATTERN)}))"
         ),
         message=(
             f"{field} must be yyyy-MM-ddTHH:mm (e.g. 2026-03-08T09:00) for a OneShot schedule "
-            "and HH:mm (00:00 to 23:59) for Weekly and Daily"
+            "and HH:mm (00:00 to 23:59) for Weekly, Daily and WeeklySpan"
         ),
+    )
+
+
+def _time_required_rule(field: str) -> Rule:
+    return Rule(
+        rule=f"self.type == 'Cron' || has(self.{field})",
+        message=f"{field} is required for a Weekly, Daily, OneShot or WeeklySpan schedule",
     )
 
 
 def _weekday_rule(field: str) -> Rule:
     return Rule(
-        rule=f"self.type != 'Weekly' || (has(self.{field}) && self.{field} != '')",
-        message=f"{field} is required for a Weekly schedule: set it to Sunday ... Saturday",
+        rule=(
+            "self.type != 'Weekly' && self.type != 'WeeklySpan'"
+            f" || (has(self.{field}) && self.{field} != '')"
+        ),
+        message=(
+            f"{field} is required for a Weekly schedule and a WeeklySpan: set it to Sunday ... "
+            "Saturday"
+        ),
     )
 
+
+def _cron_required_rule(field: str) -> Rule:
+    return Rule(
+        rule=f"self.type != 'Cron' || has(self.{field})",
+        message=f"{field} is required for a Cron schedule",
+    )
+
+
+_MACROS = "|".join(name.removeprefix("@") for name in CRON_MACROS)
 
 SCHEDULE_RULES: tuple[Rule, ...] = (
     _weekday_rule("startDayOfWeek"),
     _weekday_rule("endDayOfWeek"),
+    _time_required_rule("startTime"),
+    _time_required_rule("endTime"),
     _time_format_rule("startTime"),
     _time_format_rule("endTime"),
+    _cron_required_rule("schedule"),
+    _cron_required_rule("duration"),
+    Rule(
+        rule=(
+            "self.type != 'Cron' || (!has(self.startTime) && !has(self.endTime)"
+            " && (!has(self.startDayOfWeek) || self.startDayOfWeek == '')"
+            " && (!has(self.endDayOfWeek) || self.endDayOfWeek == ''))"
+        ),
+        message=(
+            "startTime, endTime, startDayOfWeek and endDayOfWeek are not used by a Cron "
+            "schedule: its windows start when schedule matches and last duration"
+        ),
+    ),
+    Rule(
+        rule="self.type == 'Cron' || (!has(self.schedule) && !has(self.duration))",
+        message="schedule and duration are only used by a Cron schedule",
+    ),
+    Rule(
+        rule=(
+            "!has(self.schedule)"
+            f" || self.schedule.matches({_cel_string(f'^@({_MACROS})$')})"
+            f" || self.schedule.matches({_cel_string(CRON_FIELDS_PATTERN)})"
+        ),
+        message=(
+            "schedule must have 5 fields separated by spaces (minute hour day-of-month month "
+            "day-of-week; no seconds) or be a macro such as @daily"
+        ),
+    ),
+    Rule(
+        # The schema's pattern has the format; this the range (CEL parses Go durations).
+        rule=(
+            "!has(self.duration) || (duration(self.duration) >= duration('1m')"
+            " && duration(self.duration) <= duration('744h'))"
+        ),
+        message="duration must be from 1m to 744h (31 days)",
+    ),
+    Rule(
+        rule="self.type != 'OneShot' || (!has(self.startDate) && !has(self.endDate))",
+        message="startDate and endDate are not used by a OneShot schedule: it has its own dates",
+    ),
+    # yyyy-MM-dd (the schema's pattern) is fixed-width, so text order is date order.
+    Rule(
+        rule="!has(self.startDate) || !has(self.endDate) || self.endDate >= self.startDate",
+        message="endDate must not be before startDate",
+    ),
     # Compared only when both are 16 characters, i.e. (by the pattern) yyyy-MM-ddTHH:mm: that
     # format is fixed-width, so string order is time order. Otherwise the format rule above
     # already reports the real problem.
     Rule(
         rule=(
-            "self.type != 'OneShot' || size(self.startTime) != 16 || size(self.endTime) != 16"
+            "self.type != 'OneShot' || !has(self.startTime) || !has(self.endTime)"
+            " || size(self.startTime) != 16 || size(self.endTime) != 16"
             " || self.endTime > self.startTime"
         ),
         message="endTime must be after startTime for a OneShot schedule",
@@ -161,7 +233,7 @@ SCHEDULE_SHORT_NAME = "spasched"
 
 SCHEDULE_COLUMNS: tuple[Column, ...] = (
     Column("REFERENCE", "string", ".spec.scaleTargetRef.name", "The ScheduledPodAutoscaler"),
-    Column("TYPE", "string", ".spec.type", "Weekly, Daily or OneShot"),
+    Column("TYPE", "string", ".spec.type", "Weekly, Daily, OneShot, WeeklySpan or Cron"),
     Column("STARTTIME", "string", ".spec.startTime", "Start of the window"),
     Column("ENDTIME", "string", ".spec.endTime", "End of the window"),
     Column("STARTDAYOFWEEK", "string", ".spec.startDayOfWeek", "First day (Weekly)"),
@@ -251,6 +323,14 @@ def _schedule_spec_schema() -> Schema:
         # "" is how manifests exported from the original controller say "unset".
         props[field]["enum"] = ["", *(day.value for day in WeekdayName)]
         props[field]["maxLength"] = max(len(day.value) for day in WeekdayName)
+    for node in (props["startDate"], props["endDate"], props["excludeDates"]["items"]):
+        node["pattern"] = DATE_PATTERN
+        # The API server also checks that the date exists (no 30 February).
+        node["format"] = "date"
+    # Each date once, as a set: the API server rejects a duplicate.
+    props["excludeDates"]["x-kubernetes-list-type"] = "set"
+    props["duration"]["pattern"] = DURATION_PATTERN
+    props["holidays"]["properties"]["country"]["pattern"] = "^[A-Z]{2}$"
     spec["x-kubernetes-validations"] = [_rule_dict(rule) for rule in SCHEDULE_RULES]
     return spec
 

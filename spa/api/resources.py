@@ -22,6 +22,8 @@ __all__ = [
     "SCHEDULE_KIND",
     "VERSION",
     "Condition",
+    "HolidayMode",
+    "HolidaysSpec",
     "ObjectMeta",
     "OwnerReference",
     "Schedule",
@@ -124,6 +126,13 @@ class ScheduleType(StrEnum):
     Weekly = "Weekly"
     Daily = "Daily"
     OneShot = "OneShot"
+    WeeklySpan = "WeeklySpan"
+    Cron = "Cron"
+
+
+class HolidayMode(StrEnum):
+    Skip = "Skip"
+    Only = "Only"
 
 
 class WeekdayName(StrEnum):
@@ -153,20 +162,54 @@ class ScheduleTargetRef(ApiModel):
     kind: Literal["ScheduledPodAutoscaler"] | None = None
 
 
+class HolidaysSpec(ApiModel):
+    """Public holidays of a country, as the `holidays` library defines them (observed days
+    included)."""
+
+    country: Annotated[str, Field(max_length=2)]
+    """ISO 3166-1 alpha-2 code, such as DE, JP or US."""
+    subdivision: Annotated[str, Field(max_length=32)] | None = None
+    """A state, province or region of the country, such as BY for Bavaria; unset means the
+    holidays of the whole country."""
+    mode: HolidayMode | None = None
+    """Skip (default): windows starting on a holiday do not happen. Only: only those happen."""
+
+
 class ScheduleSpec(ApiModel):
     """A time window and the replica bounds that apply during it."""
 
     scale_target_ref: ScheduleTargetRef
     type: ScheduleType
-    """Weekly, Daily or OneShot."""
-    start_time: Annotated[str, Field(max_length=16)]
-    """HH:mm for Weekly and Daily, yyyy-MM-ddTHH:mm for OneShot, in timeZone."""
-    end_time: Annotated[str, Field(max_length=16)]
-    """HH:mm for Weekly and Daily, yyyy-MM-ddTHH:mm for OneShot, in timeZone."""
+    """Weekly, Daily, OneShot, WeeklySpan or Cron."""
+    start_time: Annotated[str, Field(max_length=16)] | None = None
+    """HH:mm for Weekly, Daily and WeeklySpan, yyyy-MM-ddTHH:mm for OneShot, in timeZone;
+    required except for Cron."""
+    end_time: Annotated[str, Field(max_length=16)] | None = None
+    """HH:mm for Weekly, Daily and WeeklySpan, yyyy-MM-ddTHH:mm for OneShot, in timeZone;
+    required except for Cron."""
     start_day_of_week: OptionalWeekday = None
-    """First day of a Weekly window; ignored by other types."""
+    """First day of a Weekly window, or the day a WeeklySpan starts; ignored by Daily and
+    OneShot."""
     end_day_of_week: OptionalWeekday = None
-    """Last day of a Weekly window (inclusive, may wrap past Saturday); ignored otherwise."""
+    """Last day of a Weekly window (inclusive, may wrap past Saturday), or the day a
+    WeeklySpan ends; ignored by Daily and OneShot."""
+    schedule: Annotated[str, Field(max_length=128)] | None = None
+    """Cron only: a 5-field cron expression (minute hour day-of-month month day-of-week) or
+    a macro such as @daily, in timeZone; a window of `duration` starts at each match."""
+    duration: Annotated[str, Field(max_length=32)] | None = None
+    """Cron only: how long each window lasts, a duration such as 1h30m, from 1m to 744h."""
+    exclude_dates: (
+        Annotated[list[Annotated[str, Field(max_length=10)]], Field(max_length=366)] | None
+    ) = None
+    """Dates (yyyy-MM-dd) in timeZone on which no window starts."""
+    holidays: HolidaysSpec | None = None
+    """Public holidays on which no window starts (mode Skip) or the only days on which
+    windows start (mode Only)."""
+    start_date: Annotated[str, Field(max_length=10)] | None = None
+    """yyyy-MM-dd in timeZone: no window starts before this date. Not for OneShot."""
+    end_date: Annotated[str, Field(max_length=10)] | None = None
+    """yyyy-MM-dd in timeZone: no window starts after this date (inclusive); once it has passed
+    and the last window has ended, the Schedule is Completed. Not for OneShot."""
     time_zone: Annotated[str, Field(max_length=64)] | None = None
     """IANA time zone such as Asia/Tokyo; default UTC. Case-sensitive."""
     min_replicas: Replicas | None = None
@@ -191,8 +234,9 @@ class ScheduleStatus(LenientModel):
     """What the controller observed; written by the controller only."""
 
     condition: ScheduleCondition | None = None
-    """Available (not active now), Progressing (active and applied), Suspend, Completed or
-    Degraded (invalid or could not be applied)."""
+    """Available (not active now), Progressing (active and applied), Suspend, Completed (a
+    OneShot whose end, or a Schedule whose endDate, has passed) or Degraded (invalid or could
+    not be applied)."""
     last_transition_time: str | None = None
     """When condition last changed."""
     message: str | None = None

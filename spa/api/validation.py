@@ -31,6 +31,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from spa.api.resources import (
+    HolidayMode,
     Schedule,
     ScheduledPodAutoscaler,
     ScheduleSpec,
@@ -39,17 +40,27 @@ from spa.api.resources import (
 )
 from spa.schedule import (
     Base,
+    Calendar,
+    CalendarWindow,
+    CronExpression,
+    CronWindow,
     OneShotWindow,
+    PublicHolidays,
     RecurringWindow,
     WallClockError,
     Weekday,
+    WeeklySpanWindow,
     Window,
     load_zone,
+    parse_date,
+    parse_duration,
     parse_hour_minute,
     parse_local_datetime,
     to_instant,
     weekdays_between,
 )
+from spa.schedule import HolidayMode as EngineHolidayMode
+from spa.schedule.public_holidays import UnknownSubdivision
 from spa.schedule.wallclock import LOCAL_DATETIME_PATTERN, zone_names
 
 __all__ = [
@@ -180,6 +191,16 @@ def compile_schedule(spec: ScheduleSpec) -> CompiledSchedule:
             time_zone=spec.time_zone,
             min_replicas=spec.min_replicas,
             max_replicas=spec.max_replicas,
+            schedule=spec.schedule,
+            duration=spec.duration,
+            start_date=spec.start_date,
+            end_date=spec.end_date,
+            exclude_dates=spec.exclude_dates,
+            holidays=(
+                None
+                if spec.holidays is None
+                else _Holidays(spec.holidays.country, spec.holidays.subdivision, spec.holidays.mode)
+            ),
         )
     )
     if errors or window is None:
@@ -208,6 +229,19 @@ class _WindowFields:
     time_zone: str | object | None
     min_replicas: int | None
     max_replicas: int | None
+    schedule: str | object | None = None
+    duration: str | object | None = None
+    start_date: str | object | None = None
+    end_date: str | object | None = None
+    exclude_dates: list[str] | object | None = None
+    holidays: _Holidays | object | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Holidays:
+    country: str
+    subdivision: str | None
+    mode: HolidayMode | None
 
 
 def _check_window(fields: _WindowFields) -> tuple[Window | None, list[FieldError]]:
@@ -215,6 +249,9 @@ def _check_window(fields: _WindowFields) -> tuple[Window | None, list[FieldError
 
     def attempt(field: str, check: Any, value: Any) -> Any:
         if value is _UNCHECKED:
+            return None
+        if value is None:
+            errors.append(FieldError(field, f"is required for a {fields.type} schedule"))
             return None
         try:
             return check(value)
@@ -224,7 +261,13 @@ def _check_window(fields: _WindowFields) -> tuple[Window | None, list[FieldError
 
     zone = attempt("spec.timeZone", _load_zone, fields.time_zone or "")
     window: Window | None = None
-    if fields.type is ScheduleType.OneShot:
+    errors.extend(_unused_fields(fields))
+    if fields.type is ScheduleType.Cron:
+        expression = attempt("spec.schedule", CronExpression, fields.schedule)
+        duration = attempt("spec.duration", parse_duration, fields.duration)
+        if expression is not None and duration is not None and zone is not None:
+            window = CronWindow(expression=expression, duration=duration, zone=zone)
+    elif fields.type is ScheduleType.OneShot:
         start = attempt("spec.startTime", parse_local_datetime, fields.start_time)
         end = attempt("spec.endTime", parse_local_datetime, fields.end_time)
         if (start is None or end is None) and _ordered_wrongly(fields.start_time, fields.end_time):
@@ -260,19 +303,22 @@ def _check_window(fields: _WindowFields) -> tuple[Window | None, list[FieldError
     elif fields.type is not None:
         start_of_day = attempt("spec.startTime", parse_hour_minute, fields.start_time)
         end_of_day = attempt("spec.endTime", parse_hour_minute, fields.end_time)
-        days = None
-        if fields.type is ScheduleType.Weekly:
-            first = _weekday(fields.start_day, "spec.startDayOfWeek", errors)
-            last = _weekday(fields.end_day, "spec.endDayOfWeek", errors)
+        days = first = last = None
+        if fields.type in (ScheduleType.Weekly, ScheduleType.WeeklySpan):
+            first = _weekday(fields.start_day, "spec.startDayOfWeek", errors, fields.type)
+            last = _weekday(fields.end_day, "spec.endDayOfWeek", errors, fields.type)
             if first is not None and last is not None:
                 days = weekdays_between(first, last)
-        if (
-            start_of_day is not None
-            and end_of_day is not None
-            and zone is not None
-            and (fields.type is ScheduleType.Daily or days is not None)
-        ):
+        if start_of_day is None or end_of_day is None or zone is None:
+            pass
+        elif fields.type is ScheduleType.WeeklySpan:
+            if first is not None and last is not None:
+                window = WeeklySpanWindow(first, start_of_day, last, end_of_day, zone)
+        elif fields.type is ScheduleType.Daily or days is not None:
             window = RecurringWindow(start=start_of_day, end=end_of_day, zone=zone, days=days)
+    calendar = _check_calendar(fields, errors)
+    if window is not None and calendar is not None and not calendar.empty:
+        window = CalendarWindow(window, calendar)
     if (
         fields.min_replicas is not None
         and fields.max_replicas is not None
@@ -308,13 +354,114 @@ def _load_zone(name: str) -> Any:
         raise WallClockError(f"{error}{_suggestion(name, zone_names())}") from None
 
 
-def _weekday(name: str | object | None, field: str, errors: list[FieldError]) -> Weekday | None:
+def _weekday(
+    name: str | object | None, field: str, errors: list[FieldError], kind: ScheduleType
+) -> Weekday | None:
     if name is _UNCHECKED:
         return None
     if not name:
-        errors.append(FieldError(field, "is required for a Weekly schedule (Sunday to Saturday)"))
+        errors.append(FieldError(field, f"is required for a {kind} schedule (Sunday to Saturday)"))
         return None
     return Weekday[str(name)]
+
+
+# The fields of one type that another type has no use for. The day fields of Daily and OneShot
+# were always ignored (the original controller's manifests carry them), so they still are.
+_CRON_ONLY = (("schedule", "spec.schedule"), ("duration", "spec.duration"))
+_NOT_CRON = (
+    ("start_time", "spec.startTime"),
+    ("end_time", "spec.endTime"),
+    ("start_day", "spec.startDayOfWeek"),
+    ("end_day", "spec.endDayOfWeek"),
+)
+_NOT_ONE_SHOT = (("start_date", "spec.startDate"), ("end_date", "spec.endDate"))
+
+
+def _unused_fields(fields: _WindowFields) -> list[FieldError]:
+    def present(name: str) -> bool:
+        value = getattr(fields, name)
+        return value not in (None, "") and value is not _UNCHECKED
+
+    errors: list[FieldError] = []
+    if fields.type is ScheduleType.Cron:
+        errors += [
+            FieldError(
+                path,
+                "is not used by a Cron schedule: its windows start when schedule "
+                "matches and last duration",
+            )
+            for name, path in _NOT_CRON
+            if present(name)
+        ]
+    elif fields.type is not None:
+        errors += [
+            FieldError(path, "is only used by a Cron schedule")
+            for name, path in _CRON_ONLY
+            if present(name)
+        ]
+    if fields.type is ScheduleType.OneShot:
+        errors += [
+            FieldError(path, "is not used by a OneShot schedule: it has its own dates")
+            for name, path in _NOT_ONE_SHOT
+            if present(name)
+        ]
+    return errors
+
+
+def _check_calendar(fields: _WindowFields, errors: list[FieldError]) -> Calendar | None:
+    """The date rules (docs/schedules.md, "Calendars"), or None if one of them is invalid."""
+    valid = True
+
+    def date_of(field: str, value: object) -> Any:
+        nonlocal valid
+        if value is None or value is _UNCHECKED:
+            valid = valid and value is None
+            return None
+        try:
+            return parse_date(str(value))
+        except WallClockError as error:
+            errors.append(FieldError(field, str(error)))
+            valid = False
+            return None
+
+    start_date = date_of("spec.startDate", fields.start_date)
+    end_date = date_of("spec.endDate", fields.end_date)
+    if start_date is not None and end_date is not None and end_date < start_date:
+        errors.append(FieldError("spec.endDate", f"must not be before startDate ({start_date})"))
+        valid = False
+    excluded = set()
+    if isinstance(fields.exclude_dates, list):
+        for index, text in enumerate(fields.exclude_dates):
+            day = date_of(f"spec.excludeDates[{index}]", text)
+            if day in excluded:
+                errors.append(FieldError(f"spec.excludeDates[{index}]", f"{text} is listed twice"))
+                valid = False
+            elif day is not None:
+                excluded.add(day)
+    elif fields.exclude_dates is _UNCHECKED:
+        valid = False
+    holidays = None
+    mode = EngineHolidayMode.SKIP
+    if isinstance(fields.holidays, _Holidays):
+        try:
+            holidays = PublicHolidays(fields.holidays.country, fields.holidays.subdivision)
+        except WallClockError as error:
+            field = "subdivision" if isinstance(error, UnknownSubdivision) else "country"
+            errors.append(FieldError(f"spec.holidays.{field}", str(error)))
+            valid = False
+        if fields.holidays.mode is HolidayMode.Only:
+            mode = EngineHolidayMode.ONLY
+    elif fields.holidays is _UNCHECKED:
+        valid = False
+    if not valid:
+        return None
+    return Calendar(
+        start_date=start_date,
+        end_date=end_date,
+        excluded=frozenset(excluded),
+        holidays=holidays,
+        holiday_mode=mode,
+    )
 
 
 def _also_wrong(document: Mapping[str, Any], reported: set[str | None]) -> list[FieldError]:
@@ -337,6 +484,12 @@ def _also_wrong(document: Mapping[str, Any], reported: set[str | None]) -> list[
         kind = None
     integers = (int,)
     minimum, maximum = value("minReplicas", integers), value("maxReplicas", integers)
+    holidays = value("holidays", Mapping)
+    if isinstance(holidays, Mapping):
+        holidays = _holidays_of(holidays, reported)
+    excluded = value("excludeDates", list)
+    if isinstance(excluded, list) and not all(isinstance(day, str) for day in excluded):
+        excluded = _UNCHECKED
     _, errors = _check_window(
         _WindowFields(
             type=ScheduleType(kind) if kind else None,
@@ -347,6 +500,12 @@ def _also_wrong(document: Mapping[str, Any], reported: set[str | None]) -> list[
             time_zone=value("timeZone", str),
             min_replicas=minimum if isinstance(minimum, int) else None,
             max_replicas=maximum if isinstance(maximum, int) else None,
+            schedule=value("schedule", str),
+            duration=value("duration", str),
+            start_date=value("startDate", str),
+            end_date=value("endDate", str),
+            exclude_dates=excluded,
+            holidays=holidays,
         )
     )
     return [error for error in errors if error.field not in reported]
@@ -383,6 +542,17 @@ _MOST_ERRORS_SHOWN = 20
 _DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS_SUBDOMAIN = re.compile(rf"{_DNS_LABEL}(\.{_DNS_LABEL})*\Z")
 _DNS_LABEL_ONLY = re.compile(rf"{_DNS_LABEL}\Z")
+
+
+def _holidays_of(raw: Mapping[str, Any], reported: set[str | None]) -> _Holidays | object:
+    country, subdivision, mode = raw.get("country"), raw.get("subdivision"), raw.get("mode")
+    if any(field.startswith("spec.holidays") for field in reported if field) or not (
+        isinstance(country, str)
+        and (subdivision is None or isinstance(subdivision, str))
+        and (mode is None or mode in set(HolidayMode))
+    ):
+        return _UNCHECKED
+    return _Holidays(country, subdivision, HolidayMode(mode) if mode else None)
 
 
 def _parse(model: type[Model], document: Mapping[str, Any]) -> Model:

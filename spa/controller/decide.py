@@ -44,7 +44,6 @@ from spa.controller.desired import (
     with_condition,
 )
 from spa.schedule import (
-    OneShotWindow,
     Rule,
     State,
     Timeline,
@@ -677,11 +676,8 @@ def _schedule_status(
         condition, message = ScheduleCondition.Degraded, problem
     elif entry.compiled is not None and entry.compiled.suspend:
         condition = ScheduleCondition.Suspend
-    elif (
-        entry.compiled is not None
-        and isinstance(entry.compiled.window, OneShotWindow)
-        and entry.compiled.window.completed(snapshot.instant)
-    ):
+    elif entry.compiled is not None and entry.compiled.window.completed(snapshot.instant):
+        # A OneShot past its end, or a Schedule past its endDate (docs/schedules.md).
         condition = ScheduleCondition.Completed
     else:
         condition = ScheduleCondition.Progressing if active else ScheduleCondition.Available

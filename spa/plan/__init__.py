@@ -2,7 +2,7 @@
 
 from spa.plan.html import render_html
 from spa.plan.manifests import Document, ReadError, read_documents
-from spa.plan.planner import AutoscalerPlan, Plan, PlanError, build_plan
+from spa.plan.planner import AutoscalerPlan, Plan, PlanError, SkippedWindow, build_plan
 from spa.plan.render import render_json, render_table
 
 __all__ = [
@@ -11,6 +11,7 @@ __all__ = [
     "Plan",
     "PlanError",
     "ReadError",
+    "SkippedWindow",
     "build_plan",
     "read_documents",
     "render_html",

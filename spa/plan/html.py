@@ -368,7 +368,9 @@ def _schedule_row(
     intervals = (
         []
         if schedule.state is ScheduleState.COMPLETED
-        else _merged(schedule.timeline.window.intervals(plan.at, plan.until))
+        else _merged(
+            (o.start, o.end) for o in schedule.timeline.window.occurrences(plan.at, plan.until)
+        )
     )
     for start, end in intervals:
         start, end = max(start, plan.at), min(end, plan.until)

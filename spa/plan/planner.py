@@ -30,9 +30,17 @@ from spa.api import (
 from spa.api.validation import unknown_status_fields
 from spa.plan.manifests import Document, ReadError
 from spa.plan.schedules import PlannedSchedule, plan_schedule
-from spa.schedule import Base, Rule, State, state_at, transitions_between
+from spa.schedule import (
+    Base,
+    Rule,
+    Skipped,
+    State,
+    skipped_between,
+    state_at,
+    transitions_between,
+)
 
-__all__ = ["AutoscalerPlan", "Plan", "PlanError", "build_plan"]
+__all__ = ["AutoscalerPlan", "Plan", "PlanError", "SkippedWindow", "build_plan"]
 
 DEFAULT_NAMESPACE = "default"
 _OUR_KINDS = (SCHEDULED_POD_AUTOSCALER, SCHEDULE_KIND)
@@ -55,6 +63,18 @@ class PlanError:
 
 
 @dataclass(frozen=True, slots=True)
+class SkippedWindow:
+    """A window of one of the autoscaler's Schedules that does not open, and why."""
+
+    schedule: str
+    skipped: Skipped
+
+    @property
+    def time(self) -> int:
+        return self.skipped.occurrence.start
+
+
+@dataclass(frozen=True, slots=True)
 class AutoscalerPlan:
     namespace: str
     name: str
@@ -63,6 +83,8 @@ class AutoscalerPlan:
     base: Base | None = None
     schedules: list[PlannedSchedule] = field(default_factory=list)
     """Its valid Schedules, suspended and completed ones too, by name."""
+    skipped: list[SkippedWindow] = field(default_factory=list)
+    """Windows skipped in the horizon (an excluded date, a holiday), by time, then Schedule."""
 
 
 @dataclass(slots=True)
@@ -190,6 +212,14 @@ def build_plan(
                 transitions=transitions_between(base, own_rules, at, until),
                 base=base,
                 schedules=sorted(planned.get((namespace, name), []), key=lambda s: s.name),
+                skipped=sorted(
+                    (
+                        SkippedWindow(rule.name, skipped)
+                        for rule in own_rules
+                        for skipped in skipped_between(rule.timeline.window, at, until)
+                    ),
+                    key=lambda entry: (entry.time, entry.schedule),
+                ),
             )
         )
     plan.errors = errors.in_file_order()

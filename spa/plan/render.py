@@ -1,6 +1,7 @@
 """The two text faces of a plan: a table for people and the JSON of docs/plan.md for tools.
 
-The JSON keys and their order are a contract other tools consume; nothing is added to it.
+The JSON keys and their order are a contract other tools consume (docs/plan.md); keys are
+only ever added, at the end of their object.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from spa.plan.planner import AutoscalerPlan, Plan, PlanError
+from spa.plan.planner import AutoscalerPlan, Plan, PlanError, SkippedWindow
 from spa.plan.schedules import PlannedSchedule, ScheduleState, format_local, zone_name
 from spa.schedule import State, format_instant
 
@@ -47,7 +48,19 @@ def render_json(plan: Plan) -> str:
             {"time": format_instant(instant), **state_fields(state)}
             for instant, state in autoscaler.transitions
         ]
-        autoscalers.append(f'{head[:-1]}, "transitions": {_lines(transitions, depth=3)}}}')
+        skipped = [
+            {
+                "time": format_instant(entry.time),
+                "schedule": entry.schedule,
+                "date": entry.skipped.occurrence.day.isoformat(),
+                "reason": entry.skipped.reason,
+            }
+            for entry in autoscaler.skipped
+        ]
+        autoscalers.append(
+            f'{head[:-1]}, "transitions": {_lines(transitions, depth=3)}, '
+            f'"skipped": {_lines(skipped, depth=3)}}}'
+        )
     errors = [_encode(_error_fields(error)) for error in plan.errors]
     return "\n".join(
         [
@@ -142,6 +155,7 @@ def render_table(plan: Plan) -> str:
             lines.append("")
             if not autoscaler.transitions:
                 lines.append("  no transition in this period")
+                lines.extend(_skipped_lines(autoscaler.skipped))
                 continue
             zones = zones_of[id(autoscaler)]
             rows = [["FROM", "MIN", "MAX", "ACTIVE SCHEDULES", "LOCAL"]]
@@ -156,6 +170,7 @@ def render_table(plan: Plan) -> str:
                 for instant, state in autoscaler.transitions
             ]
             lines.extend("  " + line for line in columns(rows))
+            lines.extend(_skipped_lines(autoscaler.skipped))
     if plan.errors:
         lines += ["", f"{len(plan.errors)} error(s):"]
         lines.extend(f"  {describe_error(error)}" for error in plan.errors)
@@ -229,6 +244,17 @@ def _base_text(autoscaler: AutoscalerPlan) -> str:
         return ""
     minimum = "unset (1)" if base.min_replicas is None else str(base.min_replicas)
     return f" (base: min {minimum}, max {base.max_replicas})"
+
+
+def _skipped_lines(skipped: list[SkippedWindow]) -> list[str]:
+    """The windows that do not open in the horizon, and why (docs/plan.md)."""
+    if not skipped:
+        return []
+    rows = [["SKIPPED", "SCHEDULE", "WHY"]]
+    rows += [
+        [format_instant(entry.time), entry.schedule, entry.skipped.describe()] for entry in skipped
+    ]
+    return ["  " + line for line in columns(rows)]
 
 
 def describe_error(error: PlanError) -> str:

@@ -16,7 +16,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from spa.api import CompiledSchedule, ScheduleSpec
-from spa.schedule import UTC_ZONE, OneShotWindow, Timeline
+from spa.schedule import UTC_ZONE, Timeline
 
 __all__ = [
     "PlannedSchedule",
@@ -72,7 +72,7 @@ def plan_schedule(
     next_change: int | None = None
     if compiled.suspend:
         state = ScheduleState.SUSPENDED
-    elif isinstance(window, OneShotWindow) and window.completed(at):
+    elif window.completed(at):  # a OneShot past its end, a Schedule past its endDate
         state = ScheduleState.COMPLETED
     else:
         next_change = timeline.next_boundary(at)
@@ -97,6 +97,11 @@ def plan_schedule(
 
 def _describe_window(spec: ScheduleSpec) -> str:
     times = f"{spec.start_time}-{spec.end_time}"
+    if spec.type.value == "Cron":
+        return f"cron '{spec.schedule}' for {spec.duration}"
+    if spec.type.value == "WeeklySpan" and spec.start_day_of_week and spec.end_day_of_week:
+        first, last = spec.start_day_of_week.value[:3], spec.end_day_of_week.value[:3]
+        return f"{first} {spec.start_time} to {last} {spec.end_time}"
     if spec.type.value == "OneShot":
         return f"{spec.start_time} to {spec.end_time}"
     if spec.type.value == "Weekly" and spec.start_day_of_week and spec.end_day_of_week:

@@ -1,11 +1,23 @@
-"""The pure schedule engine: time windows, daylight-saving rules and effective replica bounds.
+"""The pure schedule engine: time windows, calendars, daylight-saving rules and effective
+replica bounds.
 
 It imports nothing from Kubernetes or from the API models, so it can be tested exhaustively
 and reused by the controller and by `spa plan` alike. Instants are integer seconds since the
 Unix epoch (UTC); `from_instant` turns one into a datetime at the edges.
 """
 
+from spa.schedule.calendar import (
+    Calendar,
+    CalendarWindow,
+    HolidayCalendar,
+    HolidayMode,
+    SkipCause,
+    Skipped,
+    skipped_between,
+)
+from spa.schedule.cron import CronExpression, CronWindow, parse_duration
 from spa.schedule.effective import Base, Rule, State, next_transition, state_at, transitions_between
+from spa.schedule.public_holidays import PublicHolidays, holiday_countries
 from spa.schedule.wallclock import (
     UTC_ZONE,
     WallClockError,
@@ -14,31 +26,54 @@ from spa.schedule.wallclock import (
     from_instant,
     instant_of,
     load_zone,
+    parse_date,
     parse_hour_minute,
     parse_local_datetime,
     to_instant,
     weekdays_between,
 )
-from spa.schedule.windows import OneShotWindow, RecurringWindow, Timeline, Window
+from spa.schedule.windows import (
+    Occurrence,
+    OneShotWindow,
+    RecurringWindow,
+    Timeline,
+    WeeklySpanWindow,
+    Window,
+)
 
 __all__ = [
     "UTC_ZONE",
     "Base",
+    "Calendar",
+    "CalendarWindow",
+    "CronExpression",
+    "CronWindow",
+    "HolidayCalendar",
+    "HolidayMode",
+    "Occurrence",
     "OneShotWindow",
+    "PublicHolidays",
     "RecurringWindow",
     "Rule",
+    "SkipCause",
+    "Skipped",
     "State",
     "Timeline",
     "WallClockError",
     "Weekday",
+    "WeeklySpanWindow",
     "Window",
     "format_instant",
     "from_instant",
+    "holiday_countries",
     "instant_of",
     "load_zone",
     "next_transition",
+    "parse_date",
+    "parse_duration",
     "parse_hour_minute",
     "parse_local_datetime",
+    "skipped_between",
     "state_at",
     "to_instant",
     "transitions_between",

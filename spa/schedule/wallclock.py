@@ -29,6 +29,7 @@ __all__ = [
     "instant_of",
     "load_zone",
     "local_date",
+    "parse_date",
     "parse_hour_minute",
     "parse_local_datetime",
     "to_instant",
@@ -65,11 +66,13 @@ _SUNDAY_FIRST = (
 
 _HOUR_MINUTE = re.compile(r"([01]?[0-9]|2[0-3]):([0-5][0-9])")
 _LOCAL_DATETIME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2})")
+_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 
 HOUR_MINUTE_PATTERN = r"^([01]?[0-9]|2[0-3]):[0-5][0-9]$"
 LOCAL_DATETIME_PATTERN = (
     r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]$"
 )
+DATE_PATTERN = r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"
 
 
 def parse_hour_minute(text: str) -> time:
@@ -92,6 +95,17 @@ def parse_local_datetime(text: str) -> datetime:
         raise WallClockError(f"'{text}' is not a valid date and time: {error}") from None
 
 
+def parse_date(text: str) -> date:
+    """Parse a calendar date `yyyy-MM-dd` (four-digit year, two-digit month and day)."""
+    match = _DATE.fullmatch(text)
+    if match is None:
+        raise WallClockError(f"'{text}' is not a date in the form yyyy-MM-dd")
+    try:
+        return date(int(match[1]), int(match[2]), int(match[3]))
+    except ValueError as error:
+        raise WallClockError(f"'{text}' is not a valid date: {error}") from None
+
+
 @functools.cache
 def zone_names() -> frozenset[str]:
     """Every IANA zone name the tzdata package ships: the zones `load_zone` accepts."""
@@ -104,6 +118,13 @@ def load_zone(name: str) -> ZoneInfo:
     """The IANA zone `name` from the tzdata package; an empty name means UTC."""
     if name == "":
         return UTC_ZONE
+    if name == "Local":
+        # The original controller read "Local" as the zone of the machine it ran on; here a
+        # window means the same wherever the controller runs (docs/schedules.md).
+        raise WallClockError(
+            "'Local' (the controller machine's own zone) is not supported: write the IANA "
+            "name of the zone you mean, such as Europe/Berlin or America/New_York"
+        )
     if name not in zone_names():
         raise WallClockError(f"unknown time zone '{name}'")
     resource = importlib.resources.files("tzdata.zoneinfo").joinpath(*name.split("/"))

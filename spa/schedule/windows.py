@@ -1,24 +1,36 @@
-"""Schedule windows as sets of half-open UTC intervals, and a cache that makes queries cheap.
+"""Schedule windows as occurrences, and a cache that turns them into fast UTC queries.
 
-A window (Daily, Weekly or OneShot) is described in wall-clock time; `RecurringWindow` and
-`OneShotWindow` turn it into the absolute intervals `[start, end)` it covers. `Timeline` sits
-on top: it answers "active at t?" and "next boundary after t" from week-sized chunks of
-precomputed intervals, because the controller asks these questions for every Schedule on every
-reconcile and the plan asks them thousands of times; converting wall clocks through time zones
-on each question would dominate the cost.
+A window (Daily, Weekly, WeeklySpan, Cron or OneShot) is described in wall-clock time. Each
+kind turns its description into **occurrences**: one window opening, with the instants it
+covers, `[start, end)`, and the calendar date it belongs to (the date of its start as written,
+in the Schedule's zone). Calendar rules (bounds, excluded dates, holidays, spa/schedule/
+calendar.py) judge that date, never the instants, so a later feature may move `start` (a lead
+time that opens the window earlier) without changing which day an occurrence is on.
+
+`Timeline` sits on top: it answers "active at t?" and "next boundary after t" from week-sized
+chunks of precomputed, merged intervals, because the controller asks these questions for
+every Schedule on every reconcile and the plan asks them thousands of times; converting wall
+clocks through time zones on each question would dominate the cost.
 """
 
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from datetime import datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from spa.schedule.wallclock import Weekday, local_date, to_instant
 
-__all__ = ["OneShotWindow", "RecurringWindow", "Timeline", "Window"]
+__all__ = [
+    "Occurrence",
+    "OneShotWindow",
+    "RecurringWindow",
+    "Timeline",
+    "WeeklySpanWindow",
+    "Window",
+]
 
 Interval = tuple[int, int]
 
@@ -30,14 +42,39 @@ _MAX_CACHED_CHUNKS = 128
 DEFAULT_HORIZON_SECONDS = 400 * 24 * 3600
 
 
-class Window(Protocol):
-    """Something that covers a set of half-open intervals of instants."""
+@dataclass(frozen=True, slots=True)
+class Occurrence:
+    """One opening of a window: active on `[start, end)`, belonging to the local date `day`.
 
-    def intervals(self, low: int, high: int) -> list[Interval]:
-        """Non-empty intervals `[start, end)` that overlap `[low, high)`, in time order."""
+    `day` is the date of the start as written in the Schedule's zone (for a start in a skipped
+    hour, the date written, not the date of the jump). It is what calendar rules judge; the
+    instants are what the engine schedules.
+    """
+
+    day: date
+    start: int
+    end: int
+
+
+class Window(Protocol):
+    """Something that opens a set of occurrences, written in the wall clock of `zone`."""
+
+    @property
+    def zone(self) -> ZoneInfo:
+        """The zone whose dates calendar rules judge."""
+
+    def occurrences(self, low: int, high: int) -> list[Occurrence]:
+        """Every non-empty occurrence that overlaps `[low, high)`, ordered by start."""
 
     def last_instant(self) -> int | None:
         """An instant after which the window has no boundary, or None if it recurs forever."""
+
+    def completed(self, instant: int) -> bool:
+        """True once the window will never be active again (a OneShot's end has passed)."""
+
+    @property
+    def always_active(self) -> bool:
+        """True for a window that is active at every instant: it never starts or ends."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +90,8 @@ class RecurringWindow:
     zone: ZoneInfo
     days: frozenset[Weekday] | None = None
 
-    def intervals(self, low: int, high: int) -> list[Interval]:
-        found: list[Interval] = []
+    def occurrences(self, low: int, high: int) -> list[Occurrence]:
+        found: list[Occurrence] = []
         # A window that starts on local day d ends by the end of day d + 1 (plus at most a
         # daylight-saving shift), so days from two before `low` cover every overlap.
         day = local_date(low, self.zone) - 2 * _DAY
@@ -66,17 +103,68 @@ class RecurringWindow:
                 end_day = day + _DAY if crosses_midnight else day
                 end = to_instant(datetime.combine(end_day, self.end), self.zone)
                 if start < end and end > low and start < high:
-                    found.append((start, end))
+                    found.append(Occurrence(day, start, end))
             day += _DAY
         return found
 
     def last_instant(self) -> int | None:
         return None
 
+    def completed(self, instant: int) -> bool:
+        return False
+
     @property
     def always_active(self) -> bool:
-        """True for a 24-hour window on every day: it never starts or ends."""
         return self.start == self.end and (self.days is None or len(self.days) == 7)
+
+
+@dataclass(frozen=True, slots=True)
+class WeeklySpanWindow:
+    """One continuous window a week: from `start_day` at `start` to `end_day` at `end`.
+
+    The span ends at the first `end_day` `end` after its start, so Friday 18:00 to Monday
+    08:00 lasts 62 hours, Monday 18:00 to Monday 08:00 six days and 14 hours, and an equal day
+    and time a whole week (back to back: always active).
+    """
+
+    start_day: Weekday
+    start: time
+    end_day: Weekday
+    end: time
+    zone: ZoneInfo
+    span_days: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        days = (self.end_day - self.start_day) % 7
+        if days == 0 and self.end <= self.start:
+            days = 7
+        object.__setattr__(self, "span_days", days)
+
+    def occurrences(self, low: int, high: int) -> list[Occurrence]:
+        found: list[Occurrence] = []
+        # A span lasts at most 7 days and an hour, so starts from 8 days before `low` on
+        # cover every overlap.
+        day = local_date(low, self.zone) - 8 * _DAY
+        day += _DAY * ((self.start_day - day.weekday()) % 7)
+        last_day = local_date(high, self.zone)
+        while day <= last_day:
+            start = to_instant(datetime.combine(day, self.start), self.zone)
+            end_day = day + self.span_days * _DAY
+            end = to_instant(datetime.combine(end_day, self.end), self.zone)
+            if start < end and end > low and start < high:
+                found.append(Occurrence(day, start, end))
+            day += 7 * _DAY
+        return found
+
+    def last_instant(self) -> int | None:
+        return None
+
+    def completed(self, instant: int) -> bool:
+        return False
+
+    @property
+    def always_active(self) -> bool:
+        return self.start_day == self.end_day and self.start == self.end
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,10 +180,10 @@ class OneShotWindow:
         span = (to_instant(self.start, self.zone), to_instant(self.end, self.zone))
         object.__setattr__(self, "span", span)
 
-    def intervals(self, low: int, high: int) -> list[Interval]:
+    def occurrences(self, low: int, high: int) -> list[Occurrence]:
         start, end = self.span
         if start < end and end > low and start < high:
-            return [self.span]
+            return [Occurrence(self.start.date(), start, end)]
         return []
 
     def last_instant(self) -> int | None:
@@ -104,6 +192,10 @@ class OneShotWindow:
     def completed(self, instant: int) -> bool:
         """A OneShot is completed from its end instant on."""
         return instant >= self.span[1]
+
+    @property
+    def always_active(self) -> bool:
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,17 +208,21 @@ class _Chunk:
 class Timeline:
     """Fast, cached queries over one window.
 
-    Instants are grouped into week-long chunks; each chunk holds the window's intervals that
-    overlap it and its boundaries: the instants where the window starts or stops being active.
-    An end that coincides with the next start (a 24-hour window on consecutive days) is not a
-    boundary, since the window stays active across it.
+    Instants are grouped into week-long chunks; each chunk holds the window's merged intervals
+    that overlap it and its boundaries: the instants where the window starts or stops being
+    active. Occurrences that overlap or touch are one interval (a 24-hour window on
+    consecutive days, a cron window that opens again before it closes): the window stays
+    active across them, so where one ends and the next begins is no boundary.
     """
 
-    __slots__ = ("_chunks", "window")
+    __slots__ = ("_always_active", "_chunks", "_last_instant", "window")
 
     def __init__(self, window: Window) -> None:
         self.window = window
         self._chunks: dict[int, _Chunk] = {}
+        # Windows are immutable: asked once, not on every query (a calendar's are not free).
+        self._always_active = window.always_active
+        self._last_instant = window.last_instant()
 
     def is_active(self, instant: int) -> bool:
         chunk = self._chunk(instant // _CHUNK_SECONDS)
@@ -158,9 +254,9 @@ class Timeline:
         return found
 
     def _never_changes(self, instant: int) -> bool:
-        if isinstance(self.window, RecurringWindow) and self.window.always_active:
+        if self._always_active:
             return True
-        last = self.window.last_instant()
+        last = self._last_instant
         return last is not None and instant >= last
 
     def _chunk(self, index: int) -> _Chunk:
@@ -174,10 +270,13 @@ class Timeline:
     def _build_chunk(self, index: int) -> _Chunk:
         low = index * _CHUNK_SECONDS
         high = low + _CHUNK_SECONDS
-        # Look a day beyond each edge so that an interval joined to one across the edge is
-        # seen as joined; the far ends of the merged runs then lie outside the chunk.
+        # Take every occurrence that overlaps a day beyond each edge, so that an interval
+        # joined to one across the edge is seen as joined. A merged run may reach beyond what
+        # was fetched (occurrences that chain back for weeks), but its part inside the chunk
+        # and its ends inside the chunk are exact, which is all the chunk keeps.
         merged: list[list[int]] = []
-        for start, end in self.window.intervals(low - 86400, high + 86400):
+        for occurrence in sorted(self.window.occurrences(low - 86400, high + 86400), key=_by_start):
+            start, end = occurrence.start, occurrence.end
             if merged and start <= merged[-1][1]:
                 merged[-1][1] = max(merged[-1][1], end)
             else:
@@ -189,3 +288,7 @@ class Timeline:
             ends=[run[1] for run in inside],
             boundaries=boundaries,
         )
+
+
+def _by_start(occurrence: Occurrence) -> int:
+    return occurrence.start

@@ -614,3 +614,51 @@ async def test_retargeting_to_a_missing_autoscaler_releases_the_schedule(
     await eventually(lambda: hpa_gone(kube, namespace, "a"), within=60, what="GC of a's HPA")
     # The garbage collector has processed a's dependents; the released Schedule is not one.
     assert kube.get(SCHEDULES, namespace, "moving")["spec"]["scaleTargetRef"]["name"] == "ghost"
+
+
+async def test_a_holiday_skips_the_window_and_the_hpa_stays_at_its_base(
+    cluster: Any, crds: None, kube: Kube, namespace: str
+) -> None:
+    """Thursday 2026-11-26 is Thanksgiving, a US public holiday: the noon window of a Schedule
+    that skips holidays does not happen, and the next one is Friday's (docs/schedules.md)."""
+    kube.create(autoscaler("web", namespace))
+    kube.create(
+        schedule(
+            "workdays",
+            namespace,
+            "web",
+            minReplicas=5,
+            maxReplicas=20,
+            holidays={"country": "US"},
+            **DAILY_NOON,
+        )
+    )
+    # The same window without a calendar and without bounds: it shows the controller did act
+    # at noon, and leaves the bounds to the other.
+    kube.create(schedule("marker", namespace, "web", **DAILY_NOON))
+    async with running_controller(
+        cluster.kubeconfig, [namespace], start=utc("2026-11-26T11:00:00")
+    ) as running:
+        await eventually(
+            lambda: (
+                kube.status(SCHEDULES, namespace, "workdays").get("nextTransitionTime")
+                == "2026-11-27T12:00:00Z"
+            ),
+            what="the next window on Friday",
+        )
+        running.clock.set(utc("2026-11-26T12:30:00"))
+        status = await eventually(
+            lambda: (
+                (s := kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")).get(
+                    "activeSchedules"
+                )
+                == ["marker"]
+                and s
+            ),
+            what="only the marker active",
+        )
+        assert (status["minReplicas"], status["maxReplicas"]) == (3, 10)
+        assert kube.bounds(namespace, "web") == (3, 10)
+        assert kube.status(SCHEDULES, namespace, "workdays")["condition"] == "Available"
+        running.clock.set(utc("2026-11-27T12:00:00"))
+        await bounds_become(kube, namespace, "web", (5, 20))

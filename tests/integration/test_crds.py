@@ -7,13 +7,16 @@ the apiserver's structural-schema and CEL machinery see it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from spa.plan import build_plan, read_documents
 from tests.integration.harness import CRD_NAMES, REPO
 from tests.testenv.fixtures import RunKubectl
+from tests.unit.plan_corpus import TARGET_AUTOSCALER
 
 pytestmark = pytest.mark.integration
 
@@ -125,3 +128,102 @@ def test_apiserver_enforces_the_cel_rules(run_kubectl: RunKubectl, namespace: st
     )
     assert result.returncode != 0
     assert "startDayOfWeek is required for a Weekly schedule" in result.stderr
+
+
+# -- The calendar fields (docs/schedules.md, "Calendars"): each rule of the schema and CEL -------
+
+DAILY = "  type: Daily\n  startTime: '10:00'\n  endTime: '11:00'\n"
+SPAN = "  type: WeeklySpan\n  startDayOfWeek: Friday\n  startTime: '18:00'\n"
+ONESHOT = "  type: OneShot\n  startTime: '2026-12-24T08:00'\n  endTime: '2026-12-24T20:00'\n"
+
+
+def cron(schedule: str = "'0 9 * * MON-FRI'", duration: str = "8h") -> str:
+    return f"  type: Cron\n  schedule: {schedule}\n  duration: {duration}\n"
+
+
+# (spec lines, the API server's message, the field spa plan names)
+_CALENDAR_RULES = [
+    (SPAN + "  endDayOfWeek: Monday\n  endTime: '08:00'\n", None, None),  # valid: the control
+    ("  type: Cron\n  duration: 1h\n", "schedule is required for a Cron", "spec.schedule"),
+    (DAILY + "  duration: 1h\n", "only used by a Cron schedule", "spec.duration"),
+    (cron() + "  startTime: '10:00'\n", "are not used by a Cron schedule", "spec.startTime"),
+    (cron("'0 0 9 * * *'"), "must have 5 fields", "spec.schedule"),
+    (cron("'@reboot'"), "must have 5 fields", "spec.schedule"),
+    (cron(duration="30s"), "from 1m to 744h", "spec.duration"),
+    (cron(duration="745h"), "from 1m to 744h", "spec.duration"),
+    (cron(duration="1d"), "spec.duration", "spec.duration"),
+    (
+        SPAN + "  endTime: '08:00'\n",
+        "endDayOfWeek is required for a Weekly schedule and a WeeklySpan",
+        "spec.endDayOfWeek",
+    ),
+    (ONESHOT + "  endDate: 2026-12-31\n", "not used by a OneShot", "spec.endDate"),
+    (
+        DAILY + "  startDate: 2026-12-01\n  endDate: 2026-11-30\n",
+        "endDate must not be before startDate",
+        "spec.endDate",
+    ),
+    (DAILY + "  startDate: 2026-02-30\n", "spec.startDate", "spec.startDate"),
+    (DAILY + "  endDate: '2026-1-5'\n", "spec.endDate", "spec.endDate"),
+    (DAILY + "  excludeDates: [2026-12-25, 2026-13-01]\n", "spec.excludeDates[1]", None),
+    (DAILY + "  excludeDates: [2026-12-25, 2026-12-25]\n", "Duplicate value", None),
+    (DAILY + "  holidays: {country: de}\n", "spec.holidays.country", "spec.holidays.country"),
+    (
+        DAILY + "  holidays: {country: DE, mode: Sometimes}\n",
+        "spec.holidays.mode",
+        "spec.holidays.mode",
+    ),
+]
+
+
+def _calendar_schedule(name: str, spec: str) -> str:
+    return (
+        "apiVersion: autoscaling.d-kuro.github.io/v1\nkind: Schedule\n"
+        f"metadata:\n  name: {name}\nspec:\n  scaleTargetRef: {{name: web}}\n{spec}"
+    )
+
+
+@pytest.mark.usefixtures("crds")
+def test_apiserver_and_spa_plan_enforce_the_calendar_rules(
+    run_kubectl: RunKubectl, namespace: str, tmp_path: Path
+) -> None:
+    (tmp_path / "target.yaml").write_text(TARGET_AUTOSCALER)
+    target, _ = read_documents([str(tmp_path / "target.yaml")])
+    wrong = []
+    for number, (spec, message, field) in enumerate(_CALENDAR_RULES):
+        path = tmp_path / f"c{number:02d}.yaml"
+        path.write_text(_calendar_schedule(f"c{number:02d}", spec))
+        server = run_kubectl("apply", "--dry-run=server", "-n", namespace, "-f", str(path))
+        documents, errors = read_documents([str(path)])
+        plan = build_plan([*documents, *target], errors, at=1_770_000_000, until=1_770_086_400)
+        fields = [error.field for error in plan.errors]
+        if message is None:
+            if server.returncode != 0 or plan.errors:
+                wrong.append(f"{spec!r}: server {server.stderr.strip()!r}, plan {plan.errors}")
+        elif server.returncode == 0 or message not in server.stderr:
+            wrong.append(f"{spec!r}: expected {message!r}, server said {server.stderr!r}")
+        elif field is not None and field not in fields:
+            wrong.append(f"{spec!r}: spa plan named {fields}, not {field}")
+        elif field is None and not any(f and f.startswith("spec.excludeDates") for f in fields):
+            wrong.append(f"{spec!r}: spa plan named {fields}, not spec.excludeDates")
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.usefixtures("crds")
+def test_unquoted_dates_and_every_new_field_are_accepted(
+    run_kubectl: RunKubectl, namespace: str
+) -> None:
+    """YAML reads `2026-12-25` as a date; kubectl sends it as the string the schema wants."""
+    text = _calendar_schedule(
+        "calendar",
+        cron() + "  timeZone: Europe/Berlin\n  startDate: 2026-11-01\n  endDate: 2027-03-31\n"
+        "  excludeDates: [2026-12-24, 2026-12-31]\n"
+        "  holidays: {country: DE, subdivision: BY, mode: Skip}\n",
+    )
+    run_kubectl("apply", "--server-side", "-n", namespace, "-f", "-", input=text, check=True)
+    stored = yaml.safe_load(
+        run_kubectl("get", "schedule", "calendar", "-n", namespace, "-o", "yaml", check=True).stdout
+    )
+    assert stored["spec"]["excludeDates"] == ["2026-12-24", "2026-12-31"]
+    assert stored["spec"]["startDate"] == "2026-11-01"
+    assert stored["spec"]["holidays"] == {"country": "DE", "subdivision": "BY", "mode": "Skip"}

@@ -43,6 +43,10 @@ PLAN_ONLY = (
     "is not a valid date and time",
     "falls outside the years",
     "is not among the given manifests",
+    "unknown country",
+    "unknown subdivision",
+    "has no subdivisions",
+    "is not a valid cron expression",
 )
 
 

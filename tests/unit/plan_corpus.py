@@ -121,6 +121,21 @@ DATETIMES = [
     "'0001-01-01T00:00'",
     "'9999-12-31T23:59'",
 ]
+DATES = ["2026-12-25", "'2026-12-26'", "2026-02-30", "'2026-1-5'", "2027-01-01", "20261225"]
+CRONS = [
+    "'0 9 * * MON-FRI'",
+    "'*/15 8-18 * * 1-5'",
+    "'@daily'",
+    "'@reboot'",
+    "'0 9 * *'",
+    "'0 0 9 * * *'",
+    "'61 9 * * *'",
+    "'0 9 L * *'",
+    "'0 9 * * MON-XYZ'",
+]
+DURATIONS = ["8h", "90m", "1h30m", "30s", "745h", "1d", "'1.5h'", "0h"]
+COUNTRIES = ["DE", "US", "JP", "XX", "de", "DEU"]
+SUBDIVISIONS = ["BY", "CA", "ZZ", "''"]
 ZONES = ["Asia/Tokyo", "UTC", "Europe/London", "America/New_York", "''", "Europe/Londn"]
 DAYS = ["Monday", "Friday", "Sunday", "''", "monday", "Mon"]
 TOKENS = [
@@ -159,6 +174,8 @@ TOKENS = [
     "weekly",
     "Daily",
     "OneShot",
+    "WeeklySpan",
+    "Cron",
     "Monday",
     "Asia/Tokyo",
     "web",
@@ -246,16 +263,38 @@ def _autoscaler(draw: st.DrawFn) -> Tree:
 
 
 def _schedule_tree(draw: st.DrawFn) -> Tree:
-    kind = draw(st.sampled_from(["Daily", "Weekly", "OneShot"]))
+    kind = draw(st.sampled_from(["Daily", "Weekly", "OneShot", "WeeklySpan", "Cron"]))
     spec: Tree = {"scaleTargetRef": {"name": TARGET}, "type": kind}
-    times = DATETIMES if kind == "OneShot" else TIMES
-    # Mostly valid times, so that a mutation elsewhere is what decides.
-    end = "'2026-03-09T18:00'" if kind == "OneShot" else "'18:00'"
-    spec["startTime"] = draw(st.sampled_from([times[0]] * 8 + times))
-    spec["endTime"] = draw(st.sampled_from([end] * 8 + times))
-    if kind == "Weekly":
+    if kind == "Cron":
+        spec["schedule"] = draw(st.sampled_from([CRONS[0]] * 6 + CRONS))
+        spec["duration"] = draw(st.sampled_from([DURATIONS[0]] * 6 + DURATIONS))
+    else:
+        times = DATETIMES if kind == "OneShot" else TIMES
+        # Mostly valid times, so that a mutation elsewhere is what decides.
+        end = "'2026-03-09T18:00'" if kind == "OneShot" else "'18:00'"
+        spec["startTime"] = draw(st.sampled_from([times[0]] * 8 + times))
+        spec["endTime"] = draw(st.sampled_from([end] * 8 + times))
+    if kind in ("Weekly", "WeeklySpan"):
         spec["startDayOfWeek"] = draw(st.sampled_from(DAYS[:3] * 5 + DAYS))
         spec["endDayOfWeek"] = draw(st.sampled_from(DAYS[:3] * 5 + DAYS))
+    # The calendar fields, mostly valid (OneShot refuses the bounds).
+    for field in ("startDate", "endDate"):
+        if draw(st.sampled_from([False] * 3 + [True])):
+            spec[field] = draw(st.sampled_from([DATES[0]] * 4 + DATES))
+    if draw(st.sampled_from([False] * 3 + [True])):
+        spec["excludeDates"] = draw(
+            st.lists(st.sampled_from([DATES[0]] * 4 + DATES), min_size=0, max_size=3)
+        )
+    if draw(st.sampled_from([False] * 3 + [True])):
+        spec["holidays"] = draw(
+            st.fixed_dictionaries(
+                {"country": st.sampled_from(COUNTRIES)},
+                optional={
+                    "subdivision": st.sampled_from(SUBDIVISIONS),
+                    "mode": st.sampled_from(["Skip", "Only", "skip", "Never"]),
+                },
+            )
+        )
     if draw(st.booleans()):
         spec["timeZone"] = draw(st.sampled_from(ZONES))
     if draw(st.booleans()):

@@ -347,6 +347,20 @@ def _autoscaler(**hpa: Any) -> dict[str, Any]:
 
 
 ONE_SHOT = {"type": "OneShot", "startDayOfWeek": None, "endDayOfWeek": None}
+CRON = {
+    "type": "Cron",
+    "startDayOfWeek": None,
+    "endDayOfWeek": None,
+    "startTime": None,
+    "endTime": None,
+    "schedule": "0 8 * * MON-FRI",
+    "duration": "10h",
+}
+
+
+def _cron(**spec: Any) -> dict[str, Any]:
+    return _schedule(**{**CRON, **spec})
+
 
 # Inputs that pass the schema and must be stopped by exactly one CEL rule.
 CEL_CASES = [
@@ -374,6 +388,33 @@ CEL_CASES = [
     ),
     (_schedule(minReplicas=6, maxReplicas=5), "maxReplicas must not be less than minReplicas"),
     (_autoscaler(minReplicas=11), "minReplicas must not be greater than maxReplicas"),
+    (_schedule(type="WeeklySpan", startDayOfWeek=None), "startDayOfWeek is required for a Weekly"),
+    (_schedule(startTime=None), "startTime is required for a Weekly, Daily, OneShot or"),
+    (_schedule(type="Daily", endTime=None), "endTime is required for a Weekly, Daily, OneShot or"),
+    (_cron(schedule=None), "schedule is required for a Cron schedule"),
+    (_cron(duration=None), "duration is required for a Cron schedule"),
+    (_cron(startTime="08:00"), "startTime, endTime, startDayOfWeek and endDayOfWeek"),
+    (_cron(startDayOfWeek="Monday"), "startTime, endTime, startDayOfWeek and"),
+    (_schedule(duration="1h"), "schedule and duration are only used by a Cron schedule"),
+    (_cron(schedule="0 0 8 * * *"), "schedule must have 5 fields"),
+    (_cron(schedule="0 8 * *"), "schedule must have 5 fields"),
+    (_cron(schedule="@reboot"), "schedule must have 5 fields"),
+    (_cron(schedule="0\t8 * * * *"), "schedule must have 5 fields"),
+    (_cron(duration="30s"), "duration must be from 1m to 744h"),
+    (_cron(duration="745h"), "duration must be from 1m to 744h"),
+    (
+        _schedule(
+            **ONE_SHOT,
+            startTime="2026-03-08T09:00",
+            endTime="2026-03-08T10:00",
+            endDate="2026-03-09",
+        ),
+        "startDate and endDate are not used by a OneShot schedule",
+    ),
+    (
+        _schedule(startDate="2026-06-02", endDate="2026-06-01"),
+        "endDate must not be before startDate",
+    ),
 ]
 
 
@@ -407,6 +448,23 @@ GOOD = [
     _schedule(startDayOfWeek="Friday", endDayOfWeek="Monday", minReplicas=None),
     _schedule(**ONE_SHOT, startTime="2026-03-08T09:00", endTime="2026-03-08T09:01"),
     _schedule(minReplicas=5, maxReplicas=5, timeZone="Asia/Tokyo", suspend=True),
+    _schedule(type="WeeklySpan", startDayOfWeek="Friday", endDayOfWeek="Monday"),
+    _cron(),
+    _cron(schedule="@daily", duration="1.5h"),
+    _cron(schedule="*/5  0-6 1,15 JAN-MAR sun", duration="744h"),
+    _schedule(
+        startDate="2026-06-01",
+        endDate="2026-06-01",
+        excludeDates=["2026-06-01", "2024-02-29"],
+        holidays={"country": "DE", "subdivision": "BY", "mode": "Only"},
+    ),
+    _schedule(
+        **ONE_SHOT,
+        startTime="2026-03-08T09:00",
+        endTime="2026-03-08T10:00",
+        excludeDates=["2026-03-08"],
+        holidays={"country": "JP"},
+    ),
     _autoscaler(),
     _autoscaler(minReplicas=None),
     _autoscaler(
@@ -457,6 +515,17 @@ SCHEMA_CASES = [
     _schedule(scaleTargetRef=None),
     _schedule(scaleTargetRef={"name": ""}),
     _schedule(timeZone="x" * 65),
+    _schedule(startDate="2026-6-1"),
+    _schedule(endDate="2026-06-01T00:00"),
+    _schedule(excludeDates=["2026-13-01"]),
+    _schedule(excludeDates=[f"2026-01-{day:02d}" for day in range(1, 32)] * 12),
+    _schedule(holidays={"country": "de"}),
+    _schedule(holidays={"country": "DEU"}),
+    _schedule(holidays={"subdivision": "BY"}),
+    _schedule(holidays={"country": "DE", "mode": "Never"}),
+    _cron(duration="1d"),
+    _cron(duration="90"),
+    _cron(duration="1h30ms"),
     _autoscaler(maxReplicas=None),
     _autoscaler(minReplicas=0),
     _autoscaler(

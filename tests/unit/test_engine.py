@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time
+import re
+from datetime import UTC, date, datetime, time, timedelta
 
 import pytest
 
 from spa.schedule import (
     Base,
+    CronExpression,
     OneShotWindow,
     RecurringWindow,
     Rule,
@@ -350,3 +352,39 @@ class TestEffectiveValues:
         )
         assert [s.active for _, s in found] == [("a",), ("b",), ()]
         assert [s.min_replicas for _, s in found] == [5, 5, 3]
+
+
+class TestCronDays:
+    """Day-of-month and day-of-week forms beyond the property tests' generator (docs/schedules.md,
+    "Cron"): cronsim's extensions, Sunday as 7, both day fields restricted, one-value steps."""
+
+    @pytest.mark.parametrize(
+        ("text", "days"),
+        [
+            ("0 9 L * *", [30]),  # the last day of November 2026
+            ("0 9 LW * *", [30]),  # a Monday
+            ("0 9 * * 5#2", [13]),  # the second Friday
+            ("0 9 * * 0,7", [1, 8, 15, 22, 29]),  # Sundays
+            ("0 9 1 * MON", [1, 2, 9, 16, 23, 30]),  # the 1st or a Monday
+            ("0 9 1 * *", [1]),  # a star day-of-week: the day of month alone
+            ("0 9 * NOV 6-6/3", [7, 14, 21, 28]),  # a stepped range of one value: Saturdays
+        ],
+    )
+    def test_days_of_november_2026(self, text: str, days: list[int]) -> None:
+        expression = CronExpression(text)
+        november = [date(2026, 11, 1) + timedelta(days=n) for n in range(30)]
+        assert [d.day for d in november if expression.matches_day(d)] == days
+
+    @pytest.mark.parametrize(
+        ("text", "message"),
+        [
+            ("0 9 * *", "has 4 fields: write 5"),
+            ("0 0 9 * * *", "has 6 fields (seconds are not supported)"),
+            ("@reboot", "unknown macro '@reboot'"),
+            ("0 9 * * MON-XYZ", "bad day-of-week field 'MON-XYZ'"),
+            ("0 9\t* * *", "must separate its 5 fields with spaces"),
+        ],
+    )
+    def test_bad_expressions_name_the_problem(self, text: str, message: str) -> None:
+        with pytest.raises(WallClockError, match=re.escape(message)):
+            CronExpression(text)

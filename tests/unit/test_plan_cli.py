@@ -113,6 +113,7 @@ def test_json_contract(manifests: Path) -> None:
                         "activeSchedules": ["test-1"],
                     },
                 ],
+                "skipped": [],
             }
         ],
         "errors": [

@@ -313,7 +313,7 @@ def test_an_invalid_autoscaler_is_reported_and_its_schedules_still_checked(tmp_p
         ),
         (
             "  type: weekly",
-            "spec.type: must be one of Weekly, Daily, OneShot, got 'weekly'; "
+            "spec.type: must be one of Weekly, Daily, OneShot, WeeklySpan, Cron, got 'weekly'; "
             "did you mean 'Weekly'?",
         ),
     ],

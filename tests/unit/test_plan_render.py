@@ -7,8 +7,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spa.plan import AutoscalerPlan, Plan, PlanError, render_json
-from spa.schedule import State, format_instant
+from spa.plan import AutoscalerPlan, Plan, PlanError, SkippedWindow, render_json
+from spa.schedule import Occurrence, SkipCause, Skipped, State, format_instant
 
 names = st.text(min_size=1, max_size=8)
 states = st.builds(
@@ -17,12 +17,25 @@ states = st.builds(
     st.integers(1, 50),
     st.lists(names, max_size=3).map(lambda found: tuple(sorted(found))),
 )
+skipped = st.builds(
+    SkippedWindow,
+    schedule=names,
+    skipped=st.builds(
+        Skipped,
+        occurrence=st.builds(
+            Occurrence, st.dates(), st.integers(0, 4_000_000_000), st.integers(0, 4_000_000_000)
+        ),
+        cause=st.sampled_from(SkipCause),
+        holiday=st.none() | names,
+    ),
+)
 autoscalers = st.builds(
     AutoscalerPlan,
     namespace=names,
     name=names,
     state=states,
     transitions=st.lists(st.tuples(st.integers(0, 4_000_000_000), states), max_size=4),
+    skipped=st.lists(skipped, max_size=3),
 )
 errors = st.builds(
     PlanError,
@@ -57,6 +70,15 @@ def test_json_is_the_contract(found: list[AutoscalerPlan], problems: list[PlanEr
                 **state_fields(a.state),
                 "transitions": [
                     {"time": format_instant(t), **state_fields(s)} for t, s in a.transitions
+                ],
+                "skipped": [
+                    {
+                        "time": format_instant(k.time),
+                        "schedule": k.schedule,
+                        "date": k.skipped.occurrence.day.isoformat(),
+                        "reason": k.skipped.reason,
+                    }
+                    for k in a.skipped
                 ],
             }
             for a in found

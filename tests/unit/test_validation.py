@@ -129,6 +129,7 @@ def test_daily_ignores_weekdays_and_accepts_blank_ones() -> None:
             {"type": "OneShot", "startTime": "2026-02-30T10:00", "endTime": "2026-03-02T10:00"},
             "spec.startTime: '2026-02-30T10:00' is not a valid date and time",
         ),
+        ({"startTime": None}, "spec.startTime: is required for a Weekly schedule"),
     ],
 )
 def test_semantic_errors_name_the_field(changes: dict[str, Any], expected: str) -> None:
@@ -145,7 +146,6 @@ def test_semantic_errors_name_the_field(changes: dict[str, Any], expected: str) 
         ({"minReplica": 5}, "spec.minReplica"),
         ({"scaleTargetRef": {"name": ""}}, "spec.scaleTargetRef.name"),
         ({"scaleTargetRef": {"name": "x", "kind": "Deployment"}}, "spec.scaleTargetRef.kind"),
-        ({"startTime": None}, "spec.startTime"),
         ({"suspend": "sometimes"}, "spec.suspend"),
     ],
 )
@@ -279,7 +279,7 @@ def test_structural_and_window_errors_are_reported_together() -> None:
         ),
         (
             {"type": "weekly"},
-            "spec.type: must be one of Weekly, Daily, OneShot, got 'weekly'; "
+            "spec.type: must be one of Weekly, Daily, OneShot, WeeklySpan, Cron, got 'weekly'; "
             "did you mean 'Weekly'?",
         ),
         ({"endtime": "13:00"}, "spec.endtime: unknown field; did you mean 'endTime'?"),

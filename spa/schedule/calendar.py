@@ -1,0 +1,193 @@
+"""Which occurrences of a window happen: date bounds, excluded dates and holidays.
+
+docs/schedules.md, "Calendars": each rule judges the date an occurrence belongs to (its start
+date in the Schedule's zone, `Occurrence.day`), never its instants, so an occurrence that
+crosses midnight is kept or dropped whole. The rules compose in a fixed order: the bounds
+(`startDate`, `endDate`), then the excluded dates and the holidays.
+
+An occurrence dropped by an excluded date or (in Skip mode) a holiday is *skipped*, and
+`CalendarWindow.skipped` lists them with the reason, for `spa plan`. Occurrences outside the
+bounds, or on ordinary days in Only mode, are not skipped: they are not part of the schedule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from enum import Enum, StrEnum
+from typing import Protocol
+from zoneinfo import ZoneInfo
+
+from spa.schedule.wallclock import to_instant
+from spa.schedule.windows import Occurrence, Window
+
+__all__ = [
+    "Calendar",
+    "CalendarWindow",
+    "HolidayCalendar",
+    "HolidayMode",
+    "SkipCause",
+    "Skipped",
+    "Verdict",
+    "skipped_between",
+]
+
+
+class HolidayCalendar(Protocol):
+    """Public holidays by date (spa.schedule.public_holidays.PublicHolidays)."""
+
+    def name(self, day: date) -> str | None:
+        """The holiday's name if `day` is one, else None."""
+
+
+class HolidayMode(Enum):
+    SKIP = "Skip"
+    """Occurrences on a holiday do not happen."""
+    ONLY = "Only"
+    """Only occurrences on a holiday happen."""
+
+
+class SkipCause(StrEnum):
+    EXCLUDED = "excludeDates"
+    HOLIDAY = "holiday"
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """An occurrence that does not happen, and why."""
+
+    occurrence: Occurrence
+    cause: SkipCause
+    holiday: str | None = None
+
+    @property
+    def reason(self) -> str:
+        """`excludeDates` or `holiday: <name>`."""
+        if self.cause is SkipCause.HOLIDAY:
+            return f"holiday: {self.holiday}"
+        return str(self.cause.value)
+
+    def describe(self) -> str:
+        """`excluded 2026-12-25 (holiday: Christmas Day)`."""
+        return f"excluded {self.occurrence.day.isoformat()} ({self.reason})"
+
+
+@dataclass(frozen=True, slots=True)
+class Calendar:
+    """Date rules of a Schedule; the default keeps every occurrence."""
+
+    start_date: date | None = None
+    end_date: date | None = None
+    excluded: frozenset[date] = frozenset()
+    holidays: HolidayCalendar | None = None
+    holiday_mode: HolidayMode = HolidayMode.SKIP
+
+    @property
+    def empty(self) -> bool:
+        return (
+            self.start_date is None
+            and self.end_date is None
+            and not self.excluded
+            and self.holidays is None
+        )
+
+    def judge(self, day: date) -> Verdict:
+        """What becomes of an occurrence on `day`, by the rules in their order."""
+        if self.start_date is not None and day < self.start_date:
+            return OUTSIDE
+        if self.end_date is not None and day > self.end_date:
+            return OUTSIDE
+        if day in self.excluded:
+            return _EXCLUDED
+        if self.holidays is not None:
+            name = self.holidays.name(day)
+            if self.holiday_mode is HolidayMode.ONLY:
+                return KEPT if name is not None else OUTSIDE
+            if name is not None:
+                return Verdict(False, SkipCause.HOLIDAY, name)
+        return KEPT
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Whether an occurrence happens; when a date rule removed it, which and why."""
+
+    happens: bool
+    cause: SkipCause | None = None
+    holiday: str | None = None
+
+
+KEPT = Verdict(True)
+"""The occurrence happens."""
+OUTSIDE = Verdict(False)
+"""Outside the bounds, or an ordinary day in Only mode: not part of the schedule."""
+_EXCLUDED = Verdict(False, SkipCause.EXCLUDED)
+
+
+@dataclass(frozen=True, slots=True)
+class CalendarWindow:
+    """`window` with the occurrences that `calendar` drops removed."""
+
+    window: Window
+    calendar: Calendar
+    _finish: int | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_finish", self._compute_finish())
+
+    def occurrences(self, low: int, high: int) -> list[Occurrence]:
+        if self.calendar.empty:
+            return self.window.occurrences(low, high)
+        judge = self.calendar.judge
+        return [o for o in self.window.occurrences(low, high) if judge(o.day).happens]
+
+    def skipped(self, low: int, high: int) -> list[Skipped]:
+        """The occurrences starting in `(low, high]` that an excluded date or a holiday
+        removed, in time order."""
+        found: list[Skipped] = []
+        for occurrence in self.window.occurrences(low, high + 1):
+            if not low < occurrence.start <= high:
+                continue
+            verdict = self.calendar.judge(occurrence.day)
+            if verdict.cause is not None:
+                found.append(Skipped(occurrence, verdict.cause, verdict.holiday))
+        return found
+
+    def last_instant(self) -> int | None:
+        inner = self.window.last_instant()
+        if self._finish is None:
+            return inner
+        return self._finish if inner is None else min(inner, self._finish)
+
+    def completed(self, instant: int) -> bool:
+        """A window with an end date is completed once that date has passed in its zone and
+        its last occurrence has ended."""
+        if self._finish is not None and instant >= self._finish:
+            return True
+        return self.window.completed(instant)
+
+    @property
+    def always_active(self) -> bool:
+        return self.calendar.empty and self.window.always_active
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return self.window.zone
+
+    def _compute_finish(self) -> int | None:
+        end_date = self.calendar.end_date
+        if end_date is None:
+            return None
+        # The first instant of the day after endDate; an occurrence of endDate that crosses
+        # midnight overlaps it, and none of a later date starts before it.
+        after = to_instant(datetime.combine(end_date + timedelta(days=1), time()), self.window.zone)
+        ends = [o.end for o in self.occurrences(after - 1, after)]
+        return max([after, *ends])
+
+
+def skipped_between(window: Window, low: int, high: int) -> list[Skipped]:
+    """The skipped occurrences of any window starting in `(low, high]` (none without a
+    calendar)."""
+    if isinstance(window, CalendarWindow):
+        return window.skipped(low, high)
+    return []

@@ -1,0 +1,224 @@
+"""Cron windows: a window of a fixed duration opens each time a cron expression matches.
+
+Parsing and matching the expression is the `cronsim` library's (5 fields, ranges, lists,
+steps, names, and its `L`/`LW`/`#` extensions; day-of-month and day-of-week combine as in
+Vixie and Debian cron). It is asked two questions only: which days match, and the sets of
+hours and minutes. It is never asked for instants, because its daylight-saving handling is
+Debian cron's and ours is docs/schedules.md's: each matching wall-clock time goes through
+`to_instant` like every other boundary, so a match in a skipped hour fires at the jump and a
+match in a repeated hour fires once, at its first occurrence.
+
+One occurrence is one uninterrupted window of a day: matches of the same day whose windows
+overlap or touch (every minute for 5 minutes, say) are a single occurrence, which is what
+`spa plan` lists when the day is skipped, and what keeps a dense expression cheap: on a day
+without a clock change the windows of a day are computed once per expression, in minutes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from cronsim import CronSim, CronSimError
+
+from spa.schedule.wallclock import WallClockError, local_date, to_instant
+from spa.schedule.windows import Occurrence
+
+__all__ = [
+    "CRON_FIELDS_PATTERN",
+    "CRON_MACROS",
+    "DURATION_PATTERN",
+    "MAX_DURATION_SECONDS",
+    "MIN_DURATION_SECONDS",
+    "CronExpression",
+    "CronWindow",
+    "parse_duration",
+]
+
+MIN_DURATION_SECONDS = 60
+MAX_DURATION_SECONDS = 31 * 24 * 3600
+
+# The macros of Vixie cron that name a time (not @reboot).
+CRON_MACROS = {
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+    "@monthly": "0 0 1 * *",
+    "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@hourly": "0 * * * *",
+}
+_FIELD_NAMES = ("minute", "hour", "day-of-month", "month", "day-of-week")
+# Five fields of printable ASCII separated by spaces: the CRD's check, and the first of ours,
+# so that both accept the same text (cronsim would also split on tabs).
+CRON_FIELDS_PATTERN = "^[!-~]+( +[!-~]+){4}$"
+
+# A Go duration (time.ParseDuration) in hours, minutes and seconds: what a Kubernetes
+# metav1.Duration field accepts, less the sub-second units that a window has no use for.
+DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(h|m|s))+$"
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(h|m|s)")
+_UNIT_SECONDS = {"h": 3600, "m": 60, "s": 1}
+_DAY = timedelta(days=1)
+
+
+def parse_duration(text: str) -> int:
+    """Seconds of a Go duration such as `1h30m`, `90m` or `1.5h`, from 1m to 744h (31 days)."""
+    if re.fullmatch(DURATION_PATTERN, text) is None:
+        raise WallClockError(
+            f"'{text}' is not a duration: write hours, minutes and seconds such as 1h30m, "
+            "90m or 45s"
+        )
+    total = sum(
+        float(number) * _UNIT_SECONDS[unit] for number, unit in _DURATION_PART.findall(text)
+    )
+    if total != int(total):
+        raise WallClockError(f"'{text}' is not a whole number of seconds")
+    seconds = int(total)
+    if not MIN_DURATION_SECONDS <= seconds <= MAX_DURATION_SECONDS:
+        raise WallClockError(f"must be from 1m to 744h (31 days), got {text}")
+    return seconds
+
+
+@dataclass(frozen=True, slots=True)
+class CronExpression:
+    """A parsed 5-field cron expression (or one of `CRON_MACROS`)."""
+
+    text: str
+    _matcher: CronSim = field(init=False, repr=False, compare=False)
+    minutes_of_day: tuple[int, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        fields = CRON_MACROS.get(self.text, self.text)
+        if self.text.startswith("@") and self.text not in CRON_MACROS:
+            raise WallClockError(
+                f"unknown macro '{self.text}': use one of {', '.join(CRON_MACROS)}"
+            )
+        count = len(fields.split())
+        if count == 5 and re.fullmatch(CRON_FIELDS_PATTERN, fields) is None:
+            raise WallClockError(
+                f"'{self.text}' must separate its 5 fields with spaces, without spaces before "
+                "or after them, and hold printable ASCII only"
+            )
+        if count != 5:
+            hint = " (seconds are not supported)" if count == 6 else ""
+            raise WallClockError(
+                f"'{self.text}' has {count} fields{hint}: write 5 (minute hour day-of-month "
+                "month day-of-week) or a macro such as @daily"
+            )
+        try:
+            # A fixed UTC start: the matcher is used as a clock without daylight-saving time.
+            matcher = CronSim(_single_value_ranges(fields), datetime(2000, 1, 1, tzinfo=UTC))
+        except CronSimError as error:
+            raise WallClockError(_describe(self.text, fields, error)) from None
+        object.__setattr__(self, "_matcher", matcher)
+        minutes = sorted(hour * 60 + minute for hour in matcher.hours for minute in matcher.minutes)
+        object.__setattr__(self, "minutes_of_day", tuple(minutes))
+
+    def matches_day(self, day: date) -> bool:
+        """Whether the expression matches at some time on `day` (its date fields)."""
+        return day.month in self._matcher.months and self._matcher.match_day(day)
+
+
+_STEPPED_RANGE = re.compile(r"([^,/-]+)-([^,/-]+)/[0-9]+")
+
+
+def _single_value_ranges(fields: str) -> str:
+    """`fields` with each stepped range of one value (`3-3/2`, `MON-MON/1`) written as that
+    value, which is what it means in cron; cronsim reads a range whose set has one value as
+    `3/2`, from 3 to the end of the field."""
+
+    def term(text: str) -> str:
+        match = _STEPPED_RANGE.fullmatch(text)
+        if match is None:
+            return text
+        first, last = match[1].upper(), match[2].upper()
+        same = first == last or (first.isdigit() and last.isdigit() and int(first) == int(last))
+        return match[1] if same else text
+
+    return " ".join(",".join(term(t) for t in part.split(",")) for part in fields.split(" "))
+
+
+def _describe(text: str, fields: str, error: CronSimError) -> str:
+    reason = str(error)  # cronsim says "Bad minute", "Bad day-of-week", ...
+    for index, name in enumerate(_FIELD_NAMES):
+        if reason.lower() == f"bad {name}":
+            value = fields.split()[index]
+            return f"'{text}' is not a valid cron expression: bad {name} field '{value}'"
+    return f"'{text}' is not a valid cron expression: {reason[:1].lower()}{reason[1:]}"
+
+
+@dataclass(frozen=True, slots=True)
+class CronWindow:
+    """A window of `duration` seconds from each match of `expression`, in `zone`."""
+
+    expression: CronExpression
+    duration: int
+    zone: ZoneInfo
+    # Per day without a clock change: (first, last) minute of day of each group of matches
+    # whose windows overlap or touch.
+    _groups: tuple[tuple[int, int], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        groups: list[tuple[int, int]] = []
+        for minute in self.expression.minutes_of_day:
+            if groups and (minute - groups[-1][1]) * 60 <= self.duration:
+                groups[-1] = (groups[-1][0], minute)
+            else:
+                groups.append((minute, minute))
+        object.__setattr__(self, "_groups", tuple(groups))
+
+    def occurrences(self, low: int, high: int) -> list[Occurrence]:
+        found: list[Occurrence] = []
+        # Windows last at most `duration` (elapsed time), so matches from a day before
+        # `low - duration` on cover every overlap.
+        day = local_date(low - self.duration, self.zone) - _DAY
+        last_day = local_date(high, self.zone)
+        while day <= last_day:
+            if self.expression.matches_day(day):
+                for occurrence in self._day_occurrences(day):
+                    if occurrence.end > low and occurrence.start < high:
+                        found.append(occurrence)
+            day += _DAY
+        return found
+
+    def _day_occurrences(self, day: date) -> list[Occurrence]:
+        midnight = to_instant(datetime.combine(day, time()), self.zone)
+        next_midnight = to_instant(datetime.combine(day + _DAY, time()), self.zone)
+        if next_midnight - midnight == 86400 and _offset(midnight, self.zone) == _offset(
+            next_midnight - 1, self.zone
+        ):
+            # No clock change that day (zones change at most once a day): wall-clock minutes
+            # are elapsed minutes from midnight.
+            return [
+                Occurrence(day, midnight + 60 * first, midnight + 60 * last + self.duration)
+                for first, last in self._groups
+            ]
+        starts = sorted(
+            {
+                to_instant(datetime.combine(day, time(minute // 60, minute % 60)), self.zone)
+                for minute in self.expression.minutes_of_day
+            }
+        )
+        found: list[Occurrence] = []
+        for start in starts:
+            if found and start <= found[-1].end:
+                found[-1] = Occurrence(day, found[-1].start, start + self.duration)
+            else:
+                found.append(Occurrence(day, start, start + self.duration))
+        return found
+
+    def last_instant(self) -> int | None:
+        return None
+
+    def completed(self, instant: int) -> bool:
+        return False
+
+    @property
+    def always_active(self) -> bool:
+        return False
+
+
+def _offset(instant: int, zone: ZoneInfo) -> timedelta | None:
+    return datetime.fromtimestamp(instant, zone).utcoffset()
