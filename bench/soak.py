@@ -344,8 +344,6 @@ class Faults:
         self.admin = admin
         self.journal = journal
         self.done: list[Fault] = []
-        # Per replica: intervals (began, ended, offset) of a stepped wall clock.
-        self.clock_steps: list[tuple[str, float, float, float]] = []
         self._stop = threading.Event()
         self._pending: list[tuple[float, str, Any]] = []  # (when, what, replica) to undo
         self._stepped_at: dict[str, float] = {}
@@ -412,8 +410,7 @@ class Faults:
                 replica.start()
             elif what == "clock-back":
                 began = self._stepped_at.pop(name)
-                self.clock_steps.append((name, began, time.time(), replica.offset))
-                fault.detail |= {"stepped_at": began, "offset_s": 0.0}
+                fault.detail |= {"stepped_at": began, "offset_was": replica.offset}
                 replica.step_clock(0.0)
             fault.ended = time.time()
             self._record(fault)
@@ -614,7 +611,7 @@ def distribution(values: list[float]) -> dict[str, float]:
 def compare(
     oracle: Oracle,
     truth: Truth,
-    faults: list[Fault],
+    fault_starts: list[float],
     clock_steps: list[tuple[str, float, float, float]],
     first: float,
     last: float,
@@ -623,7 +620,6 @@ def compare(
     by_hpa: dict[str, list[Write]] = {}
     for write in truth.writes:
         by_hpa.setdefault(write.hpa, []).append(write)
-    fault_starts = sorted(fault.began for fault in faults if "skipped" not in fault.detail)
 
     def stepped_offset(replica: str, instant: float) -> float:
         for name, began, ended, offset in clock_steps:
@@ -794,7 +790,8 @@ def setup_rbac(plane: ControlPlane) -> None:
         plane.run_kubectl(*command, *([account] if binding else []), check=True)
 
 
-def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+def run(args: argparse.Namespace, workdir: Path) -> None:
+    """The run itself; everything observed goes to `workdir` for analyze()."""
     rng = random.Random(args.seed)
     plane = ControlPlane(
         workdir / "plane", audit_policy=audit_policy_for_soak(), controller_manager=False
@@ -846,46 +843,21 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             hpa["metadata"]["name"]: (hpa["spec"].get("minReplicas", 1), hpa["spec"]["maxReplicas"])
             for hpa in admin.list(HPA_V2, namespace=NAMESPACE).items
         }
-        for replica in replicas.values():
-            replica.close()
-        replicas.clear()
-        log("reading the audit log")
-        assert plane.audit_log is not None
-        truth = read_audit(plane.audit_log)
-        oracle = Oracle(objects, at=int(started), until=int(settle_end) + 1)
-        result = compare(oracle, truth, faults.done, faults.clock_steps, first, last, settle_end)
-        expected_end = {name: oracle.at_instant(name, time.time()) for name in oracle.steps}
-        last_written: dict[str, tuple[int, int]] = {}
-        for write in truth.writes:
-            last_written[write.hpa] = write.bounds
-        result |= {
+        record = {
             "seed": args.seed,
             "spas": args.spas,
-            "schedules": len(objects) - args.spas,
             "minutes": args.minutes,
-            "first_window": first_dt.isoformat(),
-            "max_raised_transitions": oracle.max_raised,
-            "faults": Counter(
-                f.kind for f in faults.done if "skipped" not in f.detail
-            ).most_common(),
-            "fault_log": [
-                {"kind": f.kind, "began": f.began, "ended": f.ended, **f.detail}
-                for f in faults.done
-            ],
+            "first": first,
+            "last": last,
+            "started": started,
+            "settle_end": settle_end,
+            "ended": time.time(),
+            "final": final,
             "exits": exits,
-            "end_state_wrong": sorted(n for n, b in final.items() if expected_end.get(n) != b),
-            "end_state_not_as_audited": sorted(
-                n for n, b in final.items() if last_written.get(n) != b
-            ),
-            "requests": sorted(
-                [[*key, count] for key, count in truth.requests.items()],
-                key=lambda row: -int(row[-1]),
-            ),
-            "resources": resources_summary(sampler.samples, started + 60),
             "samples": sampler.samples,
             "loadavg_end": Path("/proc/loadavg").read_text().strip(),
         }
-        return result
+        (workdir / "record.json").write_text(json.dumps(record))
     finally:
         if faults is not None:
             faults.stop()
@@ -895,6 +867,54 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             replica.close()
         admin.close()
         plane.stop()
+
+
+def analyze(workdir: Path) -> dict[str, Any]:
+    """Compare what the run recorded in `workdir` with the oracle."""
+    record = json.loads((workdir / "record.json").read_text())
+    objects = json.loads((workdir / "manifests.json").read_text())
+    journal = workdir / "faults.jsonl"
+    faults = [json.loads(line) for line in journal.read_text().splitlines()]
+    truth = read_audit(workdir / "plane" / "audit.log")
+    oracle = Oracle(objects, at=int(record["started"]), until=int(record["settle_end"]) + 1)
+    clock_steps = [
+        (entry["replica"], entry["stepped_at"], entry["ended"], entry["offset_was"])
+        for entry in faults
+        if entry["kind"] == "clock-back"
+    ]
+    injected = [entry for entry in faults if "skipped" not in entry and entry["kind"] != "restart"]
+    result = compare(
+        oracle,
+        truth,
+        [entry["began"] for entry in injected],
+        clock_steps,
+        record["first"],
+        record["last"],
+        record["settle_end"],
+    )
+    expected_end = {name: oracle.at_instant(name, record["ended"]) for name in oracle.steps}
+    last_written = {write.hpa: write.bounds for write in truth.writes}
+    final = {name: tuple(bounds) for name, bounds in record["final"].items()}
+    first_dt = datetime.fromtimestamp(record["first"], UTC)
+    return result | {
+        "seed": record["seed"],
+        "spas": record["spas"],
+        "schedules": len(objects) - record["spas"],
+        "minutes": record["minutes"],
+        "first_window": first_dt.isoformat(),
+        "max_raised_transitions": oracle.max_raised,
+        "faults": Counter(entry["kind"] for entry in injected).most_common(),
+        "fault_log": faults,
+        "exits": record["exits"],
+        "end_state_wrong": sorted(n for n, b in final.items() if expected_end.get(n) != b),
+        "end_state_not_as_audited": sorted(n for n, b in final.items() if last_written.get(n) != b),
+        "requests": [
+            [*key, count] for key, count in sorted(truth.requests.items(), key=lambda kv: -kv[1])
+        ],
+        "resources": resources_summary(record["samples"], record["started"] + 60),
+        "samples": record["samples"],
+        "loadavg_end": record["loadavg_end"],
+    }
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -949,7 +969,7 @@ def main() -> int:
         "--lead", type=float, default=90.0, help="seconds from start to the first window"
     )
     parser.add_argument(
-        "--settle", type=float, default=60.0, help="seconds after the last fault-window minute"
+        "--settle", type=float, default=60.0, help="seconds after the last minute of windows"
     )
     parser.add_argument(
         "--fault-gap",
@@ -958,16 +978,22 @@ def main() -> int:
         metavar="LOW,HIGH",
         help="seconds between faults, drawn uniformly (default 20,60)",
     )
-    parser.add_argument("--out", type=Path, help="the JSON results (default: in the work dir)")
+    parser.add_argument(
+        "--analyze", type=Path, metavar="DIR", help="only compare a kept run's work directory"
+    )
     args = parser.parse_args()
-    workdir = Path(tempfile.mkdtemp(prefix="spa-soak-"))
-    log(f"work directory {workdir} (logs, audit log, faults.jsonl)")
-    result = run(args, workdir)
-    out = args.out or workdir / "soak.json"
-    out.write_text(json.dumps(result, indent=1, default=str))
+    if args.analyze is not None:
+        workdir = args.analyze
+    else:
+        workdir = Path(tempfile.mkdtemp(prefix="spa-soak-"))
+        log(f"work directory {workdir} (replica logs, audit log, faults.jsonl)")
+        run(args, workdir)
+        shutil.rmtree(workdir / "plane" / "etcd", ignore_errors=True)
+    log("comparing the audit log with the oracle")
+    result = analyze(workdir)
+    (workdir / "soak.json").write_text(json.dumps(result, indent=1, default=str))
     print(markdown(result))
-    log(f"results in {out}")
-    shutil.rmtree(workdir / "plane" / "etcd", ignore_errors=True)
+    log(f"details in {workdir / 'soak.json'}")
     bad = result["missed"] or result["wrong"] or result["duplicates"] or result["not_leader"]
     return 1 if bad or result["end_state_wrong"] else 0
 
