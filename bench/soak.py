@@ -762,16 +762,18 @@ def resources_summary(samples: list[dict[str, Any]], after: float) -> list[dict[
 # -- the run ------------------------------------------------------------------------------------
 
 
-def wait_for(check: Any, within: float, what: str) -> None:
+def wait_for(check: Any, within: float, what: str) -> bool:
+    """Poll `check` every second; False (and a note on stderr) if it did not hold in time."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         try:
             if check():
-                return
+                return True
         except (ApiError, ApiUnavailable):
             pass
         time.sleep(1)
-    raise RuntimeError(f"{what}: not within {within:.0f} s")
+    log(f"{what}: not within {within:.0f} s (the first transitions will show it as lag)")
+    return False
 
 
 def setup_rbac(plane: ControlPlane) -> None:
@@ -966,7 +968,7 @@ def main() -> int:
     parser.add_argument("--spas", type=int, default=int(os.environ.get("SOAK_SPAS", "200")))
     parser.add_argument("--seed", type=int, default=int(os.environ.get("SOAK_SEED", "1")))
     parser.add_argument(
-        "--lead", type=float, default=90.0, help="seconds from start to the first window"
+        "--lead", type=float, default=150.0, help="seconds from start to the first window"
     )
     parser.add_argument(
         "--settle", type=float, default=60.0, help="seconds after the last minute of windows"
