@@ -383,24 +383,32 @@ class Faults:
         if self._stop.wait(max(0.0, self._first - time.time())):
             return
         while not self._stop.is_set():
-            self._undo_due()
-            pause = self.rng.uniform(*self.gap)
-            if time.time() + pause > self._last:
+            due = time.time() + self.rng.uniform(*self.gap)
+            if due > self._last:
                 break
-            if self._stop.wait(pause):
+            if self._wait_undoing(due):
                 break
-            self._undo_due()
             kind = self.rng.choices(list(FAULTS), weights=list(FAULTS.values()))[0]
             self._inject(kind)
         # Everything undone before the quiet tail.
-        while self._pending:
-            when, _, _ = min(self._pending)
-            self._stop.wait(max(0.0, when - time.time()))
-            self._undo_due(force=True)
+        while self._pending and not self._stop.is_set():
+            self._wait_undoing(min(self._pending)[0])
 
-    def _undo_due(self, force: bool = False) -> None:
+    def _wait_undoing(self, until: float) -> bool:
+        """Wait until `until`, restarting killed replicas and undoing clock steps when each is
+        due; True if stopped."""
+        while True:
+            self._undo_due()
+            now = time.time()
+            if now >= until:
+                return False
+            wake = min([until, *(when for when, _, _ in self._pending)])
+            if self._stop.wait(max(0.0, wake - now)):
+                return True
+
+    def _undo_due(self) -> None:
         now = time.time()
-        due = [item for item in self._pending if force or item[0] <= now]
+        due = [item for item in self._pending if item[0] <= now]
         for item in due:
             self._pending.remove(item)
             _, what, name = item
