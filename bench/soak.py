@@ -22,7 +22,8 @@ every minute, random faults, and a check of every HPA write against the engine.
    log's HPA writes (each with its time, its author and the object the server stored), and the
    HPAs listed at the end. Reported: transitions never applied (missed), writes that changed
    nothing (duplicates), writes of values the oracle never held around that time (wrong),
-   writes by a replica that was not the last to write the Lease (two leaders), and the lag
+   writes by a replica that was not the last to write the Lease (two leaders), writes that
+   reached the server after their writer's renew deadline (the fence), and the lag
    from each transition to the write that applied it (p50/p99/max; all, near a fault, quiet).
 
     python bench/soak.py                     # `make soak`: 30 minutes, 200 SPAs
@@ -85,6 +86,9 @@ FAULTS = {  # name: weight
 }
 # A write may have been decided just before a boundary and landed just after it.
 BOUNDARY_RACE_S = 2.0
+# `spa run`'s renew deadline: a leader stops writing this long after it sent its last successful
+# renewal (docs/runtime.md), so no write of it may reach the server later than that.
+RENEW_DEADLINE_S = 10.0
 # A transition counts as "near a fault" if a fault began this long before it or while it waited.
 FAULT_SHADOW_S = 30.0
 
@@ -724,6 +728,25 @@ def compare(
                 }
             )
 
+    # Fencing: an HPA write received more than the renew deadline after its writer's last
+    # successful Lease write was received (the renewal was sent no later than that, so the
+    # writer's own deadline had certainly passed).
+    after_deadline: list[dict[str, Any]] = []
+    for write in truth.writes:
+        own = [entry for entry in truth.lease_writes if entry[2] == write.replica]
+        renewed = [received for received, _, _ in own if received <= write.received]
+        if renewed and write.received - renewed[-1] > RENEW_DEADLINE_S:
+            after_deadline.append(
+                {
+                    "hpa": write.hpa,
+                    "replica": write.replica,
+                    "received": write.received,
+                    "completed": write.completed,
+                    "last_renewal_received": renewed[-1],
+                    "seconds_after_renewal": round(write.received - renewed[-1], 3),
+                }
+            )
+
     slowest.sort(reverse=True)
     return {
         "transitions": transitions,
@@ -734,6 +757,7 @@ def compare(
         "wrong": wrong,
         "clock_consistent": clock_consistent,
         "not_leader": not_leader,
+        "after_renew_deadline": after_deadline,
         "lag_all": distribution(lags_all),
         "lag_near_fault": distribution(lags_fault),
         "lag_quiet": distribution(lags_quiet),
@@ -956,6 +980,8 @@ def markdown(result: dict[str, Any]) -> str:
         f"| duplicated writes | {len(result['duplicates'])} |",
         f"| wrong values | {len(result['wrong'])} |",
         f"| writes by a replica not holding the Lease | {len(result['not_leader'])} |",
+        f"| writes received > {RENEW_DEADLINE_S:.0f} s after the writer's last renewal | "
+        f"{len(result['after_renew_deadline'])} |",
         f"| writes early/late by a stepped clock | {len(result['clock_consistent'])} |",
         f"| HPA writes (by replica) | {result['hpa_writes']} {result['hpa_writes_by_replica']} |",
         f"| HPAs wrong at the end | {len(result['end_state_wrong'])} of "
@@ -1030,7 +1056,13 @@ def main() -> int:
     (workdir / "soak.json").write_text(json.dumps(result, indent=1, default=str))
     print(markdown(result))
     log(f"details in {workdir / 'soak.json'}")
-    bad = result["missed"] or result["wrong"] or result["duplicates"] or result["not_leader"]
+    bad = (
+        result["missed"]
+        or result["wrong"]
+        or result["duplicates"]
+        or result["not_leader"]
+        or result["after_renew_deadline"]
+    )
     return 1 if bad or result["end_state_wrong"] else 0
 
 
