@@ -4,7 +4,7 @@ The soak (bench/soak.py) steps one replica's clock while it runs, as NTP or an o
 would: the wall clock (`time.time`, `time.time_ns`) jumps, the monotonic clock does not. The
 offset file is re-read at most every 0.2 s (monotonic), so writing it steps the clock.
 
-Why not libfaketime (Debian `faketime` 0.9.10): with FAKETIME_DONT_FAKE_MONOTONIC=1, which an
+Why not libfaketime (Debian `libfaketime` 0.9.10): with DONT_FAKE_MONOTONIC=1, which an
 NTP-like step needs, Python's `time.sleep` fails with EINVAL (it sleeps with
 clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME), which that release mishandles); without it the
 monotonic clock jumps too, which no real clock step does. The controller reads the wall clock
