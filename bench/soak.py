@@ -89,7 +89,8 @@ BOUNDARY_RACE_S = 2.0
 # `spa run`'s renew deadline: a leader stops writing this long after it sent its last successful
 # renewal (docs/runtime.md), so no write of it may reach the server later than that.
 RENEW_DEADLINE_S = 10.0
-# A transition counts as "near a fault" if a fault began this long before it or while it waited.
+# A transition counts as "near a fault" if a fault began this long before it or while it waited,
+# or if it fell while a replica's clock was stepped.
 FAULT_SHADOW_S = 30.0
 
 
@@ -673,7 +674,9 @@ def compare(
                 continue
             lag = reached - instant
             lags_all.append(lag)
-            near = any(instant - FAULT_SHADOW_S <= began <= reached for began in fault_starts)
+            near = any(
+                instant - FAULT_SHADOW_S <= began <= reached for began in fault_starts
+            ) or any(began <= instant <= ended for _, began, ended, _ in clock_steps)
             (lags_fault if near else lags_quiet).append(lag)
             slowest.append((lag, hpa, instant))
 
