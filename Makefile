@@ -5,8 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: venv lint typecheck check test unit plan run bench clean manifests test-parity test-reliability \
-	screenshots test-compat
+.PHONY: venv lint typecheck check test unit plan run bench soak clean manifests test-parity \
+	test-reliability screenshots test-compat
 .PHONY: helm packaging-deps test-packaging test-helm test-prometheus test-image
 
 $(STAMP): setup.cfg pyproject.toml
@@ -117,6 +117,13 @@ BENCH_LOAD_ARGS ?= $(if $(FULL),$(BENCH_FULL_ARGS),$(BENCH_QUICK_ARGS))
 bench: venv testenv
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/load.py $(BENCH_LOAD_ARGS)
+
+# The soak with an oracle (docs/reliability.md, "Soak"): two `spa run` replicas, 200 SPAs whose
+# windows open and close every minute, random faults; every HPA write checked against the engine.
+# Not part of `make test`. SOAK_MINUTES=5 for a quick run; SOAK_SEED picks the faults.
+SOAK_MINUTES ?= 30
+soak: venv testenv
+	SOAK_MINUTES=$(SOAK_MINUTES) $(BIN)/python bench/soak.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache

@@ -1,0 +1,1073 @@
+"""Soak with an oracle: two `spa run` replicas, hundreds of SPAs whose windows open and close
+every minute, random faults, and a check of every HPA write against the engine.
+
+1. A private control plane (tests/testenv: etcd and kube-apiserver; no kube-controller-manager,
+   as in bench/load.py) with an audit policy that records the controller's HPA writes with
+   their bodies (RequestResponse) and its other requests at Metadata level.
+2. N ScheduledPodAutoscalers (base 2/10), each with Schedules of 1-4 minute windows at random
+   minutes of the run, in five time zones (UTC, Europe/Berlin, America/New_York, Asia/Kolkata,
+   Australia/Lord_Howe), mostly Daily, some Weekly and OneShot, setting min, max or both (a few
+   min-only ones above the base max, so max is raised to min).
+3. Two replicas of `spa run` with leader election, each as its own ServiceAccount (so the audit
+   log says which replica sent what) through its own TCP proxy (so its connections can be cut),
+   started through bench/steppedclock.py (so its wall clock can be stepped).
+4. From a seeded RNG, a fault every 20-60 s, each logged with its time: connections cut
+   (one replica or both), API server restart, every resourceVersion expired (etcd compaction
+   and an API server restart: watches get 410 Gone), SIGKILL of a random replica, SIGKILL of
+   the leader (the killed one is started again a few seconds later, as a kubelet would), and
+   a wall-clock step of one replica (±10-40 s, undone 60-120 s later). Every 5 s: RSS, threads
+   and open file descriptors of each replica from /proc.
+5. The oracle: `spa.plan.build_plan` (the engine `spa plan` and the controller use) on the
+   very manifests created gives every HPA's min/max at every instant. The truth: the audit
+   log's HPA writes (each with its time, its author and the object the server stored), and the
+   HPAs listed at the end. Reported: transitions never applied (missed), writes that changed
+   nothing (duplicates), writes of values the oracle never held around that time (wrong),
+   writes by a replica that was not the last to write the Lease (two leaders), writes that
+   reached the server after their writer's renew deadline (the fence), and the lag
+   from each transition to the write that applied it (p50/p99/max; all, near a fault, quiet).
+
+    python bench/soak.py                     # `make soak`: 30 minutes, 200 SPAs
+    SOAK_MINUTES=5 python bench/soak.py      # a quick run
+
+Progress goes to stderr, a Markdown summary to stdout, everything measured to the JSON of
+`--out` (default: soak.json in the work directory, which is kept and printed).
+Exit status 1 if any transition was missed, any write was wrong or duplicated, or two
+replicas wrote as leaders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
+from spa.kube import HPA_V2, LEASE, ApiError, ApiUnavailable, KubeClient, connect  # noqa: E402
+from spa.plan import Document, build_plan  # noqa: E402
+from tests.integration.harness import install_crds  # noqa: E402
+from tests.testenv.audit import service_account_user  # noqa: E402
+from tests.testenv.controlplane import ControlPlane  # noqa: E402
+from tests.testenv.processes import ManagedProcess  # noqa: E402
+from tests.testenv.proxy import TCPProxy  # noqa: E402
+
+NAMESPACE = "soak"
+SA_NAMESPACE = "scheduled-pod-autoscaler"
+LEASE_NAME = "spa-soak"
+REPLICAS = {"a": "scheduled-pod-autoscaler", "b": "spa-soak-replica-b"}
+USERS = {service_account_user(SA_NAMESPACE, sa): replica for replica, sa in REPLICAS.items()}
+PYTHON = Path(sys.executable)
+ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"]
+DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+BASE_MIN, BASE_MAX = 2, 10
+FAULTS = {  # name: weight
+    "cut": 3,
+    "apiserver-restart": 1,
+    "expire-410": 1,
+    "kill-replica": 1,
+    "kill-leader": 1,
+    "clock-step": 1,
+}
+# A write may have been decided just before a boundary and landed just after it.
+BOUNDARY_RACE_S = 2.0
+# `spa run`'s renew deadline: a leader stops writing this long after it sent its last successful
+# renewal (docs/runtime.md), so no write of it may reach the server later than that.
+RENEW_DEADLINE_S = 10.0
+# A transition counts as "near a fault" if a fault began this long before it or while it waited,
+# or if it fell while a replica's clock was stepped.
+FAULT_SHADOW_S = 30.0
+
+
+def log(message: str) -> None:
+    print(f"[{datetime.now(UTC).strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# -- the fleet ------------------------------------------------------------------------------------
+
+
+def autoscaler(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "ScheduledPodAutoscaler",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "horizontalPodAutoscalerSpec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+                "minReplicas": BASE_MIN,
+                "maxReplicas": BASE_MAX,
+                "metrics": [
+                    {
+                        "type": "Resource",
+                        "resource": {
+                            "name": "cpu",
+                            "target": {"type": "Utilization", "averageUtilization": 70},
+                        },
+                    }
+                ],
+            }
+        },
+    }
+
+
+def window(rng: random.Random, start: datetime, minutes: int) -> dict[str, Any]:
+    """A Schedule spec for [start, start + minutes) in a random zone and type."""
+    zone = rng.choice(ZONES)
+    begin = start.astimezone(ZoneInfo(zone))
+    end = (start + timedelta(minutes=minutes)).astimezone(ZoneInfo(zone))
+    kind = rng.choices(["Daily", "Weekly", "OneShot"], weights=[6, 2, 2])[0]
+    spec: dict[str, Any] = {"type": kind, "timeZone": zone}
+    if kind == "OneShot":
+        spec |= {"startTime": f"{begin:%Y-%m-%dT%H:%M}", "endTime": f"{end:%Y-%m-%dT%H:%M}"}
+    else:
+        spec |= {"startTime": f"{begin:%H:%M}", "endTime": f"{end:%H:%M}"}
+    if kind == "Weekly":
+        # The window belongs to the day it starts on (docs/schedules.md).
+        spec |= {"startDayOfWeek": DAYS[begin.weekday()], "endDayOfWeek": DAYS[begin.weekday()]}
+    bounds = rng.choices(["min", "max", "both", "min-over-max"], weights=[4, 3, 4, 1])[0]
+    if bounds == "min":
+        spec["minReplicas"] = rng.randint(3, 8)
+    elif bounds == "max":
+        spec["maxReplicas"] = rng.randint(11, 20)
+    elif bounds == "both":
+        spec |= {"minReplicas": rng.randint(3, 6), "maxReplicas": rng.randint(11, 15)}
+    else:
+        spec["minReplicas"] = rng.randint(BASE_MAX + 1, BASE_MAX + 4)
+    return spec
+
+
+def fleet(rng: random.Random, spas: int, first: datetime, minutes: int) -> list[dict[str, Any]]:
+    """The SPAs and their Schedules: about one window per 4 minutes of run per SPA, starting
+    at random minutes in [first, first + minutes), lasting 1-4 minutes."""
+    objects: list[dict[str, Any]] = []
+    per_spa = max(2, minutes // 4)
+    for index in range(spas):
+        name = f"app-{index:03d}"
+        objects.append(autoscaler(name))
+        for number in range(per_spa):
+            start = first + timedelta(minutes=rng.randrange(minutes))
+            objects.append(
+                {
+                    "apiVersion": "autoscaling.d-kuro.github.io/v1",
+                    "kind": "Schedule",
+                    "metadata": {"name": f"{name}-w{number}", "namespace": NAMESPACE},
+                    "spec": {
+                        "scaleTargetRef": {"name": name},
+                        **window(rng, start, rng.randint(1, 4)),
+                    },
+                }
+            )
+    return objects
+
+
+def create_all(client: KubeClient, objects: list[dict[str, Any]]) -> None:
+    def create(obj: dict[str, Any]) -> None:
+        resource = SCHEDULED_POD_AUTOSCALERS if obj["kind"] != "Schedule" else SCHEDULES
+        for attempt in range(10):
+            try:
+                client.create(resource, NAMESPACE, obj)
+                return
+            except ApiError as error:
+                if error.status == 409:
+                    return
+                if attempt == 9:
+                    raise
+                time.sleep(0.5)
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(create, objects))
+
+
+# -- the replicas -----------------------------------------------------------------------------
+
+
+class Replica:
+    """One `spa run` process (restartable), its proxy and its wall-clock offset file."""
+
+    def __init__(self, name: str, plane: ControlPlane, workdir: Path) -> None:
+        self.name = name
+        self.proxy = TCPProxy("127.0.0.1", plane.ports.apiserver).start()
+        kubeconfig = plane.service_account_kubeconfig(
+            SA_NAMESPACE,
+            REPLICAS[name],
+            path=workdir / f"replica-{name}.kubeconfig",
+            server=self.proxy.url,
+            expiration_seconds=24 * 3600,
+            create=False,
+        )
+        self.clock_file = workdir / f"replica-{name}.clock-offset"
+        self.clock_file.write_text("0\n")
+        self.offset = 0.0
+        self.log_path = workdir / f"replica-{name}.log"
+        self.process = ManagedProcess(
+            f"spa-{name}",
+            [
+                str(PYTHON),
+                str(REPO / "bench" / "steppedclock.py"),
+                "run",
+                "--kubeconfig",
+                str(kubeconfig),
+                "--namespace",
+                NAMESPACE,
+                "--metrics-addr",
+                "127.0.0.1:0",
+                "--probe-addr",
+                "127.0.0.1:0",
+                "--enable-leader-election",
+                "--leader-election-namespace",
+                SA_NAMESPACE,
+                "--leader-election-id",
+                LEASE_NAME,
+            ],
+            self.log_path,
+            env={
+                **os.environ,
+                "KUBECONFIG": "",
+                "SPA_STEPPED_CLOCK_FILE": str(self.clock_file),
+                "PYTHONPATH": str(REPO),
+            },
+        )
+        self.starts: list[float] = []
+
+    def start(self) -> None:
+        self.process.start()
+        self.starts.append(time.time())
+
+    def kill(self) -> None:
+        self.process.kill()
+
+    def step_clock(self, offset: float) -> None:
+        self.offset = offset
+        self.clock_file.write_text(f"{offset}\n")
+
+    def identity(self) -> str:
+        """The Lease identity of the running process ("" before it campaigns)."""
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+        marker = text.rfind("\n=== ")  # ManagedProcess marks each start
+        for line in text[marker:].splitlines():
+            if "campaigning for lease" in line:
+                try:
+                    return str(json.loads(line)["msg"]).rsplit(" as ", 1)[1]
+                except (ValueError, KeyError, IndexError):
+                    continue
+        return ""
+
+    def close(self) -> None:
+        self.process.stop(timeout=10)
+        self.proxy.close()
+
+
+# -- observing ----------------------------------------------------------------------------------
+
+
+class Sampler:
+    """RSS, threads and open file descriptors of each replica every `period` s, from /proc."""
+
+    def __init__(self, replicas: dict[str, Replica], period: float = 5.0) -> None:
+        self.replicas = replicas
+        self.period = period
+        self.samples: list[dict[str, Any]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="sampler")
+
+    def start(self) -> Sampler:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period):
+            load = Path("/proc/loadavg").read_text().split()[0]
+            for name, replica in self.replicas.items():
+                pid = replica.process.pid
+                if pid is None or not replica.process.running:
+                    continue
+                try:
+                    status = Path(f"/proc/{pid}/status").read_text()
+                    fds = len(os.listdir(f"/proc/{pid}/fd"))
+                except OSError:
+                    continue
+                fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+                self.samples.append(
+                    {
+                        "time": time.time(),
+                        "replica": name,
+                        "pid": pid,
+                        "rss_mib": int(fields["VmRSS"].split()[0]) / 1024,
+                        "threads": int(fields["Threads"]),
+                        "fds": fds,
+                        "load1": float(load),
+                    }
+                )
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+
+@dataclass
+class Fault:
+    kind: str
+    began: float
+    ended: float = 0.0
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+class Faults:
+    """Injects a random fault every `gap` (20-60) s from `first` to `last` (seeded)."""
+
+    def __init__(
+        self,
+        seed: int,
+        plane: ControlPlane,
+        replicas: dict[str, Replica],
+        admin: KubeClient,
+        journal: Path,
+        gap: tuple[float, float],
+        kinds: list[str],
+    ) -> None:
+        self.rng = random.Random(seed)
+        self.gap = gap
+        self.kinds = kinds
+        self.plane = plane
+        self.replicas = replicas
+        self.admin = admin
+        self.journal = journal
+        self.done: list[Fault] = []
+        self._stop = threading.Event()
+        self._pending: list[tuple[float, str, Any]] = []  # (when, what, replica) to undo
+        self._stepped_at: dict[str, float] = {}
+        self._thread = threading.Thread(target=self._run, daemon=True, name="faults")
+        self._first = 0.0
+        self._last = 0.0
+
+    def start(self, first: float, last: float) -> Faults:
+        self._first, self._last = first, last
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=300)
+
+    def _record(self, fault: Fault) -> None:
+        self.done.append(fault)
+        entry = {"kind": fault.kind, "began": fault.began, "ended": fault.ended, **fault.detail}
+        with self.journal.open("a") as out:
+            out.write(json.dumps(entry) + "\n")
+        at = datetime.fromtimestamp(fault.began, UTC).strftime("%H:%M:%S.%f")[:-3]
+        log(f"fault {fault.kind} at {at} ({fault.ended - fault.began:.1f} s) {fault.detail}")
+
+    def _leader(self) -> str | None:
+        try:
+            lease = self.admin.get(LEASE, SA_NAMESPACE, LEASE_NAME, timeout=10)
+        except (ApiError, ApiUnavailable):
+            return None
+        holder = (lease.get("spec") or {}).get("holderIdentity") or ""
+        for name, replica in self.replicas.items():
+            if replica.process.running and holder and replica.identity() == holder:
+                return name
+        return None
+
+    def _run(self) -> None:
+        if self._stop.wait(max(0.0, self._first - time.time())):
+            return
+        while not self._stop.is_set():
+            due = time.time() + self.rng.uniform(*self.gap)
+            if due > self._last:
+                break
+            if self._wait_undoing(due):
+                break
+            kind = self.rng.choices(self.kinds, weights=[FAULTS[k] for k in self.kinds])[0]
+            self._inject(kind)
+        # Everything undone before the quiet tail.
+        while self._pending and not self._stop.is_set():
+            self._wait_undoing(min(self._pending)[0])
+
+    def _wait_undoing(self, until: float) -> bool:
+        """Wait until `until`, restarting killed replicas and undoing clock steps when each is
+        due; True if stopped."""
+        while True:
+            self._undo_due()
+            now = time.time()
+            if now >= until:
+                return False
+            wake = min([until, *(when for when, _, _ in self._pending)])
+            if self._stop.wait(max(0.0, wake - now)):
+                return True
+
+    def _undo_due(self) -> None:
+        now = time.time()
+        due = [item for item in self._pending if item[0] <= now]
+        for item in due:
+            self._pending.remove(item)
+            _, what, name = item
+            replica = self.replicas[name]
+            fault = Fault(what, time.time(), detail={"replica": name})
+            if what == "restart":
+                replica.start()
+            elif what == "clock-back":
+                began = self._stepped_at.pop(name)
+                fault.detail |= {"stepped_at": began, "offset_was": replica.offset}
+                replica.step_clock(0.0)
+            fault.ended = time.time()
+            self._record(fault)
+
+    def _inject(self, kind: str) -> None:
+        rng = self.rng
+        fault = Fault(kind, time.time())
+        if kind == "cut":
+            target = rng.choice(["a", "b", "both"])
+            names = ["a", "b"] if target == "both" else [target]
+            fault.detail = {
+                "replica": target,
+                "connections": sum(self.replicas[n].proxy.cut() for n in names),
+            }
+        elif kind == "apiserver-restart":
+            self.plane.restart_apiserver(timeout=120)
+        elif kind == "expire-410":
+            fault.detail = {"compacted_revision": self.plane.expire_resource_versions(timeout=120)}
+        elif kind in ("kill-replica", "kill-leader"):
+            name = rng.choice(["a", "b"]) if kind == "kill-replica" else self._leader()
+            if name is None or not self.replicas[name].process.running:
+                fault.detail = {"skipped": "no running leader" if name is None else "not running"}
+            else:
+                self.replicas[name].kill()
+                delay = rng.uniform(2, 8)
+                self._pending.append((time.time() + delay, "restart", name))
+                fault.detail = {"replica": name, "restart_after_s": round(delay, 1)}
+        elif kind == "clock-step":
+            name = rng.choice(["a", "b"])
+            replica = self.replicas[name]
+            if replica.offset:
+                fault.detail = {"skipped": f"replica {name} already stepped"}
+            else:
+                offset = rng.choice([-1, 1]) * rng.uniform(10, 40)
+                replica.step_clock(round(offset, 1))
+                self._stepped_at[name] = time.time()
+                undo = rng.uniform(60, 120)
+                self._pending.append((time.time() + undo, "clock-back", name))
+                fault.detail = {
+                    "replica": name,
+                    "leader": self._leader(),
+                    "offset_s": replica.offset,
+                    "undo_after_s": round(undo, 1),
+                }
+        fault.ended = time.time()
+        self._record(fault)
+
+
+# -- the truth: the audit log -------------------------------------------------------------------
+
+
+def audit_policy_for_soak() -> dict[str, Any]:
+    users = list(USERS)
+    return {
+        "apiVersion": "audit.k8s.io/v1",
+        "kind": "Policy",
+        "omitStages": ["RequestReceived"],
+        "rules": [
+            {
+                "level": "RequestResponse",
+                "users": users,
+                "verbs": ["create", "update", "patch"],
+                "resources": [{"group": "autoscaling", "resources": ["horizontalpodautoscalers"]}],
+            },
+            {"level": "Metadata", "users": users},
+            {"level": "None"},
+        ],
+    }
+
+
+def _instant(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+@dataclass(frozen=True)
+class Write:
+    hpa: str
+    replica: str
+    verb: str
+    received: float
+    completed: float
+    version: int
+    bounds: tuple[int, int]
+
+
+@dataclass
+class Truth:
+    writes: list[Write]  # successful HPA writes, in resourceVersion order per HPA
+    lease_writes: list[tuple[float, float, str]]  # (received, completed, replica), 2xx only
+    requests: Counter[tuple[str, str, str, int]]  # (replica, verb, resource, code)
+
+
+def read_audit(path: Path) -> Truth:
+    writes: list[Write] = []
+    lease: list[tuple[float, float, str]] = []
+    requests: Counter[tuple[str, str, str, int]] = Counter()
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if entry.get("stage") != "ResponseComplete":
+                continue
+            replica = USERS.get((entry.get("user") or {}).get("username", ""))
+            if replica is None:
+                continue
+            ref = entry.get("objectRef") or {}
+            resource = str(ref.get("resource") or "-")
+            if ref.get("subresource"):
+                resource += "/" + ref["subresource"]
+            code = int((entry.get("responseStatus") or {}).get("code") or 0)
+            verb = str(entry.get("verb"))
+            requests[(replica, verb, resource, code)] += 1
+            ok = 200 <= code < 300 and "dryRun=" not in str(entry.get("requestURI"))
+            if not ok or verb not in ("create", "update", "patch"):
+                continue
+            received = _instant(entry["requestReceivedTimestamp"])
+            completed = _instant(entry["stageTimestamp"])
+            if resource == "leases" and ref.get("name") == LEASE_NAME:
+                lease.append((received, completed, replica))
+            elif resource == "horizontalpodautoscalers":
+                stored = entry.get("responseObject") or {}
+                spec = stored.get("spec") or {}
+                writes.append(
+                    Write(
+                        hpa=str(ref.get("name")),
+                        replica=replica,
+                        verb=verb,
+                        received=received,
+                        completed=completed,
+                        version=int(stored["metadata"]["resourceVersion"]),
+                        bounds=(int(spec.get("minReplicas") or 1), int(spec["maxReplicas"])),
+                    )
+                )
+    writes.sort(key=lambda write: (write.hpa, write.version))
+    lease.sort()
+    return Truth(writes, lease, requests)
+
+
+# -- the oracle and the comparison --------------------------------------------------------------
+
+
+class Oracle:
+    """Every HPA's min/max at every instant, from the engine on the created manifests."""
+
+    def __init__(self, objects: list[dict[str, Any]], at: int, until: int) -> None:
+        documents = [
+            Document(file="soak", index=number + 1, body=obj) for number, obj in enumerate(objects)
+        ]
+        plan = build_plan(documents, [], at=at, until=until)
+        if plan.errors:
+            raise RuntimeError(f"the soak's own manifests do not plan: {plan.errors[:3]}")
+        self.at = at
+        # Per HPA: [(instant, (min, max))], the first at `at`; only changes of min/max (a
+        # transition that only changes the set of active Schedules does not touch the HPA).
+        self.steps: dict[str, list[tuple[float, tuple[int, int]]]] = {}
+        self.max_raised = 0
+        for entry in plan.autoscalers:
+            steps = [(float(at), (entry.state.min_replicas, entry.state.max_replicas))]
+            for instant, state in entry.transitions:
+                bounds = (state.min_replicas, state.max_replicas)
+                self.max_raised += state.max_raised
+                if bounds != steps[-1][1]:
+                    steps.append((float(instant), bounds))
+            self.steps[entry.name] = steps
+
+    def at_instant(self, hpa: str, instant: float) -> tuple[int, int]:
+        current = self.steps[hpa][0][1]
+        for when, bounds in self.steps[hpa]:
+            if when > instant:
+                break
+            current = bounds
+        return current
+
+    def held_between(self, hpa: str, low: float, high: float) -> set[tuple[int, int]]:
+        held = {self.at_instant(hpa, low)}
+        held.update(bounds for when, bounds in self.steps[hpa] if low < when <= high)
+        return held
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def distribution(values: list[float]) -> dict[str, float]:
+    return {
+        "count": len(values),
+        "p50_s": round(percentile(values, 0.50), 3),
+        "p99_s": round(percentile(values, 0.99), 3),
+        "max_s": round(max(values), 3) if values else math.nan,
+    }
+
+
+def compare(
+    oracle: Oracle,
+    truth: Truth,
+    fault_starts: list[float],
+    clock_steps: list[tuple[str, float, float, float]],
+    first: float,
+    last: float,
+    settle_end: float,
+) -> dict[str, Any]:
+    by_hpa: dict[str, list[Write]] = {}
+    for write in truth.writes:
+        by_hpa.setdefault(write.hpa, []).append(write)
+
+    def stepped_offset(replica: str, instant: float) -> float:
+        for name, began, ended, offset in clock_steps:
+            if name == replica and began <= instant <= ended:
+                return offset
+        return 0.0
+
+    missed: list[dict[str, Any]] = []
+    lags_all: list[float] = []
+    lags_fault: list[float] = []
+    lags_quiet: list[float] = []
+    slowest: list[tuple[float, str, float]] = []
+    transitions = 0
+    for hpa, steps in oracle.steps.items():
+        history = by_hpa.get(hpa, [])
+        for number, (instant, bounds) in enumerate(steps):
+            if instant < first or instant > last:
+                continue
+            transitions += 1
+            until = steps[number + 1][0] if number + 1 < len(steps) else settle_end
+            held = [w for w in history if w.completed <= instant]
+            if held and held[-1].bounds == bounds:
+                reached: float | None = instant  # written early (a stepped clock)
+            else:
+                reached = next(
+                    (
+                        w.completed
+                        for w in history
+                        if instant < w.completed < until and w.bounds == bounds
+                    ),
+                    None,
+                )
+            if reached is None:
+                missed.append(
+                    {"hpa": hpa, "at": instant, "bounds": bounds, "next_transition": until}
+                )
+                continue
+            lag = reached - instant
+            lags_all.append(lag)
+            near = any(
+                instant - FAULT_SHADOW_S <= began <= reached for began in fault_starts
+            ) or any(began <= instant <= ended for _, began, ended, _ in clock_steps)
+            (lags_fault if near else lags_quiet).append(lag)
+            slowest.append((lag, hpa, instant))
+
+    duplicates: list[dict[str, Any]] = []
+    wrong: list[dict[str, Any]] = []
+    clock_consistent: list[dict[str, Any]] = []
+    for hpa, history in by_hpa.items():
+        previous: tuple[int, int] | None = None
+        for write in history:
+            described = {
+                "hpa": hpa,
+                "replica": write.replica,
+                "verb": write.verb,
+                "received": write.received,
+                "completed": write.completed,
+                "bounds": write.bounds,
+            }
+            if write.bounds == previous:
+                duplicates.append(described)
+            elif write.bounds not in oracle.held_between(
+                hpa, write.received - BOUNDARY_RACE_S, write.completed
+            ):
+                offset = stepped_offset(write.replica, write.received)
+                if offset and write.bounds in oracle.held_between(
+                    hpa,
+                    write.received + offset - BOUNDARY_RACE_S,
+                    write.completed + offset,
+                ):
+                    clock_consistent.append(described | {"clock_offset_s": offset})
+                else:
+                    wrong.append(
+                        described
+                        | {
+                            "expected": oracle.at_instant(hpa, write.completed),
+                            "clock_offset_s": offset,
+                        }
+                    )
+            previous = write.bounds
+
+    # Two leaders: an HPA write by a replica that was not the last to write the Lease.
+    not_leader: list[dict[str, Any]] = []
+    for write in truth.writes:
+        before = [entry for entry in truth.lease_writes if entry[1] <= write.received]
+        if before and before[-1][2] != write.replica:
+            not_leader.append(
+                {
+                    "hpa": write.hpa,
+                    "replica": write.replica,
+                    "received": write.received,
+                    "lease_last_written_by": before[-1][2],
+                    "lease_written_at": before[-1][1],
+                }
+            )
+
+    # Fencing: an HPA write received more than the renew deadline after its writer's last
+    # successful Lease write was received (the renewal was sent no later than that, so the
+    # writer's own deadline had certainly passed).
+    after_deadline: list[dict[str, Any]] = []
+    for write in truth.writes:
+        own = [entry for entry in truth.lease_writes if entry[2] == write.replica]
+        renewed = [received for received, _, _ in own if received <= write.received]
+        if renewed and write.received - renewed[-1] > RENEW_DEADLINE_S:
+            after_deadline.append(
+                {
+                    "hpa": write.hpa,
+                    "replica": write.replica,
+                    "received": write.received,
+                    "completed": write.completed,
+                    "last_renewal_received": renewed[-1],
+                    "seconds_after_renewal": round(write.received - renewed[-1], 3),
+                }
+            )
+
+    slowest.sort(reverse=True)
+    return {
+        "transitions": transitions,
+        "hpa_writes": len(truth.writes),
+        "hpa_writes_by_replica": dict(Counter(write.replica for write in truth.writes)),
+        "missed": missed,
+        "duplicates": duplicates,
+        "wrong": wrong,
+        "clock_consistent": clock_consistent,
+        "not_leader": not_leader,
+        "after_renew_deadline": after_deadline,
+        "lag_all": distribution(lags_all),
+        "lag_near_fault": distribution(lags_fault),
+        "lag_quiet": distribution(lags_quiet),
+        "slowest": [
+            {"lag_s": round(lag, 3), "hpa": hpa, "at": instant}
+            for lag, hpa, instant in slowest[:10]
+        ],
+    }
+
+
+def resources_summary(samples: list[dict[str, Any]], after: float) -> list[dict[str, Any]]:
+    """Per process (replica and pid): first and last sample after `after`, and the extremes."""
+    rows: list[dict[str, Any]] = []
+    keys = sorted({(s["replica"], s["pid"]) for s in samples}, key=lambda k: k[1])
+    for replica, pid in keys:
+        mine = [s for s in samples if s["pid"] == pid and s["time"] >= after]
+        if len(mine) < 2:
+            continue
+        row: dict[str, Any] = {
+            "replica": replica,
+            "pid": pid,
+            "minutes": round((mine[-1]["time"] - mine[0]["time"]) / 60, 1),
+        }
+        for metric in ("rss_mib", "threads", "fds"):
+            values = [s[metric] for s in mine]
+            row[metric] = {
+                "first": round(values[0], 1),
+                "min": round(min(values), 1),
+                "max": round(max(values), 1),
+                "last": round(values[-1], 1),
+            }
+        rows.append(row)
+    return rows
+
+
+# -- the run ------------------------------------------------------------------------------------
+
+
+def wait_for(check: Any, within: float, what: str) -> bool:
+    """Poll `check` every second; False (and a note on stderr) if it did not hold in time."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return True
+        except (ApiError, ApiUnavailable):
+            pass
+        time.sleep(1)
+    log(f"{what}: not within {within:.0f} s (the first transitions will show it as lag)")
+    return False
+
+
+def setup_rbac(plane: ControlPlane) -> None:
+    """The project's RBAC for replica a; the same roles bound to replica b's ServiceAccount."""
+    plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config/rbac"), check=True)
+    account = f"--serviceaccount={SA_NAMESPACE}:{REPLICAS['b']}"
+    election_role = "--role=scheduled-pod-autoscaler-leader-election"
+    commands = [
+        ["create", "serviceaccount", REPLICAS["b"], "-n", SA_NAMESPACE],
+        ["create", "clusterrolebinding", REPLICAS["b"], "--clusterrole=scheduled-pod-autoscaler"],
+        ["create", "rolebinding", REPLICAS["b"], "-n", SA_NAMESPACE, election_role],
+        ["create", "namespace", NAMESPACE],
+    ]
+    for command in commands:
+        binding = command[1] in ("clusterrolebinding", "rolebinding")
+        plane.run_kubectl(*command, *([account] if binding else []), check=True)
+
+
+def run(args: argparse.Namespace, workdir: Path) -> None:
+    """The run itself; everything observed goes to `workdir` for analyze()."""
+    rng = random.Random(args.seed)
+    plane = ControlPlane(
+        workdir / "plane", audit_policy=audit_policy_for_soak(), controller_manager=False
+    )
+    plane.start(timeout=120)
+    replicas: dict[str, Replica] = {}
+    sampler: Sampler | None = None
+    faults: Faults | None = None
+    admin = connect(kubeconfig=str(plane.kubeconfig), pool_size=16)
+    try:
+        install_crds(plane)
+        setup_rbac(plane)
+        began = datetime.now(UTC)
+        first_dt = (began + timedelta(seconds=args.lead)).replace(second=0, microsecond=0)
+        first_dt += timedelta(minutes=1)
+        first = first_dt.timestamp()
+        last = first + args.minutes * 60
+        objects = fleet(rng, args.spas, first_dt, args.minutes)
+        (workdir / "manifests.json").write_text(json.dumps(objects))
+        log(f"creating {len(objects)} objects; windows {first_dt:%H:%M} + {args.minutes} min")
+        create_all(admin, objects)
+        for name in REPLICAS:
+            replicas[name] = Replica(name, plane, workdir)
+            replicas[name].start()
+        sampler = Sampler(replicas).start()
+        started = time.time()
+        if wait_for(
+            lambda: len(admin.list(HPA_V2, namespace=NAMESPACE).items) == args.spas,
+            within=max(60.0, first - time.time() - 5),
+            what="every HPA created",
+        ):
+            log(f"{args.spas} HPAs after {time.time() - started:.1f} s")
+        faults = Faults(
+            args.seed, plane, replicas, admin, workdir / "faults.jsonl", args.fault_gap, args.kinds
+        )
+        faults.start(first + 20, last - 90)
+        settle_end = last + args.settle
+        exits: list[dict[str, Any]] = []
+        while time.time() < settle_end:
+            time.sleep(5)
+            for name, replica in replicas.items():
+                pending = any(item[2] == name for item in faults._pending)
+                if not replica.process.running and not pending and replica.starts:
+                    code = replica.process.returncode
+                    log(f"replica {name} exited ({code}); starting it again")
+                    exits.append({"replica": name, "at": time.time(), "code": code})
+                    replica.start()
+        faults.stop()
+        sampler.stop()
+        listed_at = time.time()
+        final = {
+            hpa["metadata"]["name"]: (hpa["spec"].get("minReplicas", 1), hpa["spec"]["maxReplicas"])
+            for hpa in admin.list(HPA_V2, namespace=NAMESPACE).items
+        }
+        record = {
+            "seed": args.seed,
+            "spas": args.spas,
+            "minutes": args.minutes,
+            "first": first,
+            "last": last,
+            "started": started,
+            "settle_end": settle_end,
+            "listed_at": listed_at,
+            "final": final,
+            "exits": exits,
+            "samples": sampler.samples,
+            "loadavg_end": Path("/proc/loadavg").read_text().strip(),
+        }
+        (workdir / "record.json").write_text(json.dumps(record))
+    finally:
+        if faults is not None:
+            faults.stop()
+        if sampler is not None:
+            sampler.stop()
+        for replica in replicas.values():
+            replica.close()
+        admin.close()
+        plane.stop()
+
+
+def analyze(workdir: Path) -> dict[str, Any]:
+    """Compare what the run recorded in `workdir` with the oracle."""
+    record = json.loads((workdir / "record.json").read_text())
+    objects = json.loads((workdir / "manifests.json").read_text())
+    journal = workdir / "faults.jsonl"
+    faults = [json.loads(line) for line in journal.read_text().splitlines()]
+    truth = read_audit(workdir / "plane" / "audit.log")
+    oracle = Oracle(objects, at=int(record["started"]), until=int(record["settle_end"]) + 1)
+    clock_steps = [
+        (entry["replica"], entry["stepped_at"], entry["ended"], entry["offset_was"])
+        for entry in faults
+        if entry["kind"] == "clock-back"
+    ]
+    injected = [entry for entry in faults if "skipped" not in entry and entry["kind"] != "restart"]
+    result = compare(
+        oracle,
+        truth,
+        [entry["began"] for entry in injected],
+        clock_steps,
+        record["first"],
+        record["last"],
+        record["settle_end"],
+    )
+    # The HPAs as listed at the end, against the oracle then; an HPA whose bounds changed in the
+    # 30 s before the listing is left out (its write may not have landed yet).
+    listed_at = record.get("listed_at", record["settle_end"])
+    expected_end = {name: oracle.at_instant(name, listed_at) for name in oracle.steps}
+    last_written = {write.hpa: write.bounds for write in truth.writes}
+    final = {
+        name: tuple(bounds)
+        for name, bounds in record["final"].items()
+        if oracle.held_between(name, listed_at - 30, listed_at) == {expected_end[name]}
+    }
+    first_dt = datetime.fromtimestamp(record["first"], UTC)
+    return result | {
+        "seed": record["seed"],
+        "spas": record["spas"],
+        "schedules": len(objects) - record["spas"],
+        "minutes": record["minutes"],
+        "first_window": first_dt.isoformat(),
+        "max_raised_transitions": oracle.max_raised,
+        "faults": Counter(entry["kind"] for entry in injected).most_common(),
+        "fault_log": faults,
+        "exits": record["exits"],
+        "end_state_compared": len(final),
+        "end_state_wrong": sorted(n for n, b in final.items() if expected_end.get(n) != b),
+        "end_state_not_as_audited": sorted(n for n, b in final.items() if last_written.get(n) != b),
+        "requests": [
+            [*key, count] for key, count in sorted(truth.requests.items(), key=lambda kv: -kv[1])
+        ],
+        "resources": resources_summary(record["samples"], record["started"] + 60),
+        "samples": record["samples"],
+        "loadavg_end": record["loadavg_end"],
+    }
+
+
+def markdown(result: dict[str, Any]) -> str:
+    load = [s["load1"] for s in result["samples"]]
+    lines = [
+        f"Soak: {result['spas']} SPAs, {result['schedules']} Schedules, {result['minutes']} min "
+        f"from {result['first_window']}, seed {result['seed']}",
+        f"load average (1 min) during the run: median {percentile(load, 0.5):.1f}, "
+        f"max {max(load, default=math.nan):.1f}",
+        f"faults: {', '.join(f'{kind} {count}' for kind, count in result['faults'])}",
+        "",
+        "| figure | value |",
+        "|---|---|",
+        f"| HPA transitions due | {result['transitions']} |",
+        f"| missed | {len(result['missed'])} |",
+        f"| duplicated writes | {len(result['duplicates'])} |",
+        f"| wrong values | {len(result['wrong'])} |",
+        f"| writes by a replica not holding the Lease | {len(result['not_leader'])} |",
+        f"| writes received > {RENEW_DEADLINE_S:.0f} s after the writer's last renewal | "
+        f"{len(result['after_renew_deadline'])} |",
+        f"| writes early/late by a stepped clock | {len(result['clock_consistent'])} |",
+        f"| HPA writes (by replica) | {result['hpa_writes']} {result['hpa_writes_by_replica']} |",
+        f"| HPAs wrong at the end | {len(result['end_state_wrong'])} of "
+        f"{result['end_state_compared']} compared |",
+    ]
+    for label, key in (
+        ("all", "lag_all"),
+        ("near a fault", "lag_near_fault"),
+        ("quiet", "lag_quiet"),
+    ):
+        lag = result[key]
+        lines.append(
+            f"| lag {label} (n={lag['count']}) | p50 {lag['p50_s']} s, p99 {lag['p99_s']} s, "
+            f"max {lag['max_s']} s |"
+        )
+    lines += ["", "| replica | pid | minutes | RSS MiB first/max/last | threads | fds |"]
+    lines.append("|---|---|---|---|---|---|")
+    for row in result["resources"]:
+        rss, threads, fds = row["rss_mib"], row["threads"], row["fds"]
+        lines.append(
+            f"| {row['replica']} | {row['pid']} | {row['minutes']} | "
+            f"{rss['first']}/{rss['max']}/{rss['last']} | "
+            f"{threads['first']}/{threads['max']}/{threads['last']} | "
+            f"{fds['first']}/{fds['max']}/{fds['last']} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=int, default=int(os.environ.get("SOAK_MINUTES", "30")))
+    parser.add_argument("--spas", type=int, default=int(os.environ.get("SOAK_SPAS", "200")))
+    parser.add_argument("--seed", type=int, default=int(os.environ.get("SOAK_SEED", "1")))
+    parser.add_argument(
+        "--lead", type=float, default=150.0, help="seconds from start to the first window"
+    )
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=30.0,
+        help="seconds after the last minute of windows (not a multiple of 60: the HPAs are "
+        "listed then, best not at a boundary)",
+    )
+    parser.add_argument(
+        "--fault-gap",
+        type=lambda text: tuple(float(part) for part in text.split(",")),
+        default=(20.0, 60.0),
+        metavar="LOW,HIGH",
+        help="seconds between faults, drawn uniformly (default 20,60)",
+    )
+    parser.add_argument(
+        "--faults",
+        default=",".join(FAULTS),
+        help=f"the kinds of fault to inject, comma-separated (default: all of {', '.join(FAULTS)})",
+    )
+    parser.add_argument(
+        "--analyze", type=Path, metavar="DIR", help="only compare a kept run's work directory"
+    )
+    args = parser.parse_args()
+    args.kinds = [kind for kind in args.faults.split(",") if kind]
+    if unknown := set(args.kinds) - set(FAULTS):
+        parser.error(f"--faults: unknown kind {', '.join(sorted(unknown))}")
+    if args.analyze is not None:
+        workdir = args.analyze
+    else:
+        workdir = Path(tempfile.mkdtemp(prefix="spa-soak-"))
+        log(f"work directory {workdir} (replica logs, audit log, faults.jsonl)")
+        run(args, workdir)
+        shutil.rmtree(workdir / "plane" / "etcd", ignore_errors=True)
+    log("comparing the audit log with the oracle")
+    result = analyze(workdir)
+    (workdir / "soak.json").write_text(json.dumps(result, indent=1, default=str))
+    print(markdown(result))
+    log(f"details in {workdir / 'soak.json'}")
+    bad = (
+        result["missed"]
+        or result["wrong"]
+        or result["duplicates"]
+        or result["not_leader"]
+        or result["after_renew_deadline"]
+    )
+    return 1 if bad or result["end_state_wrong"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

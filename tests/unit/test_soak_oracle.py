@@ -1,0 +1,114 @@
+"""The soak's comparison (bench/soak.py) on hand-made histories: it must see each kind of
+failure it reports, and nothing in a clean history."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Any
+
+from bench.soak import NAMESPACE, Oracle, Truth, Write, compare
+
+T0 = datetime(2026, 11, 23, 11, 0, tzinfo=UTC).timestamp()  # a Monday, 11:00 UTC
+HPA = "app-000"
+
+
+def manifests() -> list[dict[str, Any]]:
+    """One SPA (2/10) and one Daily window 11:01-11:03 UTC setting 5/15."""
+    return [
+        {
+            "apiVersion": "autoscaling.d-kuro.github.io/v1",
+            "kind": "ScheduledPodAutoscaler",
+            "metadata": {"name": HPA, "namespace": NAMESPACE},
+            "spec": {
+                "horizontalPodAutoscalerSpec": {
+                    "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": HPA},
+                    "minReplicas": 2,
+                    "maxReplicas": 10,
+                }
+            },
+        },
+        {
+            "apiVersion": "autoscaling.d-kuro.github.io/v1",
+            "kind": "Schedule",
+            "metadata": {"name": f"{HPA}-w0", "namespace": NAMESPACE},
+            "spec": {
+                "scaleTargetRef": {"name": HPA},
+                "type": "Daily",
+                "startTime": "11:01",
+                "endTime": "11:03",
+                "minReplicas": 5,
+                "maxReplicas": 15,
+            },
+        },
+    ]
+
+
+def write(at: float, bounds: tuple[int, int], version: int, replica: str = "a") -> Write:
+    return Write(HPA, replica, "patch", at, at + 0.05, version, bounds)
+
+
+def check(writes: list[Write], lease: list[tuple[float, float, str]] | None = None) -> Any:
+    oracle = Oracle(manifests(), at=int(T0), until=int(T0) + 300)
+    if lease is None:
+        lease = [(T0 + s, T0 + s + 0.01, "a") for s in range(0, 300, 2)]
+    truth = Truth(writes, lease, Counter())
+    return compare(oracle, truth, [], [], T0 + 30, T0 + 240, T0 + 270)
+
+
+CREATE = Write(HPA, "a", "create", T0 + 1, T0 + 1.1, 1, (2, 10))
+
+
+def test_the_oracle_follows_the_engine() -> None:
+    oracle = Oracle(manifests(), at=int(T0), until=int(T0) + 300)
+    assert oracle.steps[HPA] == [(T0, (2, 10)), (T0 + 60, (5, 15)), (T0 + 180, (2, 10))]
+
+
+def test_a_clean_history_has_nothing_to_report() -> None:
+    result = check([CREATE, write(T0 + 60.5, (5, 15), 2), write(T0 + 181, (2, 10), 3)])
+    assert result["transitions"] == 2
+    assert (result["missed"], result["duplicates"], result["wrong"]) == ([], [], [])
+    assert result["not_leader"] == result["after_renew_deadline"] == []
+    assert result["lag_all"]["max_s"] == 1.05
+
+
+def test_a_missed_transition_a_duplicate_and_a_wrong_value_are_each_seen() -> None:
+    result = check(
+        [
+            CREATE,
+            write(T0 + 61, (5, 15), 2),
+            write(T0 + 90, (5, 15), 3),  # changes nothing
+            write(T0 + 120, (6, 15), 4),  # never the oracle's
+            # the end at 11:03 never applied
+        ]
+    )
+    assert [m["at"] for m in result["missed"]] == [T0 + 180]
+    assert [d["received"] for d in result["duplicates"]] == [T0 + 90]
+    assert [(w["bounds"], w["expected"]) for w in result["wrong"]] == [((6, 15), (5, 15))]
+
+
+def test_a_write_of_the_old_values_just_after_a_boundary_is_a_race_not_a_wrong_value() -> None:
+    # Received 1 s before the window starts, completed 0.5 s after it: decided before.
+    late = Write(HPA, "a", "create", T0 + 59, T0 + 60.5, 1, (2, 10))
+    result = check([late, write(T0 + 61, (5, 15), 2), write(T0 + 181, (2, 10), 3)])
+    assert result["wrong"] == []
+    # Received 3 s after it: wrong.
+    later = Write(HPA, "a", "create", T0 + 63, T0 + 63.1, 1, (2, 10))
+    result = check([later, write(T0 + 64, (5, 15), 2), write(T0 + 181, (2, 10), 3)])
+    assert [w["received"] for w in result["wrong"]] == [T0 + 63]
+
+
+def test_writes_by_the_replica_without_the_lease_or_after_its_deadline_are_seen() -> None:
+    # b took the Lease at +100; a writes at +120, last renewed at +98.
+    lease = [(T0 + s, T0 + s + 0.01, "a") for s in range(0, 100, 2)]
+    lease += [(T0 + s, T0 + s + 0.01, "b") for s in range(100, 300, 2)]
+    writes = [
+        CREATE,
+        write(T0 + 60.5, (5, 15), 2),
+        write(T0 + 120, (2, 10), 3, replica="a"),
+        write(T0 + 121, (5, 15), 4, replica="b"),
+        write(T0 + 181, (2, 10), 5, replica="b"),
+    ]
+    result = check(writes, lease)
+    assert [w["received"] for w in result["not_leader"]] == [T0 + 120]
+    assert [w["seconds_after_renewal"] for w in result["after_renew_deadline"]] == [22.0]
