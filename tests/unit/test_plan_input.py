@@ -401,6 +401,14 @@ _MEMORY_BASE = 32 << 20
 _MEMORY_PER_BYTE = 64
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _holidays_imported() -> None:
+    """The `holidays` library is imported when a Schedule first uses it (tenths of a second on
+    a quiet machine, many seconds under tracemalloc on a loaded one): a one-time cost of the
+    process, not of an input, so it is paid before anything is timed."""
+    import holidays  # noqa: F401
+
+
 def check_any_input(tmp_path: Path, text: str, *, timed_apart: bool = False) -> None:
     """Planning `text` raises nothing, takes under 5 s and bounded memory, and every error is
     one short line in our words.
