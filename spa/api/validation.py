@@ -248,7 +248,9 @@ def _check_window(fields: _WindowFields) -> tuple[Window | None, list[FieldError
     errors: list[FieldError] = []
 
     def attempt(field: str, check: Any, value: Any) -> Any:
-        if value is _UNCHECKED:
+        # Unchecked (already reported), or missing: a missing required field is reported by
+        # the schema check, never here.
+        if value is _UNCHECKED or value is None:
             return None
         if value is None:
             errors.append(FieldError(field, f"is required for a {fields.type} schedule"))

@@ -316,8 +316,9 @@ def decide(snapshot: Snapshot) -> Plan:
 
     evaluated = [_evaluate(snapshot, member) for member in members]
     rules = [entry.rule for entry in evaluated if entry.rule is not None]
-    state = state_at(autoscaler_base(model), rules, snapshot.instant)
-    upcoming = next_transition(autoscaler_base(model), rules, snapshot.instant)
+    base = autoscaler_base(model)
+    state = state_at(base, rules, snapshot.instant)
+    upcoming = next_transition(base, rules, snapshot.instant)
 
     if snapshot.attempts.hpa_written:
         # HPAs first: when a whole fleet is due at one boundary (or at the first start), every

@@ -566,7 +566,7 @@ async def test_a_crashed_informer_is_restarted_and_the_controller_not_ready_mean
     async def ready() -> bool:
         return (await asyncio.to_thread(readyz))[0] == 200
 
-    body = await eventually(not_ready, what="not ready")
+    body = await eventually(not_ready, within=45, what="not ready")
     assert "restarting after a failure: informer schedules" in body
     await eventually(ready, within=30, what="ready again")
     assert crashes == 0
