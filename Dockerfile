@@ -35,12 +35,16 @@ RUN python3 -m venv /opt/build \
 # A regular install of the wheel; pip compiles the bytecode here, because the running
 # container's root filesystem is read-only. tzdata is a dependency of the package, so the zone
 # database comes with it rather than from the OS. Then what the controller never uses goes:
-# pip and setuptools (nothing installs at run time). The kubernetes package's asyncio half
-# (kubernetes/aio, 68 MB) stays: spa.kube loads its configuration with it (docs/architecture.md,
-# "The client").
+# pip and setuptools (nothing installs at run time), and the kubernetes package's generated API
+# classes, synchronous and asyncio (kubernetes/client/api and kubernetes/aio/client/api, 77 MB):
+# spa.kube speaks HTTP itself and only loads its configuration with kubernetes.aio.config
+# (docs/architecture.md, "The client"); tests/unit/test_dockerfile.py checks that no spa module
+# imports them, and tests/packaging/test_image.py runs the controller without them.
 RUN python3 -m venv /opt/spa \
     && /opt/spa/bin/pip install /wheels/*.whl \
     && /opt/spa/bin/python -m pip uninstall --yes pip setuptools \
+    && rm -rf /opt/spa/lib/python3.11/site-packages/kubernetes/client/api \
+              /opt/spa/lib/python3.11/site-packages/kubernetes/aio/client/api \
     && /opt/spa/bin/spa --version
 
 FROM ${RUNTIME_IMAGE}

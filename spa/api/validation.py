@@ -248,9 +248,7 @@ def _check_window(fields: _WindowFields) -> tuple[Window | None, list[FieldError
     errors: list[FieldError] = []
 
     def attempt(field: str, check: Any, value: Any) -> Any:
-        # Unchecked (already reported), or missing: a missing required field is reported by
-        # the schema check, never here.
-        if value is _UNCHECKED or value is None:
+        if value is _UNCHECKED:  # already reported
             return None
         if value is None:
             errors.append(FieldError(field, f"is required for a {fields.type} schedule"))

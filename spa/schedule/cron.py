@@ -140,11 +140,28 @@ def _single_value_ranges(fields: str) -> str:
     return " ".join(",".join(term(t) for t in part.split(",")) for part in fields.split(" "))
 
 
+def _valid_in_any_month(fields: str) -> bool:
+    """Whether the day-of-month field is fine on its own, so that only its months (30
+    February) make the expression one that never matches, which the parser refuses too."""
+    minute, hour, days, _, weekdays = fields.split()
+    try:
+        CronSim(f"{minute} {hour} {days} * {weekdays}", datetime(2000, 1, 1, tzinfo=UTC))
+    except CronSimError:
+        return False
+    return True
+
+
 def _describe(text: str, fields: str, error: CronSimError) -> str:
     reason = str(error)  # cronsim says "Bad minute", "Bad day-of-week", ...
     for index, name in enumerate(_FIELD_NAMES):
         if reason.lower() == f"bad {name}":
             value = fields.split()[index]
+            if name == "day-of-month" and _valid_in_any_month(fields):
+                month = fields.split()[3]
+                return (
+                    f"'{text}' never matches: day-of-month '{value}' does not occur in "
+                    f"month '{month}'"
+                )
             return f"'{text}' is not a valid cron expression: bad {name} field '{value}'"
     return f"'{text}' is not a valid cron expression: {reason[:1].lower()}{reason[1:]}"
 

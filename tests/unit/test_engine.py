@@ -383,6 +383,9 @@ class TestCronDays:
             ("@reboot", "unknown macro '@reboot'"),
             ("0 9 * * MON-XYZ", "bad day-of-week field 'MON-XYZ'"),
             ("0 9\t* * *", "must separate its 5 fields with spaces"),
+            ("0 9 32 * *", "bad day-of-month field '32'"),
+            ("0 2 30 2 *", "never matches: day-of-month '30' does not occur in month '2'"),
+            ("0 2 31 APR,JUN *", "day-of-month '31' does not occur in month 'APR,JUN'"),
         ],
     )
     def test_bad_expressions_name_the_problem(self, text: str, message: str) -> None:
