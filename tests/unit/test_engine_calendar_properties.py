@@ -50,7 +50,7 @@ from tests.unit.test_engine_properties import ZONES, zone_changes
 HORIZON = 8 * 86400
 MINUTE = 60
 DAY = timedelta(days=1)
-DAYS_IN_MONTH = {1: 31, 2: 29, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 31, 11: 30, 12: 31}
+DAYS_IN_MONTH = dict(enumerate([31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], start=1))
 LEAP_DAYS = (date(2024, 2, 29), date(2028, 2, 29))
 CALENDARS = [("DE", "BY"), ("US", None), ("JP", None), ("AU", "NSW"), ("CL", None), ("GB", "SCT")]
 SKIP_OR_ONLY = [HolidayMode.SKIP, HolidayMode.ONLY]
