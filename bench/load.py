@@ -15,13 +15,17 @@ OneShot in six time zones), and runs `spa run` as a subprocess with its own Serv
 4. at B, an independent watch on the HPAs in this process records when each HPA's minReplicas
    changed (lag p50/p99/max); the audit log gives the time the API server completed each patch,
    the requests by verb and resource, and the writes per object;
-5. peak RSS (VmHWM) and CPU seconds (utime+stime) of the controller process; then the API
-   server's own capacity for HPA patches from 4 and 16 concurrent clients (controller stopped).
+5. peak RSS (VmHWM) and CPU seconds (utime+stime) of the controller process, sampled every
+   0.2 s; the transition's own CPU is read from a sample just before B to the first sample
+   after the last write the audit log shows, and divided by those writes; then the API
+   server's own capacity for HPA patches from 4 and 16 concurrent clients (controller
+   stopped), against which the transition's HPA patch rate is put.
 
 With `--throttled N` the N-SPA scenario continues: the controller is restarted with
 `--kube-api-qps/--kube-api-burst` and the window of every SPA ends at B + 2 min, so the
 throttled controller handles a whole-fleet transition. `--spa-src DIR` runs the controller
-from another source tree (a worktree of an older commit) for before/after comparisons.
+from another source tree (a worktree of an older commit) for before/after comparisons, with
+`--spa-python` that tree's own interpreter (its venv).
 
     python bench/load.py --sizes 1,100          # make bench
     python bench/load.py --sizes 1,100,1000,5000 --throttled 1000   # make bench FULL=1
@@ -295,13 +299,18 @@ class Watcher:
 
 
 class ProcessSampler:
-    """Samples /proc/<pid> of the controller: VmRSS, VmHWM, CPU seconds."""
+    """Samples /proc/<pid> of the controller: VmRSS, VmHWM, CPU seconds; keeps every CPU
+    sample with its wall time (`history`), so that the CPU of a stretch known only afterwards
+    (up to the last write the audit log shows) can be read back (`cpu_at`)."""
+
+    INTERVAL = 0.2
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.rss_mib = 0.0
         self.hwm_mib = 0.0
         self.cpu = 0.0
+        self.history: list[tuple[float, float]] = []  # (wall time, CPU seconds)
         self._stop = threading.Event()
         self._tick = os.sysconf("SC_CLK_TCK")
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -320,14 +329,27 @@ class ProcessSampler:
                 self.hwm_mib = int(line.split()[1]) / 1024
         fields = stat.rsplit(")", 1)[1].split()
         self.cpu = (int(fields[11]) + int(fields[12])) / self._tick
+        self.history.append((time.time(), self.cpu))
+
+    def cpu_at(self, instant: float) -> tuple[float, float]:
+        """The first sample taken at or after `instant`: (its wall time, CPU seconds)."""
+        for sampled, cpu in list(self.history):
+            if sampled >= instant:
+                return sampled, cpu
+        return self.history[-1] if self.history else (math.nan, math.nan)
 
     def _run(self) -> None:
-        while not self._stop.wait(0.5):
+        while not self._stop.wait(self.INTERVAL):
             self.sample()
 
     def stop(self) -> None:
         self.sample()
         self._stop.set()
+
+
+def loadavg() -> list[float]:
+    """The machine's 1-, 5- and 15-minute load averages (the machine is shared)."""
+    return [float(value) for value in Path("/proc/loadavg").read_text().split()[:3]]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -375,10 +397,12 @@ class Scenario:
         *,
         throttle: tuple[float, int] | None,
         spa_src: Path | None = None,
+        spa_python: Path | None = None,
         workers: int | None = None,
     ) -> None:
         self.n = n
         self.spa_src = spa_src
+        self.spa_python = spa_python
         self.workers = workers
         self.workdir = workdir
         self.throttle = throttle
@@ -386,7 +410,9 @@ class Scenario:
             "n": n,
             "schedules": 4 * n,
             "spa_src": str(spa_src or REPO),
+            "spa_python": str(spa_python or sys.executable),
             "workers": workers or 4,
+            "loadavg": {"begin": loadavg()},
         }
         self.hpa_changed: dict[str, float] = {}  # name -> first time minReplicas == wanted
         self.wanted_min = FLIP_MIN
@@ -483,9 +509,10 @@ class Scenario:
         cwd = None
         if self.spa_src is not None:
             cwd = self.spa_src  # `python -c` puts the working directory first on sys.path
-            # Another checkout's controller (e.g. a worktree of an older commit), same venv.
+            # Another checkout's controller (e.g. a worktree of an older commit), in this venv
+            # or in that checkout's own (--spa-python), whose pinned dependencies may differ.
             command = [
-                sys.executable,
+                str(self.spa_python or sys.executable),
                 "-c",
                 "import sys; from spa.cli import main; sys.exit(main())",
             ]
@@ -590,11 +617,18 @@ class Scenario:
             for event in events
             if event.verb == "patch" and event.resource == "horizontalpodautoscalers"
         ]
+        writes = [event for event in events if event.is_write]
+        last_patch = max((event.completed for event in patches), default=math.nan)
         result = {
             "label": label,
             "complete": len(watched) == len(names),
             "hpa_lag_watch": summary(watched),
             "hpa_lag_audit": summary([event.completed - boundary for event in patches]),
+            # The fleet's HPA write rate: its HPA patches over the time from the boundary to
+            # the last one's completion (what the last SPA's lag is made of).
+            "hpa_patches_per_second": len(patches) / (last_patch - boundary),
+            "writes": len(writes),
+            "last_write_completed": max((event.completed for event in writes), default=math.nan),
             "all_statuses_seconds": done - boundary,
             "requests": requests(events),
             "writes_per_object": writes_per_object(events),
@@ -636,6 +670,7 @@ class Scenario:
             time.sleep(2)
             sampler.stop()
             self.result["cold_peak_rss_mib"] = sampler.hwm_mib
+            self.result["loadavg"]["cold_start"] = loadavg()
             log(
                 f"cold start: synced {self.result['synced_seconds']:.1f} s, all reconciled "
                 f"{self.result['ready_seconds']:.1f} s, {self.result['startup_writes']} writes, "
@@ -717,11 +752,28 @@ class Scenario:
             log(f"idle {idle_to - idle_from:.0f} s: {requests(idle) or 'no requests'}")
 
             cpu_before = sampler.cpu
+            # The transition's own CPU: from a sample just before B to the first sample after
+            # the last write the audit log shows (the sampler keeps every sample's time).
+            time.sleep(max(0.0, boundary - 0.2 - time.time()))
+            sampler.sample()
+            before_b, cpu_before_b = sampler.history[-1]
             self.result["start"] = self._boundary(
                 "window start", audit, names, boundary, spas, scheds, True, timeout=240
             )
             sampler.sample()
-            self.result["start"]["cpu_seconds"] = sampler.cpu - cpu_before
+            self.result["loadavg"]["transition"] = loadavg()
+            start = self.result["start"]
+            start["cpu_seconds"] = sampler.cpu - cpu_before
+            after_last, cpu_after_last = sampler.cpu_at(start["last_write_completed"])
+            start["transition_cpu"] = {
+                "from": before_b - boundary,
+                "to": after_last - boundary,
+                "last_write": start["last_write_completed"] - boundary,
+                "cpu_seconds": cpu_after_last - cpu_before_b,
+                "writes": start["writes"],
+                "ms_per_write": 1000 * (cpu_after_last - cpu_before_b) / max(1, start["writes"]),
+            }
+            log(f"transition CPU: {start['transition_cpu']}")
 
             if self.throttle is not None:
                 # Same fleet, a steady-state controller with a throttled client: restart it
@@ -773,11 +825,16 @@ class Scenario:
             self.result["peak_rss_mib"] = sampler.hwm_mib
             self.result["cpu_total_seconds"] = sampler.cpu
         log(f"peak RSS {self.result['peak_rss_mib']:.0f} MiB")
+        self.result["loadavg"]["end"] = loadavg()
         self.result["capacity"] = {
             str(threads): hpa_patch_rate(admin, names, threads, value)
             for threads, value in ((4, 11), (16, 12))
         }
         log(f"API server capacity, HPA patches/s by concurrent clients: {self.result['capacity']}")
+        rate = self.result["start"]["hpa_patches_per_second"]
+        self.result["hpa_rate_over_capacity"] = {
+            threads: rate / capacity for threads, capacity in self.result["capacity"].items()
+        }
         return self.result
 
 
@@ -897,6 +954,7 @@ def markdown(results: list[dict[str, Any]]) -> str:
     for r in results:
         lines += ["", f"N = {r['n']:,}:", ""]
         lines.append(f"* objects created in {r['create_seconds']:.1f} s")
+        lines.append(f"* load average (1, 5, 15 min) by stage: {r['loadavg']}")
         lines.append(f"* cold start requests: {r['startup_requests']}")
         lines.append(f"* restart requests: {r['warm']['requests']}")
         lines.append(
@@ -912,6 +970,24 @@ def markdown(results: list[dict[str, Any]]) -> str:
             f"p99 {audit_lag['p99'] * 1000:.0f} ms, max {audit_lag['max'] * 1000:.0f} ms"
         )
         lines.append(f"* CPU at the transition: {r['start']['cpu_seconds']:.2f} s")
+        t = r["start"]["transition_cpu"]
+        lines.append(
+            f"* transition CPU, {t['from']:+.2f} s to {t['to']:+.2f} s from B (last write at "
+            f"{t['last_write']:+.2f} s): {t['cpu_seconds']:.2f} s for {t['writes']:,} writes, "
+            f"{t['ms_per_write']:.2f} ms per write"
+        )
+        ratio = ", ".join(
+            f"{v:.0%} of {k} clients' {r['capacity'][k]:.0f}/s"
+            for k, v in r["hpa_rate_over_capacity"].items()
+        )
+        lines.append(
+            f"* HPA patches at the transition: {r['start']['hpa_patches_per_second']:.0f}/s "
+            f"({ratio})"
+        )
+        lines.append(
+            f"* RSS after the restart: {r['warm']['rss_mib']:.1f} MiB; "
+            f"CPU of the restart: {r['warm']['cpu_seconds']:.2f} s"
+        )
         if "throttled" in r:
             t = r["throttled"]
             lag = t["hpa_lag_watch"]
@@ -1026,6 +1102,12 @@ def main() -> int:
         default=None,
         help="run the controller from this source tree (e.g. a worktree of an older commit)",
     )
+    parser.add_argument(
+        "--spa-python",
+        type=Path,
+        default=None,
+        help="with --spa-src: the Python to run it with (e.g. that tree's .venv/bin/python)",
+    )
     parser.add_argument("--workers", type=int, default=None, help="spa run --workers")
     args = parser.parse_args()
 
@@ -1036,7 +1118,12 @@ def main() -> int:
         throttle = (args.qps, args.burst) if args.throttled == n else None
         try:
             scenario = Scenario(
-                n, workdir, throttle=throttle, spa_src=args.spa_src, workers=args.workers
+                n,
+                workdir,
+                throttle=throttle,
+                spa_src=args.spa_src,
+                spa_python=args.spa_python,
+                workers=args.workers,
             )
             results.append(scenario.run())
         finally:
