@@ -708,8 +708,10 @@ class Scenario:
             # it (an edit of the Schedules, as a Git commit would make), let the controller
             # take that in (two status writes per SPA), and then watch it idle for 20 s+.
             rate = 5 * len(names) / self.result["create_seconds"]
-            # (the controller's two status writes per SPA go at about 100/s on 2 shared cores)
-            ahead = len(names) / rate + 2 * len(names) / 100 + 30
+            # The controller's two status writes per SPA go at its cold start's write rate
+            # (100/s on a quiet machine, 65/s or less at load 10), with half as much to spare.
+            write_rate = min(100.0, self.result["startup_writes"] / self.result["ready_seconds"])
+            ahead = len(names) / rate + 1.5 * 2 * len(names) / write_rate + 30
             boundary_time = (datetime.now(UTC) + timedelta(seconds=ahead + 59)).replace(
                 second=0, microsecond=0
             )
