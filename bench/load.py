@@ -23,8 +23,8 @@ OneShot in six time zones), and runs `spa run` as a subprocess with its own Serv
 
 With `--throttled N` the N-SPA scenario continues: the controller is restarted with
 `--kube-api-qps/--kube-api-burst` and the window of every SPA ends (B + 5 min, more for
-fleets above 2,000: `window_minutes`), so the
-throttled controller handles a whole-fleet transition. `--spa-src DIR` runs the controller
+fleets above 2,000: `window_minutes`), so the throttled controller handles a whole-fleet
+transition. `--spa-src DIR` runs the controller
 from another source tree (a worktree of an older commit) for before/after comparisons, with
 `--spa-python` that tree's own interpreter (its venv).
 
