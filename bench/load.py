@@ -16,7 +16,7 @@ OneShot in six time zones), and runs `spa run` as a subprocess with its own Serv
    changed (lag p50/p99/max); the audit log gives the time the API server completed each patch,
    the requests by verb and resource, and the writes per object;
 5. peak RSS (VmHWM) and CPU seconds (utime+stime) of the controller process, sampled every
-   0.2 s; the transition's own CPU is read from a sample just before B to the first sample
+   0.2 s; the transition's own CPU is read from the last sample before B to the first sample
    after the last write the audit log shows, and divided by those writes; then the API
    server's own capacity for HPA patches from 4 and 16 concurrent clients (controller
    stopped), against which the transition's HPA patch rate is put.
@@ -339,6 +339,11 @@ class ProcessSampler:
         fields = stat.rsplit(")", 1)[1].split()
         self.cpu = (int(fields[11]) + int(fields[12])) / self._tick
         self.history.append((time.time(), self.cpu))
+
+    def cpu_before(self, instant: float) -> tuple[float, float]:
+        """The last sample taken before `instant`: (its wall time, CPU seconds)."""
+        earlier = [sample for sample in list(self.history) if sample[0] < instant]
+        return earlier[-1] if earlier else (math.nan, math.nan)
 
     def cpu_at(self, instant: float) -> tuple[float, float]:
         """The first sample taken at or after `instant`: (its wall time, CPU seconds)."""
@@ -730,9 +735,17 @@ class Scenario:
             moved = time.time()
             self._move_windows(admin, names, boundary_time)
             expected = boundary_time.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+            def next_transition(watcher: Watcher, name: str) -> object:
+                return ((watcher.objects.get(name) or {}).get("status") or {}).get(
+                    "nextTransitionTime"
+                )
+
+            # Taken in: the SPA's status and that of its moved Schedule (written after the
+            # SPA's) both show B; otherwise the last Schedule writes land in the idle period.
             while not all(
-                ((spas.objects.get(name) or {}).get("status") or {}).get("nextTransitionTime")
-                == expected
+                next_transition(spas, name) == expected
+                and next_transition(scheds, f"{name}-prescale") == expected
                 for name in names
             ):
                 if time.time() > boundary - 5:
@@ -763,11 +776,9 @@ class Scenario:
             log(f"idle {idle_to - idle_from:.0f} s: {requests(idle) or 'no requests'}")
 
             cpu_before = sampler.cpu
-            # The transition's own CPU: from a sample just before B to the first sample after
-            # the last write the audit log shows (the sampler keeps every sample's time).
-            time.sleep(max(0.0, boundary - 0.2 - time.time()))
-            sampler.sample()
-            before_b, cpu_before_b = sampler.history[-1]
+            # The transition's own CPU: from the last sample before B to the first sample after
+            # the last write the audit log shows (the sampler keeps every sample's time; read
+            # back afterwards, since reading the idle period's audit log can outlast B).
             self.result["start"] = self._boundary(
                 "window start",
                 audit,
@@ -782,6 +793,7 @@ class Scenario:
             self.result["loadavg"]["transition"] = loadavg()
             start = self.result["start"]
             start["cpu_seconds"] = sampler.cpu - cpu_before
+            before_b, cpu_before_b = sampler.cpu_before(boundary)
             after_last, cpu_after_last = sampler.cpu_at(start["last_write_completed"])
             start["transition_cpu"] = {
                 "from": before_b - boundary,
