@@ -4,9 +4,11 @@
 Krew installs a plugin from one archive per os/arch holding an executable. `kubectl spa` is
 Python, so each archive holds a PEX (docs/install.md, "kubectl spa with Krew"): one zip file
 that runs with any CPython 3.11 to 3.13 on PATH and carries the package with every dependency,
-including the compiled ones (pydantic-core, PyYAML, aiohttp, cryptography) for that os/arch and
+including the compiled ones (pydantic-core, PyYAML, aiohttp) for that os/arch and
 each of those Python versions. The dependencies are the pins of hack/image/requirements.txt,
-the image's lock, so the plugin runs the code the image runs.
+the image's lock, so the plugin runs the code the image runs; less `cryptography` (with what
+only it needs), which only the secure metrics endpoint of `spa run` imports, not a command
+of the plugin, and of which the pinned release has no wheel for Intel macOS.
 
 Pex is told about the platforms it builds for by "complete platforms": the marker environment
 and the wheel tags of each target interpreter, made here with the `packaging` library (pex's
@@ -27,6 +29,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -56,6 +59,8 @@ PLATFORMS = {
 PYTHONS = ((3, 11), (3, 12), (3, 13))
 GLIBC_MINOR = 17  # glibc 2.17: manylinux2014, the oldest the compiled dependencies ship for
 MACOS = (11, 0)
+# Not in the plugin (see above).
+LEFT_OUT = frozenset({"cryptography"})
 # manylinux's older names for some glibc versions, which wheels still carry.
 MANYLINUX_ALIASES = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
 # Every file in the archives gets this time (1980-01-01, as pex dates the files in a PEX), so
@@ -129,18 +134,41 @@ def complete_platform(system: str, arch: str, python: tuple[int, int]) -> dict[s
     }
 
 
+def plugin_requirements(lock: str, leave_out: frozenset[str] = LEFT_OUT) -> str:
+    """The entries of the lock (uv's format: `name==version \\`, its hashes, then `# via`
+    lines naming what requires it) less `leave_out` and whatever only they require."""
+    entries: list[tuple[str, set[str], str]] = []  # name, required by, text
+    for block in re.split(r"\n(?=\S)", lock.strip()):
+        match = re.match(r"([A-Za-z0-9._-]+)==", block)
+        if match is None:  # the header's comments
+            continue
+        via = set(re.findall(r"^\s+#(?: via)?\s+([A-Za-z0-9._-]+)\s*$", block, re.M))
+        entries.append((match[1].lower(), via - {"via"}, block))
+    dropped = set(leave_out)
+    while True:
+        more = {name for name, via, _ in entries if via and via <= dropped} - dropped
+        if not more:
+            break
+        dropped |= more
+    return "".join(f"{text}\n" for name, _, text in entries if name not in dropped)
+
+
 def build_pex(system: str, arch: str, output: Path, scratch: Path) -> None:
     """The `kubectl-spa` PEX for one os/arch and every Python of PYTHONS."""
+    requirements = scratch / "requirements.txt"
+    requirements.write_text(plugin_requirements(LOCK.read_text()))
     # The package from its sources and the dependencies from the lock, each file checked
     # against its hash there (pip checks hashes for all requirements or none, and a local
     # project has none: so not `--project`).
-    command = [sys.executable, "-m", "pex", "--package", "spa", "--requirement", str(LOCK)]
+    command = [sys.executable, "-m", "pex", "--package", "spa", "--requirement", str(requirements)]
     for python in PYTHONS:
         description = scratch / f"{system}-{arch}-cp{python[0]}{python[1]}.json"
         description.write_text(json.dumps(complete_platform(system, arch, python)))
         command += ["--complete-platform", str(description)]
     command += [
         "--entry-point", "spa.cli:main",  # what setup.cfg's kubectl-spa runs
+        # Wheels only: a source distribution would be built for this machine, not the target.
+        "--no-build",
         # Unpacked once into a virtualenv under PEX_ROOT, which later runs start from directly.
         "--venv", "prepend",
         # Starts as a POSIX shell script that finds a CPython of PYTHONS on PATH.
@@ -248,6 +276,8 @@ def _recorded_digests(manifest: str) -> dict[tuple[str, str], str]:
 
 def check(manifest: Path) -> list[str]:
     """Why `manifest` is not what `make krew` writes for this version (empty when it is)."""
+    if not manifest.is_file():
+        return [f"{manifest} is missing: `make krew`"]
     text = manifest.read_text()
     expected = render(_version(), _recorded_digests(text))
     if text == expected:

