@@ -7,7 +7,8 @@ PYTEST_ARGS ?=
 
 .PHONY: venv lint typecheck check test unit plan run bench soak clean manifests test-parity \
 	test-reliability screenshots test-compat
-.PHONY: lock helm packaging-deps test-packaging test-helm test-prometheus test-image
+.PHONY: lock helm packaging-deps test-packaging test-helm test-prometheus test-image krew krew-tool \
+	test-krew
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,10 +47,11 @@ test-parity: venv testenv
 	SPA_PARITY_EXAMPLES=3000 SPA_PARITY_RANDOM=1 \
 	  $(BIN)/pytest tests/integration/test_plan_parity.py --timeout 1200 $(PYTEST_ARGS)
 
-# The chart, the alerts and dashboard, and the image, each with its real tool (docs/development.md,
-# "Packaging tests"): helm built by hack/helm, buildah, mmdebstrap and prometheus from Debian's
-# archive (hack/packaging-deps.sh; root). Their products are cached outside the repository.
-PACKAGING_TOOLS := venv testenv packaging-deps helm
+# The chart, the alerts and dashboard, the image and the Krew plugin, each with its real tool
+# (docs/development.md, "Packaging tests"): helm and krew built by hack/helm and hack/krew,
+# buildah, mmdebstrap and prometheus from Debian's archive (hack/packaging-deps.sh; root). Their
+# products are cached outside the repository.
+PACKAGING_TOOLS := venv testenv packaging-deps helm krew-tool
 test-packaging: $(PACKAGING_TOOLS)
 	$(BIN)/pytest tests/packaging $(PYTEST_ARGS)
 test-helm: venv testenv helm
@@ -58,6 +60,8 @@ test-prometheus: venv testenv packaging-deps
 	$(BIN)/pytest tests/packaging/test_prometheus.py $(PYTEST_ARGS)
 test-image: venv testenv packaging-deps
 	$(BIN)/pytest tests/packaging/test_image.py $(PYTEST_ARGS)
+test-krew: venv krew-tool
+	$(BIN)/pytest tests/packaging/test_krew.py $(PYTEST_ARGS)
 
 # The image installs only what these files pin, by hash (docs/install.md, "Supply chain"): the
 # package's dependencies from setup.cfg, and the build stage's tools. The hashes cover every
@@ -71,6 +75,14 @@ lock: venv
 
 helm:
 	hack/helm/build.sh
+krew-tool:
+	hack/krew/build.sh
+
+# `kubectl spa` for Krew (docs/install.md, "kubectl spa with Krew"): one archive per os/arch
+# with a PEX of the package, into ~/.cache/scheduled-pod-autoscaler/krew/archives/VERSION, and
+# their manifest plugins/spa.yaml. Run for a release, and upload those archives with it.
+krew: venv
+	$(BIN)/python hack/krew/plugin.py
 packaging-deps:
 	hack/packaging-deps.sh
 

@@ -16,11 +16,6 @@ import ssl
 import tempfile
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
-
 __all__ = ["server_context"]
 
 # A self-signed certificate lives as long as the process; a year is plenty and not forever.
@@ -45,6 +40,14 @@ def server_context(cert_dir: Path | None) -> ssl.SSLContext:
 
 
 def _self_signed() -> tuple[bytes, bytes]:
+    # Imported here, not with the module: the commands that import spa.runtime without serving
+    # TLS (`kubectl spa status`) then run without cryptography, which the Krew plugin leaves
+    # out (docs/install.md, "kubectl spa with Krew").
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "scheduled-pod-autoscaler")])
     now = dt.datetime.now(dt.UTC)

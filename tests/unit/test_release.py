@@ -1,9 +1,12 @@
 """The version is written once, in spa/__init__.py; the files that repeat it (the chart, the
-Dockerfile's default, CHANGELOG.md) must follow it, or a release would ship two versions."""
+Dockerfile's default, CHANGELOG.md, the Krew manifest) must follow it, or a release would ship
+two versions."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -39,3 +42,21 @@ def test_every_manifest_names_the_image_of_this_version() -> None:
     for path in ("config/install/manager/deployment.yaml", "config/install/install.yaml",
                  "config/legacy/install.yaml"):  # fmt: skip
         assert f"image: {image}" in (REPO / path).read_text(), path
+
+
+def test_the_krew_manifest_is_current_with_the_version() -> None:
+    # Everything but the archives' digests, which are the release's (docs/install.md,
+    # "kubectl spa with Krew"): the version, the release URLs, the platforms, the texts.
+    result = subprocess.run(
+        [sys.executable, str(REPO / "hack" / "krew" / "plugin.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    plugin = yaml.safe_load((REPO / "plugins" / "spa.yaml").read_text())
+    assert plugin["spec"]["version"] == f"v{__version__}"
+    assert {p["uri"].split("/releases/download/")[1] for p in plugin["spec"]["platforms"]} == {
+        f"v{__version__}/kubectl-spa_{__version__}_{system}_{arch}.tar.gz"
+        for system in ("linux", "darwin")
+        for arch in ("amd64", "arm64")
+    }
