@@ -1,8 +1,9 @@
 """Where the control-plane binaries are, and the loud failure when they are not.
 
-The integration tests run the real etcd, kube-apiserver and kube-controller-manager that
-`make testenv` (hack/testenv/build.sh) builds into a per-release cache directory; this module
-resolves that directory the same way the script does, so both always agree.
+The integration tests run the real etcd, kube-apiserver, kube-controller-manager,
+kube-scheduler and kwok that `make testenv` (hack/testenv/build.sh) builds into a per-release
+cache directory; this module resolves that directory the same way the script does, so both
+always agree.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 VERSION_FILE = REPO_ROOT / "hack" / "testenv" / "VERSION"
-REQUIRED = ("etcd", "kube-apiserver", "kube-controller-manager")
+REQUIRED = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 
 
 class MissingBinariesError(RuntimeError):
@@ -52,6 +53,8 @@ class Binaries:
     etcd: Path
     kube_apiserver: Path
     kube_controller_manager: Path
+    kube_scheduler: Path
+    kwok: Path
 
 
 def find_binaries(directory: Path | None = None) -> Binaries:
@@ -70,6 +73,8 @@ def find_binaries(directory: Path | None = None) -> Binaries:
         etcd=where / "etcd",
         kube_apiserver=where / "kube-apiserver",
         kube_controller_manager=where / "kube-controller-manager",
+        kube_scheduler=where / "kube-scheduler",
+        kwok=where / "kwok",
     )
 
 
