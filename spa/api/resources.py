@@ -17,6 +17,7 @@ from spa.api.hpa import HorizontalPodAutoscalerSpec, Replicas
 
 __all__ = [
     "API_VERSION",
+    "DURATION_PATTERN",
     "GROUP",
     "SCHEDULED_POD_AUTOSCALER",
     "SCHEDULE_KIND",
@@ -42,6 +43,12 @@ VERSION = "v1"
 API_VERSION = f"{GROUP}/{VERSION}"
 SCHEDULED_POD_AUTOSCALER = "ScheduledPodAutoscaler"
 SCHEDULE_KIND = "Schedule"
+
+
+# Go's duration syntax (Kubernetes' metav1.Duration), unsigned, with the ASCII units: 90s, 5m,
+# 1h30m, 1.5h. The CRD and the parser use this one pattern; the range is checked apart.
+DURATION_PATTERN = r"^(0|([0-9]+([.][0-9]+)?(h|m|s|ms|us|ns))+)$"
+Duration = Annotated[str, Field(max_length=32, pattern=DURATION_PATTERN)]
 
 
 class OwnerReference(LenientModel):
@@ -89,6 +96,9 @@ class ScheduledPodAutoscalerSpec(ApiModel):
 
     horizontal_pod_autoscaler_spec: HorizontalPodAutoscalerSpec
     """A complete autoscaling/v2 HorizontalPodAutoscalerSpec: the base spec of the HPA."""
+    lead_time: Duration | None = None
+    """How long before each window's start its values take effect (Go duration such as 90s,
+    5m or 1h30m; 0 to 24h; default 0), for the Schedules that set no leadTime themselves."""
 
 
 class ScheduledPodAutoscalerStatus(LenientModel):
@@ -173,6 +183,10 @@ class ScheduleSpec(ApiModel):
     """minReplicas while the window is active; unset leaves the base value."""
     max_replicas: Replicas | None = None
     """maxReplicas while the window is active; unset leaves the base value."""
+    lead_time: Duration | None = None
+    """How long before its start the window's values take effect (Go duration such as 90s,
+    5m or 1h30m; 0 to 24h); the end is unchanged. Default: the ScheduledPodAutoscaler's
+    leadTime, else 0."""
     suspend: bool = False
     """A suspended Schedule never applies."""
     description: Annotated[str, Field(max_length=1024)] | None = None

@@ -28,6 +28,7 @@ from spa.api import (
     ScheduledPodAutoscalerStatus,
     ScheduleStatus,
     autoscaler_base,
+    autoscaler_lead,
     compile_schedule,
     parse_schedule,
     parse_scheduled_pod_autoscaler,
@@ -157,7 +158,8 @@ class Snapshot:
     # being deleted (read only when the SPA itself does not exist).
     live_owners: frozenset[str]
     hpa_api_version: str
-    compile: Callable[[Mapping[str, Any]], Compiled]
+    # (Schedule, its SPA's leadTime in seconds) -> the compiled Schedule.
+    compile: Callable[[Mapping[str, Any], int], Compiled]
     memory: Memory = Memory()
     attempts: Attempts = Attempts()
     max_schedules: int = MAX_SCHEDULES_PER_AUTOSCALER
@@ -251,14 +253,15 @@ def dying(obj: Mapping[str, Any]) -> bool:
     return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
 
 
-def compile_window(schedule: Mapping[str, Any]) -> Compiled:
-    """A Schedule's spec compiled, or why it cannot be (the reconciler caches this by uid and
-    generation: the Timeline holds the intervals that make each decision cheap)."""
+def compile_window(schedule: Mapping[str, Any], lead: int = 0) -> Compiled:
+    """A Schedule's spec compiled, or why it cannot be (the reconciler caches this by uid,
+    generation and `lead`: the Timeline holds the intervals that make each decision cheap).
+    `lead` is its SPA's leadTime in seconds, for a Schedule that sets none itself."""
     try:
         compiled = compile_schedule(parse_schedule(schedule).spec)
     except InvalidObject as invalid:
         return invalid, None
-    return compiled, Timeline(compiled.window)
+    return compiled, Timeline(compiled.applied_window(lead))
 
 
 def status_fields(status: ScheduledPodAutoscalerStatus | ScheduleStatus) -> dict[str, Any]:
@@ -315,7 +318,8 @@ def decide(snapshot: Snapshot) -> Plan:
     except InvalidObject as invalid:
         return _invalid_autoscaler(snapshot, autoscaler, members, refused, str(invalid))
 
-    evaluated = [_evaluate(snapshot, member) for member in members]
+    lead = autoscaler_lead(model)
+    evaluated = [_evaluate(snapshot, member, lead) for member in members]
     rules = [entry.rule for entry in evaluated if entry.rule is not None]
     state = state_at(autoscaler_base(model), rules, snapshot.instant)
     upcoming = next_transition(autoscaler_base(model), rules, snapshot.instant)
@@ -437,8 +441,9 @@ def _membership(
     return members, refused, tuple(adoptions)
 
 
-def _evaluate(snapshot: Snapshot, schedule: Mapping[str, Any]) -> _Evaluated:
-    compiled, timeline = snapshot.compile(schedule)
+def _evaluate(snapshot: Snapshot, schedule: Mapping[str, Any], lead: int = 0) -> _Evaluated:
+    """`lead`: the SPA's leadTime (0 where there is no valid SPA: only the status is wanted)."""
+    compiled, timeline = snapshot.compile(schedule, lead)
     if isinstance(compiled, InvalidObject):
         return _Evaluated(schedule, None, str(compiled), None)
     rule = None

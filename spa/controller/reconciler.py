@@ -98,9 +98,10 @@ class Reconciler:
         self._clock = clock
         self._metrics = metrics or ControllerMetrics()
         self._max_schedules = max_schedules
-        # Compiled windows by Schedule uid, reused until the Schedule's generation changes:
-        # their Timelines hold the cached intervals that make each decision cheap.
-        self._compiled: dict[str, tuple[int | None, Compiled]] = {}
+        # Compiled windows by Schedule uid, reused until the Schedule's generation (or the lead
+        # time its SPA gives it) changes: their Timelines hold the cached intervals that make
+        # each decision cheap.
+        self._compiled: dict[str, tuple[tuple[int | None, int], Compiled]] = {}
         self._memory: dict[str, Memory] = {}
 
     # -- entry points ---------------------------------------------------------------------------
@@ -197,13 +198,13 @@ class Reconciler:
             max_schedules=self._max_schedules,
         )
 
-    def _compile(self, schedule: Mapping[str, Any]) -> Compiled:
+    def _compile(self, schedule: Mapping[str, Any], lead: int = 0) -> Compiled:
         metadata = schedule["metadata"]
         uid = str(metadata.get("uid"))
-        generation = metadata.get("generation")
+        version = (metadata.get("generation"), lead)
         cached = self._compiled.get(uid)
-        if cached is None or cached[0] != generation:
-            cached = self._compiled[uid] = (generation, compile_window(schedule))
+        if cached is None or cached[0] != version:
+            cached = self._compiled[uid] = (version, compile_window(schedule, lead))
         return cached[1]
 
     # -- acting ---------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ Unix epoch (UTC); `from_instant` turns one into a datetime at the edges.
 """
 
 from spa.schedule.effective import Base, Rule, State, next_transition, state_at, transitions_between
+from spa.schedule.lead import MAX_LEAD_SECONDS, LeadWindow, with_lead
 from spa.schedule.wallclock import (
     UTC_ZONE,
     WallClockError,
@@ -22,8 +23,10 @@ from spa.schedule.wallclock import (
 from spa.schedule.windows import OneShotWindow, RecurringWindow, Timeline, Window
 
 __all__ = [
+    "MAX_LEAD_SECONDS",
     "UTC_ZONE",
     "Base",
+    "LeadWindow",
     "OneShotWindow",
     "RecurringWindow",
     "Rule",
@@ -43,4 +46,5 @@ __all__ = [
     "to_instant",
     "transitions_between",
     "weekdays_between",
+    "with_lead",
 ]
