@@ -99,6 +99,10 @@ class ScheduledPodAutoscalerSpec(ApiModel):
     lead_time: Duration | None = None
     """How long before each window's start its values take effect (Go duration such as 90s,
     5m or 1h30m; 0 to 24h; default 0), for the Schedules that set no leadTime themselves."""
+    scale_up_immediately: bool = True
+    """When a window raises minReplicas above the target's replicas, also raise the target
+    through its /scale subresource at once instead of waiting for the HPA controller's next
+    sync (never down, never above maxReplicas, never from 0). Default true."""
 
 
 class ScheduledPodAutoscalerStatus(LenientModel):
@@ -109,7 +113,8 @@ class ScheduledPodAutoscalerStatus(LenientModel):
     last_transition_time: str | None = None
     """When condition last changed."""
     conditions: list[Condition] | None = None
-    """Standard conditions; type Ready says whether the HPA has the desired spec."""
+    """Standard conditions; type Ready says whether the HPA has the desired spec, type
+    ImmediateScaleUp how the last immediate scale-up went (scaleUpImmediately)."""
     observed_generation: int | None = None
     """The generation last acted on."""
     min_replicas: int | None = None

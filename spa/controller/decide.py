@@ -57,6 +57,7 @@ from spa.schedule import (
 __all__ = [
     "FOREIGN_HPA_RECHECK_SECONDS",
     "MAX_SCHEDULES_PER_AUTOSCALER",
+    "SCALE_UP_CONDITION",
     "Attempts",
     "AutoscalerReport",
     "Compiled",
@@ -68,6 +69,7 @@ __all__ = [
     "PatchHpa",
     "Plan",
     "Refusal",
+    "ScaleUp",
     "SetOwner",
     "Snapshot",
     "StatusWrite",
@@ -79,6 +81,8 @@ __all__ = [
 
 # How often a name taken by somebody else's HPA is looked at again (a read, never a write).
 FOREIGN_HPA_RECHECK_SECONDS = 60.0
+# The SPA condition that reports the last immediate scale-up (docs/api.md).
+SCALE_UP_CONDITION = "ImmediateScaleUp"
 # The most Schedules one SPA applies (docs/schedules.md, "Limits"); the oldest win.
 MAX_SCHEDULES_PER_AUTOSCALER = 100
 
@@ -119,6 +123,9 @@ class Memory:
     reported_problem: str | None = None
     # The transition the last reconcile expected next (to measure how late it was applied).
     expected_boundary: int | None = None
+    # (status, reason, message) of the last immediate scale-up, for the SPA's condition
+    # SCALE_UP_CONDITION (the status is written in a later pass than the scale-up).
+    scale_up: tuple[str, str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +212,18 @@ HpaWrite = CreateHpa | PatchHpa | DryRunHpa
 
 
 @dataclass(frozen=True, slots=True)
+class ScaleUp:
+    """Immediate scale-up (docs/schedules.md): once the HPA write that raises minReplicas has
+    changed the HPA, raise the target to `minimum` through its /scale subresource, if it has
+    fewer replicas (and more than 0)."""
+
+    api_version: str
+    kind: str
+    name: str
+    minimum: int
+
+
+@dataclass(frozen=True, slots=True)
 class StatusWrite:
     """The status fields the controller owns, for the SPA or one of its Schedules."""
 
@@ -231,6 +250,8 @@ class Plan:
     memory: Memory
     owners: tuple[SetOwner, ...] = ()
     hpa: HpaWrite | None = None
+    # With `hpa`: what to do right after it, if it changed the HPA.
+    scale_up: ScaleUp | None = None
     statuses: tuple[StatusWrite, ...] = ()
     events: tuple[Event, ...] = ()
     requeue_at: int | None = None
@@ -472,10 +493,11 @@ def _hpa(
     desired = desired_hpa(autoscaler, model, state, api_version=snapshot.hpa_api_version)
     wanted = str(desired["metadata"]["annotations"][SPEC_HASH_ANNOTATION])
     current = snapshot.hpa
+    scale_up = _scale_up(model, state, current)
     if current is None:
         if attempts.hpa_refusal is not None:
             return _refused_hpa(memory, autoscaler, attempts.hpa_refusal, applied=False)
-        return Plan(memory=memory, hpa=CreateHpa(desired, wanted))
+        return Plan(memory=memory, hpa=CreateHpa(desired, wanted), scale_up=scale_up)
     if controller_owner_uid(current) != autoscaler["metadata"]["uid"] and not orphaned_hpa(current):
         problem = (
             f"HorizontalPodAutoscaler {snapshot.key} already exists and is not controlled by "
@@ -506,7 +528,22 @@ def _hpa(
     version = str((current.get("metadata") or {}).get("resourceVersion"))
     if memory.last_write == (wanted, version):
         return _not_converging(memory, autoscaler)
-    return Plan(memory=memory, hpa=PatchHpa(current, patch, wanted))
+    return Plan(memory=memory, hpa=PatchHpa(current, patch, wanted), scale_up=scale_up)
+
+
+def _scale_up(
+    model: ScheduledPodAutoscaler, state: State, current: Mapping[str, Any] | None
+) -> ScaleUp | None:
+    """The immediate scale-up that goes with a write of the desired HPA: when it raises the
+    HPA's minReplicas (or creates the HPA) and the SPA has not turned it off. At a window's
+    end minReplicas falls: scaling down stays with the HPA controller."""
+    if not model.spec.scale_up_immediately:
+        return None
+    before = 0 if current is None else int((current.get("spec") or {}).get("minReplicas") or 1)
+    if state.min_replicas <= before:
+        return None
+    ref = model.spec.horizontal_pod_autoscaler_spec.scale_target_ref
+    return ScaleUp(ref.api_version or "v1", ref.kind, ref.name, state.min_replicas)
 
 
 def _after_refusal(
@@ -631,6 +668,17 @@ def _autoscaler_status(
         generation=metadata.get("generation"),
         now=now,
     )
+    if snapshot.memory.scale_up is not None:
+        scale_status, scale_reason, scale_message = snapshot.memory.scale_up
+        conditions = with_condition(
+            conditions,
+            type_=SCALE_UP_CONDITION,
+            status=scale_status,
+            reason=scale_reason,
+            message=scale_message,
+            generation=metadata.get("generation"),
+            now=now,
+        )
     status = ScheduledPodAutoscalerStatus(
         condition=condition,
         last_transition_time=_since(current, condition, now),

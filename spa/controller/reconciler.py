@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from spa.api import ScheduledPodAutoscalerStatus
-from spa.controller.actuator import Actuator, Refused
+from spa.controller.actuator import Actuator, NotScalable, Refused
 from spa.controller.decide import (
     MAX_SCHEDULES_PER_AUTOSCALER,
     Attempts,
@@ -35,6 +35,7 @@ from spa.controller.decide import (
     Memory,
     Plan,
     Refusal,
+    ScaleUp,
     SetOwner,
     Snapshot,
     compile_window,
@@ -64,6 +65,8 @@ log = logging.getLogger(__name__)
 # finish); more means the caches keep contradicting our own writes, and the key is retried
 # with backoff instead of spinning.
 _MAX_STEPS = 8
+# Reads of the target's Scale when it keeps changing between our read and our write.
+_SCALE_ATTEMPTS = 3
 
 
 class Reconciler:
@@ -127,6 +130,8 @@ class Reconciler:
                     attempts, fetched = await self._write_hpa(key, plan.hpa, attempts, fetched, now)
                 except _AutoscalerGone:
                     return Result()
+                if plan.scale_up is not None and attempts.hpa_written:
+                    await self._scale_up(key, plan.scale_up)
                 continue
             for write in plan.statuses:
                 if isinstance(write.status, ScheduledPodAutoscalerStatus):
@@ -329,6 +334,60 @@ class Reconciler:
         boundary = memory.expected_boundary
         if now is not None and boundary is not None and boundary <= math.floor(now):
             self._metrics.boundary_lag(now - boundary)
+
+    # -- immediate scale-up ---------------------------------------------------------------------
+
+    async def _scale_up(self, key: str, scale_up: ScaleUp) -> None:
+        """Raise the target to `scale_up.minimum` through /scale, right after the HPA write
+        that raised minReplicas, instead of waiting up to a sync period of the HPA controller
+        (docs/schedules.md, "Immediate scale-up"): never down, never from 0 (scaling to 0
+        turns the HPA off, and so this too), at most one write. A target that cannot be scaled
+        so is reported; the HPA controller still raises it at its next sync."""
+        namespace, name = split_key(key)
+        assert namespace is not None
+        autoscaler = self._autoscalers.get(key)
+        if autoscaler is None:
+            return
+        logger = object_logger(log, namespace, name)
+        target = f"{scale_up.kind} {scale_up.name}"
+        outcome: tuple[str, str, str] | None = None
+        for _attempt in range(_SCALE_ATTEMPTS):
+            try:
+                resource, scale = await self._act.target_scale(
+                    namespace, scale_up.api_version, scale_up.kind, scale_up.name
+                )
+                replicas = int((scale.get("spec") or {}).get("replicas") or 0)
+                if replicas == 0 or replicas >= scale_up.minimum:
+                    return
+                answer = await self._act.set_target_replicas(
+                    resource, namespace, scale_up.name, scale, scale_up.minimum
+                )
+            except NotScalable as problem:
+                outcome = ("False", problem.reason, problem.message)
+                break
+            except Refused as refused:
+                message = f"the API server refused to scale {target}: {refused.message}"
+                outcome = ("False", "ScaleRefused", message)
+                break
+            if answer is None:
+                continue  # the Scale changed since it was read: read it again
+            message = (
+                f"raised {target} from {replicas} to {scale_up.minimum} replicas through its "
+                "scale subresource, ahead of the HPA controller"
+            )
+            self._act.normal(autoscaler, "ScaledUp", message)
+            logger.info("%s", message)
+            outcome = ("True", "ScaledUp", message)
+            break
+        else:
+            logger.info("the target's scale kept changing; the HPA controller raises it")
+            return
+        if outcome[0] == "False":
+            message = f"{outcome[2]}; the HPA controller raises the target at its next sync instead"
+            outcome = ("False", outcome[1], message)
+            self._act.warning(autoscaler, outcome[1], message)
+            logger.warning("immediate scale-up: %s", message)
+        self._memory[key] = replace(self._memory.get(key, Memory()), scale_up=outcome)
 
 
 class _AutoscalerGone(Exception):
