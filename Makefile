@@ -5,8 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: venv lint typecheck check test unit plan run bench clean manifests test-parity test-reliability \
-	screenshots
+.PHONY: venv lint typecheck check test unit plan run bench bench-capacity clean manifests test-parity \
+	test-reliability screenshots
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -84,6 +84,11 @@ BENCH_LOAD_ARGS ?= $(if $(FULL),$(BENCH_FULL_ARGS),$(BENCH_QUICK_ARGS))
 bench: venv testenv
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/load.py $(BENCH_LOAD_ARGS)
+
+# Capacity at the boundary (docs/performance.md): N = 1 and 100 Deployments, pod start-up delay
+# 0 and 20 s, HPA-only vs immediate scale-up vs lead time; about 10 minutes.
+bench-capacity: venv testenv
+	$(BIN)/python bench/capacity.py --sizes 1,100 --delays 0,20 --out /tmp/spa-bench-capacity.json
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache
