@@ -47,13 +47,8 @@ from kubernetes import client as k8s  # noqa: E402
 from kubernetes import watch  # noqa: E402
 
 from bench.load import log, machine, summary  # noqa: E402
-from spa.kube import (  # noqa: E402
-    SCHEDULE,
-    SCHEDULED_POD_AUTOSCALER,
-    KubeClient,
-    Resource,
-    connect,
-)
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
+from spa.kube import KubeClient, Resource, connect  # noqa: E402
 from tests.integration.harness import install_crds  # noqa: E402
 from tests.testenv.controlplane import ControlPlane  # noqa: E402
 from tests.testenv.kwok import NODE_CAPACITY, START_DELAY_ANNOTATION  # noqa: E402
@@ -194,8 +189,8 @@ def run_round(
     for (mode, delay), names in groups.items():
         for name in names:
             objects.append((DEPLOYMENT, deployment(name, delay)))
-            objects.append((SCHEDULED_POD_AUTOSCALER, autoscaler(name, mode, delay)))
-            objects.append((SCHEDULE, window(name, boundary)))
+            objects.append((SCHEDULED_POD_AUTOSCALERS, autoscaler(name, mode, delay)))
+            objects.append((SCHEDULES, window(name, boundary)))
     admin = connect(kubeconfig=str(plane.kubeconfig), pool_size=32)
     began = time.monotonic()
     with ThreadPoolExecutor(16) as pool:

@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from spa.kube import SCHEDULE, SCHEDULED_POD_AUTOSCALER, Resource, connect
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.kube import Resource, connect
 from tests.integration.harness import (
     Kube,
     Running,
@@ -152,7 +153,7 @@ def events(kube: Kube, namespace: str, reason: str) -> list[dict[str, Any]]:
 
 
 def scale_up_condition(kube: Kube, namespace: str, name: str) -> dict[str, Any] | None:
-    conditions = kube.status(SCHEDULED_POD_AUTOSCALER, namespace, name).get("conditions") or []
+    conditions = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, name).get("conditions") or []
     return next((c for c in conditions if c["type"] == "ImmediateScaleUp"), None)
 
 
@@ -281,7 +282,7 @@ async def test_a_target_that_cannot_be_scaled_degrades_with_a_message(
     assert warning["type"] == "Warning"
     ready = next(
         c
-        for c in kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "odd")["conditions"]
+        for c in kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "odd")["conditions"]
         if c["type"] == "Ready"
     )
     assert ready["status"] == "True"
@@ -296,8 +297,8 @@ async def test_lead_time_makes_the_pods_ready_before_the_start(
     await eventually(lambda: kube.bounds(namespace, "web") == (2, 10), what="HPA 2/10")
     status = await eventually(
         lambda: (
-            kube.status(SCHEDULE, namespace, "web-noon").get("nextTransitionTime")
-            and kube.status(SCHEDULE, namespace, "web-noon")
+            kube.status(SCHEDULES, namespace, "web-noon").get("nextTransitionTime")
+            and kube.status(SCHEDULES, namespace, "web-noon")
         )
     )
     assert status["nextTransitionTime"] == "2026-11-16T11:50:00Z"
@@ -307,10 +308,10 @@ async def test_lead_time_makes_the_pods_ready_before_the_start(
     await eventually(lambda: replicas(kube, namespace, "web") == (5, 5), within=30, what="5 ready")
     # All of it while the controller's clock still reads 11:50, ten minutes before the start.
     assert controller.clock.now() < utc("2026-11-16T12:00:00")
-    schedule_status = kube.status(SCHEDULE, namespace, "web-noon")
+    schedule_status = kube.status(SCHEDULES, namespace, "web-noon")
     assert schedule_status["condition"] == "Progressing"
     assert schedule_status["nextTransitionTime"] == "2026-11-16T13:00:00Z"
-    assert kube.status(SCHEDULED_POD_AUTOSCALER, namespace, "web")["activeSchedules"] == [
+    assert kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")["activeSchedules"] == [
         "web-noon"
     ]
     assert kube.hpa(namespace, "web")["spec"]["minReplicas"] == 5
