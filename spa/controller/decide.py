@@ -126,6 +126,9 @@ class Memory:
     # (status, reason, message) of the last immediate scale-up, for the SPA's condition
     # SCALE_UP_CONDITION (the status is written in a later pass than the scale-up).
     scale_up: tuple[str, str, str] | None = None
+    # Its Event, not yet recorded: Events wait for the final plan, so that a fleet's HPA and
+    # scale writes at one boundary are not delayed by Events (HPAs first).
+    scale_up_event: Event | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,6 +367,9 @@ def decide(snapshot: Snapshot) -> Plan:
     elif state.max_raised:
         reason = "MaxRaisedToMin"
     all_events = list(events)
+    if memory.scale_up_event is not None:
+        all_events.append(memory.scale_up_event)
+        memory = replace(memory, scale_up_event=None)
     if outcome.applied:
         all_events += _window_changes(autoscaler, state)
     status, status_events = _autoscaler_status(
@@ -535,11 +541,12 @@ def _scale_up(
     model: ScheduledPodAutoscaler, state: State, current: Mapping[str, Any] | None
 ) -> ScaleUp | None:
     """The immediate scale-up that goes with a write of the desired HPA: when it raises the
-    HPA's minReplicas (or creates the HPA) and the SPA has not turned it off. At a window's
-    end minReplicas falls: scaling down stays with the HPA controller."""
-    if not model.spec.scale_up_immediately:
+    HPA's minReplicas and the SPA has not turned it off. Not when it creates the HPA (nothing
+    was raised; the HPA controller sets the target within its first sync), and not at a
+    window's end (minReplicas falls: scaling down stays with the HPA controller)."""
+    if not model.spec.scale_up_immediately or current is None:
         return None
-    before = 0 if current is None else int((current.get("spec") or {}).get("minReplicas") or 1)
+    before = int((current.get("spec") or {}).get("minReplicas") or 1)
     if state.min_replicas <= before:
         return None
     ref = model.spec.horizontal_pod_autoscaler_spec.scale_target_ref

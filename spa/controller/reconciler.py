@@ -30,6 +30,7 @@ from spa.controller.decide import (
     Compiled,
     CreateHpa,
     DryRunHpa,
+    Event,
     EventType,
     HpaWrite,
     Memory,
@@ -375,19 +376,23 @@ class Reconciler:
                 f"raised {target} from {replicas} to {scale_up.minimum} replicas through its "
                 "scale subresource, ahead of the HPA controller"
             )
-            self._act.normal(autoscaler, "ScaledUp", message)
             logger.info("%s", message)
             outcome = ("True", "ScaledUp", message)
             break
         else:
             logger.info("the target's scale kept changing; the HPA controller raises it")
             return
+        kind = EventType.NORMAL
         if outcome[0] == "False":
             message = f"{outcome[2]}; the HPA controller raises the target at its next sync instead"
             outcome = ("False", outcome[1], message)
-            self._act.warning(autoscaler, outcome[1], message)
+            kind = EventType.WARNING
             logger.warning("immediate scale-up: %s", message)
-        self._memory[key] = replace(self._memory.get(key, Memory()), scale_up=outcome)
+        # Its Event is recorded with the final plan (decide), after the fleet's writes.
+        event = Event(autoscaler, kind, outcome[1], outcome[2])
+        self._memory[key] = replace(
+            self._memory.get(key, Memory()), scale_up=outcome, scale_up_event=event
+        )
 
 
 class _AutoscalerGone(Exception):

@@ -19,6 +19,7 @@ from spa.controller.decide import (
     Attempts,
     CreateHpa,
     DryRunHpa,
+    Event,
     EventType,
     Memory,
     PatchHpa,
@@ -311,12 +312,9 @@ def test_a_raise_of_min_replicas_asks_for_one_scale_up_and_a_fall_asks_for_none(
     memory = None
     for hour in (9, 9, 10, 10, 10, 11, 11):
         _, memory, _ = server.reconcile(at(hour), memory)
-    # The creation raises to the base minimum (as the HPA controller would), the window's
-    # start to 5; its end lowers minReplicas and asks for nothing.
-    assert server.scale_ups == [
-        ScaleUp("apps/v1", "Deployment", "web", 3),
-        ScaleUp("apps/v1", "Deployment", "web", 5),
-    ]
+    # Only the window's start raises minReplicas (to 5); the creation raised nothing and the
+    # end lowers it: both are left to the HPA controller.
+    assert server.scale_ups == [ScaleUp("apps/v1", "Deployment", "web", 5)]
 
 
 def test_scale_up_immediately_false_never_asks_for_a_scale_up() -> None:
@@ -344,6 +342,18 @@ def test_the_last_scale_up_is_the_autoscalers_condition() -> None:
     )
     assert conditions["Ready"]["status"] == "True"
     assert plan.memory.scale_up == outcome
+
+
+def test_the_scale_up_event_waits_for_the_final_plan() -> None:
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)])
+    scaled = Event(server.autoscaler or {}, EventType.NORMAL, "ScaledUp", "raised ...")
+    _, memory, _ = server.reconcile(at(9))
+    plan, memory, _ = server.reconcile(at(9), replace(memory, scale_up_event=scaled))
+    assert plan.final
+    assert scaled in plan.events
+    assert memory.scale_up_event is None
+    plan, _, _ = server.reconcile(at(9), memory)
+    assert scaled not in plan.events
 
 
 def test_the_autoscalers_lead_time_moves_its_schedules_starts() -> None:
