@@ -99,10 +99,10 @@ class ScheduledPodAutoscalerSpec(ApiModel):
     lead_time: Duration | None = None
     """How long before each window's start its values take effect (Go duration such as 90s,
     5m or 1h30m; 0 to 24h; default 0), for the Schedules that set no leadTime themselves."""
-    scale_up_immediately: bool = True
+    scale_up_immediately: bool | None = None
     """When a window raises minReplicas above the target's replicas, also raise the target
     through its /scale subresource at once instead of waiting for the HPA controller's next
-    sync (never down, never above maxReplicas, never from 0). Default true."""
+    sync (never down, never above maxReplicas, never from 0). Unset means true."""
 
 
 class ScheduledPodAutoscalerStatus(LenientModel):

@@ -544,7 +544,7 @@ def _scale_up(
     HPA's minReplicas and the SPA has not turned it off. Not when it creates the HPA (nothing
     was raised; the HPA controller sets the target within its first sync), and not at a
     window's end (minReplicas falls: scaling down stays with the HPA controller)."""
-    if not model.spec.scale_up_immediately or current is None:
+    if model.spec.scale_up_immediately is False or current is None:
         return None
     before = int((current.get("spec") or {}).get("minReplicas") or 1)
     if state.min_replicas <= before:
