@@ -185,7 +185,7 @@ async def test_immediate_scale_up_raises_at_the_boundary_and_the_hpa_keeps_it(
     assert raised_after < HPA_SYNC_SECONDS - 2, raised_after
     assert FIELD_MANAGER in scale_writers(kube, namespace, "web")
     await eventually(lambda: replicas(kube, namespace, "web") == (6, 6), what="6 ready")
-    [scaled] = events(kube, namespace, "ScaledUp")
+    [scaled] = await eventually(lambda: events(kube, namespace, "ScaledUp"), what="ScaledUp")
     assert scaled["type"] == "Normal"
     assert "from 2 to 6 replicas" in scaled["message"]
     condition = await eventually(lambda: scale_up_condition(kube, namespace, "web"))
@@ -278,7 +278,8 @@ async def test_a_target_that_cannot_be_scaled_degrades_with_a_message(
     assert condition["reason"] == reason
     assert condition["message"].startswith(message.format(namespace=namespace))
     assert "the HPA controller raises the target at its next sync instead" in condition["message"]
-    [warning] = events(kube, namespace, reason)
+    # Events are sent in the background, after the status of the same final plan.
+    [warning] = await eventually(lambda: events(kube, namespace, reason), what=reason)
     assert warning["type"] == "Warning"
     ready = next(
         c
