@@ -49,7 +49,7 @@ from kubernetes import watch  # noqa: E402
 
 from bench.load import log, machine, summary  # noqa: E402
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
-from spa.kube import KubeClient, Resource, connect  # noqa: E402
+from spa.kube import BlockingKubeClient, Resource, connect_blocking  # noqa: E402
 from tests.integration.harness import install_crds  # noqa: E402
 from tests.testenv.controlplane import ControlPlane  # noqa: E402
 from tests.testenv.kwok import NODE_CAPACITY, START_DELAY_ANNOTATION  # noqa: E402
@@ -164,13 +164,13 @@ class DeploymentTimes:
         self._watch.stop()
 
 
-def ready_at_one(admin: KubeClient, namespace: str) -> int:
+def ready_at_one(admin: BlockingKubeClient, namespace: str) -> int:
     """How many Deployments of the namespace have their one replica Ready."""
     items = admin.list(DEPLOYMENT, namespace=namespace).items
     return sum(1 for item in items if ((item.get("status") or {}).get("readyReplicas") or 0) >= 1)
 
 
-def reconciled(admin: KubeClient, namespace: str) -> int:
+def reconciled(admin: BlockingKubeClient, namespace: str) -> int:
     """How many SPAs of the namespace the controller has reconciled (status written)."""
     items = admin.list(SCHEDULED_POD_AUTOSCALERS, namespace=namespace).items
     return sum(1 for item in items if (item.get("status") or {}).get("observedGeneration"))
@@ -201,7 +201,7 @@ def run_round(
             objects.append((DEPLOYMENT, deployment(name, delay)))
             objects.append((SCHEDULED_POD_AUTOSCALERS, autoscaler(name, mode, delay)))
             objects.append((SCHEDULES, window(name, boundary)))
-    admin = connect(kubeconfig=str(plane.kubeconfig), pool_size=32)
+    admin = connect_blocking(kubeconfig=str(plane.kubeconfig), pool_size=32)
     began = time.monotonic()
     with ThreadPoolExecutor(16) as pool:
         list(pool.map(lambda item: admin.create(item[0], namespace, item[1]), objects))

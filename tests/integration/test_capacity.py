@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
-from spa.kube import Resource, connect
+from spa.kube import Resource, connect_blocking
 from tests.integration.harness import (
     Kube,
     Running,
@@ -69,7 +69,7 @@ def controller_identity(plane: ControlPlane) -> Path:
 
 @pytest.fixture
 def kube(plane: ControlPlane) -> Iterator[Kube]:
-    client = connect(kubeconfig=str(plane.kubeconfig))
+    client = connect_blocking(kubeconfig=str(plane.kubeconfig))
     yield Kube(client)
     client.close()
 
