@@ -28,6 +28,7 @@ from spa.api import (
     ScheduledPodAutoscalerStatus,
     ScheduleStatus,
     autoscaler_base,
+    autoscaler_lead,
     compile_schedule,
     parse_schedule,
     parse_scheduled_pod_autoscaler,
@@ -55,6 +56,7 @@ from spa.schedule import (
 __all__ = [
     "FOREIGN_HPA_RECHECK_SECONDS",
     "MAX_SCHEDULES_PER_AUTOSCALER",
+    "SCALE_UP_CONDITION",
     "Attempts",
     "AutoscalerReport",
     "Compiled",
@@ -66,6 +68,7 @@ __all__ = [
     "PatchHpa",
     "Plan",
     "Refusal",
+    "ScaleUp",
     "SetOwner",
     "Snapshot",
     "StatusWrite",
@@ -77,6 +80,8 @@ __all__ = [
 
 # How often a name taken by somebody else's HPA is looked at again (a read, never a write).
 FOREIGN_HPA_RECHECK_SECONDS = 60.0
+# The SPA condition that reports the last immediate scale-up (docs/api.md).
+SCALE_UP_CONDITION = "ImmediateScaleUp"
 # The most Schedules one SPA applies (docs/schedules.md, "Limits"); the oldest win.
 MAX_SCHEDULES_PER_AUTOSCALER = 100
 
@@ -117,6 +122,12 @@ class Memory:
     reported_problem: str | None = None
     # The transition the last reconcile expected next (to measure how late it was applied).
     expected_boundary: int | None = None
+    # (status, reason, message) of the last immediate scale-up, for the SPA's condition
+    # SCALE_UP_CONDITION (the status is written in a later pass than the scale-up).
+    scale_up: tuple[str, str, str] | None = None
+    # Its Event, not yet recorded: Events wait for the final plan, so that a fleet's HPA and
+    # scale writes at one boundary are not delayed by Events (HPAs first).
+    scale_up_event: Event | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +167,8 @@ class Snapshot:
     # being deleted (read only when the SPA itself does not exist).
     live_owners: frozenset[str]
     hpa_api_version: str
-    compile: Callable[[Mapping[str, Any]], Compiled]
+    # (Schedule, its SPA's leadTime in seconds) -> the compiled Schedule.
+    compile: Callable[[Mapping[str, Any], int], Compiled]
     memory: Memory = Memory()
     attempts: Attempts = Attempts()
     max_schedules: int = MAX_SCHEDULES_PER_AUTOSCALER
@@ -202,6 +214,18 @@ HpaWrite = CreateHpa | PatchHpa | DryRunHpa
 
 
 @dataclass(frozen=True, slots=True)
+class ScaleUp:
+    """Immediate scale-up (docs/schedules.md): once the HPA write that raises minReplicas has
+    changed the HPA, raise the target to `minimum` through its /scale subresource, if it has
+    fewer replicas (and more than 0)."""
+
+    api_version: str
+    kind: str
+    name: str
+    minimum: int
+
+
+@dataclass(frozen=True, slots=True)
 class StatusWrite:
     """The status fields the controller owns, for the SPA or one of its Schedules."""
 
@@ -228,6 +252,8 @@ class Plan:
     memory: Memory
     owners: tuple[SetOwner, ...] = ()
     hpa: HpaWrite | None = None
+    # With `hpa`: what to do right after it, if it changed the HPA.
+    scale_up: ScaleUp | None = None
     statuses: tuple[StatusWrite, ...] = ()
     events: tuple[Event, ...] = ()
     requeue_at: int | None = None
@@ -250,14 +276,15 @@ def dying(obj: Mapping[str, Any]) -> bool:
     return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
 
 
-def compile_window(schedule: Mapping[str, Any]) -> Compiled:
-    """A Schedule's spec compiled, or why it cannot be (the reconciler caches this by uid and
-    generation: the Timeline holds the intervals that make each decision cheap)."""
+def compile_window(schedule: Mapping[str, Any], lead: int = 0) -> Compiled:
+    """A Schedule's spec compiled, or why it cannot be (the reconciler caches this by uid,
+    generation and `lead`: the Timeline holds the intervals that make each decision cheap).
+    `lead` is its SPA's leadTime in seconds, for a Schedule that sets none itself."""
     try:
         compiled = compile_schedule(parse_schedule(schedule).spec)
     except InvalidObject as invalid:
         return invalid, None
-    return compiled, Timeline(compiled.window)
+    return compiled, Timeline(compiled.applied_window(lead))
 
 
 def status_fields(status: ScheduledPodAutoscalerStatus | ScheduleStatus) -> dict[str, Any]:
@@ -314,7 +341,8 @@ def decide(snapshot: Snapshot) -> Plan:
     except InvalidObject as invalid:
         return _invalid_autoscaler(snapshot, autoscaler, members, refused, str(invalid))
 
-    evaluated = [_evaluate(snapshot, member) for member in members]
+    lead = autoscaler_lead(model)
+    evaluated = [_evaluate(snapshot, member, lead) for member in members]
     rules = [entry.rule for entry in evaluated if entry.rule is not None]
     base = autoscaler_base(model)
     state = state_at(base, rules, snapshot.instant)
@@ -339,6 +367,9 @@ def decide(snapshot: Snapshot) -> Plan:
     elif state.max_raised:
         reason = "MaxRaisedToMin"
     all_events = list(events)
+    if memory.scale_up_event is not None:
+        all_events.append(memory.scale_up_event)
+        memory = replace(memory, scale_up_event=None)
     if outcome.applied:
         all_events += _window_changes(autoscaler, state)
     status, status_events = _autoscaler_status(
@@ -437,8 +468,9 @@ def _membership(
     return members, refused, tuple(adoptions)
 
 
-def _evaluate(snapshot: Snapshot, schedule: Mapping[str, Any]) -> _Evaluated:
-    compiled, timeline = snapshot.compile(schedule)
+def _evaluate(snapshot: Snapshot, schedule: Mapping[str, Any], lead: int = 0) -> _Evaluated:
+    """`lead`: the SPA's leadTime (0 where there is no valid SPA: only the status is wanted)."""
+    compiled, timeline = snapshot.compile(schedule, lead)
     if isinstance(compiled, InvalidObject):
         return _Evaluated(schedule, None, str(compiled), None)
     rule = None
@@ -467,10 +499,11 @@ def _hpa(
     desired = desired_hpa(autoscaler, model, state, api_version=snapshot.hpa_api_version)
     wanted = str(desired["metadata"]["annotations"][SPEC_HASH_ANNOTATION])
     current = snapshot.hpa
+    scale_up = _scale_up(model, state, current)
     if current is None:
         if attempts.hpa_refusal is not None:
             return _refused_hpa(memory, autoscaler, attempts.hpa_refusal, applied=False)
-        return Plan(memory=memory, hpa=CreateHpa(desired, wanted))
+        return Plan(memory=memory, hpa=CreateHpa(desired, wanted), scale_up=scale_up)
     if controller_owner_uid(current) != autoscaler["metadata"]["uid"] and not orphaned_hpa(current):
         problem = (
             f"HorizontalPodAutoscaler {snapshot.key} already exists and is not controlled by "
@@ -501,7 +534,23 @@ def _hpa(
     version = str((current.get("metadata") or {}).get("resourceVersion"))
     if memory.last_write == (wanted, version):
         return _not_converging(memory, autoscaler)
-    return Plan(memory=memory, hpa=PatchHpa(current, patch, wanted))
+    return Plan(memory=memory, hpa=PatchHpa(current, patch, wanted), scale_up=scale_up)
+
+
+def _scale_up(
+    model: ScheduledPodAutoscaler, state: State, current: Mapping[str, Any] | None
+) -> ScaleUp | None:
+    """The immediate scale-up that goes with a write of the desired HPA: when it raises the
+    HPA's minReplicas and the SPA has not turned it off. Not when it creates the HPA (nothing
+    was raised; the HPA controller sets the target within its first sync), and not at a
+    window's end (minReplicas falls: scaling down stays with the HPA controller)."""
+    if model.spec.scale_up_immediately is False or current is None:
+        return None
+    before = int((current.get("spec") or {}).get("minReplicas") or 1)
+    if state.min_replicas <= before:
+        return None
+    ref = model.spec.horizontal_pod_autoscaler_spec.scale_target_ref
+    return ScaleUp(ref.api_version or "v1", ref.kind, ref.name, state.min_replicas)
 
 
 def _after_refusal(
@@ -626,6 +675,17 @@ def _autoscaler_status(
         generation=metadata.get("generation"),
         now=now,
     )
+    if snapshot.memory.scale_up is not None:
+        scale_status, scale_reason, scale_message = snapshot.memory.scale_up
+        conditions = with_condition(
+            conditions,
+            type_=SCALE_UP_CONDITION,
+            status=scale_status,
+            reason=scale_reason,
+            message=scale_message,
+            generation=metadata.get("generation"),
+            now=now,
+        )
     status = ScheduledPodAutoscalerStatus(
         condition=condition,
         last_transition_time=_since(current, condition, now),
