@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,22 +25,37 @@ from spa.api import (
 from spa.schedule import (
     MAX_LEAD_SECONDS,
     Base,
+    Calendar,
+    CalendarWindow,
+    CronExpression,
+    CronWindow,
     LeadWindow,
     OneShotWindow,
     RecurringWindow,
     Rule,
     Timeline,
     Weekday,
+    WeeklySpanWindow,
     from_instant,
     load_zone,
     next_transition,
     parse_hour_minute,
     parse_local_datetime,
+    skipped_between,
     state_at,
     to_instant,
     transitions_between,
     weekdays_between,
     with_lead,
+)
+from tests.unit.test_engine_calendar_properties import (
+    HORIZON,
+    PROPERTY_SETTINGS,
+    Case,
+    active_in,
+    cases,
+    merged,
+    reference,
 )
 
 HOUR = 3600
@@ -200,12 +215,90 @@ def test_active_exactly_when_some_start_minus_lead_has_come(
     end = (start + length) % (24 * 60)
     window = daily(f"{start // 60:02d}:{start % 60:02d}", f"{end // 60:02d}:{end % 60:02d}", zone)
     instant = utc("2026-01-01T00:00:00") + offset
-    # The reference: the window's own intervals, each one's start moved by hand.
+    # The reference: the window's own occurrences, each one's start moved by hand.
     reference = any(
-        s - lead <= instant < e
-        for s, e in window.intervals(instant - 3 * 86400, instant + lead + 1)
+        o.start - lead <= instant < o.end
+        for o in window.occurrences(instant - 3 * 86400, instant + lead + 1)
     )
     assert Timeline(with_lead(window, lead)).is_active(instant) == reference
+
+
+# -- with calendars and the other window types --------------------------------------------------
+
+
+def test_an_excluded_date_goes_with_its_lead() -> None:
+    # docs/schedules.md, "Lead time": Daily 00:30-06:00, 1 h of lead, 2026-12-25 excluded. The
+    # 24th's window applies from 23:30 on the 23rd; the 25th's would from 23:30 on the 24th,
+    # but its date is excluded, so nothing does.
+    excluded = CalendarWindow(
+        daily("00:30", "06:00"), Calendar(excluded=frozenset({date(2026, 12, 25)}))
+    )
+    timeline = Timeline(with_lead(excluded, HOUR))
+    assert timeline.is_active(utc("2026-12-23T23:30:00"))
+    assert not timeline.is_active(utc("2026-12-24T23:30:00"))
+    assert not timeline.is_active(utc("2026-12-25T00:30:00"))
+    assert timeline.next_boundary(utc("2026-12-24T12:00:00")) == utc("2026-12-25T23:30:00")
+    # spa plan lists the skipped window where it would have started to apply.
+    [skipped] = skipped_between(
+        with_lead(excluded, HOUR), utc("2026-12-24T12:00:00"), utc("2026-12-26T00:00:00")
+    )
+    assert skipped.occurrence.day == date(2026, 12, 25)
+    assert skipped.occurrence.start == utc("2026-12-24T23:30:00")
+    assert skipped.reason == "excludeDates"
+
+
+def test_the_start_date_judges_the_window_not_its_lead() -> None:
+    # Cron at 00:15 on weekdays, 2 h, startDate Tuesday 2026-11-17, 30 min of lead: Monday's
+    # window is outside the dates, lead and all; Tuesday's lead begins on Monday evening.
+    window = CalendarWindow(
+        CronWindow(CronExpression("15 0 * * MON-FRI"), 2 * HOUR, load_zone("UTC")),
+        Calendar(start_date=date(2026, 11, 17)),
+    )
+    timeline = Timeline(with_lead(window, 30 * 60))
+    assert not timeline.is_active(utc("2026-11-15T23:50:00"))
+    assert not timeline.is_active(utc("2026-11-16T00:15:00"))
+    assert timeline.next_boundary(utc("2026-11-16T00:00:00")) == utc("2026-11-16T23:45:00")
+    assert timeline.is_active(utc("2026-11-16T23:45:00"))
+
+
+def test_weekly_span_moves_its_weekly_start() -> None:
+    # Friday 18:00 to Monday 08:00 in New York, 3 h of lead: from Friday 15:00.
+    span = WeeklySpanWindow(
+        Weekday.Friday,
+        parse_hour_minute("18:00"),
+        Weekday.Monday,
+        parse_hour_minute("08:00"),
+        load_zone("America/New_York"),
+    )
+    timeline = Timeline(with_lead(span, 3 * HOUR))
+    # 2026-11-20 is a Friday; New York is UTC-5 then.
+    assert timeline.next_boundary(utc("2026-11-19T00:00:00")) == utc("2026-11-20T20:00:00")
+    assert timeline.next_boundary(utc("2026-11-20T20:00:00")) == utc("2026-11-23T13:00:00")
+
+
+@PROPERTY_SETTINGS
+@given(
+    cases(),
+    # Long leads often: they carry a window's start into the day before, where the date rules
+    # would bite if they judged the moved start.
+    st.one_of(
+        st.sampled_from([HOUR, 6 * HOUR, 23 * HOUR, MAX_LEAD_SECONDS]),
+        st.integers(0, MAX_LEAD_SECONDS),
+    ),
+)
+def test_lead_with_calendars_matches_the_reference(case_: tuple[int, Case], lead: int) -> None:
+    """Every window type with bounds, excluded dates and holidays: the calendar judges each
+    window by its date (minute-by-minute reference of test_engine_calendar_properties), and
+    only a window that happens opens `lead` seconds early; its end stays."""
+    instant, case = case_
+    occurrences, _ = reference(case, instant)
+    runs = merged([(s - lead, e) for day, s, e in occurrences if case.verdict(day) is None])
+    timeline = Timeline(with_lead(case.window(), lead))
+    assert timeline.is_active(instant) == active_in(runs, instant)
+    # A lead in seconds puts boundaries between minutes: the first edge of a merged run.
+    edges = [edge for run in zip(*runs, strict=True) for edge in run]
+    expected = min((e for e in edges if instant < e <= instant + HORIZON), default=None)
+    assert timeline.next_boundary(instant, horizon=HORIZON) == expected
 
 
 # -- the API ----------------------------------------------------------------------------------
