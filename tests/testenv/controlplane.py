@@ -675,7 +675,7 @@ class ControlPlane(Cluster):
                         raise
             _wait_for("kube-scheduler", self._scheduler_healthy, timeout, self.scheduler)
             _wait_for(
-                f"kwok ({self.nodes} nodes Ready)",
+                f"kwok ({self.nodes} nodes Ready and untainted)",
                 lambda: self._ready_nodes(core) >= self.nodes,
                 timeout,
                 self.kwok,
@@ -683,10 +683,15 @@ class ControlPlane(Cluster):
         self.startup_seconds["nodes"] = time.monotonic() - began
 
     def _ready_nodes(self, core: k8s.CoreV1Api) -> int:
+        """Nodes a pod can be scheduled on: Ready, and without the not-ready taint that
+        admission put on them (the node lifecycle controller lifts it after it sees them Ready,
+        which took seconds on a loaded machine: a plane that said ready before that left the
+        first pods Pending)."""
         ready = 0
         for node in core.list_node(label_selector="type=kwok").items:
             conditions = node.status.conditions or []
-            if any(c.type == "Ready" and c.status == "True" for c in conditions):
+            taints = [t for t in node.spec.taints or () if t.key.startswith("node.kubernetes.io/")]
+            if not taints and any(c.type == "Ready" and c.status == "True" for c in conditions):
                 ready += 1
         return ready
 
