@@ -19,7 +19,7 @@
 # The nodes' binaries (kube-scheduler, kwok) are built for the default release, which the
 # tests with pods use, and for another release only with --nodes: the compatibility suite
 # (tests/compat) runs no pods, and kwok is tried only against the default release
-# (docs/development.md, "Releases").
+# (docs/development.md, "Nodes on other releases").
 #
 # Usage:
 #   hack/testenv/build.sh [RELEASE...]        build into the cache, or do nothing if the binaries exist

@@ -198,7 +198,7 @@ def test_release(
     manifests: str, control_plane_factory: Callable[..., ControlPlane], tmp_path: Path
 ) -> None:
     # No nodes: the suite runs no pods, and build.sh builds kube-scheduler and kwok only for the
-    # default release (docs/development.md, "Releases").
+    # default release (docs/development.md, "Nodes on other releases").
     plane = control_plane_factory(nodes=0)
     release = kubernetes_version()
     minor = plane.binaries.minor
