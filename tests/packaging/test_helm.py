@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
-from spa.kube import connect
+from spa.kube import connect_blocking
 from tests.integration.harness import CRD_NAMES, Kube
 from tests.integration.processes import leader_election_args, spa_run
 from tests.packaging.common import REPO, active_window, helm_binary, window_applied
@@ -243,7 +243,7 @@ def plane(control_plane_factory: Callable[..., ControlPlane]) -> ControlPlane:
 
 @pytest.fixture
 def plane_kube(plane: ControlPlane) -> Iterator[Kube]:
-    client = connect(kubeconfig=str(plane.kubeconfig))
+    client = connect_blocking(kubeconfig=str(plane.kubeconfig))
     yield Kube(client)
     client.close()
 

@@ -27,7 +27,7 @@ import yaml
 
 from spa import __version__
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
-from spa.kube import connect
+from spa.kube import connect_blocking
 from tests.integration.harness import Kube, autoscaler, schedule
 from tests.integration.processes import (
     CONTROLLER_NAMESPACE,
@@ -260,7 +260,7 @@ def test_a_real_prometheus_finds_every_series_the_rules_and_dashboard_use(
     kubeconfig = plane.service_account_kubeconfig(
         CONTROLLER_NAMESPACE, "scheduled-pod-autoscaler", create=False
     )
-    client = connect(kubeconfig=str(plane.kubeconfig))
+    client = connect_blocking(kubeconfig=str(plane.kubeconfig))
     kube = Kube(client)
     plane.run_kubectl("wait", "--for=condition=Established", "crd", "--all", check=True)
     for namespace in ("shop", "faults"):
