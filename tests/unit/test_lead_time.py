@@ -5,6 +5,7 @@ duration, across daylight-saving changes and into previous windows; the API read
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from datetime import UTC, date, datetime
@@ -388,31 +389,59 @@ def test_the_schedules_lead_time_overrides_the_autoscalers() -> None:
     assert autoscaler_lead(parse_scheduled_pod_autoscaler(autoscaler())) == 0
 
 
-def test_plan_shows_the_effective_start(tmp_path: Path) -> None:
+def spa_plan(tmp_path: Path, documents: list[dict[str, Any]], *args: str) -> str:
     manifest = tmp_path / "m.yaml"
-    documents = [autoscaler(leadTime="15m"), schedule(minReplicas=4)]
     manifest.write_text("\n---\n".join(json.dumps(d) for d in documents))
     result = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "spa"),
-            "plan",
-            "-f",
-            str(manifest),
-            "--at",
-            "2026-11-16T07:00:00Z",
-            "--days",
-            "1",
-            "-o",
-            "json",
-        ],
+        [str(Path(sys.executable).parent / "spa"), "plan", "-f", str(manifest), *args],
         capture_output=True,
         text=True,
         check=True,
         timeout=60,
     )
-    plan = json.loads(result.stdout)
-    transitions = plan["autoscalers"][0]["transitions"]
+    return result.stdout
+
+
+def test_plan_shows_the_effective_start(tmp_path: Path) -> None:
+    documents = [autoscaler(leadTime="15m"), schedule(minReplicas=4)]
+    output = spa_plan(
+        tmp_path, documents, "--at", "2026-11-16T07:00:00Z", "--days", "1", "-o", "json"
+    )
+    transitions = json.loads(output)["autoscalers"][0]["transitions"]
     assert [(t["time"], t["minReplicas"]) for t in transitions] == [
         ("2026-11-16T07:45:00Z", 4),
         ("2026-11-16T09:00:00Z", 1),
+    ]
+
+
+def test_plan_of_a_cron_schedule_with_lead_and_an_excluded_date(tmp_path: Path) -> None:
+    # Cron 00:30 daily for 2 h, 2026-11-17 excluded, the SPA's 5 min of lead: the 16th's and
+    # 18th's windows apply from 00:25; the 17th's is listed as skipped at its effective start.
+    cron = schedule(
+        type="Cron",
+        startTime=None,
+        endTime=None,
+        schedule="30 0 * * *",
+        duration="2h",
+        excludeDates=["2026-11-17"],
+        minReplicas=4,
+    )
+    documents = [autoscaler(leadTime="5m"), cron]
+    args = ("--at", "2026-11-15T12:00:00Z", "--days", "3")
+    planned = json.loads(spa_plan(tmp_path, documents, *args, "-o", "json"))["autoscalers"][0]
+    assert [(t["time"], t["minReplicas"]) for t in planned["transitions"]] == [
+        ("2026-11-16T00:25:00Z", 4),
+        ("2026-11-16T02:30:00Z", 1),
+        ("2026-11-18T00:25:00Z", 4),
+        ("2026-11-18T02:30:00Z", 1),
+    ]
+    assert [(s["time"], s["date"], s["reason"]) for s in planned["skipped"]] == [
+        ("2026-11-17T00:25:00Z", "2026-11-17", "excludeDates")
+    ]
+    # The picture draws each window that happens from its effective start.
+    html = spa_plan(tmp_path, documents, *args, "-o", "html")
+    bars = re.findall(r'<rect class="window"[^>]*><title>[^<]*\((\S+) to (\S+)\)', html)
+    assert bars == [
+        ("2026-11-16T00:25:00Z", "2026-11-16T02:30:00Z"),
+        ("2026-11-18T00:25:00Z", "2026-11-18T02:30:00Z"),
     ]
