@@ -25,26 +25,37 @@ RUN apt-get update \
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
+# Everything pip installs here is pinned by hash (docs/install.md, "Supply chain"; `make lock`
+# writes these files): first the build stage's own tools.
+COPY hack/image/requirements.txt hack/image/build-requirements.txt ./hack/image/
+RUN python3 -m venv /opt/build \
+    && /opt/build/bin/pip install --require-hashes --no-deps -r hack/image/build-requirements.txt
 # Metadata first, so that a change of the code alone does not invalidate this layer's cache.
 COPY setup.py setup.cfg pyproject.toml README.md LICENSE ./
 COPY spa ./spa
-# The wheel, as published to PyPI: built by pip in an isolated environment with the build
-# backend pyproject.toml names.
-RUN python3 -m venv /opt/build \
-    && /opt/build/bin/pip wheel --no-deps --wheel-dir /wheels .
-# A regular install of the wheel; pip compiles the bytecode here, because the running
-# container's root filesystem is read-only. tzdata is a dependency of the package, so the zone
-# database comes with it rather than from the OS. Then what the controller never uses goes:
-# pip and setuptools (nothing installs at run time), and the kubernetes package's generated API
-# classes, synchronous and asyncio (kubernetes/client/api and kubernetes/aio/client/api, 77 MB):
-# spa.kube speaks HTTP itself and only loads its configuration with kubernetes.aio.config
-# (docs/architecture.md, "The client"); tests/unit/test_dockerfile.py checks that no spa module
-# imports them, and tests/packaging/test_image.py runs the controller without them.
+# The wheel, as published to PyPI, built by the backend pyproject.toml names (from the pinned
+# list above, hence no build isolation).
+RUN /opt/build/bin/pip wheel --no-deps --no-build-isolation --wheel-dir /wheels .
+# The dependencies exactly as locked, then the wheel alone; `pip check` proves the lock
+# satisfies the package's own requirements. pip compiles the bytecode here, because the
+# running container's root filesystem is read-only. tzdata is a dependency of the package, so
+# the zone database comes with it rather than from the OS. Then what the controller never uses
+# goes: pip and setuptools (nothing installs at run time), and the kubernetes package's
+# generated API classes, synchronous and asyncio (kubernetes/client/api and
+# kubernetes/aio/client/api, 77 MB): spa.kube speaks HTTP itself and only loads its
+# configuration with kubernetes.aio.config (docs/architecture.md, "The client");
+# tests/unit/test_dockerfile.py checks that no spa module imports them, and
+# tests/packaging/test_image.py runs the controller without them. Last, the SBOM of what is
+# left (CycloneDX JSON, /opt/spa/sbom.cdx.json), read from the installed distributions.
 RUN python3 -m venv /opt/spa \
-    && /opt/spa/bin/pip install /wheels/*.whl \
+    && /opt/spa/bin/pip install --require-hashes --no-deps -r hack/image/requirements.txt \
+    && /opt/spa/bin/pip install --no-deps /wheels/*.whl \
+    && /opt/spa/bin/pip check \
     && /opt/spa/bin/python -m pip uninstall --yes pip setuptools \
     && rm -rf /opt/spa/lib/python3.11/site-packages/kubernetes/client/api \
               /opt/spa/lib/python3.11/site-packages/kubernetes/aio/client/api \
+    && /opt/build/bin/cyclonedx-py environment --output-format JSON \
+           --output-file /opt/spa/sbom.cdx.json /opt/spa/bin/python \
     && /opt/spa/bin/spa --version
 
 FROM ${RUNTIME_IMAGE}

@@ -7,7 +7,7 @@ PYTEST_ARGS ?=
 
 .PHONY: venv lint typecheck check test unit plan run bench soak clean manifests test-parity \
 	test-reliability screenshots test-compat
-.PHONY: helm packaging-deps test-packaging test-helm test-prometheus test-image bench-capacity
+.PHONY: lock helm packaging-deps test-packaging test-helm test-prometheus test-image bench-capacity
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,16 @@ test-prometheus: venv testenv packaging-deps
 	$(BIN)/pytest tests/packaging/test_prometheus.py $(PYTEST_ARGS)
 test-image: venv testenv packaging-deps
 	$(BIN)/pytest tests/packaging/test_image.py $(PYTEST_ARGS)
+
+# The image installs only what these files pin, by hash (docs/install.md, "Supply chain"): the
+# package's dependencies from setup.cfg, and the build stage's tools. The hashes cover every
+# file the index has for each pinned version, so the lock serves any platform; the markers are
+# resolved for Linux on Python 3.11, the image's. tests/unit/test_lock.py checks it is current.
+UV_COMPILE := $(BIN)/uv pip compile --quiet --generate-hashes --python-version 3.11 \
+	--python-platform x86_64-unknown-linux-gnu
+lock: venv
+	$(UV_COMPILE) setup.cfg -o hack/image/requirements.txt
+	$(UV_COMPILE) hack/image/build-requirements.in -o hack/image/build-requirements.txt
 
 helm:
 	hack/helm/build.sh

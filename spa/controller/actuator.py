@@ -6,19 +6,29 @@ manager, the compare-and-swap retries of ownerReferences, which refusals of the 
 for the user to fix (400, 403, 422: raised as :class:`Refused`) rather than errors to back off
 on, and recording our own writes in the caches (`Store.put_written`, so the next reconcile never
 acts on state older than its own write). Every write, and every Event, first checks that this
-replica may write (holds the Lease), so a replica that lost it sends nothing more.
+replica may write (holds the Lease), and runs under its write fence (spa.runtime.fence), so a
+replica that lost it sends nothing more and none of its writes lands after its renew deadline.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from spa.controller.desired import FIELD_MANAGER, owner_reference
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import ApiError, Conflict, KubeClient, NotFound, Resource
-from spa.runtime import EventRecorder, Store, object_logger
+from spa.runtime import (
+    EventRecorder,
+    NotLeader,
+    Store,
+    WriteFence,
+    may_write,
+    object_logger,
+    unfenced,
+    write_fenced,
+)
 
 __all__ = ["Actuator", "NotLeader", "NotScalable", "Refused", "brief"]
 
@@ -30,11 +40,8 @@ _MESSAGE_LIMIT = 400
 # Refusals the user must fix (an invalid object, a forbidden one); retrying now cannot help.
 _REFUSALS = frozenset({400, 403, 422})
 
+_P = ParamSpec("_P")
 _T = TypeVar("_T")
-
-
-class NotLeader(RuntimeError):
-    """Raised instead of writing when this process no longer holds the leader lease."""
 
 
 class Refused(Exception):
@@ -74,7 +81,7 @@ class Actuator:
         hpas: Store,
         hpa_resource: Resource,
         recorder: EventRecorder,
-        may_write: Callable[[], bool] = lambda: True,
+        fence: WriteFence = unfenced,
     ) -> None:
         self._kube = kube
         self._autoscalers = autoscalers
@@ -82,7 +89,7 @@ class Actuator:
         self._hpas = hpas
         self.hpa_resource = hpa_resource
         self._recorder = recorder
-        self._may_write = may_write
+        self._fence = fence
         # Scale targets' REST resources by (apiVersion, kind), from discovery. Only what was
         # found is kept: a kind missing now may be served later (a CRD installed after).
         self._scalable: dict[tuple[str, str], Resource] = {}
@@ -308,21 +315,23 @@ class Actuator:
         store.put_written(updated, based_on=obj)
 
     def warning(self, obj: dict[str, Any], reason: str, message: str) -> None:
-        if self._may_write():
+        if may_write(self._fence):
             self._recorder.warning(obj, reason, message)
 
     def normal(self, obj: dict[str, Any], reason: str, message: str) -> None:
-        if self._may_write():
+        if may_write(self._fence):
             self._recorder.normal(obj, reason, message)
 
     # -- the fence ------------------------------------------------------------------------------
 
-    async def _fenced(self, call: Callable[..., Awaitable[_T]], *args: Any, **kwargs: Any) -> _T:
-        if not self._may_write():
-            raise NotLeader("not the leader: not writing")
-        return await call(*args, **kwargs)
+    async def _fenced(
+        self, call: Callable[_P, Awaitable[_T]], *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        return await write_fenced(self._fence, call, *args, **kwargs)
 
-    async def _refusable(self, call: Callable[..., Awaitable[_T]], *args: Any, **kwargs: Any) -> _T:
+    async def _refusable(
+        self, call: Callable[_P, Awaitable[_T]], *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
         try:
             return await self._fenced(call, *args, **kwargs)
         except ApiError as error:

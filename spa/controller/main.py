@@ -124,9 +124,7 @@ async def _check_list(client: KubeClient, resource: Resource, namespace: str | N
 
 def run(arguments: argparse.Namespace) -> int:
     configure_logging(level=arguments.log_level, log_format=arguments.log_format)
-    status = asyncio.run(_run(arguments))
-    log.info("stopped", extra={"exit_status": status})
-    return status
+    return asyncio.run(_run(arguments))
 
 
 async def _run(arguments: argparse.Namespace) -> int:
@@ -167,6 +165,9 @@ async def _run(arguments: argparse.Namespace) -> int:
 
     install_signal_handlers(manager)
     try:
-        return await manager.run()
+        status = await manager.run()
     finally:
         await client.close()
+    # Only a controller that started says it stopped: a failed start is its one error line.
+    log.info("stopped", extra={"exit_status": status})
+    return status

@@ -137,7 +137,7 @@ class Manager:
         watches.add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)
 
         queue = WorkQueue(name=QUEUE_NAME, clock=self.clock)
-        recorder = EventRecorder(self.client, clock=system_clock, may_send=self._may_write)
+        recorder = EventRecorder(self.client, clock=system_clock, fence=self._write_fence)
         reconciler = Reconciler(
             kube=self.client,
             autoscalers=autoscalers.store,
@@ -146,7 +146,7 @@ class Manager:
             hpa_resource=hpa_resource,
             recorder=recorder,
             clock=self.clock,
-            may_write=self._may_write,
+            fence=self._write_fence,
             metrics=ControllerMetrics(),
         )
 
@@ -252,8 +252,8 @@ class Manager:
         )
         await self._elector.run()
 
-    def _may_write(self) -> bool:
-        return self._elector is None or self._elector.is_leader
+    def _write_fence(self) -> float | None:
+        return None if self._elector is None else self._elector.write_time_left()
 
     async def _start_endpoints(self, kube: KubeClient) -> list[Server]:
         servers: list[Server] = []

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -53,8 +53,10 @@ from spa.runtime import (
     EventRecorder,
     Result,
     Store,
+    WriteFence,
     object_logger,
     split_key,
+    unfenced,
 )
 
 __all__ = ["MAX_SCHEDULES_PER_AUTOSCALER", "Reconciler"]
@@ -83,7 +85,7 @@ class Reconciler:
         hpa_resource: Resource,
         recorder: EventRecorder,
         clock: Clock,
-        may_write: Callable[[], bool] = lambda: True,
+        fence: WriteFence = unfenced,
         metrics: ControllerMetrics | None = None,
         max_schedules: int = MAX_SCHEDULES_PER_AUTOSCALER,
     ) -> None:
@@ -97,7 +99,7 @@ class Reconciler:
             hpas=hpas,
             hpa_resource=hpa_resource,
             recorder=recorder,
-            may_write=may_write,
+            fence=fence,
         )
         self._clock = clock
         self._metrics = metrics or ControllerMetrics()

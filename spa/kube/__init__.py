@@ -16,12 +16,14 @@ from spa.kube.client import (
     WatchEvent,
     WatchEventType,
     WatchStream,
+    deadline,
 )
 from spa.kube.config import ConfigError, connect, default_namespace
 from spa.kube.errors import (
     ApiError,
     ApiUnavailable,
     Conflict,
+    DeadlinePassed,
     Forbidden,
     Gone,
     KubeError,
@@ -56,6 +58,7 @@ __all__ = [
     "ConfigError",
     "Conflict",
     "Credentials",
+    "DeadlinePassed",
     "Forbidden",
     "Gone",
     "KubeClient",
@@ -73,6 +76,7 @@ __all__ = [
     "WatchStream",
     "connect",
     "connect_blocking",
+    "deadline",
     "default_namespace",
     "error_from_status",
 ]

@@ -10,6 +10,12 @@ watches and writes behave the same for SPAs, Schedules, HPAs, Leases and Events.
 
 Every call runs on the event loop (no thread pool) and is cancellable: cancelling the task
 that awaits a call closes its connection, so no request outlives its caller.
+
+A caller can also put its calls under a deadline (:func:`deadline`): the leader's writes must
+not land after its renew deadline (docs/runtime.md, "Leader election"). Cancelling on our side
+is not enough for that, since a request already sent may still be applied, so the remaining
+time also goes to the API server as the request's `timeout` parameter, as client-go sends it:
+the server abandons the request, its storage write included, when that time is up.
 """
 
 from __future__ import annotations
@@ -19,7 +25,9 @@ import logging
 import socket
 import ssl
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, Literal, Protocol, cast
@@ -27,7 +35,7 @@ from urllib.parse import urlencode
 
 import aiohttp
 
-from spa.kube.errors import ApiError, ApiUnavailable, Gone, error_from_status
+from spa.kube.errors import ApiError, ApiUnavailable, DeadlinePassed, Gone, error_from_status
 from spa.kube.ratelimit import TokenBucket
 from spa.kube.resources import Resource
 
@@ -42,6 +50,7 @@ __all__ = [
     "WatchEvent",
     "WatchEventType",
     "WatchStream",
+    "deadline",
 ]
 
 log = logging.getLogger(__name__)
@@ -67,6 +76,45 @@ _PATCH_CONTENT_TYPES: dict[str, str] = {
 
 WatchEventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]
 _WATCH_EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"})
+
+# The time.monotonic() instant after which no request of the current task may reach the API
+# server (see deadline()); a context variable, so it follows the task and its awaits only.
+_DEADLINE: ContextVar[float | None] = ContextVar("spa_kube_deadline", default=None)
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Within this block, requests of the current task are sent only if fewer than `seconds`
+    (from now) have passed, wait for their answer only until then, and tell the API server to
+    give up at that time too (the `timeout` parameter). Nested deadlines: the earliest wins.
+    A request whose deadline passed before it was sent raises :class:`DeadlinePassed`."""
+    at = time.monotonic() + seconds
+    outer = _DEADLINE.get()
+    token = _DEADLINE.set(at if outer is None else min(at, outer))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _within_deadline(
+    method: str,
+    path: str,
+    query: Mapping[str, str | int] | None,
+    timeouts: aiohttp.ClientTimeout,
+) -> tuple[Mapping[str, str | int] | None, aiohttp.ClientTimeout]:
+    """The query and timeouts of a request about to be sent, bounded by the current deadline."""
+    at = _DEADLINE.get()
+    if at is None:
+        return query, timeouts
+    left = at - time.monotonic()
+    if left <= 0:
+        raise DeadlinePassed(f"{method} {path}: not sent, its deadline passed")
+    total = left if timeouts.total is None else min(timeouts.total, left)
+    # Whole milliseconds, rounded down: Go's time.ParseDuration reads "2.345s".
+    query = {**(query or {}), "timeout": f"{int(left * 1000) / 1000:.3f}s"}
+    return query, aiohttp.ClientTimeout(total=total)
+
 
 # Errors of the HTTP stack that mean "the server could not be talked to". Anything else
 # escaping the request function is a bug and is allowed to propagate as is.
@@ -686,8 +734,9 @@ class KubeClient:
             raise ApiUnavailable(f"{method} {path}: the client is closed")
         if self._rate_limiter is not None:
             await self._rate_limiter.wait()
-        url = f"{self._host}{path}?{urlencode(query)}" if query else f"{self._host}{path}"
         headers = dict(await self._credentials.headers())
+        query, timeouts = _within_deadline(method, path, query, timeouts)
+        url = f"{self._host}{path}?{urlencode(query)}" if query else f"{self._host}{path}"
         data = None
         if body is not None:
             headers["Content-Type"] = content_type

@@ -7,12 +7,14 @@ Callers branch on the HTTP meaning (not found, conflict, gone, ...) without ever
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 __all__ = [
     "ApiError",
     "ApiUnavailable",
     "Conflict",
+    "DeadlinePassed",
     "Forbidden",
     "Gone",
     "KubeError",
@@ -46,7 +48,16 @@ class ApiUnavailable(KubeError):
             if inner is None:
                 break
             error = inner
+        if (type(error) is OSError or isinstance(error, ConnectionError)) and error.errno:
+            # asyncio says "Connect call failed ('10.0.0.1', 443)": the errno says why. (Not
+            # for its subclasses with messages of their own: TLS errors, name resolution.)
+            return f"[Errno {error.errno}] {os.strerror(error.errno)}"
         return str(error) or type(error).__name__
+
+
+class DeadlinePassed(KubeError):
+    """The request was not sent: the deadline it was made under (:func:`spa.kube.deadline`)
+    had already passed when its turn came."""
 
 
 class ApiError(KubeError):

@@ -14,6 +14,7 @@ from spa.runtime.backoff import Backoff
 from spa.runtime.clock import Clock, FakeClock, SystemClock, TimerHandle
 from spa.runtime.endpoints import Endpoint, Response, Server, serve
 from spa.runtime.events import COMPONENT, EventRecorder, EventType
+from spa.runtime.fence import NotLeader, WriteFence, may_write, unfenced, write_fenced
 from spa.runtime.informer import EventHandler, Informer, OnAdd, OnDelete, OnUpdate
 from spa.runtime.leaderelection import LeaderElector, default_identity
 from spa.runtime.logging import (
@@ -55,6 +56,7 @@ __all__ = [
     "JsonFormatter",
     "LeaderElector",
     "LogFormat",
+    "NotLeader",
     "ObjectLogger",
     "OnAdd",
     "OnDelete",
@@ -71,15 +73,19 @@ __all__ = [
     "TimerHandle",
     "Transform",
     "WorkQueue",
+    "WriteFence",
     "compare_resource_versions",
     "configure_logging",
     "default_identity",
     "drop_bookkeeping",
     "exposition",
     "instrument_client",
+    "may_write",
     "object_key",
     "object_logger",
     "serve",
     "server_context",
     "split_key",
+    "unfenced",
+    "write_fenced",
 ]

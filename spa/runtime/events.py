@@ -20,13 +20,13 @@ import contextlib
 import hashlib
 import logging
 import socket
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from spa.kube import EVENT, KubeClient, NotFound
 from spa.runtime.clock import Clock, SystemClock
+from spa.runtime.fence import NotLeader, WriteFence, unfenced, write_fenced
 
 __all__ = ["COMPONENT", "EventRecorder", "EventType", "event_name"]
 
@@ -66,8 +66,9 @@ class EventRecorder:
 
     :param aggregation_window: repeats within this many seconds of the last occurrence are
         folded into the existing Event.
-    :param may_send: asked before each Event is sent; Events queued while it said yes are
-        dropped once it says no (a replica that lost the Lease sends nothing more).
+    :param fence: each Event is sent under it (:mod:`spa.runtime.fence`): Events queued
+        while this replica led are dropped once it may no longer write, and none is sent, or
+        applied, after its renew deadline.
     """
 
     def __init__(
@@ -80,10 +81,10 @@ class EventRecorder:
         aggregation_window: float = 600.0,
         max_remembered: int = 4096,
         max_queued: int = 1000,
-        may_send: Callable[[], bool] = lambda: True,
+        fence: WriteFence = unfenced,
     ) -> None:
         self.client = client
-        self._may_send = may_send
+        self._fence = fence
         self.component = component
         self.instance = instance or socket.gethostname()
         self._clock: Clock = clock or SystemClock()
@@ -157,12 +158,9 @@ class EventRecorder:
         while True:
             pending = await self._queue.get()
             try:
-                if not self._may_send():
-                    log.debug(
-                        "not sending %s event %s: may not write", pending.type, pending.reason
-                    )
-                    continue
-                await self._send(pending)
+                await write_fenced(self._fence, self._send, pending)
+            except NotLeader:
+                log.debug("not sending %s event %s: may not write", pending.type, pending.reason)
             except Exception:  # ApiError, ApiUnavailable, or a bug: log, never propagate
                 log.warning(
                     "could not record %s event %s for %s/%s",

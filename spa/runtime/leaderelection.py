@@ -117,11 +117,15 @@ class LeaderElector:
         pause, a long GC): on waking up, queued work may run before the renew loop notices
         that the Lease ran out and another replica took over; it must not write meanwhile.
         """
-        return (
-            self._leading
-            and self._renewed_at is not None
-            and self._clock.monotonic() < self._renewed_at + self.renew_deadline
-        )
+        return self.write_time_left() > 0
+
+    def write_time_left(self) -> float:
+        """Seconds until :attr:`is_leader` turns false by itself (0 when not leading): this
+        replica's write fence (:mod:`spa.runtime.fence`). No other replica can acquire the
+        Lease before then, since it waits ``lease_duration`` from when it saw our renewal."""
+        if not self._leading or self._renewed_at is None:
+            return 0.0
+        return max(0.0, self._renewed_at + self.renew_deadline - self._clock.monotonic())
 
     @property
     def observed_holder(self) -> str | None:

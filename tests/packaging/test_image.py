@@ -189,6 +189,23 @@ def test_no_compiler_shell_package_manager_or_pip(rootfs: Path) -> None:
     assert list((site / "spa" / "__pycache__").glob("cli.cpython-311.pyc"))
 
 
+def test_the_sbom_lists_what_the_image_holds_as_locked(rootfs: Path) -> None:
+    """The CycloneDX SBOM made at build time names every locked distribution at its locked
+    version, and the package itself; nothing the image removed (pip, setuptools)."""
+    sbom = json.loads((rootfs / "opt" / "spa" / "sbom.cdx.json").read_text())
+    assert sbom["bomFormat"] == "CycloneDX"
+    components = {c["name"].lower().replace("_", "-"): c["version"] for c in sbom["components"]}
+    locked = {}
+    for line in (REPO / "hack" / "image" / "requirements.txt").read_text().splitlines():
+        if "==" in line and not line.startswith(" "):
+            name, version = line.split()[0].split("==")
+            locked[name.lower().replace("_", "-")] = version
+    assert {name: components.get(name) for name in locked} == locked
+    assert components["scheduled-pod-autoscaler"] == __version__
+    assert "pip" not in components
+    assert "setuptools" not in components
+
+
 def test_spa_version_inside(buildah: list[str], container: str) -> None:
     for program in ("spa", "kubectl-spa"):
         output = _run(

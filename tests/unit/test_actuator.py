@@ -9,7 +9,7 @@ import pytest
 
 from spa.controller.actuator import Actuator, NotLeader, Refused, brief
 from spa.controller.resources import SCHEDULES
-from spa.kube import HPA_V2, ApiError, Conflict, error_from_status
+from spa.kube import HPA_V2, ApiError, Conflict, DeadlinePassed, error_from_status
 from spa.runtime import Store
 
 SPA = {"metadata": {"namespace": "shop", "name": "web", "uid": "uid-web"}}
@@ -56,7 +56,7 @@ def actuator(kube: ScriptedKube, *, leader: bool = True) -> tuple[Actuator, Even
         hpas=Store(),
         hpa_resource=HPA_V2,
         recorder=events,  # type: ignore[arg-type]
-        may_write=lambda: leader,
+        fence=lambda: 10.0 if leader else 0.0,  # seconds left of the renew deadline
     )
     return act, events
 
@@ -82,6 +82,14 @@ async def test_a_follower_neither_writes_nor_records_events() -> None:
     act.warning(SPA, "HPARejected", "x")
     assert kube.calls == []
     assert events.recorded == []
+
+
+async def test_a_write_whose_deadline_passes_before_it_is_sent_is_not_leader() -> None:
+    """The client refuses to send once the fence's deadline has passed (queued behind the rate
+    limiter, say): for the reconciler that is the lost Lease, not an API error to back off on."""
+    act, _ = actuator(ScriptedKube(DeadlinePassed("PATCH ...: not sent, its deadline passed")))
+    with pytest.raises(NotLeader, match="renew deadline passed"):
+        await act.patch_hpa(hpa(), {"spec": {}})
 
 
 @pytest.mark.parametrize("code", [400, 403, 422])

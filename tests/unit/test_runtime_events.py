@@ -150,7 +150,7 @@ async def test_events_queued_before_losing_the_lease_are_not_sent_after() -> Non
     recorder = EventRecorder(
         client,  # type: ignore[arg-type]
         clock=FakeClock(),
-        may_send=lambda: leader["now"],
+        fence=lambda: None if leader["now"] else 0.0,
     )
     obj = {"kind": "ScheduledPodAutoscaler", "metadata": {"name": "web", "namespace": "shop"}}
     recorder.warning(obj, "First", "sent while leading")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import socket
+import ssl
 import threading
 import time
 
@@ -17,6 +19,7 @@ from spa.kube import (
     HPA_V2,
     LEASE,
     ApiError,
+    ApiUnavailable,
     Conflict,
     Forbidden,
     Gone,
@@ -96,3 +99,34 @@ def test_token_bucket_is_thread_safe_and_enforces_the_rate() -> None:
         thread.join()
     # 20 requests at 100/s with a burst of 1 take at least ~0.19 s.
     assert time.monotonic() - started >= 0.18
+
+
+@pytest.mark.parametrize(
+    ("inner", "cause"),
+    [
+        # asyncio's own words name the address; the errno says why.
+        (OSError(111, "Connect call failed ('127.0.0.1', 6443)"), "[Errno 111] Connection refused"),
+        (
+            ConnectionResetError(104, "Connection reset by peer"),
+            "[Errno 104] Connection reset by peer",
+        ),
+        (socket.gaierror(-2, "Name or service not known"), "[Errno -2] Name or service not known"),
+        (
+            ssl.SSLCertVerificationError(1, "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify"),
+            "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify",
+        ),
+        (TimeoutError(), "TimeoutError"),
+    ],
+)
+def test_the_cause_of_a_transport_failure_is_what_a_person_can_act_on(
+    inner: Exception, cause: str
+) -> None:
+    def fail() -> None:
+        try:
+            raise inner
+        except Exception as error:
+            raise ApiUnavailable("GET /api: ...") from error
+
+    with pytest.raises(ApiUnavailable) as unavailable:
+        fail()
+    assert unavailable.value.cause.startswith(cause)

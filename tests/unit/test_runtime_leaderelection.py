@@ -288,9 +288,12 @@ async def test_a_frozen_leader_is_not_leader_once_its_renew_deadline_has_passed(
     a = Candidate(store, clock, "a")
     await run_for(clock, 4)
     assert a.elector.is_leader
+    # The write fence: what is left of the renew deadline since the last renewal was sent.
+    assert 8 <= a.elector.write_time_left() <= 10
     # Frozen: time passes but no task of this process runs.
     clock.advance(10.5)
     assert not a.elector.is_leader
+    assert a.elector.write_time_left() == 0
     await clock.settle(10)
     # The renew loop then finds the deadline passed and stops leading for good.
     assert not a.elector.is_leader
