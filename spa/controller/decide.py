@@ -128,6 +128,11 @@ class Memory:
     # Its Event, not yet recorded: Events wait for the final plan, so that a fleet's HPA and
     # scale writes at one boundary are not delayed by Events (HPAs first).
     scale_up_event: Event | None = None
+    # The effective minReplicas last seen in force on the HPA. A raise is measured from it, so
+    # that putting back a minReplicas somebody lowered on the HPA is no raise: immediate
+    # scale-up happens at boundaries only (docs/schedules.md). Unknown after a restart: the
+    # HPA's own minReplicas is the measure then.
+    applied_min: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -499,7 +504,7 @@ def _hpa(
     desired = desired_hpa(autoscaler, model, state, api_version=snapshot.hpa_api_version)
     wanted = str(desired["metadata"]["annotations"][SPEC_HASH_ANNOTATION])
     current = snapshot.hpa
-    scale_up = _scale_up(model, state, current)
+    scale_up = _scale_up(model, state, current, memory.applied_min)
     if current is None:
         if attempts.hpa_refusal is not None:
             return _refused_hpa(memory, autoscaler, attempts.hpa_refusal, applied=False)
@@ -530,7 +535,8 @@ def _hpa(
         # server's own dry-run answer tells, and is remembered.
         return Plan(memory=memory, hpa=DryRunHpa(current, patch, wanted))
     if comparison is HpaComparison.IN_SYNC:
-        return _HpaOutcome(True), replace(memory, reported_problem=None), ()
+        in_force = replace(memory, reported_problem=None, applied_min=state.min_replicas)
+        return _HpaOutcome(True), in_force, ()
     version = str((current.get("metadata") or {}).get("resourceVersion"))
     if memory.last_write == (wanted, version):
         return _not_converging(memory, autoscaler)
@@ -538,15 +544,22 @@ def _hpa(
 
 
 def _scale_up(
-    model: ScheduledPodAutoscaler, state: State, current: Mapping[str, Any] | None
+    model: ScheduledPodAutoscaler,
+    state: State,
+    current: Mapping[str, Any] | None,
+    applied_min: int | None,
 ) -> ScaleUp | None:
     """The immediate scale-up that goes with a write of the desired HPA: when it raises the
-    HPA's minReplicas and the SPA has not turned it off. Not when it creates the HPA (nothing
-    was raised; the HPA controller sets the target within its first sync), and not at a
-    window's end (minReplicas falls: scaling down stays with the HPA controller)."""
+    effective minReplicas last in force (`applied_min`; unknown: the HPA's) and the SPA has not
+    turned it off. Not when it creates the HPA (nothing was raised; the HPA controller sets the
+    target within its first sync), not when it only puts back a minReplicas somebody lowered
+    on the HPA (between boundaries), and not at a window's end (minReplicas falls: scaling
+    down stays with the HPA controller)."""
     if model.spec.scale_up_immediately is False or current is None:
         return None
-    before = int((current.get("spec") or {}).get("minReplicas") or 1)
+    before = applied_min
+    if before is None:
+        before = int((current.get("spec") or {}).get("minReplicas") or 1)
     if state.min_replicas <= before:
         return None
     ref = model.spec.horizontal_pod_autoscaler_spec.scale_target_ref

@@ -675,7 +675,8 @@ class ControlPlane(Cluster):
                         raise
             _wait_for("kube-scheduler", self._scheduler_healthy, timeout, self.scheduler)
             _wait_for(
-                f"kwok ({self.nodes} nodes Ready and untainted)",
+                f"kwok ({self.nodes} nodes Ready"
+                + (" and untainted)" if self.with_controller_manager else ")"),
                 lambda: self._ready_nodes(core) >= self.nodes,
                 timeout,
                 self.kwok,
@@ -686,12 +687,13 @@ class ControlPlane(Cluster):
         """Nodes a pod can be scheduled on: Ready, and without the not-ready taint that
         admission put on them (the node lifecycle controller lifts it after it sees them Ready,
         which took seconds on a loaded machine: a plane that said ready before that left the
-        first pods Pending)."""
+        first pods Pending). Without a controller manager nobody lifts it: Ready is all."""
         ready = 0
         for node in core.list_node(label_selector="type=kwok").items:
             conditions = node.status.conditions or []
             taints = [t for t in node.spec.taints or () if t.key.startswith("node.kubernetes.io/")]
-            if not taints and any(c.type == "Ready" and c.status == "True" for c in conditions):
+            schedulable = not taints or not self.with_controller_manager
+            if schedulable and any(c.type == "Ready" and c.status == "True" for c in conditions):
                 ready += 1
         return ready
 

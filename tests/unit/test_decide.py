@@ -317,6 +317,31 @@ def test_a_raise_of_min_replicas_asks_for_one_scale_up_and_a_fall_asks_for_none(
     assert server.scale_ups == [ScaleUp("apps/v1", "Deployment", "web", 5)]
 
 
+def test_putting_back_a_lowered_min_replicas_is_no_scale_up() -> None:
+    # In the window (min 5), somebody lowers the HPA's minReplicas to 1: the controller puts 5
+    # back, which raises the HPA's minReplicas but not the effective one; no boundary, so no
+    # scale-up (docs/schedules.md, "Immediate scale-up": at boundaries only).
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)])
+    memory = None
+    for hour in (9, 9, 10, 10):
+        _, memory, _ = server.reconcile(at(hour), memory)
+    assert server.scale_ups == [ScaleUp("apps/v1", "Deployment", "web", 5)]
+    assert server.hpa is not None
+    server.hpa["spec"]["minReplicas"] = 1
+    server.hpa["metadata"]["resourceVersion"] = str(server.version + 1)
+    server.version += 1
+    _, memory, _ = server.reconcile(at(10) + 60, memory)
+    assert server.hpa["spec"]["minReplicas"] == 5
+    assert hpa_writes(server)[-1] == "patch"
+    assert server.scale_ups == [ScaleUp("apps/v1", "Deployment", "web", 5)]
+    # After a restart nothing is remembered: the HPA's own minReplicas is the measure.
+    server.hpa["spec"]["minReplicas"] = 1
+    server.version += 1
+    server.hpa["metadata"]["resourceVersion"] = str(server.version)
+    server.reconcile(at(10) + 120)
+    assert server.scale_ups[1:] == [ScaleUp("apps/v1", "Deployment", "web", 5)]
+
+
 def test_scale_up_immediately_false_never_asks_for_a_scale_up() -> None:
     obj = autoscaler()
     obj["spec"]["scaleUpImmediately"] = False
