@@ -233,7 +233,3 @@ def _positive_days(text: str) -> int:
             f"'{shown}' is not a whole number of days from 1 to {_MAX_DAYS}"
         )
     return days
-
-
-if __name__ == "__main__":
-    sys.exit(main())

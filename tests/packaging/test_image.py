@@ -185,8 +185,13 @@ def test_no_compiler_shell_package_manager_or_pip(rootfs: Path) -> None:
     assert (site / "kubernetes" / "aio" / "config").is_dir()
     assert not (site / "kubernetes" / "client" / "api").exists()
     assert not (site / "kubernetes" / "aio" / "client" / "api").exists()
+    models = site / "kubernetes" / "client" / "models"
+    assert sorted(p.name for p in models.rglob("*") if p.is_file()) == [
+        "__init__.cpython-311.pyc",
+        "__init__.py",
+    ]
     # Bytecode compiled at build time: the root filesystem is read-only when it runs.
-    assert list((site / "spa" / "__pycache__").glob("cli.cpython-311.pyc"))
+    assert list((site / "spa" / "cli" / "__pycache__").glob("__init__.cpython-311.pyc"))
 
 
 def test_the_sbom_lists_what_the_image_holds_as_locked(rootfs: Path) -> None:

@@ -108,6 +108,16 @@ async def test_transition_during_an_apiserver_outage_is_applied_when_it_returns(
                     what="window applied after the outage",
                 )
                 recovery = time.monotonic() - up_at
+                # The HPA is written before the reconcile ends (its status comes next): the
+                # last success follows a moment after the bounds.
+                await eventually(
+                    lambda: (
+                        sample(last_success, namespace=namespace, name=NAMES[0])
+                        >= utc("2026-11-16T12:00:00")
+                    ),
+                    within=30,
+                    what="the last successful reconcile advanced past the boundary",
+                )
                 succeeded_after = sample(last_success, namespace=namespace, name=NAMES[0])
                 report(
                     "apiserver outage",

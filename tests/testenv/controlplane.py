@@ -503,6 +503,11 @@ class ControlPlane(Cluster):
             # On SIGTERM, end open watches (clients see them close and re-watch) instead of
             # leaving net/http's shutdown to wait for them until it times out (from 1.27).
             args.append("--shutdown-watch-termination-grace-period=2s")
+        if self.binaries.minor >= 37:
+            # 1.37 refuses a loopback advertise address for the endpoint reconciler of the
+            # `kubernetes` Service ("may not be in the loopback range"); nothing here reads
+            # those endpoints.
+            args.append("--endpoint-reconciler-type=none")
         return args
 
     def _audit_args(self) -> list[str]:
