@@ -33,6 +33,7 @@ from spa.api import (
     SCHEDULED_POD_AUTOSCALER,
     InvalidObject,
     parse_scheduled_pod_autoscaler,
+    wire,
 )
 from spa.cli.cluster import (
     ClusterObjects,
@@ -236,7 +237,8 @@ def _hpa(
 ) -> Hpa:
     if hpas is None:
         return Hpa(HpaState.UNKNOWN)
-    current = hpas.get(_key(autoscaler))
+    # Raw JSON as listed (spa.cli.cluster), typed here for the controller's own comparison.
+    current = wire.typed_optional(wire.HorizontalPodAutoscaler, hpas.get(_key(autoscaler)))
     if current is None:
         return Hpa(HpaState.MISSING)
     spec, status = current.get("spec") or {}, current.get("status") or {}
@@ -256,7 +258,10 @@ def _hpa(
     except InvalidObject:
         return Hpa(HpaState.UNKNOWN, **seen)
     desired = desired_hpa(
-        autoscaler, model, planned.state, api_version=str(current.get("apiVersion"))
+        wire.typed(wire.ScheduledPodAutoscaler, autoscaler),
+        model,
+        planned.state,
+        api_version=str(current.get("apiVersion")),
     )
     comparison = compare_hpa(current, desired, stored_spec=None)
     bounds_match = (seen["min_replicas"], seen["max_replicas"]) == (

@@ -13,9 +13,10 @@ replica that lost it sends nothing more and none of its writes lands after its r
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec, TypeVar
 
+from spa.api import wire
 from spa.controller.desired import FIELD_MANAGER, owner_reference
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import ApiError, Conflict, KubeClient, NotFound, Resource
@@ -96,11 +97,15 @@ class Actuator:
 
     # -- the HPA --------------------------------------------------------------------------------
 
-    async def get_hpa(self, namespace: str, name: str) -> dict[str, Any]:
+    async def get_hpa(self, namespace: str, name: str) -> wire.HorizontalPodAutoscaler:
         """An HPA our label-filtered cache does not hold (somebody else's)."""
-        return await self._kube.get(self.hpa_resource, namespace, name)
+        return wire.typed(
+            wire.HorizontalPodAutoscaler, await self._kube.get(self.hpa_resource, namespace, name)
+        )
 
-    async def create_hpa(self, desired: dict[str, Any]) -> dict[str, Any]:
+    async def create_hpa(
+        self, desired: wire.NewHorizontalPodAutoscaler
+    ) -> wire.HorizontalPodAutoscaler:
         """Create the HPA; :class:`~spa.kube.Conflict` if the name is taken."""
         metadata = desired["metadata"]
         created = await self._refusable(
@@ -111,11 +116,15 @@ class Actuator:
             field_manager=FIELD_MANAGER,
         )
         self._hpas.put_written(created, based_on=None)
-        return created
+        return wire.typed(wire.HorizontalPodAutoscaler, created)
 
     async def patch_hpa(
-        self, current: dict[str, Any], patch: dict[str, Any], *, dry_run: bool = False
-    ) -> dict[str, Any]:
+        self,
+        current: wire.HorizontalPodAutoscaler,
+        patch: dict[str, Any],
+        *,
+        dry_run: bool = False,
+    ) -> wire.HorizontalPodAutoscaler:
         """JSON-merge-patch the HPA; with `dry_run` the server's answer of what it would store."""
         metadata = current["metadata"]
         answer = await self._refusable(
@@ -130,9 +139,9 @@ class Actuator:
         )
         if not dry_run:
             self._hpas.put_written(answer, based_on=current)
-        return answer
+        return wire.typed(wire.HorizontalPodAutoscaler, answer)
 
-    async def autoscaler_exists(self, autoscaler: Mapping[str, Any]) -> bool:
+    async def autoscaler_exists(self, autoscaler: wire.ScheduledPodAutoscaler) -> bool:
         """Whether this very SPA (same uid) exists and is not being deleted, asked of the API
         server: an HPA is created rarely, and only then does acting on a stale cache leave a
         trace. (A list by name, because the controller's RBAC grants list, not get, on SPAs.)"""
@@ -145,7 +154,7 @@ class Actuator:
         return any(
             item["metadata"].get("uid") == metadata.get("uid")
             and not item["metadata"].get("deletionTimestamp")
-            for item in live.items
+            for item in wire.typed_list(wire.ScheduledPodAutoscaler, live.items)
         )
 
     # -- the scale target (immediate scale-up) --------------------------------------------------
@@ -224,8 +233,8 @@ class Actuator:
     # -- Schedules' ownerReferences -------------------------------------------------------------
 
     async def set_schedule_owner(
-        self, schedule: dict[str, Any], autoscaler: dict[str, Any] | None
-    ) -> dict[str, Any] | str:
+        self, schedule: wire.Schedule, autoscaler: wire.ScheduledPodAutoscaler | None
+    ) -> wire.Schedule | str:
         """Make `autoscaler` (None: nobody) the Schedule's controller; other owners stay.
         Returns the updated Schedule, or why it could not be done (the server refused, or
         the Schedule kept changing)."""
@@ -261,8 +270,9 @@ class Actuator:
                 )
             except Conflict:
                 try:
-                    schedule = await self._kube.get(
-                        SCHEDULES, metadata["namespace"], metadata["name"]
+                    schedule = wire.typed(
+                        wire.Schedule,
+                        await self._kube.get(SCHEDULES, metadata["namespace"], metadata["name"]),
                     )
                 except NotFound:
                     return "deleted while its ownerReferences were being changed"
@@ -279,21 +289,29 @@ class Actuator:
             object_logger(log, metadata["namespace"], metadata["name"]).info(
                 "Schedule %sed", action.removesuffix("e")
             )
-            return updated
+            return wire.typed(wire.Schedule, updated)
         return "its ownerReferences kept changing; will try again"
 
     # -- statuses and events --------------------------------------------------------------------
 
-    async def patch_autoscaler_status(self, obj: dict[str, Any], status: dict[str, Any]) -> None:
+    async def patch_autoscaler_status(
+        self, obj: wire.ScheduledPodAutoscaler, status: wire.ScheduledPodAutoscalerStatusPatch
+    ) -> None:
         """Merge-patch the SPA status fields this controller owns, if any differs."""
         await self._patch_status(SCHEDULED_POD_AUTOSCALERS, self._autoscalers, obj, status)
 
-    async def patch_schedule_status(self, obj: dict[str, Any], status: dict[str, Any]) -> None:
+    async def patch_schedule_status(
+        self, obj: wire.Schedule, status: wire.ScheduleStatusPatch
+    ) -> None:
         """Merge-patch the Schedule status fields this controller owns, if any differs."""
         await self._patch_status(SCHEDULES, self._schedules, obj, status)
 
     async def _patch_status(
-        self, resource: Resource, store: Store, obj: dict[str, Any], status: dict[str, Any]
+        self,
+        resource: Resource,
+        store: Store,
+        obj: wire.ScheduledPodAutoscaler | wire.Schedule,
+        status: wire.ScheduledPodAutoscalerStatusPatch | wire.ScheduleStatusPatch,
     ) -> None:
         current = obj.get("status") or {}
         if all(_same(current.get(field), value) for field, value in status.items()):
@@ -314,11 +332,15 @@ class Actuator:
             return  # deleted meanwhile: its deletion event brings the next reconcile
         store.put_written(updated, based_on=obj)
 
-    def warning(self, obj: dict[str, Any], reason: str, message: str) -> None:
+    def warning(
+        self, obj: wire.ScheduledPodAutoscaler | wire.Schedule, reason: str, message: str
+    ) -> None:
         if may_write(self._fence):
             self._recorder.warning(obj, reason, message)
 
-    def normal(self, obj: dict[str, Any], reason: str, message: str) -> None:
+    def normal(
+        self, obj: wire.ScheduledPodAutoscaler | wire.Schedule, reason: str, message: str
+    ) -> None:
         if may_write(self._fence):
             self._recorder.normal(obj, reason, message)
 

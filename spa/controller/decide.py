@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal, overload
 
 from spa.api import (
     CompiledSchedule,
@@ -32,6 +32,7 @@ from spa.api import (
     compile_schedule,
     parse_schedule,
     parse_scheduled_pod_autoscaler,
+    wire,
 )
 from spa.controller.desired import (
     SPEC_HASH_ANNOTATION,
@@ -59,6 +60,7 @@ __all__ = [
     "SCALE_UP_CONDITION",
     "Attempts",
     "AutoscalerReport",
+    "AutoscalerStatusWrite",
     "Compiled",
     "CreateHpa",
     "DryRunHpa",
@@ -69,6 +71,8 @@ __all__ = [
     "Plan",
     "Refusal",
     "ScaleUp",
+    "ScaleUpOutcome",
+    "ScheduleStatusWrite",
     "SetOwner",
     "Snapshot",
     "StatusWrite",
@@ -98,10 +102,14 @@ class EventType(enum.StrEnum):
 class Event:
     """An Event to record about `obj` (the SPA or one of its Schedules)."""
 
-    obj: Mapping[str, Any]
+    obj: wire.ScheduledPodAutoscaler | wire.Schedule
     type: EventType
     reason: str
     message: str
+
+
+# (condition status, reason, message) of an immediate scale-up.
+ScaleUpOutcome = tuple[Literal["True", "False"], str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +132,7 @@ class Memory:
     expected_boundary: int | None = None
     # (status, reason, message) of the last immediate scale-up, for the SPA's condition
     # SCALE_UP_CONDITION (the status is written in a later pass than the scale-up).
-    scale_up: tuple[str, str, str] | None = None
+    scale_up: ScaleUpOutcome | None = None
     # Its Event, not yet recorded: Events wait for the final plan, so that a fleet's HPA and
     # scale writes at one boundary are not delayed by Events (HPAs first).
     scale_up_event: Event | None = None
@@ -165,15 +173,15 @@ class Snapshot:
     instant: int
     # The SPA (None: it does not exist), the Schedules whose scaleTargetRef names it, and its
     # HPA (as cached, or as read from the API server when the cache cannot hold it).
-    autoscaler: Mapping[str, Any] | None
-    schedules: Sequence[Mapping[str, Any]]
-    hpa: Mapping[str, Any] | None
+    autoscaler: wire.ScheduledPodAutoscaler | None
+    schedules: Sequence[wire.Schedule]
+    hpa: wire.HorizontalPodAutoscaler | None
     # The uids, among the controllers of those Schedules, of SPAs that exist and are not
     # being deleted (read only when the SPA itself does not exist).
     live_owners: frozenset[str]
     hpa_api_version: str
     # (Schedule, its SPA's leadTime in seconds) -> the compiled Schedule.
-    compile: Callable[[Mapping[str, Any], int], Compiled]
+    compile: Callable[[wire.Schedule, int], Compiled]
     memory: Memory = Memory()
     attempts: Attempts = Attempts()
     max_schedules: int = MAX_SCHEDULES_PER_AUTOSCALER
@@ -186,13 +194,13 @@ class Snapshot:
 class SetOwner:
     """Make `autoscaler` (None: nobody) the controller of `schedule`."""
 
-    schedule: Mapping[str, Any]
-    autoscaler: Mapping[str, Any] | None
+    schedule: wire.Schedule
+    autoscaler: wire.ScheduledPodAutoscaler | None
 
 
 @dataclass(frozen=True, slots=True)
 class CreateHpa:
-    desired: dict[str, Any]
+    desired: wire.NewHorizontalPodAutoscaler
     wanted: str  # the desired spec's hash
 
 
@@ -201,7 +209,7 @@ class PatchHpa:
     """A JSON merge patch of the HPA: the whole desired spec (`wanted` is its hash), or only
     min/maxReplicas after the server refused the whole spec (`wanted` is None)."""
 
-    current: Mapping[str, Any]
+    current: wire.HorizontalPodAutoscaler
     patch: dict[str, Any]
     wanted: str | None
 
@@ -210,7 +218,7 @@ class PatchHpa:
 class DryRunHpa:
     """Ask the API server what it would store for the desired spec, without storing it."""
 
-    current: Mapping[str, Any]
+    current: wire.HorizontalPodAutoscaler
     patch: dict[str, Any]
     wanted: str
 
@@ -231,11 +239,24 @@ class ScaleUp:
 
 
 @dataclass(frozen=True, slots=True)
-class StatusWrite:
-    """The status fields the controller owns, for the SPA or one of its Schedules."""
+class AutoscalerStatusWrite:
+    """The status fields the controller owns, for the SPA."""
 
-    obj: Mapping[str, Any]
-    status: ScheduledPodAutoscalerStatus | ScheduleStatus
+    obj: wire.ScheduledPodAutoscaler
+    status: ScheduledPodAutoscalerStatus
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleStatusWrite:
+    """The status fields the controller owns, for one of the SPA's Schedules."""
+
+    obj: wire.Schedule
+    status: ScheduleStatus
+
+
+# Two classes rather than one with a union of objects and of statuses, so that the object and
+# its status are of the same kind for mypy too.
+StatusWrite = AutoscalerStatusWrite | ScheduleStatusWrite
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,13 +296,13 @@ class Plan:
         return not self.owners and self.hpa is None
 
 
-def dying(obj: Mapping[str, Any]) -> bool:
+def dying(obj: wire.ScheduledPodAutoscaler) -> bool:
     """Deleted, but held by finalizers (foreground or orphan deletion, or somebody's): the
     garbage collector is at work on its dependents."""
     return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
 
 
-def compile_window(schedule: Mapping[str, Any], lead: int = 0) -> Compiled:
+def compile_window(schedule: wire.Schedule, lead: int = 0) -> Compiled:
     """A Schedule's spec compiled, or why it cannot be (the reconciler caches this by uid,
     generation and `lead`: the Timeline holds the intervals that make each decision cheap).
     `lead` is its SPA's leadTime in seconds, for a Schedule that sets none itself."""
@@ -292,13 +313,27 @@ def compile_window(schedule: Mapping[str, Any], lead: int = 0) -> Compiled:
     return compiled, Timeline(compiled.applied_window(lead))
 
 
-def status_fields(status: ScheduledPodAutoscalerStatus | ScheduleStatus) -> dict[str, Any]:
+@overload
+def status_fields(
+    status: ScheduledPodAutoscalerStatus,
+) -> wire.ScheduledPodAutoscalerStatusPatch: ...
+
+
+@overload
+def status_fields(status: ScheduleStatus) -> wire.ScheduleStatusPatch: ...
+
+
+def status_fields(
+    status: ScheduledPodAutoscalerStatus | ScheduleStatus,
+) -> wire.ScheduledPodAutoscalerStatusPatch | wire.ScheduleStatusPatch:
     """A status as the merge patch of the fields the controller owns: a None clears a field,
     and conditions carry only their set fields, as the API server stores them."""
     fields = status.model_dump(mode="json", by_alias=True, exclude={"conditions"})
-    if isinstance(status, ScheduledPodAutoscalerStatus) and status.conditions is not None:
+    if isinstance(status, ScheduleStatus):
+        return wire.typed(wire.ScheduleStatusPatch, fields)
+    if status.conditions is not None:
         fields["conditions"] = [condition.to_wire() for condition in status.conditions]
-    return fields
+    return wire.typed(wire.ScheduledPodAutoscalerStatusPatch, fields)
 
 
 # -- the decision ---------------------------------------------------------------------------------
@@ -309,7 +344,7 @@ class _Evaluated:
     """One Schedule as the decision sees it; `problem` makes it Degraded, and `reason` names
     the problem in the Warning event."""
 
-    obj: Mapping[str, Any]
+    obj: wire.Schedule
     compiled: CompiledSchedule | None
     problem: str | None
     rule: Rule | None
@@ -380,7 +415,7 @@ def decide(snapshot: Snapshot) -> Plan:
     status, status_events = _autoscaler_status(
         snapshot, autoscaler, state=state, upcoming=upcoming, outcome=outcome, reason=reason
     )
-    statuses = [StatusWrite(autoscaler, status)]
+    statuses: list[StatusWrite] = [AutoscalerStatusWrite(autoscaler, status)]
     all_events += status_events
     for entry in evaluated:
         write, warning = _schedule_status(
@@ -439,13 +474,13 @@ def _without_autoscaler(snapshot: Snapshot) -> Plan:
 
 
 def _membership(
-    snapshot: Snapshot, autoscaler: Mapping[str, Any]
-) -> tuple[list[Mapping[str, Any]], list[_Evaluated], tuple[SetOwner, ...]]:
+    snapshot: Snapshot, autoscaler: wire.ScheduledPodAutoscaler
+) -> tuple[list[wire.Schedule], list[_Evaluated], tuple[SetOwner, ...]]:
     """The SPA's Schedules; the ones that name it but cannot apply (controlled by an object of
     another kind, beyond the limit, or their adoption refused), each with its problem; and the
     adoptions to make first. One Schedule never stops the others."""
     uid = str(autoscaler["metadata"]["uid"])
-    members: list[Mapping[str, Any]] = []
+    members: list[wire.Schedule] = []
     refused: list[_Evaluated] = []
     adoptions: list[SetOwner] = []
     for schedule in sorted(snapshot.schedules, key=_created_order):
@@ -473,7 +508,7 @@ def _membership(
     return members, refused, tuple(adoptions)
 
 
-def _evaluate(snapshot: Snapshot, schedule: Mapping[str, Any], lead: int = 0) -> _Evaluated:
+def _evaluate(snapshot: Snapshot, schedule: wire.Schedule, lead: int = 0) -> _Evaluated:
     """`lead`: the SPA's leadTime (0 where there is no valid SPA: only the status is wanted)."""
     compiled, timeline = snapshot.compile(schedule, lead)
     if isinstance(compiled, InvalidObject):
@@ -494,7 +529,7 @@ def _evaluate(snapshot: Snapshot, schedule: Mapping[str, Any], lead: int = 0) ->
 
 def _hpa(
     snapshot: Snapshot,
-    autoscaler: Mapping[str, Any],
+    autoscaler: wire.ScheduledPodAutoscaler,
     model: ScheduledPodAutoscaler,
     state: State,
 ) -> Plan | tuple[_HpaOutcome, Memory, tuple[Event, ...]]:
@@ -568,8 +603,8 @@ def _scale_up(
 
 def _after_refusal(
     memory: Memory,
-    autoscaler: Mapping[str, Any],
-    current: Mapping[str, Any],
+    autoscaler: wire.ScheduledPodAutoscaler,
+    current: wire.HorizontalPodAutoscaler,
     state: State,
     attempts: Attempts,
 ) -> Plan | tuple[_HpaOutcome, Memory, tuple[Event, ...]]:
@@ -591,7 +626,7 @@ def _after_refusal(
 
 
 def _refused_hpa(
-    memory: Memory, autoscaler: Mapping[str, Any], refusal: Refusal, *, applied: bool
+    memory: Memory, autoscaler: wire.ScheduledPodAutoscaler, refusal: Refusal, *, applied: bool
 ) -> tuple[_HpaOutcome, Memory, tuple[Event, ...]]:
     """Degraded with the server's message and a Warning event, then retried with backoff; a
     write that succeeds later clears it."""
@@ -603,7 +638,7 @@ def _refused_hpa(
 
 
 def _not_converging(
-    memory: Memory, autoscaler: Mapping[str, Any]
+    memory: Memory, autoscaler: wire.ScheduledPodAutoscaler
 ) -> tuple[_HpaOutcome, Memory, tuple[Event, ...]]:
     """The safety net of "one write, then nothing": the HPA is still exactly as our last write
     left it, yet it compares as different. Writing again would loop (a bug in the comparison,
@@ -617,7 +652,12 @@ def _not_converging(
 
 
 def _hpa_problem(
-    memory: Memory, autoscaler: Mapping[str, Any], problem: str, reason: str, *, applied: bool
+    memory: Memory,
+    autoscaler: wire.ScheduledPodAutoscaler,
+    problem: str,
+    reason: str,
+    *,
+    applied: bool,
 ) -> tuple[_HpaOutcome, Memory, tuple[Event, ...]]:
     events: tuple[Event, ...] = ()
     if memory.reported_problem != problem:
@@ -629,7 +669,7 @@ def _hpa_problem(
 # -- statuses and events --------------------------------------------------------------------------
 
 
-def _window_changes(autoscaler: Mapping[str, Any], state: State) -> list[Event]:
+def _window_changes(autoscaler: wire.ScheduledPodAutoscaler, state: State) -> list[Event]:
     status = autoscaler.get("status") or {}
     before = set(status.get("activeSchedules") or ())
     after = set(state.active)
@@ -652,7 +692,7 @@ def _window_changes(autoscaler: Mapping[str, Any], state: State) -> list[Event]:
 
 def _autoscaler_status(
     snapshot: Snapshot,
-    autoscaler: Mapping[str, Any],
+    autoscaler: wire.ScheduledPodAutoscaler,
     *,
     state: State | None,
     upcoming: int | None,
@@ -719,7 +759,7 @@ def _autoscaler_status(
     return status, events
 
 
-def _condition(entry: Mapping[str, Any]) -> Condition | None:
+def _condition(entry: wire.Condition) -> Condition | None:
     """A condition as the model has it; one written by somebody else that is not a valid
     metav1.Condition is left out (the status belongs to this controller)."""
     try:
@@ -728,7 +768,9 @@ def _condition(entry: Mapping[str, Any]) -> Condition | None:
         return None
 
 
-def _since(current: Mapping[str, Any], condition: str, now: str) -> str:
+def _since(
+    current: wire.ScheduledPodAutoscalerStatus | wire.ScheduleStatus, condition: str, now: str
+) -> str:
     """lastTransitionTime: kept while the condition stays the same."""
     if current.get("condition") == condition:
         return str(current.get("lastTransitionTime") or now)
@@ -737,7 +779,7 @@ def _since(current: Mapping[str, Any], condition: str, now: str) -> str:
 
 def _schedule_status(
     snapshot: Snapshot, entry: _Evaluated, *, state: State | None, problem: str | None
-) -> tuple[StatusWrite, list[Event]]:
+) -> tuple[ScheduleStatusWrite, list[Event]]:
     schedule = entry.obj
     metadata = schedule["metadata"]
     current = schedule.get("status") or {}
@@ -771,11 +813,11 @@ def _schedule_status(
     ):
         reason = entry.reason if entry.problem is not None else "NotApplied"
         events.append(Event(schedule, EventType.WARNING, reason, str(message)))
-    return StatusWrite(schedule, status), events
+    return ScheduleStatusWrite(schedule, status), events
 
 
 def _refused(
-    snapshot: Snapshot, autoscaler: Mapping[str, Any], refused: list[_Evaluated]
+    snapshot: Snapshot, autoscaler: wire.ScheduledPodAutoscaler, refused: list[_Evaluated]
 ) -> tuple[list[StatusWrite], list[Event]]:
     """Schedules that name the SPA but cannot apply: a Warning on the SPA when one newly
     becomes so (its own status and Event follow), then its Degraded status."""
@@ -800,8 +842,8 @@ def _refused(
 
 def _invalid_autoscaler(
     snapshot: Snapshot,
-    autoscaler: Mapping[str, Any],
-    members: list[Mapping[str, Any]],
+    autoscaler: wire.ScheduledPodAutoscaler,
+    members: list[wire.Schedule],
     refused: list[_Evaluated],
     invalid: str,
 ) -> Plan:
@@ -814,7 +856,7 @@ def _invalid_autoscaler(
         outcome=_HpaOutcome(False, problem),
         reason="InvalidSpec",
     )
-    statuses = [StatusWrite(autoscaler, status)]
+    statuses: list[StatusWrite] = [AutoscalerStatusWrite(autoscaler, status)]
     for member in members:
         write, warning = _schedule_status(
             snapshot,
@@ -834,10 +876,10 @@ def _invalid_autoscaler(
     )
 
 
-def _uid(obj: Mapping[str, Any]) -> str:
+def _uid(obj: wire.Schedule) -> str:
     return str((obj.get("metadata") or {}).get("uid"))
 
 
-def _created_order(obj: Mapping[str, Any]) -> tuple[str, str]:
+def _created_order(obj: wire.Schedule) -> tuple[str, str]:
     metadata = obj.get("metadata") or {}
     return (str(metadata.get("creationTimestamp") or ""), str(metadata.get("name") or ""))

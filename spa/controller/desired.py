@@ -11,9 +11,9 @@ import enum
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from spa.api import API_VERSION, SCHEDULED_POD_AUTOSCALER, ScheduledPodAutoscaler
+from spa.api import API_VERSION, SCHEDULED_POD_AUTOSCALER, ScheduledPodAutoscaler, wire
 from spa.schedule import State
 
 __all__ = [
@@ -43,7 +43,7 @@ MANAGED_BY_SELECTOR = f"{MANAGED_BY_LABEL}={FIELD_MANAGER}"
 SPEC_HASH_ANNOTATION = "autoscaling.d-kuro.github.io/spec-hash"
 
 
-def owner_reference(autoscaler: Mapping[str, Any]) -> dict[str, Any]:
+def owner_reference(autoscaler: wire.ScheduledPodAutoscaler) -> wire.OwnerReference:
     """A controller ownerReference to the SPA: garbage collection deletes the dependent with
     it, and foreground deletion waits for the dependent."""
     metadata = autoscaler["metadata"]
@@ -57,7 +57,7 @@ def owner_reference(autoscaler: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def controller_owner_uid(obj: Mapping[str, Any]) -> str | None:
+def controller_owner_uid(obj: wire.Schedule | wire.HorizontalPodAutoscaler) -> str | None:
     """The uid of the ScheduledPodAutoscaler that controls `obj`, if one does."""
     for reference in (obj.get("metadata") or {}).get("ownerReferences") or ():
         if isinstance(reference, Mapping) and reference.get("controller") and _is_ours(reference):
@@ -65,13 +65,13 @@ def controller_owner_uid(obj: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _is_ours(reference: Mapping[str, Any]) -> bool:
+def _is_ours(reference: wire.OwnerReference) -> bool:
     return reference.get("kind") == SCHEDULED_POD_AUTOSCALER and str(
         reference.get("apiVersion", "")
     ).startswith("autoscaling.d-kuro.github.io/")
 
 
-def foreign_controller(obj: Mapping[str, Any]) -> str | None:
+def foreign_controller(obj: wire.Schedule) -> str | None:
     """`Kind name` of the controller of `obj` if that is not a ScheduledPodAutoscaler (an
     object has at most one controller, so such an object can never be adopted)."""
     for reference in (obj.get("metadata") or {}).get("ownerReferences") or ():
@@ -82,7 +82,7 @@ def foreign_controller(obj: Mapping[str, Any]) -> str | None:
     return None
 
 
-def orphaned_hpa(obj: Mapping[str, Any]) -> bool:
+def orphaned_hpa(obj: wire.HorizontalPodAutoscaler) -> bool:
     """An HPA with our label and no controller at all: ours before its SPA was deleted with
     `propagationPolicy=Orphan`; the SPA of the same name adopts it (docs/architecture.md)."""
     metadata = obj.get("metadata") or {}
@@ -93,14 +93,16 @@ def orphaned_hpa(obj: Mapping[str, Any]) -> bool:
 
 
 def desired_hpa(
-    autoscaler_object: Mapping[str, Any],
+    autoscaler_object: wire.ScheduledPodAutoscaler,
     autoscaler: ScheduledPodAutoscaler,
     state: State,
     *,
     api_version: str,
-) -> dict[str, Any]:
+) -> wire.NewHorizontalPodAutoscaler:
     """The whole HPA as the controller applies it: the base spec with the effective bounds."""
-    spec = autoscaler.spec.horizontal_pod_autoscaler_spec.to_wire()
+    spec = wire.typed(
+        wire.HorizontalPodAutoscalerSpec, autoscaler.spec.horizontal_pod_autoscaler_spec.to_wire()
+    )
     spec["minReplicas"] = state.min_replicas
     spec["maxReplicas"] = state.max_replicas
     metadata = autoscaler_object["metadata"]
@@ -123,7 +125,9 @@ def spec_hash(spec: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-def hpa_in_sync(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+def hpa_in_sync(
+    current: wire.HorizontalPodAutoscaler, desired: wire.NewHorizontalPodAutoscaler
+) -> bool:
     """Whether `current` visibly is what applying `desired` would make it, value by value.
 
     Every field we set must have our value (this catches manual edits of min/maxReplicas),
@@ -145,7 +149,10 @@ class HpaComparison(enum.Enum):
 
 
 def compare_hpa(
-    current: Mapping[str, Any], desired: Mapping[str, Any], *, stored_spec: str | None
+    current: wire.HorizontalPodAutoscaler,
+    desired: wire.NewHorizontalPodAutoscaler,
+    *,
+    stored_spec: str | None,
 ) -> HpaComparison:
     """Whether `current` is what the API server makes of `desired` (docs/architecture.md,
     "Convergence").
@@ -159,7 +166,7 @@ def compare_hpa(
     """
     if not _ours(current, desired):
         return HpaComparison.DIFFERS
-    spec = current.get("spec") or {}
+    spec: wire.HorizontalPodAutoscalerSpec = current.get("spec") or {}
     if stored_spec is not None:
         # Exact: this also sees an edit of a field the server defaulted.
         return HpaComparison.IN_SYNC if spec_hash(spec) == stored_spec else HpaComparison.DIFFERS
@@ -168,7 +175,7 @@ def compare_hpa(
     return HpaComparison.ASK_SERVER
 
 
-def _ours(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+def _ours(current: wire.HorizontalPodAutoscaler, desired: wire.NewHorizontalPodAutoscaler) -> bool:
     """Our label, the hash of this desired spec and our controller reference are in place."""
     metadata = current.get("metadata") or {}
     wanted = desired["metadata"]
@@ -180,7 +187,9 @@ def _ours(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
     )
 
 
-def hpa_patch(current: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
+def hpa_patch(
+    current: wire.HorizontalPodAutoscaler, desired: wire.NewHorizontalPodAutoscaler
+) -> dict[str, Any]:
     """A JSON merge patch (RFC 7386) that turns `current` into `desired`.
 
     Keys of the current spec that the desired spec lacks are set to null, so a field removed
@@ -235,28 +244,28 @@ def _contains(actual: Any, wanted: Any) -> bool:
 
 
 def with_condition(
-    conditions: Sequence[Mapping[str, Any]] | None,
+    conditions: Sequence[wire.Condition] | None,
     *,
     type_: str,
-    status: str,
+    status: Literal["True", "False", "Unknown"],
     reason: str,
     message: str,
     generation: int | None,
     now: str,
-) -> list[dict[str, Any]]:
+) -> list[wire.Condition]:
     """`conditions` with one condition set, its lastTransitionTime kept unless its status
     changes (the metav1.Condition convention)."""
-    result = []
+    result: list[wire.Condition] = []
     previous = None
     for condition in conditions or ():
         if condition.get("type") == type_:
             previous = condition
         else:
-            result.append(dict(condition))
+            result.append(condition.copy())
     transition = now
     if previous is not None and previous.get("status") == status:
         transition = str(previous.get("lastTransitionTime") or now)
-    entry: dict[str, Any] = {
+    entry: wire.Condition = {
         "type": type_,
         "status": status,
         "reason": reason,

@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
-from spa.api import ScheduledPodAutoscalerStatus
+from spa.api import wire
 from spa.controller.actuator import Actuator, NotScalable, Refused
 from spa.controller.decide import (
     MAX_SCHEDULES_PER_AUTOSCALER,
     Attempts,
+    AutoscalerStatusWrite,
     Compiled,
     CreateHpa,
     DryRunHpa,
@@ -37,6 +36,7 @@ from spa.controller.decide import (
     Plan,
     Refusal,
     ScaleUp,
+    ScaleUpOutcome,
     SetOwner,
     Snapshot,
     compile_window,
@@ -119,7 +119,7 @@ class Reconciler:
         assert namespace is not None
         logger = object_logger(log, namespace, name)
         attempts = Attempts()
-        fetched: dict[str, Any] | None = None
+        fetched: wire.HorizontalPodAutoscaler | None = None
         for _step in range(_MAX_STEPS):
             snapshot = await self._snapshot(key, instant, attempts, fetched)
             plan = decide(snapshot)
@@ -137,14 +137,10 @@ class Reconciler:
                     await self._scale_up(key, plan.scale_up)
                 continue
             for write in plan.statuses:
-                if isinstance(write.status, ScheduledPodAutoscalerStatus):
-                    await self._act.patch_autoscaler_status(
-                        dict(write.obj), status_fields(write.status)
-                    )
+                if isinstance(write, AutoscalerStatusWrite):
+                    await self._act.patch_autoscaler_status(write.obj, status_fields(write.status))
                 else:
-                    await self._act.patch_schedule_status(
-                        dict(write.obj), status_fields(write.status)
-                    )
+                    await self._act.patch_schedule_status(write.obj, status_fields(write.status))
             if plan.report is not None:
                 self._metrics.autoscaler(
                     namespace=namespace,
@@ -168,14 +164,19 @@ class Reconciler:
     # -- reading --------------------------------------------------------------------------------
 
     async def _snapshot(
-        self, key: str, instant: int, attempts: Attempts, fetched: dict[str, Any] | None
+        self,
+        key: str,
+        instant: int,
+        attempts: Attempts,
+        fetched: wire.HorizontalPodAutoscaler | None,
     ) -> Snapshot:
         namespace, name = split_key(key)
         assert namespace is not None
         memory = self._memory.get(key, Memory())
-        autoscaler = self._autoscalers.get(key)
-        schedules = self._schedules.by_index(TARGET_INDEX, key)
-        hpa = fetched or self._hpas.get(key)
+        # The caches hold raw JSON: this is where it becomes typed for the decision.
+        autoscaler = wire.typed_optional(wire.ScheduledPodAutoscaler, self._autoscalers.get(key))
+        schedules = wire.typed_list(wire.Schedule, self._schedules.by_index(TARGET_INDEX, key))
+        hpa = fetched or wire.typed_optional(wire.HorizontalPodAutoscaler, self._hpas.get(key))
         if hpa is None and memory.foreign_hpa and autoscaler is not None and not dying(autoscaler):
             # Somebody else's HPA has the name; our label-filtered cache cannot see it go.
             try:
@@ -190,7 +191,9 @@ class Reconciler:
                 for uid in owners
                 if uid is not None
                 and (found := self._autoscalers.by_index(UID_INDEX, uid))
-                and not any(dying(owner) for owner in found)
+                and not any(
+                    dying(owner) for owner in wire.typed_list(wire.ScheduledPodAutoscaler, found)
+                )
             )
         return Snapshot(
             key=key,
@@ -206,7 +209,7 @@ class Reconciler:
             max_schedules=self._max_schedules,
         )
 
-    def _compile(self, schedule: Mapping[str, Any], lead: int = 0) -> Compiled:
+    def _compile(self, schedule: wire.Schedule, lead: int = 0) -> Compiled:
         metadata = schedule["metadata"]
         uid = str(metadata.get("uid"))
         version = (metadata.get("generation"), lead)
@@ -228,19 +231,15 @@ class Reconciler:
 
     def _record(self, plan: Plan) -> None:
         for event in plan.events:
-            obj = dict(event.obj)
             if event.type is EventType.WARNING:
-                self._act.warning(obj, event.reason, event.message)
+                self._act.warning(event.obj, event.reason, event.message)
             else:
-                self._act.normal(obj, event.reason, event.message)
+                self._act.normal(event.obj, event.reason, event.message)
 
     async def _set_owners(self, changes: tuple[SetOwner, ...], attempts: Attempts) -> Attempts:
         failures = dict(attempts.owner_failures)
         for change in changes:
-            result = await self._act.set_schedule_owner(
-                dict(change.schedule),
-                dict(change.autoscaler) if change.autoscaler is not None else None,
-            )
+            result = await self._act.set_schedule_owner(change.schedule, change.autoscaler)
             if isinstance(result, str):
                 failures[str(change.schedule["metadata"]["uid"])] = result
         return replace(attempts, owner_failures=failures)
@@ -250,9 +249,9 @@ class Reconciler:
         key: str,
         write: HpaWrite,
         attempts: Attempts,
-        fetched: dict[str, Any] | None,
+        fetched: wire.HorizontalPodAutoscaler | None,
         now: float,
-    ) -> tuple[Attempts, dict[str, Any] | None]:
+    ) -> tuple[Attempts, wire.HorizontalPodAutoscaler | None]:
         """Perform one HPA write; return what the next decision must know of it, and the HPA
         as read from the API server where the cache cannot hold it (`fetched`: its name was
         taken by an HPA without our label), until a write of ours is in the cache."""
@@ -261,7 +260,9 @@ class Reconciler:
         logger = object_logger(log, namespace, name)
         memory = self._memory.get(key, Memory())
         if isinstance(write, CreateHpa):
-            autoscaler = self._autoscalers.get(key)
+            autoscaler = wire.typed_optional(
+                wire.ScheduledPodAutoscaler, self._autoscalers.get(key)
+            )
             if autoscaler is None or not await self._act.autoscaler_exists(autoscaler):
                 # Our cache of SPAs is behind (its watch has not caught up after an outage or
                 # a 410): creating now would resurrect the HPA of a deleted SPA until the
@@ -285,7 +286,7 @@ class Reconciler:
                 spec["maxReplicas"],
             )
             return replace(attempts, hpa_written=True), None
-        current = dict(write.current)
+        current = write.current
         if isinstance(write, DryRunHpa):
             try:
                 answer = await self._act.patch_hpa(current, write.patch, dry_run=True)
@@ -323,7 +324,12 @@ class Reconciler:
         return replace(attempts, hpa_written=changed), None
 
     def _written(
-        self, key: str, memory: Memory, wanted: str, answer: dict[str, Any], now: float | None
+        self,
+        key: str,
+        memory: Memory,
+        wanted: str,
+        answer: wire.HorizontalPodAutoscaler,
+        now: float | None,
     ) -> None:
         """Remember what the server stored for our desired spec `wanted`, as its answer says;
         and, for a write that changed the HPA, how late it came after its boundary."""
@@ -348,12 +354,12 @@ class Reconciler:
         so is reported; the HPA controller still raises it at its next sync."""
         namespace, name = split_key(key)
         assert namespace is not None
-        autoscaler = self._autoscalers.get(key)
+        autoscaler = wire.typed_optional(wire.ScheduledPodAutoscaler, self._autoscalers.get(key))
         if autoscaler is None:
             return
         logger = object_logger(log, namespace, name)
         target = f"{scale_up.kind} {scale_up.name}"
-        outcome: tuple[str, str, str] | None = None
+        outcome: ScaleUpOutcome | None = None
         for _attempt in range(_SCALE_ATTEMPTS):
             try:
                 resource, scale = await self._act.target_scale(
@@ -384,6 +390,7 @@ class Reconciler:
         else:
             logger.info("the target's scale kept changing; the HPA controller raises it")
             return
+        assert outcome is not None  # every break sets it
         kind = EventType.NORMAL
         if outcome[0] == "False":
             message = f"{outcome[2]}; the HPA controller raises the target at its next sync instead"

@@ -14,9 +14,10 @@ here, in one place, and tested without an API server.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from spa.api import wire
 from spa.controller.desired import controller_owner_uid
 from spa.runtime import Informer, Store, object_key
 
@@ -35,20 +36,28 @@ TARGET_INDEX = "target"
 UID_INDEX = "uid"
 
 
-def target_keys(schedule: Mapping[str, Any]) -> list[str]:
+def target_keys(schedule: wire.Schedule) -> list[str]:
     """The key of the SPA a Schedule names (none if it names nothing usable)."""
     target = ((schedule.get("spec") or {}).get("scaleTargetRef") or {}).get("name")
     namespace = (schedule.get("metadata") or {}).get("namespace")
     return [f"{namespace}/{target}"] if isinstance(target, str) and target and namespace else []
 
 
-def _owner_uid(schedule: Mapping[str, Any]) -> list[str]:
-    uid = controller_owner_uid(schedule)
+# The index functions get the store's raw dicts: this is where they become typed.
+
+
+def _target_index(obj: dict[str, Any]) -> list[str]:
+    return target_keys(wire.typed(wire.Schedule, obj))
+
+
+def _owner_uid(obj: dict[str, Any]) -> list[str]:
+    uid = controller_owner_uid(wire.typed(wire.Schedule, obj))
     return [uid] if uid else []
 
 
-def _uid(obj: Mapping[str, Any]) -> list[str]:
-    uid = (obj.get("metadata") or {}).get("uid")
+def _uid(obj: dict[str, Any]) -> list[str]:
+    autoscaler = wire.typed(wire.ScheduledPodAutoscaler, obj)
+    uid = (autoscaler.get("metadata") or {}).get("uid")
     return [str(uid)] if uid else []
 
 
@@ -56,11 +65,12 @@ def add_indexes(*, autoscalers: Store, schedules: Store) -> None:
     """Schedules by the uid of the SPA that controls them and by the SPA they name; SPAs by
     uid (UIDs, not names: a re-created SPA, or one of the same name elsewhere, is another)."""
     schedules.add_indexer(OWNER_INDEX, _owner_uid)
-    schedules.add_indexer(TARGET_INDEX, target_keys)
+    schedules.add_indexer(TARGET_INDEX, _target_index)
     autoscalers.add_indexer(UID_INDEX, _uid)
 
 
-def _schedule_keys(schedule: Mapping[str, Any], autoscalers: Store) -> set[str]:
+def _schedule_keys(obj: dict[str, Any], autoscalers: Store) -> set[str]:
+    schedule = wire.typed(wire.Schedule, obj)  # from an informer or its store
     keys = set(target_keys(schedule))
     owner = controller_owner_uid(schedule)
     if owner:

@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import logging
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -97,7 +98,9 @@ class EventRecorder:
         self._queue: asyncio.Queue[_Pending] | None = None
         self._sender: asyncio.Task[None] | None = None
 
-    def event(self, obj: dict[str, Any], event_type: EventType, reason: str, message: str) -> None:
+    def event(
+        self, obj: Mapping[str, Any], event_type: EventType, reason: str, message: str
+    ) -> None:
         """Queue an Event about ``obj`` (a full object dict with ``metadata``). Never raises;
         must be called on the event loop."""
         try:
@@ -105,11 +108,11 @@ class EventRecorder:
         except Exception:
             log.exception("could not queue event %s for %s", reason, _describe(obj))
 
-    def normal(self, obj: dict[str, Any], reason: str, message: str) -> None:
+    def normal(self, obj: Mapping[str, Any], reason: str, message: str) -> None:
         """Queue a Normal Event."""
         self.event(obj, "Normal", reason, message)
 
-    def warning(self, obj: dict[str, Any], reason: str, message: str) -> None:
+    def warning(self, obj: Mapping[str, Any], reason: str, message: str) -> None:
         """Queue a Warning Event."""
         self.event(obj, "Warning", reason, message)
 
@@ -130,7 +133,7 @@ class EventRecorder:
     # -- internals ----------------------------------------------------------------------------
 
     def _enqueue(
-        self, obj: dict[str, Any], event_type: EventType, reason: str, message: str
+        self, obj: Mapping[str, Any], event_type: EventType, reason: str, message: str
     ) -> None:
         if self._queue is None:
             self._queue = asyncio.Queue(self._max_queued)

@@ -9,7 +9,7 @@ not act on the state from before the write. Everything runs on one thread, so no
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeGuard
 
 __all__ = [
@@ -92,7 +92,7 @@ def _is_integer_version(value: str | None) -> TypeGuard[str]:
     return value is not None and value.isascii() and value.isdigit() and value[:1] != "0"
 
 
-def object_resource_version(obj: dict[str, Any] | None) -> str | None:
+def object_resource_version(obj: Mapping[str, Any] | None) -> str | None:
     """``metadata.resourceVersion`` (``None`` for no object or no version)."""
     version = ((obj or {}).get("metadata") or {}).get("resourceVersion")
     return str(version) if version else None
@@ -188,7 +188,7 @@ class Store:
         del self._written[key]
         return False
 
-    def put_written(self, written: dict[str, Any], *, based_on: dict[str, Any] | None) -> bool:
+    def put_written(self, written: dict[str, Any], *, based_on: Mapping[str, Any] | None) -> bool:
         """Store the API server's answer to our own write of an object, unless the cache
         already holds something newer; return whether it was stored.
 

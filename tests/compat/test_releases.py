@@ -27,7 +27,15 @@ import yaml
 
 from spa.api.crd import schedule_crd, scheduled_pod_autoscaler_crd
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
-from spa.kube import HPA_V2, HPA_V2BETA2, LEASE, KubeClient, NotFound, Resource, connect
+from spa.kube import (
+    HPA_V2,
+    HPA_V2BETA2,
+    LEASE,
+    BlockingKubeClient,
+    NotFound,
+    Resource,
+    connect_blocking,
+)
 from tests.integration.processes import CONTROLLER_NAMESPACE, log_lines, spa_run, wait_for
 from tests.testenv import ControlPlane, kubernetes_version
 
@@ -175,14 +183,14 @@ def manifest(objects: list[dict[str, Any]]) -> str:
     return yaml.safe_dump_all(objects, sort_keys=False)
 
 
-def get_or_none(client: KubeClient, resource: Resource, namespace: str, name: str) -> Any:
+def get_or_none(client: BlockingKubeClient, resource: Resource, namespace: str, name: str) -> Any:
     try:
         return client.get(resource, namespace, name)
     except NotFound:
         return None
 
 
-def bounds(client: KubeClient, hpa: Resource, namespace: str, name: str) -> tuple[int, int]:
+def bounds(client: BlockingKubeClient, hpa: Resource, namespace: str, name: str) -> tuple[int, int]:
     spec = client.get(hpa, namespace, name)["spec"]
     return spec.get("minReplicas"), spec["maxReplicas"]
 
@@ -226,7 +234,7 @@ def test_release(
     kubectl(plane, "apply", "-f", "-", input=manifest([deployment("nginx", "default")]))
     kubectl(plane, "apply", "--server-side", "-f", str(REPO / "config" / "samples"))
 
-    admin = connect(kubeconfig=str(plane.kubeconfig))
+    admin = connect_blocking(kubeconfig=str(plane.kubeconfig))
     hpa = hpa_resource(minor)
     log = tmp_path / "spa-run.log"
     sa_kubeconfig = plane.service_account_kubeconfig(
@@ -275,7 +283,7 @@ def check_cel_rules_refused(plane: ControlPlane) -> None:
     assert "field not declared in schema" in server_side.stderr, server_side.stderr
 
 
-def check_window(admin: KubeClient, hpa: Resource, boundary: datetime) -> None:
+def check_window(admin: BlockingKubeClient, hpa: Resource, boundary: datetime) -> None:
     """At `boundary` one window opens and another closes, each on time, statuses following."""
 
     def at(name: str, expected: tuple[int, int]) -> bool:
@@ -313,7 +321,7 @@ def check_window(admin: KubeClient, hpa: Resource, boundary: datetime) -> None:
     )
 
 
-def check_samples(plane: ControlPlane, admin: KubeClient, hpa: Resource) -> None:
+def check_samples(plane: ControlPlane, admin: BlockingKubeClient, hpa: Resource) -> None:
     """config/samples: the HPA, owned by its SPA and written as `hpa`; statuses and columns."""
     spa = wait_for(
         lambda: (
@@ -381,21 +389,21 @@ def check_samples(plane: ControlPlane, admin: KubeClient, hpa: Resource) -> None
     assert "schedule.autoscaling.d-kuro.github.io/nginx-lunch" in category
 
 
-def schedule_conditions(admin: KubeClient, names: list[str]) -> dict[str, str | None]:
+def schedule_conditions(admin: BlockingKubeClient, names: list[str]) -> dict[str, str | None]:
     return {
         name: admin.get(SCHEDULES, "default", name).get("status", {}).get("condition")
         for name in names
     }
 
 
-def expected_conditions(admin: KubeClient, names: list[str]) -> dict[str, str]:
+def expected_conditions(admin: BlockingKubeClient, names: list[str]) -> dict[str, str]:
     """Progressing for the Schedules the sample SPA lists active, Available for the others."""
     status = admin.get(SCHEDULED_POD_AUTOSCALERS, "default", "nginx").get("status", {})
     active = set(status.get("activeSchedules") or [])
     return {name: "Progressing" if name in active else "Available" for name in names}
 
 
-def columns_show_statuses(plane: ControlPlane, admin: KubeClient, names: list[str]) -> bool:
+def columns_show_statuses(plane: ControlPlane, admin: BlockingKubeClient, names: list[str]) -> bool:
     """`kubectl get -o wide` of the samples shows the specs and the statuses the API holds."""
     spa = admin.get(SCHEDULED_POD_AUTOSCALERS, "default", "nginx")
     conditions = schedule_conditions(admin, names)
@@ -435,7 +443,7 @@ def columns_show_statuses(plane: ControlPlane, admin: KubeClient, names: list[st
     return True
 
 
-def check_lease(admin: KubeClient) -> None:
+def check_lease(admin: BlockingKubeClient) -> None:
     """The installed ServiceAccount holds the Deployment's Lease and keeps renewing it."""
     lease = wait_for(
         lambda: get_or_none(admin, LEASE, CONTROLLER_NAMESPACE, LEASE_NAME),
@@ -453,7 +461,7 @@ def check_lease(admin: KubeClient) -> None:
     assert admin.get(LEASE, CONTROLLER_NAMESPACE, LEASE_NAME)["spec"]["holderIdentity"] == holder
 
 
-def check_garbage_collection(plane: ControlPlane, admin: KubeClient, hpa: Resource) -> None:
+def check_garbage_collection(plane: ControlPlane, admin: BlockingKubeClient, hpa: Resource) -> None:
     """Deleting the SPA with kubectl: the release's garbage collector removes its HPA and its
     Schedule (both carry its controller ownerReference)."""
     spa = admin.get(SCHEDULED_POD_AUTOSCALERS, "compat", "opening")
