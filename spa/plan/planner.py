@@ -23,7 +23,6 @@ from spa.api import (
     Schedule,
     ScheduledPodAutoscaler,
     autoscaler_base,
-    autoscaler_lead,
     compile_schedule,
     parse_schedule,
     parse_scheduled_pod_autoscaler,
@@ -190,10 +189,7 @@ def build_plan(
                 ),
             )
             continue
-        lead = autoscaler_lead(autoscalers[owner])
-        seen_schedule = plan_schedule(
-            identity.name, schedule.spec, compiled, at=at, until=until, lead=lead
-        )
+        seen_schedule = plan_schedule(identity.name, schedule.spec, compiled, at=at, until=until)
         planned.setdefault(owner, []).append(seen_schedule)
         if not compiled.suspend:
             rules.setdefault(owner, []).append(
