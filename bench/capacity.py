@@ -29,8 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -51,12 +49,12 @@ from bench.load import log, machine, summary  # noqa: E402
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
 from spa.kube import BlockingKubeClient, Resource, connect_blocking  # noqa: E402
 from tests.integration.harness import install_crds  # noqa: E402
+from tests.integration.processes import spa_run  # noqa: E402
 from tests.testenv.controlplane import ControlPlane  # noqa: E402
 from tests.testenv.kwok import NODE_CAPACITY, START_DELAY_ANNOTATION  # noqa: E402
 
 DEPLOYMENT = Resource("apps", "v1", "deployments", "Deployment", True)
 SA_NAMESPACE = SA_NAME = "scheduled-pod-autoscaler"
-SPA_BIN = Path(sys.executable).parent / "spa"
 MODES = ("hpa", "immediate", "lead")
 WINDOW_MIN = 3
 LEAD_MARGIN_SECONDS = 10
@@ -305,33 +303,14 @@ def main() -> int:
     )
     plane.start()
     results: list[dict[str, Any]] = []
-    controller: subprocess.Popen[bytes] | None = None
     try:
         install_crds(plane)
         plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config/rbac"), check=True)
         kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)
-        with (workdir / "spa-run.log").open("wb") as output:
-            controller = subprocess.Popen(
-                [
-                    str(SPA_BIN),
-                    "run",
-                    "--kubeconfig",
-                    str(kubeconfig),
-                    "--metrics-addr",
-                    "127.0.0.1:0",
-                    "--probe-addr",
-                    "127.0.0.1:0",
-                ],
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "KUBECONFIG": ""},
-            )
-        for label, n, round_modes in rounds(sizes, modes):
-            results += run_round(plane, label, n, delays, round_modes)
+        with spa_run(Path(kubeconfig), None, log=workdir / "spa-run.log"):
+            for label, n, round_modes in rounds(sizes, modes):
+                results += run_round(plane, label, n, delays, round_modes)
     finally:
-        if controller is not None:
-            controller.terminate()
-            controller.wait(timeout=30)
         plane.stop()
     print(table(results))
     if args.out:
