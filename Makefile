@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 .PHONY: venv lint typecheck check test unit plan run bench soak clean manifests test-parity \
 	test-reliability screenshots test-compat
 .PHONY: lock helm packaging-deps test-packaging test-helm test-prometheus test-image krew krew-tool \
-	test-krew
+	test-krew bench-capacity
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -146,6 +146,11 @@ bench: venv testenv
 SOAK_MINUTES ?= 30
 soak: venv testenv
 	SOAK_MINUTES=$(SOAK_MINUTES) $(BIN)/python bench/soak.py
+
+# Capacity at the boundary (docs/performance.md): N = 1 and 100 Deployments, pod start-up delay
+# 0 and 20 s, HPA-only vs immediate scale-up vs lead time; about 10 minutes.
+bench-capacity: venv testenv
+	$(BIN)/python bench/capacity.py --sizes 1,100 --delays 0,20 --out /tmp/spa-bench-capacity.json
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache

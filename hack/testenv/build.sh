@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds (or reuses) the real control-plane binaries the integration tests run:
-# etcd, etcdctl, kube-apiserver and kube-controller-manager of pinned Kubernetes releases.
+# etcd, etcdctl, kube-apiserver and kube-controller-manager of pinned Kubernetes releases, and
+# for the default release also kube-scheduler and kwok (pinned in KWOK_VERSION), which fakes
+# nodes and runs the pod lifecycle without containers so that scheduled pods become Ready.
 #
 # Why from source with `go build`: the machine has no Docker and no route to the release
 # buckets, only to the Go module proxy. k8s.io/kubernetes is built as a plain dependency of a
@@ -11,11 +13,19 @@
 # table), fetched from the module proxy as the module golang.org/toolchain: old releases do
 # not build, or build subtly broken, with a newer Go. Releases before 1.27 did not commit their
 # generated OpenAPI definitions; build.sh generates them as the release's own Makefile did.
+# kwok is a wrapper of its own (go/kwok) around sigs.k8s.io/kwok, whose go.mod pins its
+# dependencies; it is built with the installed Go whatever the release (it needs Go 1.26).
+#
+# The nodes' binaries (kube-scheduler, kwok) are built for the default release, which the
+# tests with pods use, and for another release only with --nodes: the compatibility suite
+# (tests/compat) runs no pods, and kwok is tried only against the default release
+# (docs/development.md, "Nodes on other releases").
 #
 # Usage:
 #   hack/testenv/build.sh [RELEASE...]        build into the cache, or do nothing if the binaries exist
+#   hack/testenv/build.sh --nodes RELEASE...  the same, with kube-scheduler and kwok for every release named
 #   hack/testenv/build.sh --all               every release of the `releases` table, one at a time
-#   hack/testenv/build.sh --update [RELEASE...]  regenerate the wrapper modules of those releases
+#   hack/testenv/build.sh --update [RELEASE...]  regenerate the wrapper modules of those releases and kwok's
 #   hack/testenv/build.sh --print-bin-dir [RELEASE]
 #   hack/testenv/build.sh --list              the releases of the table, one a line
 #   hack/testenv/build.sh --cached            those whose binaries are in the cache
@@ -30,10 +40,17 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 RELEASES_FILE="${HERE}/releases"
 # The default release (`make test`); every release is a line of RELEASES_FILE.
 DEFAULT_VERSION="$(tr -d '[:space:]' <"${HERE}/VERSION")"
+# kwok is versioned on its own (it speaks to the API server like any client); its binary still
+# lives beside the release's binaries, so that one directory holds one complete test plane.
+KWOK_VERSION="$(tr -d '[:space:]' <"${HERE}/KWOK_VERSION")"
+KWOK_MOD="${HERE}/go/kwok"
 CACHE_ROOT="${SPA_TESTENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scheduled-pod-autoscaler/testenv}"
+# Every release's control plane (what tests/compat needs).
 BINARIES=(etcd etcdctl kube-apiserver kube-controller-manager)
-# What the tests need (etcdctl is a convenience); setup-envtest's directories lack the last one.
-REQUIRED=(etcd kube-apiserver kube-controller-manager)
+# The nodes: the default release's, and another's with --nodes.
+NODE_BINARIES=(kube-scheduler kwok)
+# What `make test` needs (etcdctl is a convenience); setup-envtest's directories lack the last three.
+REQUIRED=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 
 # Keep the module and build caches in Go's default places so later sessions reuse them.
 if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
@@ -197,7 +214,8 @@ update_modules() {
     echo ")"
   } >"${K_MOD}/go.mod"
   write_tools_go "${K_MOD}/tools.go" "${header}" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler
   rm -f "${K_MOD}/openapi.go"
   if [[ ! -f "${dir}/pkg/generated/openapi/zz_generated.openapi.go" ]]; then
     # The generator and every package the generated definitions import: `go mod tidy` then
@@ -237,6 +255,36 @@ update_modules() {
   rm -f "${E_MOD}/go.sum"
   (cd "${E_MOD}" && GOFLAGS=-mod=mod go mod tidy)
   log "wrapper modules of ${RELEASE} updated; commit hack/testenv/go/${RELEASE}/"
+}
+
+# The kwok wrapper: sigs.k8s.io/kwok at KWOK_VERSION with the versions of its own go.sum, resolved
+# and built with the installed Go (kwok v0.8.0 needs Go 1.26, newer than most releases' Go).
+update_kwok_module() {
+  local gomod
+  log "resolving sigs.k8s.io/kwok@${KWOK_VERSION} through the module proxy"
+  gomod="$(cd "${HERE}" && PATH="${SYSTEM_PATH:-${PATH}}" GOTOOLCHAIN=local \
+    go mod download -json "sigs.k8s.io/kwok@${KWOK_VERSION}" | sed -n 's/^\t"GoMod": "\(.*\)",$/\1/p')"
+  [[ -f "${gomod}" ]] || { log "cannot find go.mod of sigs.k8s.io/kwok@${KWOK_VERSION}"; exit 1; }
+  mkdir -p "${KWOK_MOD}"
+  {
+    echo "// Code generated by hack/testenv/build.sh --update for sigs.k8s.io/kwok@${KWOK_VERSION}. DO NOT EDIT."
+    echo
+    echo "// Wrapper that builds kwok (fake nodes and pod lifecycle for the test control plane)."
+    echo "module scheduled-pod-autoscaler/hack/testenv/go/kwok"
+    echo
+    sed -n 's/^go \(.*\)$/go \1/p' "${gomod}"
+    echo
+    echo "tool sigs.k8s.io/kwok/cmd/kwok"
+    echo
+    echo "require sigs.k8s.io/kwok ${KWOK_VERSION}"
+  } >"${KWOK_MOD}/go.mod"
+  rm -f "${KWOK_MOD}/go.sum"
+  (cd "${KWOK_MOD}" && PATH="${SYSTEM_PATH:-${PATH}}" GOTOOLCHAIN=local GOFLAGS=-mod=mod go mod tidy)
+  log "kwok wrapper module updated; commit hack/testenv/go/kwok"
+}
+
+requires() {  # requires GO_MOD MODULE VERSION: does the wrapper pin that version?
+  awk -v m="$2" -v v="$3" '($1 == m && $2 == v) || ($1 == "require" && $2 == m && $3 == v) { f = 1 } END { exit !f }' "$1" 2>/dev/null
 }
 
 # The packages whose OpenAPI definitions the release's `make` generated into
@@ -298,9 +346,15 @@ generate_openapi() {
   echo "${work}/overlay.json"
 }
 
+# Builds those of the binaries named as arguments that BIN_DIR lacks (all on a first run; only
+# the new ones when a checkout adds a component, which takes seconds to minutes instead of a
+# full build).
 build() {
-  if ! awk -v v="${RELEASE}" '($1 == "k8s.io/kubernetes" && $2 == v) || ($1 == "require" && $2 == "k8s.io/kubernetes" && $3 == v) { f = 1 } END { exit !f }' "${K_MOD}/go.mod" 2>/dev/null; then
-    update_modules
+  local wanted=("$@") missing=() b
+  for b in "${wanted[@]}"; do [[ -x "${BIN_DIR}/${b}" ]] || missing+=("${b}"); done
+  requires "${K_MOD}/go.mod" k8s.io/kubernetes "${RELEASE}" || update_modules
+  if [[ " ${missing[*]} " == *" kwok "* ]]; then
+    requires "${KWOK_MOD}/go.mod" sigs.k8s.io/kwok "${KWOK_VERSION}" || update_kwok_module
   fi
   local json commit time major minor ldflags
   json="$(cd "${K_MOD}" && go mod download -json "k8s.io/kubernetes@${RELEASE}")"
@@ -328,11 +382,10 @@ build() {
   trap 'rm -rf "${BUILD_TMP}"' EXIT
   local tmp="${BUILD_TMP}"
   local start=${SECONDS}
-  log "building etcd + etcdctl (module go/${RELEASE}/etcd, $(cd "${E_MOD}" && go version))"
-  (cd "${E_MOD}" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "${tmp}/etcd" go.etcd.io/etcd/server/v3)
-  (cd "${E_MOD}" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "${tmp}/etcdctl" go.etcd.io/etcd/etcdctl/v3)
-  local overlay overlay_flag=() godebug="${GODEBUG:-}"
-  overlay="$(generate_openapi)"
+  local overlay="" overlay_flag=() godebug="${GODEBUG:-}"
+  for b in "${missing[@]}"; do
+    case "${b}" in kube-*) overlay="$(generate_openapi)"; break ;; esac
+  done
   if [[ -n "${overlay}" ]]; then
     overlay_flag=(-overlay "${overlay}")
     # Go 1.19 and 1.20 list the packages of the module cache from an index that ignores
@@ -340,33 +393,52 @@ build() {
     # goindex=0 makes them read the directories. Go 1.16 has no index; the setting is ignored.
     godebug="goindex=0${godebug:+,${godebug}}"
   fi
-  log "building kube-apiserver + kube-controller-manager ${RELEASE} (module go/${RELEASE}/kubernetes)"
-  for pkg in kube-apiserver kube-controller-manager; do
-    (cd "${K_MOD}" && GODEBUG="${godebug}" CGO_ENABLED=0 go build -trimpath "${overlay_flag[@]}" -ldflags "${ldflags}" -o "${tmp}/${pkg}" "k8s.io/kubernetes/cmd/${pkg}")
+  for b in "${missing[@]}"; do
+    case "${b}" in
+      etcd | etcdctl)
+        log "building ${b} (module go/${RELEASE}/etcd, $(cd "${E_MOD}" && go version))"
+        local etcd_pkg=go.etcd.io/etcd/server/v3
+        [[ "${b}" == etcd ]] || etcd_pkg=go.etcd.io/etcd/etcdctl/v3
+        (cd "${E_MOD}" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "${tmp}/${b}" "${etcd_pkg}")
+        ;;
+      kwok)
+        log "building kwok ${KWOK_VERSION} (module go/kwok, the installed Go)"
+        (cd "${KWOK_MOD}" && PATH="${SYSTEM_PATH}" CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "${tmp}/kwok" sigs.k8s.io/kwok/cmd/kwok)
+        ;;
+      *)
+        log "building ${b} ${RELEASE} (module go/${RELEASE}/kubernetes)"
+        (cd "${K_MOD}" && GODEBUG="${godebug}" CGO_ENABLED=0 go build -trimpath "${overlay_flag[@]}" -ldflags "${ldflags}" -o "${tmp}/${b}" "k8s.io/kubernetes/cmd/${b}")
+        ;;
+    esac
   done
-  local b
-  for b in "${BINARIES[@]}"; do mv -f "${tmp}/${b}" "${BIN_DIR}/${b}"; done
+  for b in "${missing[@]}"; do mv -f "${tmp}/${b}" "${BIN_DIR}/${b}"; done
   rm -rf "${BUILD_TMP}"
   trap - EXIT
-  log "built ${RELEASE} in $((SECONDS - start))s -> ${BIN_DIR}"
+  log "built ${missing[*]} of ${RELEASE} in $((SECONDS - start))s -> ${BIN_DIR}"
   "${BIN_DIR}/kube-apiserver" --version >&2
   "${BIN_DIR}/etcd" --version 2>&1 | head -n1 >&2
 }
 
 ensure() {
   select_release "$1"
-  if have_all "${BIN_DIR}" "${BINARIES[@]}"; then
+  local wanted=("${BINARIES[@]}")
+  if [[ "${RELEASE}" == "${DEFAULT_VERSION}" || -n "${with_nodes}" ]]; then
+    wanted+=("${NODE_BINARIES[@]}")
+  fi
+  if have_all "${BIN_DIR}" "${wanted[@]}"; then
     log "binaries for ${RELEASE} present in ${BIN_DIR}"
     return 0
   fi
-  build
+  build "${wanted[@]}"
 }
 
 mode=build
 releases=()
+with_nodes=""
 while (($#)); do
   case "$1" in
     --update) mode=update ;;
+    --nodes) with_nodes=1 ;;
     --print-bin-dir) mode=print ;;
     --list) list_releases; exit 0 ;;
     --cached) mode=cached ;;
@@ -386,6 +458,7 @@ case "${mode}" in
     ;;
   update)
     for r in "${releases[@]}"; do select_release "${r}"; update_modules; done
+    update_kwok_module
     exit 0
     ;;
   cached)

@@ -1,9 +1,12 @@
 # Targets of the local control plane (included by the top-level Makefile).
-#   make testenv        build (or reuse) etcd, kube-apiserver, kube-controller-manager
-#   make cluster        start the same control plane in the background for experiments
+#   make testenv        build (or reuse) etcd, kube-apiserver, kube-controller-manager,
+#                       kube-scheduler and kwok
+#   make cluster        start the same control plane in the background for experiments, with
+#                       NODES fake nodes (default 3) on which pods become Ready
 #   make cluster-down   stop it
 # CLUSTER_DIR keeps the cluster's certificates, etcd data, logs and kubeconfig.
 CLUSTER_DIR ?= /tmp/spa-cluster
+NODES ?= 3
 
 .PHONY: testenv cluster cluster-down
 
@@ -13,7 +16,7 @@ testenv:
 # config/crd before config/rbac (roles may name the CRDs' resources); a kustomization is applied
 # with -k, plain YAML with -f; an empty directory is skipped.
 cluster: venv testenv
-	$(BIN)/python -m tests.testenv up --dir $(CLUSTER_DIR)
+	$(BIN)/python -m tests.testenv up --dir $(CLUSTER_DIR) --nodes $(NODES)
 	@for d in config/crd config/rbac; do \
 	  if [ -f $$d/kustomization.yaml ]; then \
 	    KUBECONFIG=$(CLUSTER_DIR)/kubeconfig $(BIN)/kubectl apply --server-side -k $$d || exit 1; \

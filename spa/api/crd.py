@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from spa.api.hpa import INT32_MAX, QUANTITY_PATTERN
 from spa.api.resources import (
+    GO_DURATION_PATTERN,
     GROUP,
     SCHEDULE_KIND,
     SCHEDULED_POD_AUTOSCALER,
@@ -33,6 +34,7 @@ from spa.schedule.cron import CRON_FIELDS_PATTERN, CRON_MACROS, DURATION_PATTERN
 from spa.schedule.wallclock import DATE_PATTERN, HOUR_MINUTE_PATTERN, LOCAL_DATETIME_PATTERN
 
 __all__ = [
+    "LEAD_TIME_RULE",
     "SCHEDULED_POD_AUTOSCALER_COLUMNS",
     "SCHEDULED_POD_AUTOSCALER_RULES",
     "SCHEDULE_COLUMNS",
@@ -314,9 +316,26 @@ def openapi_schema(model: type[BaseModel]) -> Schema:
     return _convert(generated, generated.get("$defs", {}))
 
 
+# On the field itself; both kinds have it. The API server runs it even when the pattern has
+# failed, so it converts only what the pattern accepts (else a second, confusing error); and
+# "0" is Go syntax too, but not every CEL implementation's duration() reads it.
+LEAD_TIME_RULE = Rule(
+    rule=(
+        f"!self.matches({_cel_string(GO_DURATION_PATTERN)}) || self == '0'"
+        " || duration(self) <= duration('24h')"
+    ),
+    message="leadTime must be at most 24h",
+)
+
+
+def _with_lead_time_rule(props: Schema) -> None:
+    props["leadTime"]["x-kubernetes-validations"] = [_rule_dict(LEAD_TIME_RULE)]
+
+
 def _schedule_spec_schema() -> Schema:
     spec = openapi_schema(ScheduleSpec)
     props = spec["properties"]
+    _with_lead_time_rule(props)
     for field in ("startTime", "endTime"):
         props[field]["pattern"] = _TIME_PATTERN
     for field in ("startDayOfWeek", "endDayOfWeek"):
@@ -337,6 +356,7 @@ def _schedule_spec_schema() -> Schema:
 
 def _spa_spec_schema() -> Schema:
     spec = openapi_schema(ScheduledPodAutoscalerSpec)
+    _with_lead_time_rule(spec["properties"])
     hpa = spec["properties"]["horizontalPodAutoscalerSpec"]
     hpa["x-kubernetes-validations"] = [_rule_dict(r) for r in SCHEDULED_POD_AUTOSCALER_RULES]
     return spec

@@ -17,6 +17,7 @@ from spa.api.hpa import HorizontalPodAutoscalerSpec, Replicas
 
 __all__ = [
     "API_VERSION",
+    "GO_DURATION_PATTERN",
     "GROUP",
     "SCHEDULED_POD_AUTOSCALER",
     "SCHEDULE_KIND",
@@ -44,6 +45,12 @@ VERSION = "v1"
 API_VERSION = f"{GROUP}/{VERSION}"
 SCHEDULED_POD_AUTOSCALER = "ScheduledPodAutoscaler"
 SCHEDULE_KIND = "Schedule"
+
+
+# Go's duration syntax (Kubernetes' metav1.Duration), unsigned, with the ASCII units: 90s, 5m,
+# 1h30m, 1.5h. The CRD and the parser use this one pattern; the range is checked apart.
+GO_DURATION_PATTERN = r"^(0|([0-9]+([.][0-9]+)?(h|m|s|ms|us|ns))+)$"
+Duration = Annotated[str, Field(max_length=32, pattern=GO_DURATION_PATTERN)]
 
 
 class OwnerReference(LenientModel):
@@ -91,6 +98,13 @@ class ScheduledPodAutoscalerSpec(ApiModel):
 
     horizontal_pod_autoscaler_spec: HorizontalPodAutoscalerSpec
     """A complete autoscaling/v2 HorizontalPodAutoscalerSpec: the base spec of the HPA."""
+    lead_time: Duration | None = None
+    """How long before each window's start its values take effect (Go duration such as 90s,
+    5m or 1h30m; 0 to 24h; default 0), for the Schedules that set no leadTime themselves."""
+    scale_up_immediately: bool | None = None
+    """When a window raises minReplicas above the target's replicas, also raise the target
+    through its /scale subresource at once instead of waiting for the HPA controller's next
+    sync (never down, never above maxReplicas, never from 0). Unset means true."""
 
 
 class ScheduledPodAutoscalerStatus(LenientModel):
@@ -101,7 +115,8 @@ class ScheduledPodAutoscalerStatus(LenientModel):
     last_transition_time: str | None = None
     """When condition last changed."""
     conditions: list[Condition] | None = None
-    """Standard conditions; type Ready says whether the HPA has the desired spec."""
+    """Standard conditions; type Ready says whether the HPA has the desired spec, type
+    ImmediateScaleUp how the last immediate scale-up went (scaleUpImmediately)."""
     observed_generation: int | None = None
     """The generation last acted on."""
     min_replicas: int | None = None
@@ -216,6 +231,10 @@ class ScheduleSpec(ApiModel):
     """minReplicas while the window is active; unset leaves the base value."""
     max_replicas: Replicas | None = None
     """maxReplicas while the window is active; unset leaves the base value."""
+    lead_time: Duration | None = None
+    """How long before its start the window's values take effect (Go duration such as 90s,
+    5m or 1h30m; 0 to 24h); the end is unchanged. Default: the ScheduledPodAutoscaler's
+    leadTime, else 0."""
     suspend: bool = False
     """A suspended Schedule never applies."""
     description: Annotated[str, Field(max_length=1024)] | None = None

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 import types
 from collections.abc import Iterable, Mapping
@@ -27,10 +28,12 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
+import durationpy
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from spa.api.resources import (
+    GO_DURATION_PATTERN,
     HolidayMode,
     Schedule,
     ScheduledPodAutoscaler,
@@ -39,6 +42,7 @@ from spa.api.resources import (
     WeekdayName,
 )
 from spa.schedule import (
+    MAX_LEAD_SECONDS,
     Base,
     Calendar,
     CalendarWindow,
@@ -58,6 +62,7 @@ from spa.schedule import (
     parse_local_datetime,
     to_instant,
     weekdays_between,
+    with_lead,
 )
 from spa.schedule import HolidayMode as EngineHolidayMode
 from spa.schedule.public_holidays import UnknownSubdivision
@@ -68,7 +73,9 @@ __all__ = [
     "FieldError",
     "InvalidObject",
     "autoscaler_base",
+    "autoscaler_lead",
     "compile_schedule",
+    "duration_seconds",
     "parse_schedule",
     "parse_scheduled_pod_autoscaler",
     "unknown_status_fields",
@@ -104,11 +111,22 @@ class CompiledSchedule:
     min_replicas: int | None
     max_replicas: int | None
     suspend: bool
+    lead: int | None = None
+    """The Schedule's own leadTime in seconds; None: its ScheduledPodAutoscaler's applies."""
+
+    def applied_window(self, default_lead: int) -> Window:
+        """The window as it applies: moved by the Schedule's leadTime, else `default_lead`
+        (its ScheduledPodAutoscaler's)."""
+        return with_lead(self.window, default_lead if self.lead is None else self.lead)
 
 
 def parse_scheduled_pod_autoscaler(document: Mapping[str, Any]) -> ScheduledPodAutoscaler:
     """A ScheduledPodAutoscaler from its JSON/YAML form, checked as a whole."""
     autoscaler = _parse(ScheduledPodAutoscaler, document)
+    if autoscaler.spec.lead_time is not None:
+        lead_error = _lead_error("spec.leadTime", autoscaler.spec.lead_time)
+        if lead_error is not None:
+            raise InvalidObject([lead_error])
     spec = autoscaler.spec.horizontal_pod_autoscaler_spec
     if spec.min_replicas is not None and spec.min_replicas > spec.max_replicas:
         raise InvalidObject(
@@ -179,6 +197,24 @@ def autoscaler_base(autoscaler: ScheduledPodAutoscaler) -> Base:
     return Base(min_replicas=spec.min_replicas, max_replicas=spec.max_replicas)
 
 
+def autoscaler_lead(autoscaler: ScheduledPodAutoscaler) -> int:
+    """The SPA's leadTime in seconds (0 when unset), the default of its Schedules."""
+    lead = autoscaler.spec.lead_time
+    return 0 if lead is None else duration_seconds(lead)
+
+
+def duration_seconds(text: str) -> int:
+    """A duration the models' pattern accepted, in whole seconds, rounded up (the engine counts
+    in seconds, and a lead time rounded down would make capacity late)."""
+    return math.ceil(durationpy.from_str(text).total_seconds())
+
+
+def _lead_error(field: str, text: str) -> FieldError | None:
+    if duration_seconds(text) <= MAX_LEAD_SECONDS:
+        return None
+    return FieldError(field, f"must be at most 24h, got {_described(text)}")
+
+
 def compile_schedule(spec: ScheduleSpec) -> CompiledSchedule:
     """The engine's window for a Schedule spec, or InvalidObject naming every bad field."""
     window, errors = _check_window(
@@ -203,6 +239,10 @@ def compile_schedule(spec: ScheduleSpec) -> CompiledSchedule:
             ),
         )
     )
+    if spec.lead_time is not None:
+        lead_error = _lead_error("spec.leadTime", spec.lead_time)
+        if lead_error is not None:
+            errors.append(lead_error)
     if errors or window is None:
         raise InvalidObject(errors or [FieldError("spec", "is not a valid schedule")])
     return CompiledSchedule(
@@ -210,6 +250,7 @@ def compile_schedule(spec: ScheduleSpec) -> CompiledSchedule:
         min_replicas=spec.min_replicas,
         max_replicas=spec.max_replicas,
         suspend=spec.suspend,
+        lead=None if spec.lead_time is None else duration_seconds(spec.lead_time),
     )
 
 
@@ -712,6 +753,11 @@ def _field_error(detail: ErrorDetails, model: type[BaseModel]) -> FieldError:
         message = "must not be empty" if minimum == 1 else f"needs {minimum} characters or more"
     elif kind == "value_error":
         message = f"{context.get('error', 'is not valid')}{got}"
+    elif kind == "string_pattern_mismatch" and context.get("pattern") == GO_DURATION_PATTERN:
+        message = (
+            "must be a duration such as 90s, 5m or 1h30m (units h, m, s, ms, us, ns; "
+            f"no sign, no spaces){got}"
+        )
     else:
         message = f"is not valid{got}"
     return FieldError(path or None, message)

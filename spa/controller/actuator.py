@@ -31,7 +31,7 @@ from spa.runtime import (
     write_fenced,
 )
 
-__all__ = ["Actuator", "NotLeader", "Refused", "brief"]
+__all__ = ["Actuator", "NotLeader", "NotScalable", "Refused", "brief"]
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,16 @@ class Refused(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(f"{status}: {message}")
         self.status = status
+        self.message = message
+
+
+class NotScalable(Exception):
+    """The scale target cannot be scaled through its /scale subresource; `reason` is the
+    Event's reason, `message` says why in our words."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
         self.message = message
 
 
@@ -81,6 +91,9 @@ class Actuator:
         self.hpa_resource = hpa_resource
         self._recorder = recorder
         self._fence = fence
+        # Scale targets' REST resources by (apiVersion, kind), from discovery. Only what was
+        # found is kept: a kind missing now may be served later (a CRD installed after).
+        self._scalable: dict[tuple[str, str], Resource] = {}
 
     # -- the HPA --------------------------------------------------------------------------------
 
@@ -143,6 +156,79 @@ class Actuator:
             and not item["metadata"].get("deletionTimestamp")
             for item in wire.typed_list(wire.ScheduledPodAutoscaler, live.items)
         )
+
+    # -- the scale target (immediate scale-up) --------------------------------------------------
+
+    async def target_scale(
+        self, namespace: str, api_version: str, kind: str, name: str
+    ) -> tuple[Resource, dict[str, Any]]:
+        """The target's REST resource and its Scale (`GET .../scale`); :class:`NotScalable` if
+        the kind has no /scale, the object is missing, or RBAC forbids reading it."""
+        resource = await self._scalable_resource(api_version, kind)
+        try:
+            scale = await self._kube.get(resource, namespace, name, subresource="scale")
+        except NotFound:
+            raise NotScalable("TargetNotFound", f"{kind} {namespace}/{name} not found") from None
+        except ApiError as error:
+            if error.status != 403:
+                raise
+            raise NotScalable(
+                "ScaleForbidden",
+                f"not allowed to read {resource.plural}/scale: {brief(error.message)} "
+                "(grant get and patch on it, docs/install.md)",
+            ) from error
+        return resource, scale
+
+    async def set_target_replicas(
+        self, resource: Resource, namespace: str, name: str, scale: dict[str, Any], replicas: int
+    ) -> dict[str, Any] | None:
+        """Set the target's replicas through /scale, only if its Scale is still at the version
+        that was read (a compare-and-swap, so a scale-up by somebody else in between is never
+        undone): the new Scale, or None if it changed meanwhile. :class:`Refused` on 403."""
+        patch = {
+            "metadata": {"resourceVersion": (scale.get("metadata") or {}).get("resourceVersion")},
+            "spec": {"replicas": replicas},
+        }
+        try:
+            return await self._refusable(
+                self._kube.patch,
+                resource,
+                namespace,
+                name,
+                patch,
+                patch_type="merge",
+                subresource="scale",
+                field_manager=FIELD_MANAGER,
+            )
+        except Conflict:
+            return None
+
+    async def _scalable_resource(self, api_version: str, kind: str) -> Resource:
+        known = self._scalable.get((api_version, kind))
+        if known is not None:
+            return known
+        listed = await self._kube.api_resources(api_version)
+        found = next(
+            (
+                item
+                for item in listed
+                if item.get("kind") == kind and "/" not in str(item.get("name"))
+            ),
+            None,
+        )
+        if found is None:
+            raise NotScalable(
+                "TargetNotFound", f"the API server serves no kind {kind} in {api_version}"
+            )
+        plural = str(found["name"])
+        if not any(item.get("name") == f"{plural}/scale" for item in listed):
+            raise NotScalable(
+                "NoScaleSubresource", f"{kind} ({plural}.{api_version}) has no scale subresource"
+            )
+        group, _, version = api_version.rpartition("/")
+        resource = Resource(group, version, plural, kind, bool(found.get("namespaced")))
+        self._scalable[(api_version, kind)] = resource
+        return resource
 
     # -- Schedules' ownerReferences -------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, overload
+from typing import Any, Literal, overload
 
 from spa.api import (
     CompiledSchedule,
@@ -28,6 +28,7 @@ from spa.api import (
     ScheduledPodAutoscalerStatus,
     ScheduleStatus,
     autoscaler_base,
+    autoscaler_lead,
     compile_schedule,
     parse_schedule,
     parse_scheduled_pod_autoscaler,
@@ -56,6 +57,7 @@ from spa.schedule import (
 __all__ = [
     "FOREIGN_HPA_RECHECK_SECONDS",
     "MAX_SCHEDULES_PER_AUTOSCALER",
+    "SCALE_UP_CONDITION",
     "Attempts",
     "AutoscalerReport",
     "AutoscalerStatusWrite",
@@ -68,6 +70,8 @@ __all__ = [
     "PatchHpa",
     "Plan",
     "Refusal",
+    "ScaleUp",
+    "ScaleUpOutcome",
     "ScheduleStatusWrite",
     "SetOwner",
     "Snapshot",
@@ -80,6 +84,8 @@ __all__ = [
 
 # How often a name taken by somebody else's HPA is looked at again (a read, never a write).
 FOREIGN_HPA_RECHECK_SECONDS = 60.0
+# The SPA condition that reports the last immediate scale-up (docs/api.md).
+SCALE_UP_CONDITION = "ImmediateScaleUp"
 # The most Schedules one SPA applies (docs/schedules.md, "Limits"); the oldest win.
 MAX_SCHEDULES_PER_AUTOSCALER = 100
 
@@ -102,6 +108,10 @@ class Event:
     message: str
 
 
+# (condition status, reason, message) of an immediate scale-up.
+ScaleUpOutcome = tuple[Literal["True", "False"], str, str]
+
+
 @dataclass(frozen=True, slots=True)
 class Memory:
     """What the controller remembers of one SPA between reconciles. All of it is a shortcut or
@@ -120,6 +130,17 @@ class Memory:
     reported_problem: str | None = None
     # The transition the last reconcile expected next (to measure how late it was applied).
     expected_boundary: int | None = None
+    # (status, reason, message) of the last immediate scale-up, for the SPA's condition
+    # SCALE_UP_CONDITION (the status is written in a later pass than the scale-up).
+    scale_up: ScaleUpOutcome | None = None
+    # Its Event, not yet recorded: Events wait for the final plan, so that a fleet's HPA and
+    # scale writes at one boundary are not delayed by Events (HPAs first).
+    scale_up_event: Event | None = None
+    # The effective minReplicas last seen in force on the HPA. A raise is measured from it, so
+    # that putting back a minReplicas somebody lowered on the HPA is no raise: immediate
+    # scale-up happens at boundaries only (docs/schedules.md). Unknown after a restart: the
+    # HPA's own minReplicas is the measure then.
+    applied_min: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +180,8 @@ class Snapshot:
     # being deleted (read only when the SPA itself does not exist).
     live_owners: frozenset[str]
     hpa_api_version: str
-    compile: Callable[[wire.Schedule], Compiled]
+    # (Schedule, its SPA's leadTime in seconds) -> the compiled Schedule.
+    compile: Callable[[wire.Schedule, int], Compiled]
     memory: Memory = Memory()
     attempts: Attempts = Attempts()
     max_schedules: int = MAX_SCHEDULES_PER_AUTOSCALER
@@ -205,6 +227,18 @@ HpaWrite = CreateHpa | PatchHpa | DryRunHpa
 
 
 @dataclass(frozen=True, slots=True)
+class ScaleUp:
+    """Immediate scale-up (docs/schedules.md): once the HPA write that raises minReplicas has
+    changed the HPA, raise the target to `minimum` through its /scale subresource, if it has
+    fewer replicas (and more than 0)."""
+
+    api_version: str
+    kind: str
+    name: str
+    minimum: int
+
+
+@dataclass(frozen=True, slots=True)
 class AutoscalerStatusWrite:
     """The status fields the controller owns, for the SPA."""
 
@@ -244,6 +278,8 @@ class Plan:
     memory: Memory
     owners: tuple[SetOwner, ...] = ()
     hpa: HpaWrite | None = None
+    # With `hpa`: what to do right after it, if it changed the HPA.
+    scale_up: ScaleUp | None = None
     statuses: tuple[StatusWrite, ...] = ()
     events: tuple[Event, ...] = ()
     requeue_at: int | None = None
@@ -266,14 +302,15 @@ def dying(obj: wire.ScheduledPodAutoscaler) -> bool:
     return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
 
 
-def compile_window(schedule: wire.Schedule) -> Compiled:
-    """A Schedule's spec compiled, or why it cannot be (the reconciler caches this by uid and
-    generation: the Timeline holds the intervals that make each decision cheap)."""
+def compile_window(schedule: wire.Schedule, lead: int = 0) -> Compiled:
+    """A Schedule's spec compiled, or why it cannot be (the reconciler caches this by uid,
+    generation and `lead`: the Timeline holds the intervals that make each decision cheap).
+    `lead` is its SPA's leadTime in seconds, for a Schedule that sets none itself."""
     try:
         compiled = compile_schedule(parse_schedule(schedule).spec)
     except InvalidObject as invalid:
         return invalid, None
-    return compiled, Timeline(compiled.window)
+    return compiled, Timeline(compiled.applied_window(lead))
 
 
 @overload
@@ -344,7 +381,8 @@ def decide(snapshot: Snapshot) -> Plan:
     except InvalidObject as invalid:
         return _invalid_autoscaler(snapshot, autoscaler, members, refused, str(invalid))
 
-    evaluated = [_evaluate(snapshot, member) for member in members]
+    lead = autoscaler_lead(model)
+    evaluated = [_evaluate(snapshot, member, lead) for member in members]
     rules = [entry.rule for entry in evaluated if entry.rule is not None]
     base = autoscaler_base(model)
     state = state_at(base, rules, snapshot.instant)
@@ -369,6 +407,9 @@ def decide(snapshot: Snapshot) -> Plan:
     elif state.max_raised:
         reason = "MaxRaisedToMin"
     all_events = list(events)
+    if memory.scale_up_event is not None:
+        all_events.append(memory.scale_up_event)
+        memory = replace(memory, scale_up_event=None)
     if outcome.applied:
         all_events += _window_changes(autoscaler, state)
     status, status_events = _autoscaler_status(
@@ -467,8 +508,9 @@ def _membership(
     return members, refused, tuple(adoptions)
 
 
-def _evaluate(snapshot: Snapshot, schedule: wire.Schedule) -> _Evaluated:
-    compiled, timeline = snapshot.compile(schedule)
+def _evaluate(snapshot: Snapshot, schedule: wire.Schedule, lead: int = 0) -> _Evaluated:
+    """`lead`: the SPA's leadTime (0 where there is no valid SPA: only the status is wanted)."""
+    compiled, timeline = snapshot.compile(schedule, lead)
     if isinstance(compiled, InvalidObject):
         return _Evaluated(schedule, None, str(compiled), None)
     rule = None
@@ -497,10 +539,11 @@ def _hpa(
     desired = desired_hpa(autoscaler, model, state, api_version=snapshot.hpa_api_version)
     wanted = str(desired["metadata"]["annotations"][SPEC_HASH_ANNOTATION])
     current = snapshot.hpa
+    scale_up = _scale_up(model, state, current, memory.applied_min)
     if current is None:
         if attempts.hpa_refusal is not None:
             return _refused_hpa(memory, autoscaler, attempts.hpa_refusal, applied=False)
-        return Plan(memory=memory, hpa=CreateHpa(desired, wanted))
+        return Plan(memory=memory, hpa=CreateHpa(desired, wanted), scale_up=scale_up)
     if controller_owner_uid(current) != autoscaler["metadata"]["uid"] and not orphaned_hpa(current):
         problem = (
             f"HorizontalPodAutoscaler {snapshot.key} already exists and is not controlled by "
@@ -527,11 +570,35 @@ def _hpa(
         # server's own dry-run answer tells, and is remembered.
         return Plan(memory=memory, hpa=DryRunHpa(current, patch, wanted))
     if comparison is HpaComparison.IN_SYNC:
-        return _HpaOutcome(True), replace(memory, reported_problem=None), ()
+        in_force = replace(memory, reported_problem=None, applied_min=state.min_replicas)
+        return _HpaOutcome(True), in_force, ()
     version = str((current.get("metadata") or {}).get("resourceVersion"))
     if memory.last_write == (wanted, version):
         return _not_converging(memory, autoscaler)
-    return Plan(memory=memory, hpa=PatchHpa(current, patch, wanted))
+    return Plan(memory=memory, hpa=PatchHpa(current, patch, wanted), scale_up=scale_up)
+
+
+def _scale_up(
+    model: ScheduledPodAutoscaler,
+    state: State,
+    current: Mapping[str, Any] | None,
+    applied_min: int | None,
+) -> ScaleUp | None:
+    """The immediate scale-up that goes with a write of the desired HPA: when it raises the
+    effective minReplicas last in force (`applied_min`; unknown: the HPA's) and the SPA has not
+    turned it off. Not when it creates the HPA (nothing was raised; the HPA controller sets the
+    target within its first sync), not when it only puts back a minReplicas somebody lowered
+    on the HPA (between boundaries), and not at a window's end (minReplicas falls: scaling
+    down stays with the HPA controller)."""
+    if model.spec.scale_up_immediately is False or current is None:
+        return None
+    before = applied_min
+    if before is None:
+        before = int((current.get("spec") or {}).get("minReplicas") or 1)
+    if state.min_replicas <= before:
+        return None
+    ref = model.spec.horizontal_pod_autoscaler_spec.scale_target_ref
+    return ScaleUp(ref.api_version or "v1", ref.kind, ref.name, state.min_replicas)
 
 
 def _after_refusal(
@@ -661,6 +728,17 @@ def _autoscaler_status(
         generation=metadata.get("generation"),
         now=now,
     )
+    if snapshot.memory.scale_up is not None:
+        scale_status, scale_reason, scale_message = snapshot.memory.scale_up
+        conditions = with_condition(
+            conditions,
+            type_=SCALE_UP_CONDITION,
+            status=scale_status,
+            reason=scale_reason,
+            message=scale_message,
+            generation=metadata.get("generation"),
+            now=now,
+        )
     status = ScheduledPodAutoscalerStatus(
         condition=condition,
         last_transition_time=_since(current, condition, now),

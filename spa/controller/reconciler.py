@@ -21,7 +21,7 @@ import math
 from dataclasses import replace
 
 from spa.api import wire
-from spa.controller.actuator import Actuator, Refused
+from spa.controller.actuator import Actuator, NotScalable, Refused
 from spa.controller.decide import (
     MAX_SCHEDULES_PER_AUTOSCALER,
     Attempts,
@@ -29,11 +29,14 @@ from spa.controller.decide import (
     Compiled,
     CreateHpa,
     DryRunHpa,
+    Event,
     EventType,
     HpaWrite,
     Memory,
     Plan,
     Refusal,
+    ScaleUp,
+    ScaleUpOutcome,
     SetOwner,
     Snapshot,
     compile_window,
@@ -65,6 +68,8 @@ log = logging.getLogger(__name__)
 # finish); more means the caches keep contradicting our own writes, and the key is retried
 # with backoff instead of spinning.
 _MAX_STEPS = 8
+# Reads of the target's Scale when it keeps changing between our read and our write.
+_SCALE_ATTEMPTS = 3
 
 
 class Reconciler:
@@ -99,9 +104,10 @@ class Reconciler:
         self._clock = clock
         self._metrics = metrics or ControllerMetrics()
         self._max_schedules = max_schedules
-        # Compiled windows by Schedule uid, reused until the Schedule's generation changes:
-        # their Timelines hold the cached intervals that make each decision cheap.
-        self._compiled: dict[str, tuple[int | None, Compiled]] = {}
+        # Compiled windows by Schedule uid, reused until the Schedule's generation (or the lead
+        # time its SPA gives it) changes: their Timelines hold the cached intervals that make
+        # each decision cheap.
+        self._compiled: dict[str, tuple[tuple[int | None, int], Compiled]] = {}
         self._memory: dict[str, Memory] = {}
 
     # -- entry points ---------------------------------------------------------------------------
@@ -127,6 +133,8 @@ class Reconciler:
                     attempts, fetched = await self._write_hpa(key, plan.hpa, attempts, fetched, now)
                 except _AutoscalerGone:
                     return Result()
+                if plan.scale_up is not None and attempts.hpa_written:
+                    await self._scale_up(key, plan.scale_up)
                 continue
             for write in plan.statuses:
                 if isinstance(write, AutoscalerStatusWrite):
@@ -201,13 +209,13 @@ class Reconciler:
             max_schedules=self._max_schedules,
         )
 
-    def _compile(self, schedule: wire.Schedule) -> Compiled:
+    def _compile(self, schedule: wire.Schedule, lead: int = 0) -> Compiled:
         metadata = schedule["metadata"]
         uid = str(metadata.get("uid"))
-        generation = metadata.get("generation")
+        version = (metadata.get("generation"), lead)
         cached = self._compiled.get(uid)
-        if cached is None or cached[0] != generation:
-            cached = self._compiled[uid] = (generation, compile_window(schedule))
+        if cached is None or cached[0] != version:
+            cached = self._compiled[uid] = (version, compile_window(schedule, lead))
         return cached[1]
 
     # -- acting ---------------------------------------------------------------------------------
@@ -335,6 +343,65 @@ class Reconciler:
         boundary = memory.expected_boundary
         if now is not None and boundary is not None and boundary <= math.floor(now):
             self._metrics.boundary_lag(now - boundary)
+
+    # -- immediate scale-up ---------------------------------------------------------------------
+
+    async def _scale_up(self, key: str, scale_up: ScaleUp) -> None:
+        """Raise the target to `scale_up.minimum` through /scale, right after the HPA write
+        that raised minReplicas, instead of waiting up to a sync period of the HPA controller
+        (docs/schedules.md, "Immediate scale-up"): never down, never from 0 (scaling to 0
+        turns the HPA off, and so this too), at most one write. A target that cannot be scaled
+        so is reported; the HPA controller still raises it at its next sync."""
+        namespace, name = split_key(key)
+        assert namespace is not None
+        autoscaler = wire.typed_optional(wire.ScheduledPodAutoscaler, self._autoscalers.get(key))
+        if autoscaler is None:
+            return
+        logger = object_logger(log, namespace, name)
+        target = f"{scale_up.kind} {scale_up.name}"
+        outcome: ScaleUpOutcome | None = None
+        for _attempt in range(_SCALE_ATTEMPTS):
+            try:
+                resource, scale = await self._act.target_scale(
+                    namespace, scale_up.api_version, scale_up.kind, scale_up.name
+                )
+                replicas = int((scale.get("spec") or {}).get("replicas") or 0)
+                if replicas == 0 or replicas >= scale_up.minimum:
+                    return
+                answer = await self._act.set_target_replicas(
+                    resource, namespace, scale_up.name, scale, scale_up.minimum
+                )
+            except NotScalable as problem:
+                outcome = ("False", problem.reason, problem.message)
+                break
+            except Refused as refused:
+                message = f"the API server refused to scale {target}: {refused.message}"
+                outcome = ("False", "ScaleRefused", message)
+                break
+            if answer is None:
+                continue  # the Scale changed since it was read: read it again
+            message = (
+                f"raised {target} from {replicas} to {scale_up.minimum} replicas through its "
+                "scale subresource, ahead of the HPA controller"
+            )
+            logger.info("%s", message)
+            outcome = ("True", "ScaledUp", message)
+            break
+        else:
+            logger.info("the target's scale kept changing; the HPA controller raises it")
+            return
+        assert outcome is not None  # every break sets it
+        kind = EventType.NORMAL
+        if outcome[0] == "False":
+            message = f"{outcome[2]}; the HPA controller raises the target at its next sync instead"
+            outcome = ("False", outcome[1], message)
+            kind = EventType.WARNING
+            logger.warning("immediate scale-up: %s", message)
+        # Its Event is recorded with the final plan (decide), after the fleet's writes.
+        event = Event(autoscaler, kind, outcome[1], outcome[2])
+        self._memory[key] = replace(
+            self._memory.get(key, Memory()), scale_up=outcome, scale_up_event=event
+        )
 
 
 class _AutoscalerGone(Exception):

@@ -354,14 +354,15 @@ class KubeClient:
         namespace: str | None,
         name: str,
         *,
+        subresource: str | None = None,
         request_timeout: float | None = None,
     ) -> dict[str, Any]:
-        """GET one object."""
+        """GET one object (or one of its subresources, e.g. ``scale``)."""
         return await self._json(
             "get",
             resource,
             "GET",
-            resource.object_path(namespace, name),
+            resource.object_path(namespace, name, subresource=subresource),
             request_timeout=request_timeout,
         )
 
@@ -521,6 +522,20 @@ class KubeClient:
             served = False
         self._discovery_cache[group_version] = served
         return served
+
+    async def api_resources(self, group_version: str) -> Sequence[dict[str, Any]]:
+        """The resources the server serves in ``group/version`` (``v1`` for core), as its
+        discovery document lists them (``name`` is the plural, ``deployments/scale`` a
+        subresource); empty when it serves no such group/version. Not cached: the caller
+        knows how long an answer may be kept (custom resources come and go)."""
+        path = "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
+        try:
+            document = await self._json("discovery", None, "GET", path)
+        except ApiError as err:
+            if err.status != 404:
+                raise
+            return []
+        return [item for item in document.get("resources") or () if isinstance(item, dict)]
 
     async def readyz(self, *, request_timeout: float | None = None) -> None:
         """Return if ``GET /readyz`` answers 200 (the server is up and can reach etcd); raise

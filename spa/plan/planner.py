@@ -23,6 +23,7 @@ from spa.api import (
     Schedule,
     ScheduledPodAutoscaler,
     autoscaler_base,
+    autoscaler_lead,
     compile_schedule,
     parse_schedule,
     parse_scheduled_pod_autoscaler,
@@ -189,7 +190,10 @@ def build_plan(
                 ),
             )
             continue
-        seen_schedule = plan_schedule(identity.name, schedule.spec, compiled, at=at, until=until)
+        lead = autoscaler_lead(autoscalers[owner])
+        seen_schedule = plan_schedule(
+            identity.name, schedule.spec, compiled, at=at, until=until, lead=lead
+        )
         planned.setdefault(owner, []).append(seen_schedule)
         if not compiled.suspend:
             rules.setdefault(owner, []).append(

@@ -62,10 +62,17 @@ class PlannedSchedule:
 
 
 def plan_schedule(
-    name: str, spec: ScheduleSpec, compiled: CompiledSchedule, *, at: int, until: int
+    name: str,
+    spec: ScheduleSpec,
+    compiled: CompiledSchedule,
+    *,
+    at: int,
+    until: int,
+    lead: int = 0,
 ) -> PlannedSchedule:
-    """The Schedule `name` as seen from `at`, over the horizon `(at, until]`."""
-    timeline = Timeline(compiled.window)
+    """The Schedule `name` as seen from `at`, over the horizon `(at, until]`; `lead` is its
+    SPA's leadTime in seconds (the Schedule's own wins), so its starts are the effective ones."""
+    timeline = Timeline(compiled.applied_window(lead))
     window = compiled.window
     # Every window type keeps the zone its wall-clock times are in.
     zone: ZoneInfo = getattr(window, "zone", UTC_ZONE)

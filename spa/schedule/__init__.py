@@ -17,6 +17,7 @@ from spa.schedule.calendar import (
 )
 from spa.schedule.cron import CronExpression, CronWindow, parse_duration
 from spa.schedule.effective import Base, Rule, State, next_transition, state_at, transitions_between
+from spa.schedule.lead import MAX_LEAD_SECONDS, LeadWindow, with_lead
 from spa.schedule.public_holidays import PublicHolidays, holiday_countries
 from spa.schedule.wallclock import (
     UTC_ZONE,
@@ -42,6 +43,7 @@ from spa.schedule.windows import (
 )
 
 __all__ = [
+    "MAX_LEAD_SECONDS",
     "UTC_ZONE",
     "Base",
     "Calendar",
@@ -50,6 +52,7 @@ __all__ = [
     "CronWindow",
     "HolidayCalendar",
     "HolidayMode",
+    "LeadWindow",
     "Occurrence",
     "OneShotWindow",
     "PublicHolidays",
@@ -78,4 +81,5 @@ __all__ = [
     "to_instant",
     "transitions_between",
     "weekdays_between",
+    "with_lead",
 ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from enum import Enum, StrEnum
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 from zoneinfo import ZoneInfo
 
 from spa.schedule.wallclock import to_instant
@@ -28,6 +28,7 @@ __all__ = [
     "HolidayMode",
     "SkipCause",
     "Skipped",
+    "SkippingWindow",
     "Verdict",
     "skipped_between",
 ]
@@ -185,9 +186,18 @@ class CalendarWindow:
         return max([after, *ends])
 
 
+@runtime_checkable
+class SkippingWindow(Protocol):
+    """A window that can say which of its occurrences a calendar skipped: a CalendarWindow,
+    or a window wrapping one (spa/schedule/lead.py's LeadWindow)."""
+
+    def skipped(self, low: int, high: int) -> list[Skipped]:
+        """The skipped occurrences starting in `(low, high]`, in time order."""
+
+
 def skipped_between(window: Window, low: int, high: int) -> list[Skipped]:
     """The skipped occurrences of any window starting in `(low, high]` (none without a
     calendar)."""
-    if isinstance(window, CalendarWindow):
+    if isinstance(window, SkippingWindow):
         return window.skipped(low, high)
     return []

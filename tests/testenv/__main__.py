@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from tests.testenv.binaries import find_binaries
-from tests.testenv.controlplane import Cluster, ControlPlane
+from tests.testenv.controlplane import DEFAULT_NODES, Cluster, ControlPlane
 
 PIDFILE = "serve.pid"
 READY = "ready"
@@ -44,13 +44,13 @@ def _running_pid(directory: Path) -> int | None:
     return pid if _alive(pid) else None
 
 
-def serve(directory: Path) -> int:
+def serve(directory: Path, nodes: int) -> int:
     """Own a control plane in the foreground until SIGTERM/SIGINT."""
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda *_: stop.set())
     (directory / READY).unlink(missing_ok=True)
-    plane = ControlPlane(directory)
+    plane = ControlPlane(directory, nodes=nodes)
     plane.start()
     try:
         (directory / PIDFILE).write_text(str(os.getpid()))
@@ -69,7 +69,7 @@ def serve(directory: Path) -> int:
     return 0
 
 
-def up(directory: Path, timeout: float) -> int:
+def up(directory: Path, timeout: float, nodes: int) -> int:
     find_binaries()  # fail here, with the `make testenv` hint, not in the detached child
     directory.mkdir(parents=True, exist_ok=True)
     kubeconfig = directory / "kubeconfig"
@@ -79,7 +79,16 @@ def up(directory: Path, timeout: float) -> int:
     (directory / READY).unlink(missing_ok=True)
     log = (directory / "serve.log").open("ab")
     child = subprocess.Popen(
-        [sys.executable, "-m", "tests.testenv", "serve", "--dir", str(directory)],
+        [
+            sys.executable,
+            "-m",
+            "tests.testenv",
+            "serve",
+            "--dir",
+            str(directory),
+            "--nodes",
+            str(nodes),
+        ],
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -152,6 +161,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", type=Path, default=Path("/tmp/spa-cluster"))
     parser.add_argument("--timeout", type=float, default=90)
     parser.add_argument(
+        "--nodes",
+        type=int,
+        default=DEFAULT_NODES,
+        help="fake nodes played by kwok (0: no scheduler, no kwok; pods stay Pending)",
+    )
+    parser.add_argument(
         "--service-account", default="scheduled-pod-autoscaler/scheduled-pod-autoscaler"
     )
     parser.add_argument("--hours", type=int, default=24, help="token lifetime (sa-kubeconfig)")
@@ -160,9 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "sa-kubeconfig":
         return service_account_kubeconfig(directory, args.service_account, args.hours)
     if args.command == "serve":
-        return serve(directory)
+        return serve(directory, args.nodes)
     if args.command == "up":
-        return up(directory, args.timeout)
+        return up(directory, args.timeout, args.nodes)
     if args.command == "down":
         return down(directory, args.timeout)
     return status(directory)

@@ -1,11 +1,14 @@
 """Where the control-plane binaries are, which release they are, and the loud failure when
 they are not there.
 
-The integration tests run the real etcd, kube-apiserver and kube-controller-manager that
-`make testenv` (hack/testenv/build.sh) builds into a per-release cache directory; this module
-resolves that directory the same way the script does, so both always agree. The release is
-hack/testenv/VERSION unless SPA_TESTENV_VERSION names another line of hack/testenv/releases
-(`make test-compat` runs the compatibility tests once per release that way).
+The integration tests run the real etcd, kube-apiserver, kube-controller-manager,
+kube-scheduler and kwok that `make testenv` (hack/testenv/build.sh) builds into a per-release
+cache directory; this module resolves that directory the same way the script does, so both
+always agree. The release is hack/testenv/VERSION unless SPA_TESTENV_VERSION names another line
+of hack/testenv/releases (`make test-compat` runs the compatibility tests once per release that
+way). kube-scheduler and kwok are needed only by a plane with nodes: build.sh builds them for the
+default release, and for another one when asked (`--nodes`), since the compatibility suite runs
+no pods.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 VERSION_FILE = REPO_ROOT / "hack" / "testenv" / "VERSION"
 RELEASES_FILE = REPO_ROOT / "hack" / "testenv" / "releases"
 REQUIRED = ("etcd", "kube-apiserver", "kube-controller-manager")
+# A plane with nodes needs these too (ControlPlane(nodes=0) does not).
+NODE_BINARIES = ("kube-scheduler", "kwok")
 
 
 class MissingBinariesError(RuntimeError):
@@ -76,12 +81,24 @@ class Binaries:
     etcd: Path
     kube_apiserver: Path
     kube_controller_manager: Path
+    kube_scheduler: Path
+    kwok: Path
 
     @property
     def minor(self) -> int:
         """The Kubernetes minor release of these binaries (21 for v1.21.14), from
         `kube-apiserver --version`: flags differ between releases (controlplane.py)."""
         return _minor_of(self.kube_apiserver)
+
+    def require_nodes(self) -> None:
+        """Raise MissingBinariesError unless kube-scheduler and kwok are here (nodes > 0)."""
+        missing = [name for name in NODE_BINARIES if not os.access(self.directory / name, os.X_OK)]
+        if missing:
+            raise MissingBinariesError(
+                f"binaries for nodes missing in {self.directory}: {', '.join(missing)}. "
+                f"Run `hack/testenv/build.sh --nodes {kubernetes_version()}` to build them, "
+                "or start the control plane with nodes=0 (no scheduler, pods stay Pending)."
+            )
 
     def help_text(self, program: Path) -> str:
         """`PROGRAM --help`: whether a flag or a controller name exists in this release."""
@@ -121,6 +138,8 @@ def find_binaries(directory: Path | None = None) -> Binaries:
         etcd=where / "etcd",
         kube_apiserver=where / "kube-apiserver",
         kube_controller_manager=where / "kube-controller-manager",
+        kube_scheduler=where / "kube-scheduler",
+        kwok=where / "kwok",
     )
 
 

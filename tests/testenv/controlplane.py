@@ -1,7 +1,10 @@
-"""A real Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager) on loopback.
+"""A real Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager,
+kube-scheduler) on loopback, with fake nodes played by kwok.
 
-No fakes: the tests talk to the same binaries a cluster runs, with RBAC, TokenRequest-issued
-ServiceAccount tokens, the garbage collector and the HPA controller. Besides starting and
+No fakes in the control plane: the tests talk to the same binaries a cluster runs, with RBAC,
+TokenRequest-issued ServiceAccount tokens, the garbage collector, the HPA controller and the
+scheduler. Only the kubelets are played, by kwok (see tests/testenv/kwok.py), so a
+Deployment's pods are scheduled onto nodes of real capacity and become Ready. Besides starting and
 stopping it, `ControlPlane` offers the faults reliability tests need: restart the API server
 (same port, same etcd), stop/start etcd, and compact etcd so old resourceVersions expire.
 
@@ -29,14 +32,18 @@ import yaml
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
+from tests.testenv import kwok
 from tests.testenv.binaries import Binaries, find_binaries, kubectl_path
 from tests.testenv.kubeconfig import write_kubeconfig
 from tests.testenv.pki import SERVICE_CLUSTER_IP_RANGE, Pki, ensure_pki
 from tests.testenv.processes import ManagedProcess
 
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+# Fake worker nodes of kwok.NODE_CAPACITY each (room for 330 pods, 12 vCPU of requests).
+DEFAULT_NODES = 3
 
-# Only what a scaling controller's world needs; no scheduler, no kubelet, no nodes.
+# Only what a scaling controller's world needs, and the nodes' lifecycle (no kubelet: kwok plays
+# the nodes).
 CONTROLLERS = (
     "garbage-collector-controller",
     "namespace-controller",
@@ -50,6 +57,9 @@ CONTROLLERS = (
     "clusterrole-aggregation-controller",
     # ResourceQuota status (admission enforces a quota only once it has been counted).
     "resourcequota-controller",
+    # Removes the not-ready taint that admission puts on every new Node once kwok reports it
+    # Ready (the scheduler places nothing on a tainted node), and watches kwok's node leases.
+    "node-lifecycle-controller",
 )
 # The same controllers under the names of releases before 1.28, which know only these (later
 # releases accept them as aliases).
@@ -64,7 +74,11 @@ LEGACY_CONTROLLER_NAMES = {
     "root-ca-certificate-publisher-controller": "root-ca-cert-publisher",
     "clusterrole-aggregation-controller": "clusterrole-aggregation",
     "resourcequota-controller": "resourcequota",
+    "node-lifecycle-controller": "nodelifecycle",
 }
+# kwok renews each fake node's Lease as a kubelet does (every quarter of the duration), so the
+# node lifecycle controller keeps the nodes Ready.
+NODE_LEASE_SECONDS = 40
 
 
 class ControlPlaneError(RuntimeError):
@@ -207,10 +221,14 @@ class Ports:
     etcd_peer: int = field(default_factory=free_port)
     apiserver: int = field(default_factory=free_port)
     controller_manager: int = field(default_factory=free_port)
+    scheduler: int = field(default_factory=free_port)
 
 
 class ControlPlane(Cluster):
-    """etcd + kube-apiserver + kube-controller-manager in `workdir`, all on 127.0.0.1."""
+    """etcd + kube-apiserver + kube-controller-manager + kube-scheduler + kwok in `workdir`.
+
+    `nodes` fake nodes are created (0: neither the scheduler nor kwok runs, pods stay Pending).
+    """
 
     def __init__(
         self,
@@ -222,6 +240,7 @@ class ControlPlane(Cluster):
         extra_controller_manager_args: Sequence[str] = (),
         ports: Ports | None = None,
         audit_policy: Mapping[str, Any] | None = None,
+        nodes: int = DEFAULT_NODES,
     ) -> None:
         """`audit_policy` (an audit.k8s.io/v1 Policy, e.g. `tests.testenv.audit.audit_policy()`)
         turns on the API server's JSON audit log at `audit_log`; off by default (it costs)."""
@@ -229,9 +248,12 @@ class ControlPlane(Cluster):
         super().__init__(workdir / "kubeconfig", workdir)
         # Resolved first: missing binaries must fail before anything starts.
         self.binaries = binaries or find_binaries()
+        if nodes > 0:
+            self.binaries.require_nodes()
         self.ports = ports or Ports()
         self._fixed_ports = ports is not None
         self.with_controller_manager = controller_manager
+        self.nodes = nodes
         self.extra_apiserver_args = list(extra_apiserver_args)
         self.extra_controller_manager_args = list(extra_controller_manager_args)
         self.audit_policy = dict(audit_policy) if audit_policy is not None else None
@@ -243,6 +265,11 @@ class ControlPlane(Cluster):
         self.apiserver = ManagedProcess("kube-apiserver", [], logs / "kube-apiserver.log")
         self.controller_manager = ManagedProcess(
             "kube-controller-manager", [], logs / "kube-controller-manager.log"
+        )
+        self.scheduler = ManagedProcess("kube-scheduler", [], logs / "kube-scheduler.log")
+        # HOME of its own: kwok would otherwise also read ~/.kwok/kwok.yaml.
+        self.kwok = ManagedProcess(
+            "kwok", [], logs / "kwok.log", env={**os.environ, "HOME": str(workdir)}
         )
 
     # --- addresses -------------------------------------------------------------------------
@@ -268,6 +295,8 @@ class ControlPlane(Cluster):
                 self.start_apiserver(timeout)
                 if self.with_controller_manager:
                     self.start_controller_manager(timeout)
+                if self.nodes > 0:
+                    self.start_nodes(timeout)
                 break
             except ControlPlaneError as exc:
                 self.stop()
@@ -284,6 +313,8 @@ class ControlPlane(Cluster):
 
     def stop(self) -> None:
         """Stop in reverse order; safe to call twice."""
+        self.kwok.stop()
+        self.scheduler.stop()
         self.controller_manager.stop()
         self.apiserver.stop()
         # etcd's graceful stop lingers ~7 s on its gRPC server; the store is consistent on
@@ -313,6 +344,14 @@ class ControlPlane(Cluster):
             user="system:kube-controller-manager",
             client_cert=self.pki.controller_manager.cert,
             client_key=self.pki.controller_manager.key,
+        )
+        write_kubeconfig(
+            self.workdir / "scheduler.kubeconfig",
+            server=self.server,
+            ca_cert=self.pki.ca_cert,
+            user="system:kube-scheduler",
+            client_cert=self.pki.scheduler.cert,
+            client_key=self.pki.scheduler.key,
         )
 
     def admin_kubeconfig_for(self, server: str, path: Path) -> Path:
@@ -591,19 +630,100 @@ class ControlPlane(Cluster):
         self.start_controller_manager(timeout)
 
     def _controller_manager_healthy(self) -> bool:
-        # Its serving certificate is self-signed (made in --cert-dir); /healthz is public.
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-        try:
-            with urllib.request.urlopen(
-                f"https://127.0.0.1:{self.ports.controller_manager}/healthz",
-                timeout=2,
-                context=context,
-            ) as response:
-                return bool(response.status == 200)
-        except (OSError, urllib.error.HTTPError):
-            return False
+        return _self_signed_healthz(self.ports.controller_manager)
+
+    # --- kube-scheduler and kwok (nodes and pods) -----------------------------------------
+
+    def _scheduler_args(self) -> list[str]:
+        kubeconfig = self.workdir / "scheduler.kubeconfig"
+        return [
+            str(self.binaries.kube_scheduler),
+            f"--kubeconfig={kubeconfig}",
+            f"--authentication-kubeconfig={kubeconfig}",
+            f"--authorization-kubeconfig={kubeconfig}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={self.ports.scheduler}",
+            f"--cert-dir={self.workdir / 'scheduler-certs'}",
+            "--leader-elect=false",
+            "--profiling=false",
+        ]
+
+    def _kwok_args(self) -> list[str]:
+        config = self.workdir / "kwok.yaml"
+        config.write_text(kwok.config_yaml(), encoding="utf-8")
+        return [
+            str(self.binaries.kwok),
+            f"--kubeconfig={self.kubeconfig}",
+            f"--config={config}",
+            f"--manage-nodes-with-annotation-selector={kwok.NODE_SELECTOR}",
+            f"--node-lease-duration-seconds={NODE_LEASE_SECONDS}",
+        ]
+
+    def start_nodes(self, timeout: float = 60) -> None:
+        """Start kube-scheduler and kwok, register the fake nodes, wait until they are Ready.
+
+        Both processes start at once and the nodes are created meanwhile, so the whole costs
+        about as long as the slower of the two takes to start (about a second).
+        """
+        began = time.monotonic()
+        self.scheduler.argv = self._scheduler_args()
+        self.scheduler.start()
+        self.kwok.argv = self._kwok_args()
+        self.kwok.start()
+        with self.api_client() as api:
+            core = k8s.CoreV1Api(api)
+            for index in range(self.nodes):
+                try:
+                    core.create_node(kwok.node_manifest(index))
+                except k8s.ApiException as exc:
+                    if exc.status != 409:  # `make cluster` again on the same directory
+                        raise
+            _wait_for("kube-scheduler", self._scheduler_healthy, timeout, self.scheduler)
+            _wait_for(
+                f"kwok ({self.nodes} nodes Ready"
+                + (" and untainted)" if self.with_controller_manager else ")"),
+                lambda: self._ready_nodes(core) >= self.nodes,
+                timeout,
+                self.kwok,
+            )
+        self.startup_seconds["nodes"] = time.monotonic() - began
+
+    def _ready_nodes(self, core: k8s.CoreV1Api) -> int:
+        """Nodes a pod can be scheduled on: Ready, and without the not-ready taint that
+        admission put on them (the node lifecycle controller lifts it after it sees them Ready,
+        which took seconds on a loaded machine: a plane that said ready before that left the
+        first pods Pending). Without a controller manager nobody lifts it: Ready is all."""
+        ready = 0
+        for node in core.list_node(label_selector="type=kwok").items:
+            conditions = node.status.conditions or []
+            taints = [t for t in node.spec.taints or () if t.key.startswith("node.kubernetes.io/")]
+            schedulable = not taints or not self.with_controller_manager
+            if schedulable and any(c.type == "Ready" and c.status == "True" for c in conditions):
+                ready += 1
+        return ready
+
+    def stop_nodes(self) -> None:
+        """Stop kwok and the scheduler (the Node objects stay)."""
+        self.kwok.stop()
+        self.scheduler.stop()
+
+    def _scheduler_healthy(self) -> bool:
+        return _self_signed_healthz(self.ports.scheduler)
 
     def processes(self) -> Iterable[ManagedProcess]:
-        return (self.etcd, self.apiserver, self.controller_manager)
+        return (self.etcd, self.apiserver, self.controller_manager, self.scheduler, self.kwok)
+
+
+def _self_signed_healthz(port: int) -> bool:
+    """GET https://127.0.0.1:<port>/healthz of a component serving a self-signed certificate
+    (made in its --cert-dir); /healthz is public (--authorization-always-allow-paths)."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        with urllib.request.urlopen(
+            f"https://127.0.0.1:{port}/healthz", timeout=2, context=context
+        ) as response:
+            return bool(response.status == 200)
+    except (OSError, urllib.error.HTTPError):
+        return False

@@ -68,6 +68,8 @@ class Request:
     path: str
     outcome: str  # "forwarded", "500", "429", "timeout", "error"
     code: int
+    # A create's object name (from its body): POSTs of different objects share a path.
+    name: str = ""
 
 
 @dataclass
@@ -186,9 +188,19 @@ class _Server(http.server.ThreadingHTTPServer):
                 sock.close()
 
 
+def _created_name(body: bytes | None) -> str:
+    """The name in a create's body (metadata.name, else generateName), or ""."""
+    try:
+        metadata = json.loads(body or b"{}").get("metadata") or {}
+    except (ValueError, AttributeError):
+        return ""
+    return str(metadata.get("name") or metadata.get("generateName") or "")
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
+    _name = ""
 
     def setup(self) -> None:
         self.request.settimeout(120)
@@ -225,12 +237,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _record(self, outcome: str, code: int) -> None:
         state = self.server.proxy_state
+        request = Request(time.monotonic(), self.command, self.path, outcome, code, self._name)
         with state.lock:
-            state.requests.append(Request(time.monotonic(), self.command, self.path, outcome, code))
+            state.requests.append(request)
 
     def _proxy(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
+        self._name = _created_name(body) if self.command == "POST" else ""
         state = self.server.proxy_state
         faults = state.faults
         is_watch = "watch=" in self.path

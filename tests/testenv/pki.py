@@ -45,6 +45,7 @@ class Pki:
     serving_key: Path
     admin: ClientCert
     controller_manager: ClientCert
+    scheduler: ClientCert
     service_account_key: Path
     service_account_pub: Path
 
@@ -134,9 +135,11 @@ def ensure_pki(directory: Path) -> Pki:
         controller_manager=ClientCert(
             directory / "controller-manager.crt", directory / "controller-manager.key"
         ),
+        scheduler=ClientCert(directory / "scheduler.crt", directory / "scheduler.key"),
         service_account_key=directory / "sa.key",
         service_account_pub=directory / "sa.pub",
     )
+    ca_name = _name("spa-testenv-ca")
     if all(
         p.exists()
         for p in (
@@ -148,10 +151,15 @@ def ensure_pki(directory: Path) -> Pki:
             pki.service_account_pub,
         )
     ):
+        if not pki.scheduler.cert.exists():
+            # A directory made before the scheduler was part of the plane (`make cluster`
+            # keeps its certificates): issue the one missing certificate with the same CA.
+            existing = serialization.load_pem_private_key(pki.ca_key.read_bytes(), password=None)
+            assert isinstance(existing, ec.EllipticCurvePrivateKey)
+            _scheduler_cert(directory, existing, ca_name)
         return pki
 
     ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = _name("spa-testenv-ca")
     ca_cert = (
         _builder(ca_name, ca_name, ca_key.public_key())
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
@@ -214,6 +222,7 @@ def ensure_pki(directory: Path) -> Pki:
         _name("system:kube-controller-manager"),
         ExtendedKeyUsageOID.CLIENT_AUTH,
     )
+    _scheduler_cert(directory, ca_key, ca_name)
     # RSA like most real clusters (RS256 tokens); the apiserver verifies with the public half.
     sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     _write_key(pki.service_account_key, sa_key)
@@ -223,3 +232,17 @@ def ensure_pki(directory: Path) -> Pki:
         )
     )
     return pki
+
+
+def _scheduler_cert(
+    directory: Path, ca_key: ec.EllipticCurvePrivateKey, ca_name: x509.Name
+) -> None:
+    # The user the bootstrap ClusterRoleBinding system:kube-scheduler names.
+    _leaf(
+        directory,
+        "scheduler",
+        ca_key,
+        ca_name,
+        _name("system:kube-scheduler"),
+        ExtendedKeyUsageOID.CLIENT_AUTH,
+    )

@@ -192,7 +192,12 @@ def test_every_string_a_cel_rule_reads_is_bounded() -> None:
         schema = _crd(name)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
         for path, node in _walk(schema):
             for rule in node.get("x-kubernetes-validations", []):
-                for field in set(re.findall(r"self\.(\w+)", rule["rule"])):
+                if node.get("type") == "string":
+                    # A rule on the string itself (leadTime's).
+                    assert "maxLength" in node, f"{path} is read by {rule['rule']!r}"
+                    continue
+                # Fields, not methods (`self.x.matches(...)` reads x).
+                for field in set(re.findall(r"self\.(\w+)\b(?!\()", rule["rule"])):
                     sub = node["properties"][field]
                     if sub["type"] == "string":
                         assert "maxLength" in sub, f"{path}.{field} is read by {rule['rule']!r}"
@@ -346,6 +351,10 @@ def _autoscaler(**hpa: Any) -> dict[str, Any]:
     }
 
 
+def _with_lead(autoscaler: dict[str, Any], lead: str) -> dict[str, Any]:
+    return {**autoscaler, "spec": {**autoscaler["spec"], "leadTime": lead}}
+
+
 ONE_SHOT = {"type": "OneShot", "startDayOfWeek": None, "endDayOfWeek": None}
 CRON = {
     "type": "Cron",
@@ -415,6 +424,8 @@ CEL_CASES = [
         _schedule(startDate="2026-06-02", endDate="2026-06-01"),
         "endDate must not be before startDate",
     ),
+    (_schedule(leadTime="24h0m1s"), "leadTime must be at most 24h"),
+    (_with_lead(_autoscaler(), "1441m"), "leadTime must be at most 24h"),
 ]
 
 
@@ -465,6 +476,10 @@ GOOD = [
         excludeDates=["2026-03-08"],
         holidays={"country": "JP"},
     ),
+    _schedule(leadTime="1h30m"),
+    _schedule(leadTime="24h"),
+    _schedule(leadTime="0"),
+    _with_lead(_autoscaler(), "90s"),
     _autoscaler(),
     _autoscaler(minReplicas=None),
     _autoscaler(

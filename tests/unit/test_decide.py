@@ -19,11 +19,13 @@ from spa.controller.decide import (
     Attempts,
     CreateHpa,
     DryRunHpa,
+    Event,
     EventType,
     Memory,
     PatchHpa,
     Plan,
     Refusal,
+    ScaleUp,
     SetOwner,
     Snapshot,
     compile_window,
@@ -162,6 +164,8 @@ class Server:
     live_owners: frozenset[str] = frozenset()
     version: int = 100
     writes: list[str] = field(default_factory=list)
+    # The immediate scale-ups the reconciler would perform (after a write that changed the HPA).
+    scale_ups: list[ScaleUp] = field(default_factory=list)
 
     def _store_hpa(self, obj: dict[str, Any]) -> dict[str, Any]:
         stored = copy.deepcopy(obj)
@@ -199,6 +203,8 @@ class Server:
                 self.writes.append("create")
                 memory = self._written(memory, write.wanted)
                 attempts = replace(attempts, hpa_written=True)
+                if plan.scale_up is not None:
+                    self.scale_ups.append(plan.scale_up)
                 continue
             if isinstance(write, DryRunHpa):
                 would = self.spell(merged(write.current, write.patch)["spec"])
@@ -216,6 +222,8 @@ class Server:
                 else:
                     memory = self._written(memory, write.wanted)
                     attempts = replace(attempts, hpa_written=changed)
+                if changed and plan.scale_up is not None:
+                    self.scale_ups.append(plan.scale_up)
                 continue
             for status in plan.statuses:
                 self._status(status.obj, status_fields(status.status))
@@ -297,6 +305,96 @@ def test_a_window_start_is_one_patch_then_the_statuses_and_events() -> None:
     assert server.autoscaler["status"]["activeSchedules"] == ["peak"]
     assert server.schedules[0]["status"]["condition"] == "Progressing"
     assert plan.requeue_at == at(11)
+
+
+def test_a_raise_of_min_replicas_asks_for_one_scale_up_and_a_fall_asks_for_none() -> None:
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)])
+    memory = None
+    for hour in (9, 9, 10, 10, 10, 11, 11):
+        _, memory, _ = server.reconcile(at(hour), memory)
+    # Only the window's start raises minReplicas (to 5); the creation raised nothing and the
+    # end lowers it: both are left to the HPA controller.
+    assert server.scale_ups == [ScaleUp("apps/v1", "Deployment", "web", 5)]
+
+
+def test_putting_back_a_lowered_min_replicas_is_no_scale_up() -> None:
+    # In the window (min 5), somebody lowers the HPA's minReplicas to 1: the controller puts 5
+    # back, which raises the HPA's minReplicas but not the effective one; no boundary, so no
+    # scale-up (docs/schedules.md, "Immediate scale-up": at boundaries only).
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)])
+    memory = None
+    for hour in (9, 9, 10, 10):
+        _, memory, _ = server.reconcile(at(hour), memory)
+    assert server.scale_ups == [ScaleUp("apps/v1", "Deployment", "web", 5)]
+    assert server.hpa is not None
+    server.hpa["spec"]["minReplicas"] = 1
+    server.hpa["metadata"]["resourceVersion"] = str(server.version + 1)
+    server.version += 1
+    _, memory, _ = server.reconcile(at(10) + 60, memory)
+    assert server.hpa["spec"]["minReplicas"] == 5
+    assert hpa_writes(server)[-1] == "patch"
+    assert server.scale_ups == [ScaleUp("apps/v1", "Deployment", "web", 5)]
+    # After a restart nothing is remembered: the HPA's own minReplicas is the measure.
+    server.hpa["spec"]["minReplicas"] = 1
+    server.version += 1
+    server.hpa["metadata"]["resourceVersion"] = str(server.version)
+    server.reconcile(at(10) + 120)
+    assert server.scale_ups[1:] == [ScaleUp("apps/v1", "Deployment", "web", 5)]
+
+
+def test_scale_up_immediately_false_never_asks_for_a_scale_up() -> None:
+    obj = autoscaler()
+    obj["spec"]["scaleUpImmediately"] = False
+    server = Server(obj, [schedule("peak", owner=OURS)])
+    memory = None
+    for hour in (9, 9, 10, 10):
+        _, memory, _ = server.reconcile(at(hour), memory)
+    assert server.hpa is not None
+    assert server.hpa["spec"]["minReplicas"] == 5
+    assert server.scale_ups == []
+
+
+def test_the_last_scale_up_is_the_autoscalers_condition() -> None:
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)])
+    outcome = ("False", "NoScaleSubresource", "Deployment has no scale subresource; ...")
+    server.reconcile(at(9), Memory(scale_up=outcome))
+    plan, _, _ = server.reconcile(at(9), Memory(scale_up=outcome))
+    assert server.autoscaler is not None
+    conditions = {c["type"]: c for c in server.autoscaler["status"]["conditions"]}
+    assert (conditions["ImmediateScaleUp"]["status"], conditions["ImmediateScaleUp"]["reason"]) == (
+        "False",
+        "NoScaleSubresource",
+    )
+    assert conditions["Ready"]["status"] == "True"
+    assert plan.memory.scale_up == outcome
+
+
+def test_the_scale_up_event_waits_for_the_final_plan() -> None:
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)])
+    scaled = Event(server.autoscaler or {}, EventType.NORMAL, "ScaledUp", "raised ...")
+    _, memory, _ = server.reconcile(at(9))
+    plan, memory, _ = server.reconcile(at(9), replace(memory, scale_up_event=scaled))
+    assert plan.final
+    assert scaled in plan.events
+    assert memory.scale_up_event is None
+    plan, _, _ = server.reconcile(at(9), memory)
+    assert scaled not in plan.events
+
+
+def test_the_autoscalers_lead_time_moves_its_schedules_starts() -> None:
+    obj = autoscaler()
+    obj["spec"]["leadTime"] = "10m"
+    server = Server(obj, [schedule("peak", owner=OURS), schedule("own", leadTime="0", owner=OURS)])
+    memory = None
+    for instant in (at(9), at(9), at(9, 50), at(9, 50)):
+        plan, memory, _ = server.reconcile(instant, memory)
+    assert server.hpa is not None
+    assert server.hpa["spec"]["minReplicas"] == 5
+    peak, own = server.schedules
+    assert peak["status"]["condition"] == "Progressing"
+    assert own["status"]["condition"] == "Available"
+    assert own["status"]["nextTransitionTime"] == "2026-11-16T10:00:00Z"
+    assert plan.requeue_at == at(10)
 
 
 def test_the_servers_spelling_is_learned_by_one_dry_run_and_never_written_again() -> None:

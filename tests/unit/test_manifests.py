@@ -212,6 +212,7 @@ def test_the_controller_role_is_exactly_what_it_needs() -> None:
         | _grant(GROUP, "scheduledpodautoscalers/status schedules/status", "patch")
         | _grant(GROUP, "scheduledpodautoscalers/finalizers", "update")
         | _grant("autoscaling", "horizontalpodautoscalers", "get list watch create patch")
+        | _grant("apps", "deployments/scale statefulsets/scale replicasets/scale", "get patch")
         | _grant("", "events", "create patch")
     )
 

@@ -1,0 +1,350 @@
+"""Capacity benchmark: from a real minute boundary until every Deployment has its window's
+minimum of Ready pods (docs/performance.md, "Capacity at the boundary").
+
+One private control plane (tests/testenv) with kube-scheduler and kwok's fake nodes, and
+kube-controller-manager at the **default HPA sync period of 15 s**, so the HPA-only figures are
+what a real cluster does. The controller is `spa run` as a subprocess, with its own
+ServiceAccount (config/rbac) and the real clock.
+
+Each round creates, in a fresh namespace, for every mode and start-up delay D, N Deployments at
+1 replica whose pods become Ready D seconds after they are bound (kwok), each with an SPA (base
+1..10) and a Daily Schedule raising minReplicas to 3. Once every Deployment is Ready at 1
+replica and the controller has reconciled every SPA, the windows are moved to start at the next
+real minute boundary B that leaves 20 s before the earliest effective start. A watch on the
+Deployments records when each first wants (`spec.replicas`) and first has (`readyReplicas`) 3.
+The lag is that instant minus B; negative means before the boundary. Modes:
+
+- `hpa`: `scaleUpImmediately: false`, only the HPA controller raises the target (next sync);
+- `immediate`: the default, the controller raises the target through /scale at B;
+- `lead`: immediate, with `leadTime` = D + 10 s.
+
+    python bench/capacity.py                        # N = 1 and 100, D = 0 and 20 s
+    python bench/capacity.py --sizes 1 --delays 0   # a quick look
+
+A Markdown table goes to stdout, progress to stderr; `--out` writes the raw results (JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from kubernetes import client as k8s  # noqa: E402
+from kubernetes import watch  # noqa: E402
+
+from bench.load import log, machine, summary  # noqa: E402
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
+from spa.kube import BlockingKubeClient, Resource, connect_blocking  # noqa: E402
+from tests.integration.harness import install_crds  # noqa: E402
+from tests.integration.processes import spa_run  # noqa: E402
+from tests.testenv.controlplane import ControlPlane  # noqa: E402
+from tests.testenv.kwok import NODE_CAPACITY, START_DELAY_ANNOTATION  # noqa: E402
+
+DEPLOYMENT = Resource("apps", "v1", "deployments", "Deployment", True)
+SA_NAMESPACE = SA_NAME = "scheduled-pod-autoscaler"
+MODES = ("hpa", "immediate", "lead")
+WINDOW_MIN = 3
+LEAD_MARGIN_SECONDS = 10
+# How long after the fleet is set up (created, reconciled, Ready at 1 replica) its earliest
+# effective start may come, at the least: the controller takes the moved windows in.
+SETUP_SECONDS = 20
+HPA_SYNC_SECONDS = 15
+
+
+def deployment(name: str, delay: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {
+                    "labels": {"app": name},
+                    "annotations": {START_DELAY_ANNOTATION: f"{delay}s"},
+                },
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "app",
+                            "image": "registry.example/app:1",
+                            "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+                        }
+                    ]
+                },
+            },
+        },
+    }
+
+
+def autoscaler(name: str, mode: str, delay: int) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "horizontalPodAutoscalerSpec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+            "minReplicas": 1,
+            "maxReplicas": 10,
+        },
+        "scaleUpImmediately": mode != "hpa",
+    }
+    if mode == "lead":
+        spec["leadTime"] = f"{delay + LEAD_MARGIN_SECONDS}s"
+    return {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "ScheduledPodAutoscaler",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def window(name: str, boundary: datetime) -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "Schedule",
+        "metadata": {"name": f"{name}-peak"},
+        "spec": {
+            "scaleTargetRef": {"name": name},
+            "type": "Daily",
+            "startTime": boundary.strftime("%H:%M"),
+            "endTime": (boundary + timedelta(minutes=10)).strftime("%H:%M"),
+            "minReplicas": WINDOW_MIN,
+        },
+    }
+
+
+class DeploymentTimes:
+    """Wall-clock instants at which each Deployment of a namespace first wanted and first had
+    WINDOW_MIN replicas, as a watch delivered them."""
+
+    def __init__(self, api: k8s.ApiClient, namespace: str) -> None:
+        self.wanted: dict[str, float] = {}
+        self.ready: dict[str, float] = {}
+        self._watch = watch.Watch()
+        self._apps = k8s.AppsV1Api(api)
+        self._namespace = namespace
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopped:
+            try:
+                for event in self._watch.stream(
+                    self._apps.list_namespaced_deployment, self._namespace, timeout_seconds=300
+                ):
+                    self._note(event["object"], time.time())
+            except Exception as error:  # a broken watch is started again
+                if not self._stopped:
+                    log(f"deployment watch: {error!r}; watching again")
+
+    def _note(self, obj: k8s.V1Deployment, received: float) -> None:
+        name = obj.metadata.name
+        if (obj.spec.replicas or 0) >= WINDOW_MIN:
+            self.wanted.setdefault(name, received)
+        if ((obj.status and obj.status.ready_replicas) or 0) >= WINDOW_MIN:
+            self.ready.setdefault(name, received)
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._watch.stop()
+
+
+def ready_at_one(admin: BlockingKubeClient, namespace: str) -> int:
+    """How many Deployments of the namespace have their one replica Ready."""
+    items = admin.list(DEPLOYMENT, namespace=namespace).items
+    return sum(1 for item in items if ((item.get("status") or {}).get("readyReplicas") or 0) >= 1)
+
+
+def reconciled(admin: BlockingKubeClient, namespace: str) -> int:
+    """How many SPAs of the namespace the controller has reconciled (status written)."""
+    items = admin.list(SCHEDULED_POD_AUTOSCALERS, namespace=namespace).items
+    return sum(1 for item in items if (item.get("status") or {}).get("observedGeneration"))
+
+
+def next_boundary(after: float) -> datetime:
+    instant = datetime.fromtimestamp(after, UTC)
+    return (instant + timedelta(minutes=1)).replace(second=0, microsecond=0)
+
+
+def run_round(
+    plane: ControlPlane, label: str, n: int, delays: list[int], modes: list[str]
+) -> list[dict[str, Any]]:
+    namespace = f"capacity-{label}"
+    plane.run_kubectl("create", "namespace", namespace, check=True)
+    # The windows are created half a day ahead, and moved to the real boundary once the controller
+    # has reconciled every SPA: a lead must not start while the controller is still busy with
+    # the fleet's first reconcile (with 200 SPAs on a loaded machine it took over a minute).
+    boundary = next_boundary(time.time() + 12 * 3600)
+    groups = {
+        (mode, delay): [f"{mode}-d{delay}-{i:03d}" for i in range(n)]
+        for mode in modes
+        for delay in delays
+    }
+    objects: list[tuple[Resource, dict[str, Any]]] = []
+    for (mode, delay), names in groups.items():
+        for name in names:
+            objects.append((DEPLOYMENT, deployment(name, delay)))
+            objects.append((SCHEDULED_POD_AUTOSCALERS, autoscaler(name, mode, delay)))
+            objects.append((SCHEDULES, window(name, boundary)))
+    admin = connect_blocking(kubeconfig=str(plane.kubeconfig), pool_size=32)
+    began = time.monotonic()
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda item: admin.create(item[0], namespace, item[1]), objects))
+    took = time.monotonic() - began
+    log(f"{label}: created {len(objects)} objects in {took:.1f} s")
+    total = sum(len(names) for names in groups.values())
+    setup_deadline = time.time() + 600
+    while time.time() < setup_deadline and (
+        ready_at_one(admin, namespace) < total or reconciled(admin, namespace) < total
+    ):
+        time.sleep(1)
+    lead = max(delays) + LEAD_MARGIN_SECONDS if "lead" in modes else 0
+    boundary = next_boundary(time.time() + lead + SETUP_SECONDS)
+    b = boundary.timestamp()
+    with ThreadPoolExecutor(16) as pool:
+        list(
+            pool.map(
+                lambda name: admin.patch(
+                    SCHEDULES,
+                    namespace,
+                    f"{name}-peak",
+                    {"spec": window(name, boundary)["spec"]},
+                    patch_type="merge",
+                    field_manager="bench",
+                ),
+                [name for names in groups.values() for name in names],
+            )
+        )
+    log(f"{label}: set up in {time.monotonic() - began:.0f} s; boundary {boundary:%H:%M:%S}")
+    deadline = b + max(delays) + 2 * HPA_SYNC_SECONDS + 30
+    with plane.api_client() as api:
+        times = DeploymentTimes(api, namespace)
+        try:
+            while time.time() < deadline and len(times.ready) < total:
+                time.sleep(0.5)
+        finally:
+            times.stop()
+    rows = []
+    for (mode, delay), names in groups.items():
+        ready = [times.ready[name] - b for name in names if name in times.ready]
+        wanted = [times.wanted[name] - b for name in names if name in times.wanted]
+        rows.append(
+            {
+                "n": n,
+                "delay": delay,
+                "mode": mode,
+                "ready": summary(ready),
+                "wanted": summary(wanted),
+                "not_ready": len(names) - len(ready),
+            }
+        )
+        log(f"{label}: {mode} D={delay}: ready {summary(ready)}")
+    admin.close()
+    # Waited for: the next round's pods need the nodes this round's pods still hold.
+    plane.run_kubectl("delete", "namespace", namespace, "--timeout=300s", check=True, timeout=330)
+    return rows
+
+
+def rounds(sizes: list[int], modes: list[str]) -> Iterator[tuple[str, int, list[str]]]:
+    """One round holds every mode for small N; for large N one mode per round, so that the
+    pods of a round fit the nodes and the three modes do not load the machine together."""
+    for n in sizes:
+        if n * len(modes) <= 30:
+            yield f"n{n}", n, modes
+        else:
+            for mode in modes:
+                yield f"n{n}-{mode}", n, [mode]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1,100", help="numbers of Deployments (N)")
+    parser.add_argument("--delays", default="0,20", help="pod start-up delays in seconds (D)")
+    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument(
+        "--controller-manager-qps",
+        type=int,
+        default=0,
+        help="kube-controller-manager's --kube-api-qps (burst twice that); 0: its default, 20",
+    )
+    parser.add_argument("--out", type=Path, help="write the raw results (JSON) here")
+    args = parser.parse_args()
+    sizes = [int(v) for v in args.sizes.split(",")]
+    delays = [int(v) for v in args.delays.split(",")]
+    modes = [m for m in args.modes.split(",") if m in MODES]
+    most_pods = max(
+        n * len(delays) * len(round_modes) * WINDOW_MIN
+        for _, n, round_modes in rounds(sizes, modes)
+    )
+    nodes = max(3, math.ceil(most_pods / (int(NODE_CAPACITY["pods"]) - 10)))
+    workdir = Path(tempfile.mkdtemp(prefix="spa-bench-capacity-"))
+    log(f"control plane with {nodes} nodes in {workdir}")
+    plane = ControlPlane(
+        workdir / "plane",
+        nodes=nodes,
+        # A real cluster's HPA sync period: the HPA-only mode measures what users get today.
+        extra_controller_manager_args=[
+            f"--horizontal-pod-autoscaler-sync-period={HPA_SYNC_SECONDS}s",
+            *qps_args(args.controller_manager_qps),
+        ],
+    )
+    plane.start()
+    results: list[dict[str, Any]] = []
+    try:
+        install_crds(plane)
+        plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config/rbac"), check=True)
+        kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)
+        with spa_run(Path(kubeconfig), None, log=workdir / "spa-run.log"):
+            for label, n, round_modes in rounds(sizes, modes):
+                results += run_round(plane, label, n, delays, round_modes)
+    finally:
+        plane.stop()
+    print(table(results))
+    if args.out:
+        settings = {"controller_manager_qps": args.controller_manager_qps or 20}
+        raw = {"machine": machine(), "plane": settings, "results": results}
+        args.out.write_text(json.dumps(raw, indent=2))
+    return 0
+
+
+def qps_args(qps: int) -> list[str]:
+    """kube-controller-manager's client rate limit. At its default (20 requests/s, burst 30)
+    the ReplicaSet controller creates about 10 pods/s (each pod's create and its Event share
+    the limit), which is what bounds a large fleet's scale-up on this plane
+    (docs/performance.md, "Capacity at the boundary")."""
+    return [f"--kube-api-qps={qps}", f"--kube-api-burst={2 * qps}"] if qps else []
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    def seconds(value: float) -> str:
+        return "-" if math.isnan(value) else f"{value:+.1f}"
+
+    lines = [
+        "| N | D | mode | ready p50 | ready p99 | ready max | wanted p99 | not ready |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in sorted(results, key=lambda r: (r["n"], r["delay"], MODES.index(r["mode"]))):
+        ready, wanted = row["ready"], row["wanted"]
+        lines.append(
+            f"| {row['n']} | {row['delay']} s | {row['mode']} | {seconds(ready['p50'])} | "
+            f"{seconds(ready['p99'])} | {seconds(ready['max'])} | {seconds(wanted['p99'])} | "
+            f"{row['not_ready']} |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

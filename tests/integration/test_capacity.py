@@ -1,0 +1,318 @@
+"""Capacity at the boundary, on the real control plane with kwok's nodes and pods: immediate
+scale-up through /scale, the HPA-only path, lead time, and targets that cannot be scaled so
+(docs/api.md `scaleUpImmediately`, docs/schedules.md "Lead time").
+
+The controller runs in-process on a fake clock, as its ServiceAccount with only config/rbac's
+permissions (so the least-privilege rules are what is tested). Its control plane is private:
+kube-controller-manager syncs HPAs every 10 s, not the 1 s of the shared plane. With 1 s the
+HPA controller would raise the target about as soon as the controller does, and a test could
+not tell who did it; 10 s keeps that distinction clear and the HPA-only test short (a real
+cluster's 15 s is what the benchmark measures).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.kube import Resource, connect_blocking
+from tests.integration.harness import (
+    Kube,
+    Running,
+    autoscaler,
+    eventually,
+    install_crds,
+    running_controller,
+    schedule,
+    utc,
+)
+from tests.integration.processes import CONTROLLER_NAMESPACE
+from tests.testenv import ControlPlane
+from tests.testenv.fixtures import private_control_plane
+from tests.testenv.kwok import START_DELAY_ANNOTATION
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+HPA_SYNC_SECONDS = 10
+DEPLOYMENT = Resource("apps", "v1", "deployments", "Deployment", True)
+FIELD_MANAGER = "scheduled-pod-autoscaler"
+
+
+@pytest.fixture(scope="module")
+def plane() -> Iterator[ControlPlane]:
+    with private_control_plane(
+        extra_controller_manager_args=[
+            f"--horizontal-pod-autoscaler-sync-period={HPA_SYNC_SECONDS}s"
+        ]
+    ) as started:
+        install_crds(started)
+        started.run_kubectl(
+            "apply", "--server-side", "-k", str(REPO / "config" / "rbac"), check=True
+        )
+        yield started
+
+
+@pytest.fixture(scope="module")
+def controller_identity(plane: ControlPlane) -> Path:
+    return plane.service_account_kubeconfig(
+        CONTROLLER_NAMESPACE, "scheduled-pod-autoscaler", create=False, expiration_seconds=7200
+    )
+
+
+@pytest.fixture
+def kube(plane: ControlPlane) -> Iterator[Kube]:
+    client = connect_blocking(kubeconfig=str(plane.kubeconfig))
+    yield Kube(client)
+    client.close()
+
+
+@pytest.fixture
+def namespace(plane: ControlPlane, request: pytest.FixtureRequest) -> str:
+    name = f"cap-{request.node.name[5:30].replace('_', '-').strip('-')}-{secrets.token_hex(3)}"
+    plane.run_kubectl("create", "namespace", name, check=True)
+    return name
+
+
+@pytest.fixture
+async def controller(controller_identity: Path, namespace: str) -> AsyncIterator[Running]:
+    async with running_controller(
+        controller_identity, [namespace], start=utc("2026-11-16T11:00:00")
+    ) as running:
+        yield running
+
+
+def deployment(name: str, namespace: str, replicas: int, start_delay: str = "1s") -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {
+                    "labels": {"app": name},
+                    "annotations": {START_DELAY_ANNOTATION: start_delay},
+                },
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "app",
+                            "image": "registry.example/app:1",
+                            "resources": {"requests": {"cpu": "50m", "memory": "32Mi"}},
+                        }
+                    ]
+                },
+            },
+        },
+    }
+
+
+def spa_with(name: str, namespace: str, minimum: int, **spec: Any) -> dict[str, Any]:
+    document = autoscaler(name, namespace, minimum=minimum, maximum=10)
+    document["spec"].update(spec)
+    return document
+
+
+def noon(name: str, namespace: str, minimum: int, **spec: Any) -> dict[str, Any]:
+    return schedule(
+        f"{name}-noon",
+        namespace,
+        name,
+        type="Daily",
+        startTime="12:00",
+        endTime="13:00",
+        minReplicas=minimum,
+        **spec,
+    )
+
+
+def replicas(kube: Kube, namespace: str, name: str) -> tuple[int, int]:
+    """The Deployment's (spec.replicas, status.readyReplicas)."""
+    deployment_object = kube.get(DEPLOYMENT, namespace, name)
+    status = deployment_object.get("status") or {}
+    return deployment_object["spec"]["replicas"], status.get("readyReplicas") or 0
+
+
+def scale_writers(kube: Kube, namespace: str, name: str) -> set[str]:
+    """The field managers that wrote the Deployment's replicas through /scale."""
+    fields = kube.get(DEPLOYMENT, namespace, name)["metadata"].get("managedFields") or []
+    return {entry["manager"] for entry in fields if entry.get("subresource") == "scale"}
+
+
+def events(kube: Kube, namespace: str, reason: str) -> list[dict[str, Any]]:
+    return [event for event in kube.events(namespace) if event.get("reason") == reason]
+
+
+def scale_up_condition(kube: Kube, namespace: str, name: str) -> dict[str, Any] | None:
+    conditions = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, name).get("conditions") or []
+    return next((c for c in conditions if c["type"] == "ImmediateScaleUp"), None)
+
+
+async def hpa_synced_once(kube: Kube, namespace: str, name: str) -> None:
+    """Wait until the HPA controller has processed the HPA once (it writes its conditions).
+    It processes each HPA once per sync period from then on, so a boundary right after this
+    leaves almost a whole period before its next look."""
+    await eventually(
+        lambda: (kube.hpa(namespace, name).get("status") or {}).get("conditions"),
+        within=3 * HPA_SYNC_SECONDS,
+        what="the HPA controller's first sync",
+    )
+
+
+async def test_immediate_scale_up_raises_at_the_boundary_and_the_hpa_keeps_it(
+    kube: Kube, namespace: str, controller: Running
+) -> None:
+    kube.client.create(DEPLOYMENT, namespace, deployment("web", namespace, 2))
+    kube.create(spa_with("web", namespace, 2))
+    kube.create(noon("web", namespace, 6))
+    await eventually(lambda: kube.bounds(namespace, "web") == (2, 10), what="HPA 2/10")
+    await hpa_synced_once(kube, namespace, "web")
+
+    controller.clock.set(utc("2026-11-16T12:00:00"))
+    began = time.monotonic()
+    await eventually(lambda: replicas(kube, namespace, "web")[0] == 6, within=8, what="6 wanted")
+    raised_after = time.monotonic() - began
+    # Well within the HPA controller's sync period: the controller raised it, through /scale.
+    assert raised_after < HPA_SYNC_SECONDS - 2, raised_after
+    assert FIELD_MANAGER in scale_writers(kube, namespace, "web")
+    await eventually(lambda: replicas(kube, namespace, "web") == (6, 6), what="6 ready")
+    [scaled] = await eventually(lambda: events(kube, namespace, "ScaledUp"), what="ScaledUp")
+    assert scaled["type"] == "Normal"
+    assert "from 2 to 6 replicas" in scaled["message"]
+    condition = await eventually(lambda: scale_up_condition(kube, namespace, "web"))
+    assert (condition["status"], condition["reason"]) == ("True", "ScaledUp")
+
+    # The HPA controller keeps it (its next sync sees replicas within the new bounds).
+    await asyncio.sleep(HPA_SYNC_SECONDS + 2)
+    assert replicas(kube, namespace, "web") == (6, 6)
+
+    # The end of the window lowers the HPA's bound only; the target is never scaled down.
+    controller.clock.set(utc("2026-11-16T13:00:00"))
+    await eventually(lambda: kube.bounds(namespace, "web") == (2, 10), what="HPA back to 2/10")
+    await asyncio.sleep(HPA_SYNC_SECONDS + 2)
+    assert replicas(kube, namespace, "web") == (6, 6)
+    assert len(events(kube, namespace, "ScaledUp")) == 1
+
+
+async def test_no_write_when_the_target_already_has_enough(
+    kube: Kube, namespace: str, controller: Running
+) -> None:
+    kube.client.create(DEPLOYMENT, namespace, deployment("big", namespace, 8))
+    kube.create(spa_with("big", namespace, 2))
+    kube.create(noon("big", namespace, 6))
+    await eventually(lambda: kube.bounds(namespace, "big") == (2, 10), what="HPA 2/10")
+    controller.clock.set(utc("2026-11-16T12:00:00"))
+    await eventually(lambda: kube.bounds(namespace, "big") == (6, 10), what="HPA 6/10")
+    await asyncio.sleep(2)
+    assert replicas(kube, namespace, "big")[0] == 8
+    assert FIELD_MANAGER not in scale_writers(kube, namespace, "big")
+    assert events(kube, namespace, "ScaledUp") == []
+
+
+async def test_with_scale_up_immediately_false_only_the_hpa_acts(
+    kube: Kube, namespace: str, controller: Running
+) -> None:
+    kube.client.create(DEPLOYMENT, namespace, deployment("web", namespace, 2))
+    kube.create(spa_with("web", namespace, 2, scaleUpImmediately=False))
+    kube.create(noon("web", namespace, 6))
+    await eventually(lambda: kube.bounds(namespace, "web") == (2, 10), what="HPA 2/10")
+    await hpa_synced_once(kube, namespace, "web")
+
+    controller.clock.set(utc("2026-11-16T12:00:00"))
+    await eventually(lambda: kube.bounds(namespace, "web") == (6, 10), what="HPA 6/10")
+    # Nothing but the HPA controller raises it, at its next sync.
+    await asyncio.sleep(2)
+    assert replicas(kube, namespace, "web")[0] == 2
+    await eventually(
+        lambda: replicas(kube, namespace, "web")[0] == 6,
+        within=HPA_SYNC_SECONDS + 5,
+        what="the HPA controller's raise",
+    )
+    assert FIELD_MANAGER not in scale_writers(kube, namespace, "web")
+    assert events(kube, namespace, "ScaledUp") == []
+    assert scale_up_condition(kube, namespace, "web") is None
+
+
+@pytest.mark.parametrize(
+    ("target", "reason", "message"),
+    [
+        (
+            {"apiVersion": "apps/v1", "kind": "Deployment", "name": "absent"},
+            "TargetNotFound",
+            "Deployment {namespace}/absent not found",
+        ),
+        (
+            {"apiVersion": "apps/v1", "kind": "ControllerRevision", "name": "settings"},
+            "NoScaleSubresource",
+            "ControllerRevision (controllerrevisions.apps/v1) has no scale subresource",
+        ),
+    ],
+)
+async def test_a_target_that_cannot_be_scaled_degrades_with_a_message(
+    kube: Kube,
+    namespace: str,
+    controller: Running,
+    target: dict[str, str],
+    reason: str,
+    message: str,
+) -> None:
+    document = spa_with("odd", namespace, 2)
+    document["spec"]["horizontalPodAutoscalerSpec"]["scaleTargetRef"] = target
+    kube.create(document)
+    kube.create(noon("odd", namespace, 6))
+    await eventually(lambda: kube.bounds(namespace, "odd") == (2, 10), what="HPA 2/10")
+    controller.clock.set(utc("2026-11-16T12:00:00"))
+    # The HPA path still applies: the bounds follow the window.
+    await eventually(lambda: kube.bounds(namespace, "odd") == (6, 10), what="HPA 6/10")
+    condition = await eventually(lambda: scale_up_condition(kube, namespace, "odd"))
+    assert condition["status"] == "False"
+    assert condition["reason"] == reason
+    assert condition["message"].startswith(message.format(namespace=namespace))
+    assert "the HPA controller raises the target at its next sync instead" in condition["message"]
+    # Events are sent in the background, after the status of the same final plan.
+    [warning] = await eventually(lambda: events(kube, namespace, reason), what=reason)
+    assert warning["type"] == "Warning"
+    ready = next(
+        c
+        for c in kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "odd")["conditions"]
+        if c["type"] == "Ready"
+    )
+    assert ready["status"] == "True"
+
+
+async def test_lead_time_makes_the_pods_ready_before_the_start(
+    kube: Kube, namespace: str, controller: Running
+) -> None:
+    kube.client.create(DEPLOYMENT, namespace, deployment("web", namespace, 2, start_delay="3s"))
+    kube.create(spa_with("web", namespace, 2, leadTime="10m"))
+    kube.create(noon("web", namespace, 5))
+    await eventually(lambda: kube.bounds(namespace, "web") == (2, 10), what="HPA 2/10")
+    status = await eventually(
+        lambda: (
+            kube.status(SCHEDULES, namespace, "web-noon").get("nextTransitionTime")
+            and kube.status(SCHEDULES, namespace, "web-noon")
+        )
+    )
+    assert status["nextTransitionTime"] == "2026-11-16T11:50:00Z"
+
+    controller.clock.set(utc("2026-11-16T11:50:00"))
+    await eventually(lambda: kube.bounds(namespace, "web") == (5, 10), what="HPA 5/10")
+    await eventually(lambda: replicas(kube, namespace, "web") == (5, 5), within=30, what="5 ready")
+    # All of it while the controller's clock still reads 11:50, ten minutes before the start.
+    assert controller.clock.now() < utc("2026-11-16T12:00:00")
+    schedule_status = kube.status(SCHEDULES, namespace, "web-noon")
+    assert schedule_status["condition"] == "Progressing"
+    assert schedule_status["nextTransitionTime"] == "2026-11-16T13:00:00Z"
+    assert kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")["activeSchedules"] == [
+        "web-noon"
+    ]
+    assert kube.hpa(namespace, "web")["spec"]["minReplicas"] == 5
