@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+import durationpy
 from cronsim import CronSim, CronSimError
 
 from spa.schedule.wallclock import WallClockError, local_date, to_instant
@@ -58,8 +59,6 @@ CRON_FIELDS_PATTERN = "^[!-~]+( +[!-~]+){4}$"
 # A Go duration (time.ParseDuration) in hours, minutes and seconds: what a Kubernetes
 # metav1.Duration field accepts, less the sub-second units that a window has no use for.
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(h|m|s))+$"
-_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(h|m|s)")
-_UNIT_SECONDS = {"h": 3600, "m": 60, "s": 1}
 _DAY = timedelta(days=1)
 
 
@@ -70,9 +69,9 @@ def parse_duration(text: str) -> int:
             f"'{text}' is not a duration: write hours, minutes and seconds such as 1h30m, "
             "90m or 45s"
         )
-    total = sum(
-        float(number) * _UNIT_SECONDS[unit] for number, unit in _DURATION_PART.findall(text)
-    )
+    # Read by durationpy, as leadTime is (spa.api.validation.duration_seconds): one reading of
+    # Go durations; the pattern above only narrows the units.
+    total = durationpy.from_str(text).total_seconds()
     if total != int(total):
         raise WallClockError(f"'{text}' is not a whole number of seconds")
     seconds = int(total)

@@ -40,6 +40,7 @@ from spa.schedule import (
     from_instant,
     load_zone,
     next_transition,
+    parse_duration,
     parse_hour_minute,
     parse_local_datetime,
     skipped_between,
@@ -352,6 +353,13 @@ def autoscaler(**spec: Any) -> dict[str, Any]:
 def test_lead_time_reads_go_durations(text: str, seconds: int) -> None:
     assert compile_schedule(parse_schedule(schedule(leadTime=text)).spec).lead == seconds
     assert autoscaler_lead(parse_scheduled_pod_autoscaler(autoscaler(leadTime=text))) == seconds
+
+
+@pytest.mark.parametrize("text", ["90s", "5m", "1h30m", "1.5h", "24h", "0.25h", "2h0m30s"])
+def test_a_cron_duration_and_a_lead_time_read_the_same_text_alike(text: str) -> None:
+    """One reading of Go durations (durationpy) for both fields; only their ranges differ."""
+    lead = compile_schedule(parse_schedule(schedule(leadTime=text)).spec).lead
+    assert parse_duration(text) == lead
 
 
 @pytest.mark.parametrize(
