@@ -258,15 +258,19 @@ def run_round(
     return rows
 
 
-def rounds(sizes: list[int], modes: list[str]) -> Iterator[tuple[str, int, list[str]]]:
-    """One round holds every mode for small N; for large N one mode per round, so that the
-    pods of a round fit the nodes and the three modes do not load the machine together."""
+def rounds(
+    sizes: list[int], modes: list[str], delays: list[int]
+) -> Iterator[tuple[str, int, list[str], list[int]]]:
+    """One round holds every mode and delay for small N; for large N one mode and one delay per
+    round, so that exactly N Deployments are raised at the round's boundary, the pods of a
+    round fit the nodes, and the rounds do not load the machine together."""
     for n in sizes:
-        if n * len(modes) <= 30:
-            yield f"n{n}", n, modes
+        if n * len(modes) * len(delays) <= 60:
+            yield f"n{n}", n, modes, delays
         else:
             for mode in modes:
-                yield f"n{n}-{mode}", n, [mode]
+                for delay in delays:
+                    yield f"n{n}-{mode}-d{delay}", n, [mode], [delay]
 
 
 def main() -> int:
@@ -286,8 +290,8 @@ def main() -> int:
     delays = [int(v) for v in args.delays.split(",")]
     modes = [m for m in args.modes.split(",") if m in MODES]
     most_pods = max(
-        n * len(delays) * len(round_modes) * WINDOW_MIN
-        for _, n, round_modes in rounds(sizes, modes)
+        n * len(round_delays) * len(round_modes) * WINDOW_MIN
+        for _, n, round_modes, round_delays in rounds(sizes, modes, delays)
     )
     nodes = max(3, math.ceil(most_pods / (int(NODE_CAPACITY["pods"]) - 10)))
     workdir = Path(tempfile.mkdtemp(prefix="spa-bench-capacity-"))
@@ -308,8 +312,8 @@ def main() -> int:
         plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config/rbac"), check=True)
         kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)
         with spa_run(Path(kubeconfig), None, log=workdir / "spa-run.log"):
-            for label, n, round_modes in rounds(sizes, modes):
-                results += run_round(plane, label, n, delays, round_modes)
+            for label, n, round_modes, round_delays in rounds(sizes, modes, delays):
+                results += run_round(plane, label, n, round_delays, round_modes)
     finally:
         plane.stop()
     print(table(results))
