@@ -6,9 +6,10 @@ kube-controller-manager at the **default HPA sync period of 15 s**, so the HPA-o
 what a real cluster does. The controller is `spa run` as a subprocess, with its own
 ServiceAccount (config/rbac) and the real clock.
 
-Each round creates, in a fresh namespace, for every mode and start-up delay D, N Deployments at
-1 replica whose pods become Ready D seconds after they are bound (kwok), each with an SPA (base
-1..10) and a Daily Schedule raising minReplicas to 3. Once every Deployment is Ready at 1
+Each round creates, in a fresh namespace, for each of its modes and start-up delays D (all of
+them for small N, one of each for large N: see `rounds`), N Deployments at 1 replica whose pods
+become Ready D seconds after they are bound (kwok), each with an SPA (base 1..10) and a Daily
+Schedule raising minReplicas to 3. Once every Deployment is Ready at 1
 replica and the controller has reconciled every SPA, the windows are moved to start at the next
 real minute boundary B that leaves 20 s before the earliest effective start. A watch on the
 Deployments records when each first wants (`spec.replicas`) and first has (`readyReplicas`) 3.
