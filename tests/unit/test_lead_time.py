@@ -355,7 +355,7 @@ def test_lead_time_reads_go_durations(text: str, seconds: int) -> None:
     assert autoscaler_lead(parse_scheduled_pod_autoscaler(autoscaler(leadTime=text))) == seconds
 
 
-@pytest.mark.parametrize("text", ["90s", "5m", "1h30m", "1.5h", "24h", "0.25h", "2h0m30s"])
+@pytest.mark.parametrize("text", ["90s", "5m", "1h30m", "1.5h", "1.1h", "24h", "0.25h", "2h0m30s"])
 def test_a_cron_duration_and_a_lead_time_read_the_same_text_alike(text: str) -> None:
     """One reading of Go durations (durationpy) for both fields; only their ranges differ."""
     lead = compile_schedule(parse_schedule(schedule(leadTime=text)).spec).lead
