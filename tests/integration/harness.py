@@ -108,23 +108,19 @@ def schedule(name: str, namespace: str, target: str, **spec: Any) -> dict[str, A
     }
 
 
+def noon_schedule(name: str, namespace: str, **spec: Any) -> dict[str, Any]:
+    """The Schedule `<name>-noon` of SPA `name`: Daily 12:00-13:00 UTC with `spec`'s values."""
+    return schedule(
+        f"{name}-noon", namespace, name, type="Daily", startTime="12:00", endTime="13:00", **spec
+    )
+
+
 def create_noon_fleet(kube: Kube, namespace: str, names: list[str]) -> None:
     """An SPA (base 3/10) per name, each with a Schedule `<name>-noon`: Daily 12:00-13:00 UTC
     raising it to 5/20, the fleet that flips at one instant in the fault and ordering tests."""
     for name in names:
         kube.create(autoscaler(name, namespace))
-        kube.create(
-            schedule(
-                f"{name}-noon",
-                namespace,
-                name,
-                type="Daily",
-                startTime="12:00",
-                endTime="13:00",
-                minReplicas=5,
-                maxReplicas=20,
-            )
-        )
+        kube.create(noon_schedule(name, namespace, minReplicas=5, maxReplicas=20))
 
 
 @dataclass

@@ -29,8 +29,8 @@ from tests.integration.harness import (
     autoscaler,
     eventually,
     install_crds,
+    noon_schedule,
     running_controller,
-    schedule,
     utc,
 )
 from tests.integration.processes import CONTROLLER_NAMESPACE
@@ -123,16 +123,7 @@ def spa_with(name: str, namespace: str, minimum: int, **spec: Any) -> dict[str, 
 
 
 def noon(name: str, namespace: str, minimum: int, **spec: Any) -> dict[str, Any]:
-    return schedule(
-        f"{name}-noon",
-        namespace,
-        name,
-        type="Daily",
-        startTime="12:00",
-        endTime="13:00",
-        minReplicas=minimum,
-        **spec,
-    )
+    return noon_schedule(name, namespace, minReplicas=minimum, **spec)
 
 
 def replicas(kube: Kube, namespace: str, name: str) -> tuple[int, int]:
