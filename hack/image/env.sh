@@ -15,7 +15,7 @@ log() { printf '[image] %s\n' "$*" >&2; }
 
 for tool in buildah mmdebstrap; do
   if ! command -v "${tool}" >/dev/null 2>&1; then
-    log "${tool} is missing: apt-get install buildah mmdebstrap (or run hack/packaging-deps.sh)"
+    log "${tool} is missing: apt-get install buildah mmdebstrap (or run hack/system/install.sh test-packaging)"
     exit 1
   fi
 done

@@ -50,7 +50,9 @@ FORBIDDEN_PROGRAMS = (
 
 def _buildah() -> list[str]:
     """buildah with the project's container storage (hack/image/env.sh)."""
-    require_tool("buildah", "apt-get install buildah mmdebstrap (hack/packaging-deps.sh)")
+    require_tool(
+        "buildah", "apt-get install buildah mmdebstrap (hack/system/install.sh test-packaging)"
+    )
     return subprocess.run(
         ["bash", "-c", 'source hack/image/env.sh && printf "%s\\n" "${SPA_BUILDAH[@]}"'],
         cwd=REPO,

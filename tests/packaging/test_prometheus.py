@@ -58,7 +58,9 @@ VARIABLES = {"$__rate_interval": "1m", "$namespace": ".*", "$autoscaler": ".*"}
 
 
 def _promtool() -> str:
-    return require_tool("promtool", "apt-get install prometheus (hack/packaging-deps.sh)")
+    return require_tool(
+        "promtool", "apt-get install prometheus (hack/system/install.sh test-packaging)"
+    )
 
 
 def _rules() -> list[dict[str, Any]]:
@@ -215,7 +217,9 @@ class Prometheus:
                 }
             )
         )
-        binary = require_tool("prometheus", "apt-get install prometheus (hack/packaging-deps.sh)")
+        binary = require_tool(
+            "prometheus", "apt-get install prometheus (hack/system/install.sh test-packaging)"
+        )
         self.process = ManagedProcess(
             "prometheus",
             [
