@@ -67,6 +67,22 @@ def _constraints(node: dict[str, Any]) -> str:
         parts.append(f"length ≤ {node['maxLength']}")
     if "pattern" in node:
         parts.append(f"pattern `{node['pattern']}`")
+    # Arrays: their own bounds, then what holds for each item (an item that is an object has
+    # rows of its own, `field[].name`).
+    if "minItems" in node:
+        parts.append(f"≥ {node['minItems']} items")
+    if "maxItems" in node:
+        parts.append(f"≤ {node['maxItems']} items")
+    if node.get("uniqueItems") or node.get("x-kubernetes-list-type") == "set":
+        parts.append("items unique")
+    if node.get("x-kubernetes-list-type") == "map":
+        keys = ", ".join(f"`{key}`" for key in node.get("x-kubernetes-list-map-keys", ()))
+        parts.append(f"one item per {keys}")
+    items = node.get("items")
+    if isinstance(items, dict) and not items.get("properties"):
+        each = _constraints(items)
+        if each:
+            parts.append(f"each item: {each}")
     return "; ".join(parts)
 
 
