@@ -1,4 +1,5 @@
-"""The flags of `spa run` (docs/operations.md): the original controller's names first.
+"""The flags of `spa run` (docs/operations.md). Four keep the original controller's names and
+defaults (`--metrics-addr`, `--probe-addr`, `--enable-leader-election`, `--kubeconfig`).
 
 Kept apart from the controller so that `spa --help` can describe them without importing the
 Kubernetes client.

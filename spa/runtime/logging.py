@@ -106,13 +106,6 @@ def object_logger(
     return ObjectLogger(logger, extra)
 
 
-def _without_retry_warnings(record: logging.LogRecord) -> bool:
-    # urllib3 warns of each retry of a failed connection; the request that finally fails is
-    # reported (and counted in spa_kube_requests_total{code="0"}) by whoever made it, so these
-    # lines only multiply one failure into four (docs/operations.md, "Exit codes").
-    return not (record.name.startswith("urllib3") and str(record.msg).startswith("Retrying ("))
-
-
 def configure_logging(
     *, level: str = "info", log_format: LogFormat = "json", stream: TextIO | None = None
 ) -> None:
@@ -122,12 +115,8 @@ def configure_logging(
         raise ValueError(f"unknown log level {level!r}")
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
-    if numeric > logging.DEBUG:
-        handler.addFilter(_without_retry_warnings)
     root = logging.getLogger()
     for existing in list(root.handlers):
         root.removeHandler(existing)
     root.addHandler(handler)
     root.setLevel(numeric)
-    # The HTTP stack is chatty at debug level and says nothing the request metrics don't.
-    logging.getLogger("urllib3").setLevel(max(numeric, logging.INFO))

@@ -48,18 +48,3 @@ def test_text_format_and_level_filtering() -> None:
     assert "hidden" not in output
     assert "WARNING" in output
     assert "spa.test: shown name=web namespace=shop" in output
-
-
-def test_urllib3_retry_warnings_only_at_debug() -> None:
-    pool = logging.getLogger("urllib3.connectionpool")
-    for level, expected in (("info", 1), ("debug", 2)):
-        stream = io.StringIO()
-        configure_logging(level=level, log_format="json", stream=stream)
-        try:
-            pool.warning("Retrying (%s) after connection broken by %r", "Retry(total=2)", "refused")
-            pool.warning("Connection pool is full, discarding connection: %s", "host")
-            lines = [json.loads(line)["msg"] for line in stream.getvalue().splitlines()]
-        finally:
-            logging.getLogger().handlers.clear()
-        assert len(lines) == expected, lines
-        assert lines[-1].startswith("Connection pool is full")
