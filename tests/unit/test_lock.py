@@ -9,6 +9,7 @@ from __future__ import annotations
 import configparser
 import os
 import re
+import sysconfig
 from importlib import metadata
 from pathlib import Path
 
@@ -149,8 +150,12 @@ def test_the_venv_is_exactly_the_dev_lock() -> None:
     the lock leaves out is installed, and nothing it holds for this platform is missing. pip
     itself comes with the interpreter's venv module and the package is this checkout."""
     pins = _applicable_pins()
+    # Only the venv's own site-packages: once something imports pkg_resources, setuptools'
+    # vendored distributions are on sys.path too, and they are setuptools' business.
+    site_packages = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     installed = {
-        canonicalize_name(dist.metadata["Name"]): dist.version for dist in metadata.distributions()
+        canonicalize_name(dist.metadata["Name"]): dist.version
+        for dist in metadata.distributions(path=sorted(site_packages))
     }
     installed.pop("pip", None)
     assert installed.pop("scheduled-pod-autoscaler", None) is not None, (
