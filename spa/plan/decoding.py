@@ -35,9 +35,13 @@ import yaml
 
 __all__ = ["MAX_DEPTH", "Decoded", "Failed", "decode_stream"]
 
-MAX_DEPTH = 1000
-"""Deepest nesting of lists and objects read (kubectl's parser stops at 10,000; no Kubernetes
-object comes near either, and libyaml's cost per character grows with the depth)."""
+MAX_DEPTH = 500
+"""Deepest nesting of lists and objects read, the top-level object counted (kubectl's parser
+stops at 10,000; no Kubernetes object comes near either, and libyaml's cost per character grows
+with the depth). It is the project's own and lower than libyaml's (1,000 levels since libyaml
+0.2.6; none before), so the same input gets the same error whichever PyYAML is installed."""
+
+_LIBYAML_DEPTH_PROBLEM = "exceeded maximum nesting depth"
 
 _INT64_MIN, _INT64_MAX, _UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
 
@@ -655,7 +659,22 @@ class _FlowColon(Exception):
 
 
 def _compose(text: str, placeholder: str | None) -> object:
-    parser = _Parser(text)
+    try:
+        return _compose_with(_Parser, text, placeholder)
+    except _LibyamlTooDeep:
+        # libyaml scans a flow collection ahead of the events it hands over, so it can stop at
+        # its own limit (1,000 levels) before this composer sees level MAX_DEPTH + 1. PyYAML's
+        # own parser has no limit: it reads the document again, and MAX_DEPTH is reported at
+        # its place, the same message as for any other depth.
+        return _compose_with(yaml.SafeLoader, text, placeholder)
+
+
+class _LibyamlTooDeep(Exception):
+    pass
+
+
+def _compose_with(parser_class: Any, text: str, placeholder: str | None) -> object:
+    parser = parser_class(text)
     composer = _Composer(placeholder)
     handlers: dict[type, Any] = {
         yaml.ScalarEvent: composer.scalar,
@@ -688,6 +707,8 @@ def _compose(text: str, placeholder: str | None) -> object:
         problem = error.problem or error.context
         if problem == "found unexpected ':'" and placeholder is not None and mark is not None:
             raise _FlowColon(mark.index) from None
+        if problem == _LIBYAML_DEPTH_PROBLEM and parser_class is not yaml.SafeLoader:
+            raise _LibyamlTooDeep from None
         raise _Failure(f"invalid YAML: {problem}", composer.path(), mark) from None
     except yaml.YAMLError as error:
         raise _Failure(f"invalid YAML: {_reader_problem(error)}") from None

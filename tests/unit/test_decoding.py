@@ -15,7 +15,9 @@ import tracemalloc
 from typing import Any
 
 import pytest
+import yaml
 
+from spa.plan import decoding
 from spa.plan.decoding import MAX_DEPTH, Decoded, Failed, decode_stream
 
 REFUSED = object()
@@ -376,10 +378,35 @@ def test_json_that_breaks_after_two_values_stops_the_stream() -> None:
 # -- Limits ------------------------------------------------------------------------------------
 
 
-def test_nesting_is_limited() -> None:
-    assert documents("v: " + "[" * MAX_DEPTH + "]" * MAX_DEPTH)[0][1] != "x"
-    [(_, message)] = documents("v: " + "[" * MAX_DEPTH + "[]" + "]" * MAX_DEPTH)
-    assert message.startswith(f"nested deeper than {MAX_DEPTH:,} levels")
+def nested(levels: int) -> str:
+    """An object (one level) holding lists nested to `levels` levels in all."""
+    return "v: " + "[" * (levels - 1) + "]" * (levels - 1)
+
+
+@pytest.mark.parametrize("parser", ["libyaml", "pure Python"])
+def test_nesting_is_limited_by_our_limit_whichever_parser_reads(
+    parser: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PyYAML 6.0.4's libyaml stops at 1,000 levels with a message of its own; the project's
+    # limit is lower, so both parsers give the same answer at the same depth.
+    if parser == "pure Python":
+        monkeypatch.setattr(decoding, "_Parser", yaml.SafeLoader)
+    elif decoding._Parser is yaml.SafeLoader:
+        pytest.skip("PyYAML was built without libyaml")
+    [(_, value)] = documents(nested(MAX_DEPTH))
+    assert isinstance(value, dict)
+    [(_, message)] = documents(nested(MAX_DEPTH + 1))
+    assert message == f"nested deeper than {MAX_DEPTH:,} levels (line 1, column {MAX_DEPTH + 3})"
+
+
+def test_deeper_than_libyamls_own_limit_is_the_same_error() -> None:
+    # libyaml scans a flow collection ahead and stops at its 1,000 levels before the composer
+    # sees level MAX_DEPTH + 1; the error must still be ours, at the same place.
+    [shallow] = decode_stream(nested(MAX_DEPTH + 1))
+    [deep] = decode_stream(nested(30_000))
+    assert deep == shallow
+    assert isinstance(deep, Failed)
+    assert deep.path == "v" + "[0]" * 7 + f"...({MAX_DEPTH - 8} levels more)"
 
 
 def test_thirty_thousand_brackets_fail_fast_with_a_short_message() -> None:

@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from spa.plan import Plan, build_plan, read_documents, render_table
+from spa.plan.decoding import MAX_DEPTH
 from spa.plan.render import describe_error
 from spa.schedule import instant_of
 from tests.unit.plan_corpus import SEEDS, TARGET_AUTOSCALER, files, manifests
@@ -102,7 +103,8 @@ def test_thirty_thousand_nested_brackets_are_an_error_not_a_crash(tmp_path: Path
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
     [line] = [line for line in result.stdout.splitlines() if "nested deeper" in line]
-    assert "spec.minReplicas[0][0]" in line
+    assert "spec.minReplicas" + "[0]" * 6 + f"...({MAX_DEPTH - 8} levels more)" in line
+    assert f"nested deeper than {MAX_DEPTH} levels" in line
     assert len(line) < 250
 
 
