@@ -25,10 +25,10 @@ import re
 import types
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from enum import Enum
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
-import durationpy
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
@@ -55,6 +55,7 @@ from spa.schedule import (
     Weekday,
     WeeklySpanWindow,
     Window,
+    go_duration_seconds,
     load_zone,
     parse_date,
     parse_duration,
@@ -66,12 +67,13 @@ from spa.schedule import (
 )
 from spa.schedule import HolidayMode as EngineHolidayMode
 from spa.schedule.public_holidays import UnknownSubdivision
-from spa.schedule.wallclock import LOCAL_DATETIME_PATTERN, zone_names
+from spa.schedule.wallclock import LOCAL_DATETIME_PATTERN, zone_names, zones_abbreviated
 
 __all__ = [
     "CompiledSchedule",
     "FieldError",
     "InvalidObject",
+    "WrittenNumber",
     "autoscaler_base",
     "autoscaler_lead",
     "compile_schedule",
@@ -82,6 +84,27 @@ __all__ = [
 ]
 
 Model = TypeVar("Model", ScheduledPodAutoscaler, Schedule)
+
+
+class WrittenNumber(float):
+    """An integer written beyond int64 (`minReplicas: 12345678901234567890123456789012`), which
+    kubectl sends as a float64, with the text it was written as.
+
+    `spa plan`'s reader (spa.plan.decoding) makes these so that a message shows the digits the
+    user wrote rather than `1.2345678901234567e+31`; to everything else, JSON encoding and the
+    models included, it is the float kubectl sends.
+    """
+
+    __slots__ = ("text",)
+    text: str
+
+    def __new__(cls, value: float, text: str) -> WrittenNumber:
+        number = super().__new__(cls, value)
+        number.text = text
+        return number
+
+    def __reduce__(self) -> tuple[type[WrittenNumber], tuple[float, str]]:  # copy, pickle
+        return (WrittenNumber, (float(self), self.text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,9 +147,9 @@ def parse_scheduled_pod_autoscaler(document: Mapping[str, Any]) -> ScheduledPodA
     """A ScheduledPodAutoscaler from its JSON/YAML form, checked as a whole."""
     autoscaler = _parse(ScheduledPodAutoscaler, document)
     if autoscaler.spec.lead_time is not None:
-        lead_error = _lead_error("spec.leadTime", autoscaler.spec.lead_time)
-        if lead_error is not None:
-            raise InvalidObject([lead_error])
+        lead = _lead_seconds("spec.leadTime", autoscaler.spec.lead_time)
+        if isinstance(lead, FieldError):
+            raise InvalidObject([lead])
     spec = autoscaler.spec.horizontal_pod_autoscaler_spec
     if spec.min_replicas is not None and spec.min_replicas > spec.max_replicas:
         raise InvalidObject(
@@ -198,20 +221,30 @@ def autoscaler_base(autoscaler: ScheduledPodAutoscaler) -> Base:
 
 
 def autoscaler_lead(autoscaler: ScheduledPodAutoscaler) -> int:
-    """The SPA's leadTime in seconds (0 when unset), the default of its Schedules."""
-    lead = autoscaler.spec.lead_time
-    return 0 if lead is None else duration_seconds(lead)
+    """The SPA's leadTime in seconds (0 when unset), the default of its Schedules.
+
+    InvalidObject for one above 24h, which `parse_scheduled_pod_autoscaler` refuses anyway."""
+    if autoscaler.spec.lead_time is None:
+        return 0
+    lead = _lead_seconds("spec.leadTime", autoscaler.spec.lead_time)
+    if isinstance(lead, FieldError):
+        raise InvalidObject([lead])
+    return lead
 
 
-def duration_seconds(text: str) -> int:
+def duration_seconds(text: str) -> int | None:
     """A duration the models' pattern accepted, in whole seconds, rounded up (the engine counts
-    in seconds, and a lead time rounded down would make capacity late)."""
-    return math.ceil(durationpy.from_str(text).total_seconds())
+    in seconds, and a lead time rounded down would make capacity late); None when it is too
+    large to read at all (`go_duration_seconds`), which is above any field's limit."""
+    total = go_duration_seconds(text)
+    return None if total is None else math.ceil(total)
 
 
-def _lead_error(field: str, text: str) -> FieldError | None:
-    if duration_seconds(text) <= MAX_LEAD_SECONDS:
-        return None
+def _lead_seconds(field: str, text: str) -> int | FieldError:
+    """A leadTime in seconds, or the error of `field`: above 24h, or too large to read."""
+    seconds = duration_seconds(text)
+    if seconds is not None and seconds <= MAX_LEAD_SECONDS:
+        return seconds
     return FieldError(field, f"must be at most 24h, got {_described(text)}")
 
 
@@ -239,10 +272,13 @@ def compile_schedule(spec: ScheduleSpec) -> CompiledSchedule:
             ),
         )
     )
+    lead: int | None = None
     if spec.lead_time is not None:
-        lead_error = _lead_error("spec.leadTime", spec.lead_time)
-        if lead_error is not None:
-            errors.append(lead_error)
+        read = _lead_seconds("spec.leadTime", spec.lead_time)
+        if isinstance(read, FieldError):
+            errors.append(read)
+        else:
+            lead = read
     if errors or window is None:
         raise InvalidObject(errors or [FieldError("spec", "is not a valid schedule")])
     return CompiledSchedule(
@@ -250,7 +286,7 @@ def compile_schedule(spec: ScheduleSpec) -> CompiledSchedule:
         min_replicas=spec.min_replicas,
         max_replicas=spec.max_replicas,
         suspend=spec.suspend,
-        lead=None if spec.lead_time is None else duration_seconds(spec.lead_time),
+        lead=lead,
     )
 
 
@@ -297,7 +333,7 @@ def _check_window(fields: _WindowFields) -> tuple[Window | None, list[FieldError
         try:
             return check(value)
         except WallClockError as error:
-            errors.append(FieldError(field, str(error)))
+            errors.append(FieldError(field, f"{error}{_midnight_hint(field, value, fields)}"))
             return None
 
     zone = attempt("spec.timeZone", _load_zone, fields.time_zone or "")
@@ -376,6 +412,56 @@ def _check_window(fields: _WindowFields) -> tuple[Window | None, list[FieldError
 
 
 _LOCAL_DATETIME = re.compile(LOCAL_DATETIME_PATTERN)
+_MIDNIGHT_AT_END = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T24:00")
+
+
+def _midnight_hint(field: str, value: object, fields: _WindowFields) -> str:
+    """How to write a time of `24:00` (midnight at the end of a day), which the API does not
+    accept, for the type of the Schedule; nothing for any other value."""
+    if fields.type is ScheduleType.OneShot:
+        match = _MIDNIGHT_AT_END.fullmatch(value) if isinstance(value, str) else None
+        if match is None:
+            return ""
+        try:
+            day = parse_date(match[1])
+            after = (day + timedelta(days=1)).isoformat()
+        except (WallClockError, OverflowError):
+            return ""
+        return f"; midnight at the end of {day} is {after}T00:00: write that"
+    if value != "24:00" or fields.type in (None, ScheduleType.Cron):
+        return ""
+    if field == "spec.endTime" and fields.type is not ScheduleType.WeeklySpan:
+        # docs/schedules.md, "Crossing midnight" and "24 hours".
+        rule = (
+            "an endTime equal to startTime makes a 24-hour window"
+            if fields.start_time in ("00:00", "0:00")
+            else "an endTime earlier than startTime ends on the next day"
+        )
+        return f"; for a window that ends at midnight write 00:00 ({rule})"
+    if fields.type is ScheduleType.Daily:
+        return "; for a window that starts at midnight write 00:00"
+    if fields.type is ScheduleType.WeeklySpan:
+        where, name = ("ends", "endDayOfWeek")
+        if field == "spec.startTime":
+            where, name = ("starts", "startDayOfWeek")
+        next_day = _day_after(fields.end_day if where == "ends" else fields.start_day)
+        then = f"{name} {next_day}" if next_day else f"the day after {name}"
+        return f"; for a window that {where} at midnight write 00:00 and {then}"
+    # Weekly: a start at midnight at the end of each day is at 00:00 of the days after.
+    first, last = _day_after(fields.start_day), _day_after(fields.end_day)
+    then = (
+        f"startDayOfWeek {first} and endDayOfWeek {last}"
+        if first and last
+        else "startDayOfWeek and endDayOfWeek one day later"
+    )
+    return f"; for a window that starts at midnight write 00:00 with {then}"
+
+
+def _day_after(name: object) -> str | None:
+    """The weekday after the one named, if `name` is one."""
+    if not isinstance(name, str) or name not in Weekday.__members__:
+        return None
+    return Weekday((Weekday[name].value + 1) % 7).name
 
 
 def _ordered_wrongly(start: object, end: object) -> bool:
@@ -392,7 +478,28 @@ def _load_zone(name: str) -> Any:
     try:
         return load_zone(name)
     except WallClockError as error:
-        raise WallClockError(f"{error}{_suggestion(name, zone_names())}") from None
+        raise WallClockError(f"{error}{_zone_hint(name)}") from None
+
+
+# How many zones an abbreviation's message names before "and N more".
+_ZONES_NAMED = 4
+
+
+def _zone_hint(name: str) -> str:
+    """What to write instead of an unknown zone: for a zone name in the wrong case, or for a
+    typo, the closest name; for an abbreviation (CEST, PST), the zones that use it."""
+    names = zone_names()
+    if name.casefold() not in {zone.casefold() for zone in names}:
+        users = zones_abbreviated(name) if len(name) <= 8 else ()
+        if users:
+            named = ", ".join(users[:_ZONES_NAMED])
+            if len(users) > _ZONES_NAMED:
+                named += f" and {len(users) - _ZONES_NAMED} more"
+            return (
+                f"; it is an abbreviation, used by {named}: write the IANA name of the zone you"
+                " mean"
+            )
+    return _suggestion(name, names)
 
 
 def _weekday(
@@ -603,7 +710,7 @@ def _parse(model: type[Model], document: Mapping[str, Any]) -> Model:
     try:
         parsed = _validate(model, document)
     except ValidationError as error:
-        raise _invalid(model, error, errors) from None
+        raise _invalid(model, error, errors, document) from None
     except (TypeError, ValueError):
         raise InvalidObject(
             [FieldError(None, "holds a value JSON cannot carry (NaN, infinity or a non-text key)")]
@@ -637,14 +744,17 @@ def _too_deep(error: Exception) -> bool:
 
 
 def _invalid(
-    model: type[BaseModel], error: ValidationError, errors: list[FieldError]
+    model: type[BaseModel],
+    error: ValidationError,
+    errors: list[FieldError],
+    document: Mapping[str, Any],
 ) -> InvalidObject:
     """The errors of a failed validation, after those already found, in our words; the first
     ones only when there are many (a list with thousands of bad items)."""
     reported = {field.field for field in errors}
     details = error.errors(include_url=False, include_context=True, include_input=True)
     for detail in details[:_MOST_ERRORS_SHOWN]:
-        found = _field_error(detail, model)
+        found = _field_error(detail, model, _written_number(document, detail["loc"]))
         if found.field not in reported:
             errors.append(found)
     if len(details) > _MOST_ERRORS_SHOWN:
@@ -720,14 +830,30 @@ def _cut_below(document: Mapping[str, Any], depth: int) -> object:
     return cut(document, 1)  # recursion bounded by `depth`
 
 
-def _field_error(detail: ErrorDetails, model: type[BaseModel]) -> FieldError:
-    """One pydantic error in our words."""
+def _written_number(document: object, loc: tuple[int | str, ...]) -> WrittenNumber | None:
+    """The value at `loc` in the document as it was read, if it is a `WrittenNumber`: the
+    models saw it through JSON, as a plain float."""
+    value = document
+    for part in loc:
+        in_mapping = isinstance(value, Mapping) and isinstance(part, str) and part in value
+        in_list = isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value)
+        if not (in_mapping or in_list):
+            return None
+        value = value[part]  # type: ignore[index]
+    return value if isinstance(value, WrittenNumber) else None
+
+
+def _field_error(
+    detail: ErrorDetails, model: type[BaseModel], written: WrittenNumber | None = None
+) -> FieldError:
+    """One pydantic error in our words; `written` is the input as the user wrote it, if the
+    reader kept it."""
     loc = detail["loc"]
     path = ""
     for part in loc:
         path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
     kind = detail["type"]
-    value = detail.get("input")
+    value = detail.get("input") if written is None else written
     context = detail.get("ctx") or {}
     got = f", got {_described(value)}"
     if kind == "extra_forbidden":
@@ -736,7 +862,9 @@ def _field_error(detail: ErrorDetails, model: type[BaseModel]) -> FieldError:
     elif kind == "missing":
         message = "is required"
     elif kind in _EXPECTED:
-        message = f"must be {_EXPECTED[kind]}{got}{_hint(kind, value)}"
+        units = _DURATION_UNITS.get(tuple(loc)) if kind == "string_type" else None
+        hint = (units and _duration_hint(units, value)) or _hint(kind, value)
+        message = f"must be {_EXPECTED[kind]}{got}{hint}"
     elif kind in ("enum", "literal_error"):
         choices = _choices(_annotation_at(model, loc))
         listed = ", ".join(choices) if choices else str(context.get("expected", ""))
@@ -748,6 +876,12 @@ def _field_error(detail: ErrorDetails, model: type[BaseModel]) -> FieldError:
         message = f"must be {word} {context.get(key)}{got}"
     elif kind == "string_too_long" and isinstance(value, str):
         message = f"must be at most {context.get('max_length')} characters, got {len(value):,}"
+    elif kind == "too_long":
+        noun = _ITEM_NOUNS.get(str(loc[-1]), "items") if loc else "items"
+        actual = context.get("actual_length")
+        message = f"must have at most {context.get('max_length')} {noun}" + (
+            f", got {actual:,}" if isinstance(actual, int) else ""
+        )
     elif kind == "string_too_short":
         minimum = context.get("min_length")
         message = "must not be empty" if minimum == 1 else f"needs {minimum} characters or more"
@@ -776,12 +910,39 @@ _EXPECTED = {
     "dict_type": "an object",
     "list_type": "a list",
 }
+# What the items of a bounded list are called in its message (`must have at most 366 dates`).
+_ITEM_NOUNS = {"excludeDates": "dates"}
 _BOUNDS = {
     "greater_than_equal": ("at least", "ge"),
     "less_than_equal": ("at most", "le"),
     "greater_than": ("more than", "gt"),
     "less_than": ("less than", "lt"),
 }
+
+
+# The fields that hold a Go duration as text (leadTime of both kinds, a Cron Schedule's
+# duration), with the units a number written there may take.
+_DURATION_UNITS: dict[tuple[int | str, ...], tuple[str, ...]] = {
+    ("spec", "leadTime"): ("s", "m", "h"),
+    ("spec", "duration"): ("m", "h"),
+}
+
+
+def _duration_hint(units: tuple[str, ...], value: object) -> str:
+    """For a plain number where a duration belongs (`leadTime: 0`, which YAML reads as the
+    integer 0 and the API server refuses, as the CRD types the field as a string): the
+    duration to write instead; nothing for other values."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return ""
+    text = repr(value)
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", text):
+        return ""
+    if value == 0:
+        if "s" not in units:
+            return " (a duration needs a unit, such as 90m or 8h)"
+        return " (a duration needs a unit: write 0s)"
+    written = [f"{text}{unit}" for unit in units]
+    return f" (a duration needs a unit: write {', '.join(written[:-1])} or {written[-1]})"
 
 
 def _hint(kind: str, value: object) -> str:
@@ -795,6 +956,8 @@ def _hint(kind: str, value: object) -> str:
         return " (write it without quotes)" if len(value) <= 18 else " (too large for a number)"
     if kind == "bool_type" and isinstance(value, str):
         return " (write true or false without quotes)"
+    if kind.startswith("int_") and isinstance(value, WrittenNumber):
+        return " (too large: kubectl sends an integer beyond 64 bits as a floating-point number)"
     return ""
 
 
@@ -804,6 +967,9 @@ def _described(value: object) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, WrittenNumber):
+        text = value.text
+        return text if len(text) <= 40 else f"{text[:40]}... ({len(text):,} characters)"
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, str):

@@ -21,7 +21,15 @@ from spa import __version__
 from spa.cli.options import add_cluster_arguments, add_status_arguments, cluster_arguments_given
 from spa.cli.output import ReaderGone, emit
 from spa.controller.options import add_run_arguments
-from spa.plan import Plan, build_plan, read_documents, render_html, render_json, render_table
+from spa.plan import (
+    Plan,
+    build_plan,
+    read_documents,
+    render_errors,
+    render_html,
+    render_json,
+    render_table,
+)
 from spa.schedule import format_instant, instant_of
 
 __all__ = ["main"]
@@ -73,7 +81,8 @@ def _parser() -> argparse.ArgumentParser:
             "Read ScheduledPodAutoscaler and Schedule manifests (files, directories, "
             "multi-document YAML; '-' for standard input), validate them, and print for every "
             "ScheduledPodAutoscaler the effective values at --at and every change after it "
-            "up to the horizon. Needs no cluster. Exits 1 if any document is invalid."
+            "up to the horizon. Needs no cluster. Errors go to standard error; exits 1 if "
+            "any document is invalid."
         ),
     )
     source = plan.add_mutually_exclusive_group(required=True)
@@ -82,7 +91,8 @@ def _parser() -> argparse.ArgumentParser:
         "--filename",
         action="append",
         metavar="PATH",
-        help="a manifest file or a directory of them; repeatable",
+        help="a manifest file, a pipe such as <(kustomize build .), or a directory of "
+        "manifests; repeatable",
     )
     source.add_argument(
         "--from-cluster",
@@ -174,7 +184,13 @@ def _plan(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int
         plan = build_plan(documents, read_errors, at=at, until=until)
     with contextlib.suppress(ReaderGone):
         emit(_RENDERERS[arguments.output](plan))
-    return 1 if plan.errors else 0
+    if plan.errors:
+        # As kubectl: the result on standard output, the errors on standard error, after it. The
+        # JSON and the HTML page carry the errors too, so that the document is complete.
+        with contextlib.suppress(OSError):
+            print(render_errors(plan), file=sys.stderr, flush=True)
+        return 1
+    return 0
 
 
 _RENDERERS = {"table": render_table, "json": render_json, "html": render_html}

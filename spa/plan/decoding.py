@@ -33,6 +33,8 @@ from typing import Any
 
 import yaml
 
+from spa.api.validation import WrittenNumber
+
 __all__ = ["MAX_DEPTH", "Decoded", "Failed", "decode_stream"]
 
 MAX_DEPTH = 500
@@ -153,7 +155,8 @@ class _JsonNumbers:
             value = int(text)
             if _INT64_MIN <= value <= _INT64_MAX:
                 return value
-        return self._float(text)
+        number = self._float(text)  # beyond int64: a float64 in kubectl
+        return WrittenNumber(number, text) if isinstance(number, float) else number
 
     def _float(self, text: str) -> object:
         value = float(text)
@@ -270,6 +273,8 @@ _GO_INTEGER = re.compile(
     r"|0(?P<legacy>[0-7]+)|(?P<dec>0|[1-9][0-9]*))\Z"
 )
 _GO_BINARY = re.compile(r"[+-]?[01]+\Z")
+# A plain scalar that go-yaml would read as a decimal integer, had it fitted in 64 bits.
+_INTEGER_TEXT = re.compile(r"[-+]?[0-9][0-9_]*\Z")
 _TIMESTAMP_SHAPE = re.compile(
     r"(?P<y>[0-9]{4})-(?P<m>[0-9]{1,2})-(?P<d>[0-9]{1,2})"
     r"(?:(?:(?P<t>[Tt])|(?P<space> ))(?P<H>[0-9]{1,2}):(?P<M>[0-9]{1,2}):(?P<S>[0-9]{1,2})"
@@ -390,9 +395,13 @@ def _json_value(kind: str, value: object, event: yaml.ScalarEvent) -> object:
                 f"{_shown(event.value)} is not a number JSON can carry (quote it if it is text)",
                 mark=event.start_mark,
             )
-        return _whole(value)
+        number = _whole(value)
+        if isinstance(number, float) and _INTEGER_TEXT.match(event.value):
+            return WrittenNumber(number, event.value)  # an integer beyond int64
+        return number
     if kind == _K_UINT:
-        return float(value)  # type: ignore[arg-type]  # beyond int64: a float64 in kubectl
+        # Beyond int64: a float64 in kubectl.
+        return WrittenNumber(float(value), event.value)  # type: ignore[arg-type]
     return value
 
 

@@ -68,12 +68,12 @@ def read_documents(paths: Sequence[str]) -> tuple[list[Document], list[ReadError
         if len(errors) == errors_before and not any(
             _is_ours(document.body) for document in documents[found_before:]
         ):
-            what = "standard input holds" if name == "-" else f"{name} holds"
+            # The error names the path already: `empty.yaml: holds no ...`.
             errors.append(
                 ReadError(
                     name,
                     None,
-                    f"{what} no {SCHEDULED_POD_AUTOSCALER} or {SCHEDULE_KIND} "
+                    f"holds no {SCHEDULED_POD_AUTOSCALER} or {SCHEDULE_KIND} "
                     f"(apiVersion {GROUP}/...)",
                     order=order,
                 )
@@ -83,14 +83,12 @@ def read_documents(paths: Sequence[str]) -> tuple[list[Document], list[ReadError
 
 
 def _is_ours(body: object) -> bool:
+    """An object of our API group: planned, or reported (an unknown kind of the group is an
+    error of its own, so the path is not also said to hold nothing)."""
     if not isinstance(body, Mapping):
         return False
     api_version = body.get("apiVersion")
-    return (
-        body.get("kind") in (SCHEDULED_POD_AUTOSCALER, SCHEDULE_KIND)
-        and isinstance(api_version, str)
-        and api_version.rpartition("/")[0] == GROUP
-    )
+    return isinstance(api_version, str) and api_version.rpartition("/")[0] == GROUP
 
 
 def _expand(name: str, errors: list[ReadError], order: int) -> Iterator[str]:
@@ -108,7 +106,9 @@ def _expand(name: str, errors: list[ReadError], order: int) -> Iterator[str]:
             message = "the directory holds no .yaml, .yml or .json file"
             errors.append(ReadError(name, None, message, order=order))
         yield from found
-    elif path.is_file():
+    elif path.exists():
+        # A file, or what a shell passes for `<(command)` and `/dev/stdin`: a pipe or a device,
+        # which is not a regular file (and whose size is only known once read).
         yield name
     else:
         errors.append(ReadError(name, None, "no such file or directory", order=order))

@@ -28,7 +28,7 @@ from spa.api import (
     parse_schedule,
     parse_scheduled_pod_autoscaler,
 )
-from spa.api.validation import unknown_status_fields
+from spa.api.validation import _suggestion, unknown_status_fields
 from spa.plan.manifests import Document, ReadError
 from spa.plan.schedules import PlannedSchedule, plan_schedule
 from spa.schedule import (
@@ -328,8 +328,9 @@ def _position(body: object, path: str | None) -> tuple[int, ...]:
 
 
 def _identify(document: Document, errors: _Errors) -> _Parsed | None:
-    """Which of our objects the document is, or None for anything else (other kinds are
-    ignored, since a Git directory holds Deployments and Services too)."""
+    """Which of our objects the document is, or None for anything else (the kinds of other API
+    groups are ignored, since a Git directory holds Deployments and Services too; an unknown
+    kind of our group is an error, as in kubectl)."""
     body = document.body
     if not isinstance(body, Mapping):
         errors.add_document_error(document, "not a Kubernetes object (not a mapping)")
@@ -342,8 +343,6 @@ def _identify(document: Document, errors: _Errors) -> _Parsed | None:
             "refuses a document without them)",
         )
         return None
-    if kind not in _OUR_KINDS:
-        return None
     group, _, version = api_version.rpartition("/")
     if group != GROUP:
         return None
@@ -352,21 +351,37 @@ def _identify(document: Document, errors: _Errors) -> _Parsed | None:
     namespace, name = metadata.get("namespace"), metadata.get("name")
     identity = _Parsed(
         document,
-        kind,
+        _shortened(kind),
         _shortened(namespace) if isinstance(namespace, str) and namespace else DEFAULT_NAMESPACE,
         _shortened(name) if isinstance(name, str) else "",
     )
+    problems = []
+    if kind not in _OUR_KINDS:
+        # kubectl refuses a kind its API group does not have ("no matches for kind"); other
+        # groups' kinds cannot be known offline and stay ignored.
+        problems.append(
+            FieldError(
+                "kind",
+                f"unknown kind '{_brief(kind)}' in {GROUP}/{_brief(version)}"
+                + _suggestion(kind, _OUR_KINDS),
+            )
+        )
     if version != VERSION:
-        errors.add(
-            identity,
+        problems.append(
             FieldError(
                 "apiVersion",
                 f"unsupported version '{_shortened(api_version)}', use {GROUP}/{VERSION}",
-            ),
+            )
         )
-        return None
-    return identity
+    for problem in problems:
+        errors.add(identity, problem)
+    return None if problems else identity
 
 
 def _shortened(text: str) -> str:
     return text if len(text) <= _LONGEST_NAME else f"{text[:_SHOWN_OF_A_LONG_NAME]}..."
+
+
+def _brief(text: str) -> str:
+    """`text` as quoted in a message: at most 40 characters of it."""
+    return text if len(text) <= _SHOWN_OF_A_LONG_NAME else f"{text[:_SHOWN_OF_A_LONG_NAME]}..."

@@ -20,6 +20,7 @@ __all__ = [
     "describe_error",
     "describe_schedule_state",
     "local_times",
+    "render_errors",
     "render_json",
     "render_table",
     "schedule_rows",
@@ -110,7 +111,8 @@ def _error_fields(error: PlanError) -> dict[str, Any]:
 
 
 def render_table(plan: Plan) -> str:
-    """The current state of every autoscaler, then each one's Schedules and transitions.
+    """The current state of every autoscaler, then each one's Schedules and transitions
+    (the errors are for standard error: `render_errors`).
 
     Times are UTC (as the API and the JSON write them) with, beside them, the wall-clock time
     in the zone of the Schedule that starts or ends then: the time its author wrote.
@@ -171,10 +173,14 @@ def render_table(plan: Plan) -> str:
             ]
             lines.extend("  " + line for line in columns(rows))
             lines.extend(_skipped_lines(autoscaler.skipped))
-    if plan.errors:
-        lines += ["", f"{len(plan.errors)} error(s):"]
-        lines.extend(f"  {describe_error(error)}" for error in plan.errors)
     return "\n".join(lines)
+
+
+def render_errors(plan: Plan) -> str:
+    """The plan's errors for standard error, one line each as kubectl writes them
+    (`error: ...`), in file order; empty without errors. The table leaves them out; the JSON
+    and HTML documents carry them as well."""
+    return "\n".join(f"error: {describe_error(error)}" for error in plan.errors)
 
 
 def transition_zones(autoscaler: AutoscalerPlan) -> dict[int, list[ZoneInfo]]:
@@ -230,7 +236,7 @@ def describe_schedule_state(schedule: PlannedSchedule) -> str:
     if state is ScheduleState.UPCOMING and when:
         return f"starts {when}"
     if state is ScheduleState.LATER:
-        return f"starts {when}, after this period" if when else "no start in the next 400 days"
+        return f"starts {when}, after this period" if when else f"no start in {schedule.look_ahead}"
     return state.value
 
 

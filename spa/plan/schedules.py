@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 
 from spa.api import CompiledSchedule, ScheduleSpec
 from spa.schedule import UTC_ZONE, Timeline
+from spa.schedule.windows import DEFAULT_HORIZON_YEARS
 
 __all__ = [
     "PlannedSchedule",
@@ -36,7 +37,7 @@ class ScheduleState(enum.StrEnum):
     """Its window starts within the horizon."""
     LATER = "later"
     """Its window does not start within the horizon (a OneShot further ahead, or a window that
-    starts more than the engine's look-ahead of 400 days later)."""
+    starts more than the engine's look-ahead of 41 years later, `DEFAULT_HORIZON_YEARS`)."""
     SUSPENDED = "suspended"
     """`spec.suspend` is true: it never applies."""
     COMPLETED = "completed"
@@ -59,6 +60,11 @@ class PlannedSchedule:
     next_change: int | None
     """When it next starts (or, while active, ends), if within the engine's look-ahead; None
     for suspended and completed Schedules."""
+
+    @property
+    def look_ahead(self) -> str:
+        """How far ahead `next_change` is looked for: `the next 41 years`."""
+        return f"the next {DEFAULT_HORIZON_YEARS} years"
 
 
 def plan_schedule(

@@ -15,7 +15,7 @@ from spa.schedule.calendar import (
     Skipped,
     skipped_between,
 )
-from spa.schedule.cron import CronExpression, CronWindow, parse_duration
+from spa.schedule.cron import CronExpression, CronWindow, go_duration_seconds, parse_duration
 from spa.schedule.effective import Base, Rule, State, next_transition, state_at, transitions_between
 from spa.schedule.lead import MAX_LEAD_SECONDS, LeadWindow, with_lead
 from spa.schedule.public_holidays import PublicHolidays, holiday_countries
@@ -68,6 +68,7 @@ __all__ = [
     "Window",
     "format_instant",
     "from_instant",
+    "go_duration_seconds",
     "holiday_countries",
     "instant_of",
     "load_zone",

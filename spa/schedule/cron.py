@@ -35,6 +35,7 @@ __all__ = [
     "MIN_DURATION_SECONDS",
     "CronExpression",
     "CronWindow",
+    "go_duration_seconds",
     "parse_duration",
 ]
 
@@ -62,6 +63,21 @@ DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(h|m|s))+$"
 _DAY = timedelta(days=1)
 
 
+def go_duration_seconds(text: str) -> float | None:
+    """The seconds of a Go duration that its field's pattern accepted, or None when it is too
+    large to read (beyond timedelta's 999,999,999 days: far beyond any field's limit, so the
+    field reports it as above its maximum, never a traceback).
+
+    The one reading of Go durations, `durationpy`'s, for `duration` and `leadTime` alike.
+    durationpy raises DurationError for an out-of-range value; releases before 0.10 let
+    timedelta's OverflowError through instead.
+    """
+    try:
+        return durationpy.from_str(text).total_seconds()
+    except (durationpy.DurationError, OverflowError):
+        return None
+
+
 def parse_duration(text: str) -> int:
     """Seconds of a Go duration such as `1h30m`, `90m` or `1.5h`, from 1m to 744h (31 days)."""
     if re.fullmatch(DURATION_PATTERN, text) is None:
@@ -69,15 +85,14 @@ def parse_duration(text: str) -> int:
             f"'{text}' is not a duration: write hours, minutes and seconds such as 1h30m, "
             "90m or 45s"
         )
-    # Read by durationpy, as leadTime is (spa.api.validation.duration_seconds): one reading of
-    # Go durations; the pattern above only narrows the units.
-    total = durationpy.from_str(text).total_seconds()
-    if total != int(total):
+    # Read as leadTime is (spa.api.validation.duration_seconds): one reading of Go durations;
+    # the pattern above only narrows the units. Too large to read is above the range.
+    total = go_duration_seconds(text)
+    if total is not None and total != int(total):
         raise WallClockError(f"'{text}' is not a whole number of seconds")
-    seconds = int(total)
-    if not MIN_DURATION_SECONDS <= seconds <= MAX_DURATION_SECONDS:
+    if total is None or not MIN_DURATION_SECONDS <= total <= MAX_DURATION_SECONDS:
         raise WallClockError(f"must be from 1m to 744h (31 days), got {text}")
-    return seconds
+    return int(total)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +133,26 @@ class CronExpression:
     def matches_day(self, day: date) -> bool:
         """Whether the expression matches at some time on `day` (its date fields)."""
         return day.month in self._matcher.months and self._matcher.match_day(day)
+
+    def matches_every_day(self) -> bool:
+        """Whether the date fields match every day of every month (`*`, `1-31`, `0-6`)."""
+        matcher = self._matcher
+        every_date = set(range(1, 32)) <= matcher.days
+        every_weekday = {item % 7 for item in matcher.weekdays if isinstance(item, int)} == set(
+            range(7)
+        )
+        days = every_date and every_weekday if matcher.day_and else every_date or every_weekday
+        return set(range(1, 13)) <= matcher.months and days
+
+    def next_day_to_try(self, day: date) -> date:
+        """The day after `day`, or the 1st of the next month of the expression's months when
+        `day`'s month is not one: a yearly expression is not tried on every day of the year."""
+        months = self._matcher.months
+        if day.month in months:
+            return day + _DAY
+        while day.month not in months:
+            day = date(day.year + day.month // 12, day.month % 12 + 1, 1)
+        return day
 
 
 _STEPPED_RANGE = re.compile(r"([^,/-]+)-([^,/-]+)/[0-9]+")
@@ -196,7 +231,9 @@ class CronWindow:
                 for occurrence in self._day_occurrences(day):
                     if occurrence.end > low and occurrence.start < high:
                         found.append(occurrence)
-            day += _DAY
+                day += _DAY
+            else:
+                day = self.expression.next_day_to_try(day)
         return found
 
     def _day_occurrences(self, day: date) -> list[Occurrence]:
@@ -233,7 +270,22 @@ class CronWindow:
 
     @property
     def always_active(self) -> bool:
-        return False
+        """True when each day's windows join into the next day's and the zone's clock never
+        changes (UTC, Etc/GMT-9): `@hourly` for 1h in UTC never starts or ends, which the
+        Timeline would otherwise search its whole horizon to find out."""
+        groups = self._groups
+        return (
+            len(groups) == 1
+            and (24 * 60 - groups[0][1] + groups[0][0]) * 60 <= self.duration
+            and self.expression.matches_every_day()
+            and (self.zone.key in _FIXED_OFFSET_ZONES or str(self.zone.key).startswith("Etc/"))
+        )
+
+
+# Zones whose offset never changed (with every Etc/ zone): no clock change to break a window.
+_FIXED_OFFSET_ZONES = frozenset(
+    {"UTC", "UCT", "GMT", "GMT0", "GMT+0", "GMT-0", "Greenwich", "Universal", "Zulu"}
+)
 
 
 def _offset(instant: int, zone: ZoneInfo) -> timedelta | None:

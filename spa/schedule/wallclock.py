@@ -113,6 +113,128 @@ def zone_names() -> frozenset[str]:
     return frozenset(line.strip() for line in listing.splitlines() if line.strip())
 
 
+def zones_abbreviated(abbreviation: str) -> tuple[str, ...]:
+    """The zones whose clocks show `abbreviation` (`CEST`, `PST`, `IST`; any case) around the
+    release year of the tzdata package, the best-known first: the zones a user who wrote an
+    abbreviation as `timeZone` may mean. Empty for anything else.
+
+    Only the names of zone.tab are offered (one or more per country, no deprecated spellings
+    such as Asia/Calcutta), and numeric abbreviations (`+03`) are left out: they say an offset,
+    not a place.
+    """
+    return _abbreviations().get(abbreviation.casefold(), ())
+
+
+# The order in which zones are offered for an abbreviation: these (widely used, large cities
+# first within a region) before the others, which follow in alphabetical order. Which zones use
+# an abbreviation comes from tzdata alone; this list only decides who is named first.
+WELL_KNOWN_ZONES = (
+    "America/New_York",
+    "America/Chicago",
+    "America/Denver",
+    "America/Phoenix",
+    "America/Los_Angeles",
+    "America/Anchorage",
+    "Pacific/Honolulu",
+    "America/Toronto",
+    "America/Vancouver",
+    "America/Halifax",
+    "America/St_Johns",
+    "America/Mexico_City",
+    "America/Havana",
+    "America/Bogota",
+    "America/Lima",
+    "America/Santiago",
+    "America/Argentina/Buenos_Aires",
+    "America/Sao_Paulo",
+    "Europe/London",
+    "Europe/Dublin",
+    "Europe/Lisbon",
+    "Europe/Berlin",
+    "Europe/Paris",
+    "Europe/Rome",
+    "Europe/Madrid",
+    "Europe/Amsterdam",
+    "Europe/Brussels",
+    "Europe/Vienna",
+    "Europe/Zurich",
+    "Europe/Stockholm",
+    "Europe/Warsaw",
+    "Europe/Prague",
+    "Europe/Athens",
+    "Europe/Helsinki",
+    "Europe/Kyiv",
+    "Europe/Bucharest",
+    "Europe/Istanbul",
+    "Europe/Moscow",
+    "Africa/Casablanca",
+    "Africa/Lagos",
+    "Africa/Cairo",
+    "Africa/Johannesburg",
+    "Africa/Nairobi",
+    "Asia/Jerusalem",
+    "Asia/Riyadh",
+    "Asia/Tehran",
+    "Asia/Dubai",
+    "Asia/Karachi",
+    "Asia/Kolkata",
+    "Asia/Dhaka",
+    "Asia/Bangkok",
+    "Asia/Jakarta",
+    "Asia/Shanghai",
+    "Asia/Hong_Kong",
+    "Asia/Taipei",
+    "Asia/Singapore",
+    "Asia/Manila",
+    "Asia/Seoul",
+    "Asia/Tokyo",
+    "Australia/Perth",
+    "Australia/Adelaide",
+    "Australia/Darwin",
+    "Australia/Brisbane",
+    "Australia/Sydney",
+    "Australia/Melbourne",
+    "Pacific/Auckland",
+)
+
+
+@functools.cache
+def _abbreviations() -> dict[str, tuple[str, ...]]:
+    """Abbreviation (casefolded) to the zones that show it, the best-known first.
+
+    Built on first use only (an unknown time zone is rare), in about 20 ms: each zone of
+    zone.tab is read and asked for its abbreviation on the 15th of every month of the three
+    years around the tzdata release, which finds standard and daylight-saving time in both
+    hemispheres, and keeps what is in use now rather than every abbreviation of the past.
+    """
+    zoneinfo = importlib.resources.files("tzdata.zoneinfo")
+    with zoneinfo.joinpath("tzdata.zi").open("r", encoding="utf-8") as data:
+        version = re.match(r"# version ([0-9]{4})", data.readline())
+    year = int(version[1]) if version else datetime.now(UTC).year
+    moments = [
+        datetime(year + offset, month, 15, tzinfo=UTC)
+        for offset in (-1, 0, 1)
+        for month in range(1, 13)
+    ]
+    listing = zoneinfo.joinpath("zone.tab").read_text(encoding="utf-8")
+    names = {
+        line.split("\t")[2] for line in listing.splitlines() if line and not line.startswith("#")
+    }
+    users: dict[str, set[str]] = {}
+    for name in names & zone_names():
+        with zoneinfo.joinpath(*name.split("/")).open("rb") as data:
+            zone = ZoneInfo.from_file(data, key=name)
+        for moment in moments:
+            abbreviation = moment.astimezone(zone).tzname()
+            if abbreviation and abbreviation[0] not in "+-":
+                users.setdefault(abbreviation.casefold(), set()).add(name)
+    rank = {name: position for position, name in enumerate(WELL_KNOWN_ZONES)}
+    return {
+        abbreviation: tuple(sorted(zones, key=lambda name: (rank.get(name, len(rank)), name)))
+        for abbreviation, zones in users.items()
+    }
+
+
 @functools.cache
 def load_zone(name: str) -> ZoneInfo:
     """The IANA zone `name` from the tzdata package; an empty name means UTC."""

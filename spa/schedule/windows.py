@@ -37,9 +37,18 @@ Interval = tuple[int, int]
 _DAY = timedelta(days=1)
 _CHUNK_SECONDS = 7 * 24 * 3600
 _MAX_CACHED_CHUNKS = 128
-# How far ahead `next_boundary` looks before it concludes there is none: a little over a year,
-# so that a window that only exists around a yearly daylight-saving change is still found.
-DEFAULT_HORIZON_SECONDS = 400 * 24 * 3600
+# How far ahead `next_boundary` looks before it concludes there is none: 41 years (of 366
+# days, so at least 41 calendar years). Every Daily, Weekly and WeeklySpan window starts
+# within a week, but a Cron expression may match rarely: the longest gap between two matches
+# of any 5-field expression is 40 years, 14,609 days (Feb 29 on a given weekday: `0 0 * 2
+# 2#5` matches on 2084-02-29, then not before 2124-02-29, as 2100 is no leap year), computed
+# over the 400-year Gregorian cycle by tests/unit/test_cron_horizon.py. A OneShot (or a
+# `startDate`) further ahead, and starts the calendar excludes, are beyond any such bound.
+DEFAULT_HORIZON_YEARS = 41
+DEFAULT_HORIZON_SECONDS = DEFAULT_HORIZON_YEARS * 366 * 24 * 3600
+# `next_boundary` skips a stretch without occurrences by asking the window for up to this
+# many chunks of them at once, rather than building every empty chunk of the horizon.
+_MAX_SKIP_CHUNKS = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +224,7 @@ class Timeline:
     active across them, so where one ends and the next begins is no boundary.
     """
 
-    __slots__ = ("_always_active", "_chunks", "_last_instant", "window")
+    __slots__ = ("_always_active", "_chunks", "_last_instant", "_quiet", "window")
 
     def __init__(self, window: Window) -> None:
         self.window = window
@@ -223,6 +232,10 @@ class Timeline:
         # Windows are immutable: asked once, not on every query (a calendar's are not free).
         self._always_active = window.always_active
         self._last_instant = window.last_instant()
+        # What the last `next_boundary` learnt: no boundary in `(low, high]`, and the first
+        # one after `high` if it was found. The controller asks again on every reconcile, a
+        # little later each time; a rare window must not be searched for decades every time.
+        self._quiet: tuple[int, int, int | None] = (0, -1, None)
 
     def is_active(self, instant: int) -> bool:
         chunk = self._chunk(instant // _CHUNK_SECONDS)
@@ -233,16 +246,55 @@ class Timeline:
         """The first boundary strictly after `instant`, looking at most `horizon` seconds ahead."""
         if self._never_changes(instant):
             return None
-        index = instant // _CHUNK_SECONDS
-        last_index = (instant + horizon) // _CHUNK_SECONDS
+        limit = instant + horizon
+        low, high, after = self._quiet
+        if low <= instant <= high:
+            # Nothing in `(instant, high]`: the answer is the first boundary after `high`.
+            if after is not None:
+                return after if after <= limit else None
+            if limit <= high:
+                return None
+            cursor = high
+        else:
+            low = cursor = instant
+        found = self._first_boundary(cursor, limit)
+        self._quiet = (low, limit, None) if found is None else (low, found - 1, found)
+        return found
+
+    def _first_boundary(self, cursor: int, limit: int) -> int | None:
+        """The first boundary in `(cursor, limit]`, if any."""
+        index = first_index = cursor // _CHUNK_SECONDS
+        last_index = limit // _CHUNK_SECONDS
         while index <= last_index:
-            boundaries = self._chunk(index).boundaries
-            position = bisect.bisect_right(boundaries, instant)
-            if position < len(boundaries):
-                found = boundaries[position]
-                return found if found <= instant + horizon else None
+            if index - first_index < _MAX_CACHED_CHUNKS // 2:
+                chunk = self._chunk(index)
+            else:
+                # Far ahead: looked at once, not cached, so that a long search does not push
+                # out the chunks around now that `is_active` asks for.
+                chunk = self._chunks.get(index) or self._build_chunk(index)
+            position = bisect.bisect_right(chunk.boundaries, cursor)
+            if position < len(chunk.boundaries):
+                found = chunk.boundaries[position]
+                return found if found <= limit else None
             index += 1
+            if not chunk.starts:
+                index = self._next_busy_chunk(index, last_index)
         return None
+
+    def _next_busy_chunk(self, index: int, last_index: int) -> int:
+        """The first chunk from `index` that may hold a boundary, after an empty chunk: runs
+        of empty chunks (a yearly or rarer Cron window) are skipped a few at a time."""
+        span = 1
+        while index <= last_index:
+            span = min(2 * span, _MAX_SKIP_CHUNKS)
+            low = index * _CHUNK_SECONDS
+            high = low + span * _CHUNK_SECONDS
+            # A boundary in `[low, high)` is an end of an occurrence that overlaps this.
+            occurrences = self.window.occurrences(low - 86400, high + 86400)
+            if occurrences:
+                return max(index, min(o.start for o in occurrences) // _CHUNK_SECONDS)
+            index += span
+        return index
 
     def boundaries_between(self, low: int, high: int) -> list[int]:
         """Boundaries in `(low, high]`, in time order."""

@@ -28,6 +28,7 @@ import yaml
 from spa.api.crd import schedule_crd, scheduled_pod_autoscaler_crd
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import (
+    EVENT,
     HPA_V2,
     HPA_V2BETA2,
     LEASE,
@@ -69,6 +70,12 @@ LAG = 2.0
 def serves_v1beta1_crds(minor: int) -> bool:
     """apiextensions.k8s.io/v1beta1 was removed in 1.22."""
     return minor <= 21
+
+
+def enforces_cel_rules(minor: int) -> bool:
+    """x-kubernetes-validations are enforced from 1.25 (docs/install.md); before it only the
+    OpenAPI schema (types, patterns, lengths) is checked."""
+    return minor >= 25
 
 
 def hpa_resource(minor: int) -> Resource:
@@ -267,6 +274,136 @@ def test_release(
         admin.close()
     errors = [line for line in log_lines(log) if line.get("level") in ("error", "critical")]
     assert not errors, errors
+
+
+# The CRD's pattern accepts it (any digits, 21 characters of the 32 allowed); only the CEL rule
+# bounds it, and it is too large even for durationpy (and timedelta) to read.
+HUGE_LEAD = "99999999999999999999h"
+
+
+def test_a_lead_time_too_large_to_read_is_reported_without_cel_rules(
+    control_plane_factory: Callable[..., ControlPlane], tmp_path: Path
+) -> None:
+    """Without the CEL rules a Schedule (or an SPA) with a leadTime far beyond 24h reaches the
+    controller. It is reported on that object, field-addressed, as any invalid one is (a
+    Degraded status and a Warning event), while the SPA's other Schedule drives the HPA and no
+    reconcile fails."""
+    if enforces_cel_rules(int(kubernetes_version().split(".")[1])):
+        pytest.skip("the API server refuses such a leadTime from 1.25 (a CEL rule of the CRD)")
+    plane = control_plane_factory(nodes=0)
+    minor = plane.binaries.minor
+    assert not enforces_cel_rules(minor)
+    install = plane.run_kubectl(*install_command("install", minor))
+    assert install.returncode == 0, install.stderr
+    kubectl(
+        plane,
+        "wait",
+        "--for=condition=Established",
+        "--timeout=60s",
+        *(f"crd/{name}" for name in CRD_NAMES),
+    )
+
+    # A window in force for the whole test (a Daily window may cross midnight).
+    now = datetime.now(UTC)
+    namespace = "lead"
+    good = autoscaler_and_schedule(
+        namespace, "web", now - timedelta(minutes=2), now + timedelta(minutes=30)
+    )
+    bad_schedule = json.loads(json.dumps(good[-1]))
+    bad_schedule["metadata"]["name"] = "web-huge-lead"
+    bad_schedule["spec"]["leadTime"] = HUGE_LEAD
+    # An SPA with such a leadTime is its own invalid spec (it gets no HPA, so its Deployment
+    # need not exist).
+    bad_autoscaler = json.loads(json.dumps(good[1]))
+    bad_autoscaler["metadata"]["name"] = "huge-lead"
+    bad_autoscaler["spec"]["horizontalPodAutoscalerSpec"]["scaleTargetRef"]["name"] = "huge-lead"
+    bad_autoscaler["spec"]["leadTime"] = "30000000000h"
+    objects = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+        *good,
+        bad_schedule,
+        bad_autoscaler,
+    ]
+    # Nothing refuses them: the OpenAPI schema's pattern and length are all this release checks.
+    kubectl(plane, "apply", "-f", "-", input=manifest(objects))
+
+    admin = connect_blocking(kubeconfig=str(plane.kubeconfig))
+    hpa = hpa_resource(minor)
+    log = tmp_path / "spa-run.log"
+    sa_kubeconfig = plane.service_account_kubeconfig(
+        CONTROLLER_NAMESPACE, "scheduled-pod-autoscaler", create=False
+    )
+    election = ["--enable-leader-election", f"--leader-election-namespace={CONTROLLER_NAMESPACE}"]
+    lead_error = f"spec.leadTime: must be at most 24h, got '{HUGE_LEAD}'"
+
+    def status(resource: Resource, name: str) -> dict[str, Any]:
+        return dict(admin.get(resource, namespace, name).get("status") or {})
+
+    def warned(name: str, reason: str) -> list[str]:
+        return [
+            event["message"]
+            for event in admin.list(EVENT, namespace=namespace).items
+            if event["involvedObject"]["name"] == name
+            and event["reason"] == reason
+            and event["type"] == "Warning"
+        ]
+
+    try:
+        with spa_run(sa_kubeconfig, None, *election, log=log) as process:
+            # The valid Schedule drives the HPA; the SPA lists it alone as active.
+            wait_for(
+                lambda: (
+                    get_or_none(admin, hpa, namespace, "web") is not None
+                    and bounds(admin, hpa, namespace, "web") == (4, 8)
+                    and status(SCHEDULED_POD_AUTOSCALERS, "web").get("activeSchedules") == ["web"]
+                ),
+                within=30,
+                what="the valid Schedule's bounds on the HPA",
+            )
+            assert status(SCHEDULED_POD_AUTOSCALERS, "web")["condition"] == "Available"
+            # The other is reported on itself, naming the field, like any invalid Schedule.
+            wait_for(
+                lambda: (
+                    status(SCHEDULES, "web-huge-lead").get("condition") == "Degraded"
+                    and status(SCHEDULES, "web-huge-lead").get("message") == lead_error
+                ),
+                within=15,
+                what="the Schedule with a huge leadTime Degraded, naming spec.leadTime",
+            )
+            wait_for(
+                lambda: set(warned("web-huge-lead", "InvalidSchedule")) == {lead_error},
+                within=15,
+                what="an InvalidSchedule Warning event naming spec.leadTime",
+            )
+            assert status(SCHEDULES, "web")["condition"] == "Progressing"
+            # The SPA with such a leadTime: its own invalid spec, and no HPA.
+            wait_for(
+                lambda: (
+                    status(SCHEDULED_POD_AUTOSCALERS, "huge-lead").get("condition") == "Degraded"
+                ),
+                within=15,
+                what="the SPA with a huge leadTime Degraded",
+            )
+            ready = [
+                condition
+                for condition in status(SCHEDULED_POD_AUTOSCALERS, "huge-lead")["conditions"]
+                if condition["type"] == "Ready"
+            ]
+            assert [(c["reason"], c["message"]) for c in ready] == [
+                (
+                    "InvalidSpec",
+                    "invalid spec: spec.leadTime: must be at most 24h, got '30000000000h'",
+                )
+            ]
+            assert get_or_none(admin, hpa, namespace, "huge-lead") is None
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=15) == 0
+    finally:
+        admin.close()
+    lines = log_lines(log)
+    errors = [line for line in lines if line.get("level") in ("error", "critical")]
+    assert not errors, errors
+    assert not [line for line in lines if "reconcile failed" in str(line.get("msg", ""))]
 
 
 def check_cel_rules_refused(plane: ControlPlane) -> None:

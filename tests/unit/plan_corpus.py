@@ -136,7 +136,7 @@ CRONS = [
 DURATIONS = ["8h", "90m", "1h30m", "30s", "745h", "1d", "'1.5h'", "0h"]
 COUNTRIES = ["DE", "US", "JP", "XX", "de", "DEU"]
 SUBDIVISIONS = ["BY", "CA", "ZZ", "''"]
-ZONES = ["Asia/Tokyo", "UTC", "Europe/London", "America/New_York", "''", "Europe/Londn"]
+ZONES = ["Asia/Tokyo", "UTC", "Europe/London", "America/New_York", "''", "Europe/Londn", "CEST"]
 DAYS = ["Monday", "Friday", "Sunday", "''", "monday", "Mon"]
 TOKENS = [
     *TIMES,

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spa.api import FieldError, InvalidObject
 from spa.controller.decide import (
     FOREIGN_HPA_RECHECK_SECONDS,
     Attempts,
@@ -614,6 +615,56 @@ def test_an_invalid_schedule_does_not_stop_the_others() -> None:
     assert "timeZone" in bad["status"]["message"]
     assert good["status"]["condition"] == "Progressing"
     assert [e.reason for e in plan.events if e.type is EventType.WARNING] == ["InvalidSchedule"]
+
+
+# Matches the CRD's pattern and length; too large for durationpy (and timedelta) to read.
+HUGE = "99999999999999999999h"
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"leadTime": HUGE}, f"spec.leadTime: must be at most 24h, got '{HUGE}'"),
+        (
+            {"type": "Cron", "schedule": "0 2 * * *", "duration": HUGE},
+            f"spec.duration: must be from 1m to 744h (31 days), got {HUGE}",
+        ),
+    ],
+)
+def test_a_duration_too_large_to_read_degrades_its_schedule_alone(
+    spec: dict[str, Any], message: str
+) -> None:
+    """Without CEL (Kubernetes before 1.25) nothing bounds the digits the CRD's pattern lets
+    through: such a Schedule is reported like any invalid one, and its SPA still reconciles."""
+    bad = schedule("bad", owner=OURS, **spec)
+    if spec.get("type") == "Cron":
+        del bad["spec"]["startTime"], bad["spec"]["endTime"]
+    compiled, timeline = compile_window(bad)
+    assert isinstance(compiled, InvalidObject)
+    assert (compiled.errors, timeline) == ((FieldError(*message.split(": ", 1)),), None)
+    server = Server(autoscaler(), [bad, schedule("good", owner=OURS)])
+    _, memory, _ = server.reconcile(at(10))
+    plan, _, _ = server.reconcile(at(10), memory)
+    assert plan.problem is None
+    assert server.hpa is not None
+    assert server.hpa["spec"]["minReplicas"] == 5
+    bad, good = server.schedules
+    assert (bad["status"]["condition"], bad["status"]["message"]) == ("Degraded", message)
+    assert good["status"]["condition"] == "Progressing"
+    warnings = [(e.reason, e.message) for e in plan.events if e.type is EventType.WARNING]
+    assert warnings == [("InvalidSchedule", message)]
+
+
+def test_an_autoscaler_lead_time_too_large_to_read_is_its_invalid_spec() -> None:
+    broken = autoscaler()
+    broken["spec"]["leadTime"] = "30000000000h"
+    server = Server(broken, [schedule("mine", owner=OURS)])
+    plan, _, _ = server.reconcile(at(10))
+    assert plan.problem == "invalid spec: spec.leadTime: must be at most 24h, got '30000000000h'"
+    assert hpa_writes(server) == []
+    assert "InvalidSpec" in [e.reason for e in plan.events]
+    assert broken["status"]["condition"] == "Degraded"
+    assert server.schedules[0]["status"]["message"] == "ScheduledPodAutoscaler shop/web is invalid"
 
 
 def test_a_lost_adoption_is_reported_and_the_others_still_apply() -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
+from spa.api.validation import WrittenNumber
 from spa.plan import decoding
 from spa.plan.decoding import MAX_DEPTH, Decoded, Failed, decode_stream
 
@@ -223,9 +224,14 @@ def read_value(value: str) -> object:
     return result.value["spec"].get("v", "<absent>")
 
 
+def _json_type(value: object) -> type:
+    return float if isinstance(value, float) else type(value)
+
+
 def same(ours: object, expected: object) -> bool:
-    """Equal, with the same JSON types (1 and 1.0 and True differ)."""
-    if type(ours) is not type(expected):
+    """Equal, with the same JSON types (1 and 1.0 and True differ; a WrittenNumber is a float
+    that also carries its text)."""
+    if _json_type(ours) is not _json_type(expected):
         return False
     if isinstance(expected, dict):
         assert isinstance(ours, dict)
@@ -473,3 +479,26 @@ def test_huge_numbers_are_text_and_never_reach_int() -> None:
     assert read_value("0x" + "0" * 5000 + "1") == 1
     assert math.isinf(float("1" * 400))
     assert read_value("1" * 400) == "1" * 400
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["12345678901234567890123456789012", "9223372036854775808", "-9223372036854775809", "1_0" * 10],
+)
+def test_an_integer_beyond_int64_is_kubectls_float_that_keeps_its_text(written: str) -> None:
+    # kubectl sends it as a float64; the text is kept so that a message shows what was written
+    # (spa.api.validation), not 1.2345678901234567e+31.
+    found = read_value(written)
+    assert isinstance(found, WrittenNumber)
+    assert (found, found.text) == (float(written.replace("_", "")), written)
+    [(_, aliased)] = documents(f"a: &n {written}\nb: *n\n")
+    assert isinstance(aliased, dict)
+    assert aliased["b"].text == written
+    [(_, json)] = documents(f'{{"a": {written.replace("_", "")}}}')
+    assert isinstance(json, dict)
+    assert json["a"].text == written.replace("_", "")
+
+
+def test_other_numbers_keep_no_text() -> None:
+    for written in ("1e30", "123.5", "5", "9223372036854775807"):
+        assert not isinstance(read_value(written), WrittenNumber), written

@@ -12,11 +12,13 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+import durationpy
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spa.api import (
+    FieldError,
     InvalidObject,
     autoscaler_lead,
     compile_schedule,
@@ -35,6 +37,7 @@ from spa.schedule import (
     RecurringWindow,
     Rule,
     Timeline,
+    WallClockError,
     Weekday,
     WeeklySpanWindow,
     from_instant,
@@ -305,6 +308,9 @@ def test_lead_with_calendars_matches_the_reference(case_: tuple[int, Case], lead
 
 # -- the API ----------------------------------------------------------------------------------
 
+# Matches the CRD's pattern and length, but is too large for durationpy to read.
+HUGE = "99999999999999999999h"
+
 
 def schedule(**spec: Any) -> dict[str, Any]:
     return {
@@ -367,6 +373,9 @@ def test_a_cron_duration_and_a_lead_time_read_the_same_text_alike(text: str) -> 
     [
         ("25h", "spec.leadTime: must be at most 24h, got '25h'"),
         ("24h0m1s", "spec.leadTime: must be at most 24h, got '24h0m1s'"),
+        # Too large for durationpy (and timedelta) to read: above 24h all the same.
+        ("30000000000h", "spec.leadTime: must be at most 24h, got '30000000000h'"),
+        (HUGE, f"spec.leadTime: must be at most 24h, got '{HUGE}'"),
         ("-5m", "spec.leadTime: must be a duration such as 90s, 5m or 1h30m"),
         ("5 m", "spec.leadTime: must be a duration such as 90s, 5m or 1h30m"),
         ("1d", "spec.leadTime: must be a duration such as 90s, 5m or 1h30m"),
@@ -381,6 +390,88 @@ def test_bad_lead_times_name_the_field(value: object, message: str) -> None:
     with pytest.raises(InvalidObject) as autoscaler_error:
         parse_scheduled_pod_autoscaler(autoscaler(leadTime=value))
     assert str(autoscaler_error.value).startswith(message)
+
+
+def cron(duration: str) -> dict[str, Any]:
+    """A Cron Schedule whose windows open at 02:00 each day and last `duration`."""
+    document = schedule(type="Cron", schedule="0 2 * * *", duration=duration)
+    del document["spec"]["startTime"], document["spec"]["endTime"]
+    return document
+
+
+@pytest.mark.parametrize("text", ["30000000000h", HUGE])
+def test_a_cron_duration_too_large_to_read_is_out_of_range(text: str) -> None:
+    """The CRD's pattern accepts any digits, and without CEL (before Kubernetes 1.25) nothing
+    bounds them: a duration durationpy cannot hold is above 744h, not a traceback."""
+    range_error = f"must be from 1m to 744h (31 days), got {text}"
+    with pytest.raises(WallClockError, match=re.escape(range_error)):
+        parse_duration(text)
+    with pytest.raises(InvalidObject) as error:
+        compile_schedule(parse_schedule(cron(text)).spec)
+    assert error.value.errors == (FieldError("spec.duration", range_error),)
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        OverflowError("Python int too large to convert to C int"),  # durationpy before 0.10
+        durationpy.DurationError("Duration out of range"),
+    ],
+)
+def test_a_duration_durationpy_cannot_hold_is_above_either_fields_limit(
+    monkeypatch: pytest.MonkeyPatch, failure: Exception
+) -> None:
+    """Whichever way durationpy refuses a value too large for timedelta (the releases setup.cfg
+    allows differ), each field reports its own range error."""
+
+    def refuse(text: str) -> None:
+        raise failure
+
+    monkeypatch.setattr(durationpy, "from_str", refuse)
+    with pytest.raises(WallClockError, match=re.escape("must be from 1m to 744h (31 days)")):
+        parse_duration("9999999999h")
+    lead_error = FieldError("spec.leadTime", "must be at most 24h, got '9999999999h'")
+    with pytest.raises(InvalidObject) as schedule_error:
+        compile_schedule(parse_schedule(schedule(leadTime="9999999999h")).spec)
+    assert schedule_error.value.errors == (lead_error,)
+    with pytest.raises(InvalidObject) as autoscaler_error:
+        parse_scheduled_pod_autoscaler(autoscaler(leadTime="9999999999h"))
+    assert autoscaler_error.value.errors == (lead_error,)
+
+
+@pytest.mark.parametrize(
+    ("documents", "error"),
+    [
+        (
+            [autoscaler(), schedule(leadTime=HUGE)],
+            f"(document 2) Schedule default/s: spec.leadTime: must be at most 24h, got '{HUGE}'",
+        ),
+        (
+            [autoscaler(leadTime="30000000000h"), schedule()],
+            "(document 1) ScheduledPodAutoscaler default/web: spec.leadTime: must be at most "
+            "24h, got '30000000000h'",
+        ),
+        (
+            [autoscaler(), cron(HUGE)],
+            "(document 2) Schedule default/s: spec.duration: must be from 1m to 744h (31 days), "
+            f"got {HUGE}",
+        ),
+    ],
+)
+def test_plan_reports_a_duration_too_large_to_read_as_its_fields_error(
+    tmp_path: Path, documents: list[dict[str, Any]], error: str
+) -> None:
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text("\n---\n".join(json.dumps(d) for d in documents))
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "spa"), "plan", "-f", str(manifest)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "Traceback" not in result.stderr
+    assert result.returncode == 1, result.stderr
+    assert f"error: {manifest} {error}\n" in result.stderr
 
 
 def test_the_schedules_lead_time_overrides_the_autoscalers() -> None:

@@ -186,12 +186,38 @@ def test_valid_manifests_exit_zero_and_print_a_table(tmp_path: Path) -> None:
 
 
 def test_table_reports_errors_with_file_document_and_field(manifests: Path) -> None:
+    # As kubectl: the plan on standard output, the errors on standard error (they were printed
+    # after the table, on standard output).
     result = spa("plan", "-f", str(manifests), "--at", "2026-03-08T06:30:00Z")
     assert result.returncode == 1
-    assert (
-        f"{manifests / 'nested' / 'schedules.yaml'} (document 2) Schedule default/bad: "
-        "spec.timeZone: unknown time zone 'Asia/Tokio'"
-    ) in result.stdout
+    assert result.stderr.splitlines() == [
+        f"error: {manifests / 'nested' / 'schedules.yaml'} (document 2) Schedule default/bad: "
+        "spec.timeZone: unknown time zone 'Asia/Tokio'; did you mean 'Asia/Tokyo'?"
+    ]
+    assert result.stdout.startswith("Plan from 2026-03-08T06:30:00Z")
+    assert "Asia/Tokio" not in result.stdout
+    assert "error" not in result.stdout
+
+
+@pytest.mark.parametrize("output", ["json", "html"])
+def test_documents_carry_the_errors_and_standard_error_lists_them(
+    manifests: Path, output: str
+) -> None:
+    result = spa("plan", "-f", str(manifests), "--at", "2026-03-08T06:30:00Z", "-o", output)
+    assert result.returncode == 1
+    [line] = result.stderr.splitlines()
+    assert line.startswith("error: ")
+    assert line.endswith("did you mean 'Asia/Tokyo'?")
+    if output == "json":
+        [error] = json.loads(result.stdout)["errors"]
+        assert error["message"] == "unknown time zone 'Asia/Tokio'; did you mean 'Asia/Tokyo'?"
+    else:
+        assert "unknown time zone &#x27;Asia/Tokio&#x27;" in result.stdout
+
+
+def test_valid_manifests_print_nothing_on_standard_error(manifests: Path) -> None:
+    result = spa("plan", "-f", str(manifests / "autoscaler.yaml"), "--at", "2026-03-08T06:30:00Z")
+    assert (result.returncode, result.stderr) == (0, "")
 
 
 def test_schedule_without_its_autoscaler_is_an_error(tmp_path: Path) -> None:

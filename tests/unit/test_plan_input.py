@@ -9,12 +9,16 @@ not a short line in our own words.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import resource
 import subprocess
 import sys
+import threading
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +106,7 @@ def test_thirty_thousand_nested_brackets_are_an_error_not_a_crash(tmp_path: Path
     result = spa_plan("-f", str(tmp_path / "deep.yaml"), "--at", AT)
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
-    [line] = [line for line in result.stdout.splitlines() if "nested deeper" in line]
+    [line] = [line for line in result.stderr.splitlines() if "nested deeper" in line]
     assert "spec.minReplicas" + "[0]" * 6 + f"...({MAX_DEPTH - 8} levels more)" in line
     assert f"nested deeper than {MAX_DEPTH} levels" in line
     assert len(line) < 250
@@ -114,7 +118,7 @@ def test_a_five_thousand_digit_number_is_an_error_not_a_traceback(tmp_path: Path
     result = spa_plan("-f", str(tmp_path / "big.yaml"), "--at", AT)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
-    [line] = [line for line in result.stdout.splitlines() if "spec.minReplicas" in line]
+    [line] = [line for line in result.stderr.splitlines() if "spec.minReplicas" in line]
     assert "spec.minReplicas: must be an integer, got '111" in line
     assert len(line) < 250
 
@@ -146,7 +150,7 @@ def test_an_alias_bomb_is_refused_quickly_in_little_memory(tmp_path: Path) -> No
     (tmp_path / "bomb.yaml").write_text(TARGET_AUTOSCALER + "---\n" + SEEDS["merge bomb"])
     result = spa_plan("-f", str(tmp_path / "bomb.yaml"), "--at", AT, memory=512 << 20)
     assert result.returncode == 1, result.stderr
-    assert "kubectl refuses a document made mostly of alias expansions" in result.stdout
+    assert "kubectl refuses a document made mostly of alias expansions" in result.stderr
 
 
 def test_messages_are_ours_short_and_never_echo_a_large_input(tmp_path: Path) -> None:
@@ -277,6 +281,50 @@ def test_types_are_as_strict_as_the_api_server(tmp_path: Path, spec: str, messag
     assert messages(plan_of(tmp_path, TARGET_AUTOSCALER + "---\n" + text)) == [message]
 
 
+_EXCLUDED_376 = ", ".join(f"'2027-{1 + n // 28:02d}-{1 + n % 28:02d}'" for n in range(336))
+_EXCLUDED_376 += ", " + ", ".join(f"'2028-01-{1 + n:02d}'" for n in range(28))
+_EXCLUDED_376 += ", " + ", ".join(f"'2028-02-{1 + n:02d}'" for n in range(12))
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            "  timeZone: CEST",
+            "spec.timeZone: unknown time zone 'CEST'; it is an abbreviation, used by "
+            "Europe/Berlin, Europe/Paris, Europe/Rome, Europe/Madrid and ",
+        ),
+        (
+            "  minReplicas: 12345678901234567890123456789012",
+            "spec.minReplicas: must be an integer, got 12345678901234567890123456789012 (too "
+            "large: kubectl sends an integer beyond 64 bits as a floating-point number)",
+        ),
+        (
+            "  endTime: '24:00'",
+            "spec.endTime: '24:00' is not a time of day in the form HH:mm (00:00 to 23:59); for "
+            "a window that ends at midnight write 00:00 (an endTime earlier than startTime ends "
+            "on the next day)",
+        ),
+        (
+            f"  excludeDates: [{_EXCLUDED_376}]",
+            "spec.excludeDates: must have at most 366 dates, got 376",
+        ),
+        (
+            "  leadTime: 0",
+            "spec.leadTime: must be a string, got 0 (a duration needs a unit: write 0s)",
+        ),
+    ],
+)
+def test_messages_say_what_to_write_instead(tmp_path: Path, spec: str, message: str) -> None:
+    # Each of these said something unhelpful: "did you mean 'EST'?" (a US zone) for CEST, "got
+    # 1.2345678901234567e+31", nothing about midnight, "is not valid, got a list", "quote it"
+    # (a quoted 0 is valid, but 0s is the form to write).
+    text = SCHEDULE + "  startTime: '11:00'\n"
+    text += "" if "endTime" in spec else "  endTime: '12:00'\n"
+    [found] = messages(plan_of(tmp_path, TARGET_AUTOSCALER + "---\n" + text + spec + "\n"))
+    assert found.startswith(message)
+
+
 def test_numbers_arrive_as_kubectl_sends_them(tmp_path: Path) -> None:
     # kubectl sends 1e3 and 1.0e1 as the integers 1000 and 10; `suspend: yes` as true.
     text = SCHEDULE + "  startTime: '12:00'\n  endTime: '13:00'\n  minReplicas: 1.0e1\n"
@@ -348,15 +396,157 @@ def test_errors_are_in_file_order(tmp_path: Path) -> None:
     ]
 
 
-def test_an_input_without_our_kinds_is_an_error(tmp_path: Path) -> None:
-    plan = plan_of(tmp_path, "apiVersion: v1\nkind: Service\nmetadata: {name: x}\n")
-    assert [error.message for error in plan.errors] == [
-        f"{tmp_path / 'f0.yaml'} holds no ScheduledPodAutoscaler or Schedule "
+def test_an_input_without_our_kinds_is_an_error_naming_it_once(tmp_path: Path) -> None:
+    # The line was `f0.yaml: f0.yaml holds no ...`: the file named twice.
+    plan = plan_of(tmp_path, "apiVersion: v1\nkind: Service\nmetadata: {name: x}\n", "")
+    assert [describe_error(error) for error in plan.errors] == [
+        f"{tmp_path / name}: holds no ScheduledPodAutoscaler or Schedule "
         "(apiVersion autoscaling.d-kuro.github.io/...)"
+        for name in ("f0.yaml", "f1.yaml")
     ]
     result = spa_plan("-f", "-", stdin="# nothing\n")
     assert result.returncode == 1
-    assert "standard input holds no ScheduledPodAutoscaler or Schedule" in result.stdout
+    assert result.stderr == (
+        "error: -: holds no ScheduledPodAutoscaler or Schedule "
+        "(apiVersion autoscaling.d-kuro.github.io/...)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        (
+            "Schedul",
+            "kind: unknown kind 'Schedul' in autoscaling.d-kuro.github.io/v1; "
+            "did you mean 'Schedule'?",
+        ),
+        (
+            "Schedules",
+            "kind: unknown kind 'Schedules' in autoscaling.d-kuro.github.io/v1; "
+            "did you mean 'Schedule'?",
+        ),
+        (
+            "scheduledpodautoscaler",
+            "kind: unknown kind 'scheduledpodautoscaler' in autoscaling.d-kuro.github.io/v1; "
+            "did you mean 'ScheduledPodAutoscaler'?",
+        ),
+        ("Pod", "kind: unknown kind 'Pod' in autoscaling.d-kuro.github.io/v1"),
+        ("X" * 300, f"kind: unknown kind '{'X' * 40}...' in autoscaling.d-kuro.github.io/v1"),
+    ],
+)
+def test_an_unknown_kind_of_our_group_is_an_error(tmp_path: Path, kind: str, message: str) -> None:
+    # `kind: Schedul` was passed over as another group's kind: exit 0, the Schedule silently
+    # missing from the plan. kubectl refuses it ("no matches for kind").
+    typo = SCHEDULE.replace("kind: Schedule", f"kind: {kind}") + "  startTime: '1:00'\n"
+    plan = plan_of(tmp_path, TARGET_AUTOSCALER + "---\n" + typo)
+    assert messages(plan) == [message]
+    [error] = plan.errors
+    assert (error.document, error.field, error.name) == (2, "kind", "noon")
+    assert len(describe_error(error)) < 250
+    assert plan.autoscalers[0].schedules == []
+
+
+def test_an_unknown_kind_and_version_of_our_group_are_both_reported(tmp_path: Path) -> None:
+    typo = SCHEDULE.replace("kind: Schedule", "kind: Schedul").replace("/v1", "/v2")
+    plan = plan_of(tmp_path, TARGET_AUTOSCALER + "---\n" + typo)
+    assert messages(plan) == [
+        "apiVersion: unsupported version 'autoscaling.d-kuro.github.io/v2', use "
+        "autoscaling.d-kuro.github.io/v1",
+        "kind: unknown kind 'Schedul' in autoscaling.d-kuro.github.io/v2; did you mean 'Schedule'?",
+    ]
+
+
+def test_a_file_of_only_an_unknown_kind_of_our_group_is_one_error(tmp_path: Path) -> None:
+    plan = plan_of(tmp_path, TARGET_AUTOSCALER, SCHEDULE.replace("kind: Schedule", "kind: Sched"))
+    assert [(Path(error.file).name, error.field) for error in plan.errors] == [("f1.yaml", "kind")]
+
+
+def test_the_kinds_of_other_groups_are_still_ignored(tmp_path: Path) -> None:
+    others = "apiVersion: example.com/v1\nkind: Schedul\nmetadata: {name: a}\n---\n"
+    others += "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: b}\n"
+    plan = plan_of(tmp_path, TARGET_AUTOSCALER + "---\n" + others)
+    assert plan.errors == []
+    assert [autoscaler.name for autoscaler in plan.autoscalers] == ["web"]
+
+
+def test_an_unknown_kind_exits_one_with_the_error_on_standard_error(tmp_path: Path) -> None:
+    (tmp_path / "kind.yaml").write_text(
+        TARGET_AUTOSCALER + "---\n" + SCHEDULE.replace("kind: Schedule", "kind: Schedul")
+    )
+    result = spa_plan("-f", str(tmp_path / "kind.yaml"), "--at", AT)
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"error: {tmp_path / 'kind.yaml'} (document 2) Schedul default/noon: kind: unknown kind "
+        "'Schedul' in autoscaling.d-kuro.github.io/v1; did you mean 'Schedule'?\n"
+    )
+
+
+def _plan_through_a_pipe(
+    writer: Callable[[int], None], *arguments: str
+) -> subprocess.CompletedProcess[str]:
+    """`spa plan -f /dev/fd/N`, N the read end of a real pipe (what bash's `<(command)` passes)
+    that `writer` fills from another thread while spa reads."""
+    read_end, write_end = os.pipe()
+    thread = threading.Thread(target=writer, args=(write_end,), daemon=True)
+    thread.start()
+    try:
+        return subprocess.run(
+            [str(SCRIPTS / "spa"), "plan", "-f", f"/dev/fd/{read_end}", "--at", AT, *arguments],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+            pass_fds=(read_end,),
+        )
+    finally:
+        os.close(read_end)
+        thread.join(timeout=60)
+
+
+def _write_all(data: bytes) -> Callable[[int], None]:
+    def write(fd: int) -> None:
+        with os.fdopen(fd, "wb") as stream, contextlib.suppress(BrokenPipeError):
+            stream.write(data)
+
+    return write
+
+
+def test_process_substitution_is_read(tmp_path: Path) -> None:
+    # `spa plan -f <(cat file)` said "no such file or directory": a pipe is not a regular file.
+    # 400 SPAs make more than a pipe's buffer (64 KiB), so the reading has to wait for them.
+    text = "---\n".join(
+        TARGET_AUTOSCALER.replace("name: web\n", f"name: web-{n}\n", 1) for n in range(400)
+    )
+    assert len(text) > 65536
+    result = _plan_through_a_pipe(_write_all(text.encode()), "-o", "json")
+    assert (result.returncode, result.stderr) == (0, "")
+    plan = json.loads(result.stdout)
+    assert len(plan["autoscalers"]) == 400
+    assert plan["errors"] == []
+
+
+def test_an_endless_pipe_is_refused_at_the_size_limit() -> None:
+    # A pipe has no size up front: the limit is applied while reading.
+    def endless(fd: int) -> None:
+        chunk = b"#" * 65536
+        with os.fdopen(fd, "wb") as stream, contextlib.suppress(BrokenPipeError, OSError):
+            while True:
+                stream.write(chunk)
+
+    result = _plan_through_a_pipe(endless)
+    assert result.returncode == 1
+    assert result.stderr.endswith(
+        ": larger than 8 MiB, the most spa plan reads from one file; split it\n"
+    )
+
+
+def test_dev_stdin_is_read() -> None:
+    # `cat file | spa plan -f /dev/stdin` said "no such file or directory".
+    result = spa_plan("-f", "/dev/stdin", "--at", AT, "-o", "json", stdin=TARGET_AUTOSCALER)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert [autoscaler["name"] for autoscaler in json.loads(result.stdout)["autoscalers"]] == [
+        "web"
+    ]
 
 
 def test_status_is_not_checked_but_its_unknown_fields_are(tmp_path: Path) -> None:

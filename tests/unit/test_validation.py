@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
+from datetime import date, timedelta
 from typing import Any
 
 import pytest
@@ -17,7 +19,9 @@ from spa.api import (
     parse_schedule,
     parse_scheduled_pod_autoscaler,
 )
+from spa.api.validation import WrittenNumber
 from spa.schedule import OneShotWindow, RecurringWindow, Weekday
+from spa.schedule.wallclock import WELL_KNOWN_ZONES, zone_names, zones_abbreviated
 
 SPA: dict[str, Any] = {
     "apiVersion": "autoscaling.d-kuro.github.io/v1",
@@ -299,6 +303,34 @@ def test_structural_and_window_errors_are_reported_together() -> None:
             {"timeZone": "Europe/Londn"},
             "spec.timeZone: unknown time zone 'Europe/Londn'; did you mean 'Europe/London'?",
         ),
+        (
+            {"excludeDates": [str(date(2027, 1, 1) + timedelta(days=n)) for n in range(376)]},
+            "spec.excludeDates: must have at most 366 dates, got 376",
+        ),
+        (
+            {"leadTime": 0},
+            "spec.leadTime: must be a string, got 0 (a duration needs a unit: write 0s)",
+        ),
+        (
+            {"leadTime": 90},
+            "spec.leadTime: must be a string, got 90 "
+            "(a duration needs a unit: write 90s, 90m or 90h)",
+        ),
+        (
+            {
+                "type": "Cron",
+                "schedule": "0 9 * * *",
+                "duration": 8,
+                **dict.fromkeys(("startTime", "endTime", "startDayOfWeek", "endDayOfWeek")),
+            },
+            "spec.duration: must be a string, got 8 (a duration needs a unit: write 8m or 8h)",
+        ),
+        (
+            {"endTime": "24:00"},
+            "spec.endTime: '24:00' is not a time of day in the form HH:mm (00:00 to 23:59); for "
+            "a window that ends at midnight write 00:00 (an endTime earlier than startTime ends "
+            "on the next day)",
+        ),
     ],
 )
 def test_messages_are_ours(changes: dict[str, Any], expected: str) -> None:
@@ -306,6 +338,84 @@ def test_messages_are_ours(changes: dict[str, Any], expected: str) -> None:
     found = problems(lambda: compile_schedule(parse_schedule(document).spec))
     assert found is not None
     assert expected in [str(error) for error in found]
+
+
+def test_a_time_zone_abbreviation_names_the_zones_that_use_it() -> None:
+    # CEST got "did you mean 'EST'?", a US zone; the zones that show CEST are in tzdata.
+    [cest] = messages(with_spec(SCHEDULE, timeZone="CEST"))
+    assert cest.startswith(
+        "spec.timeZone: unknown time zone 'CEST'; it is an abbreviation, used by "
+        "Europe/Berlin, Europe/Paris, Europe/Rome, Europe/Madrid and "
+    )
+    assert cest.endswith(" more: write the IANA name of the zone you mean")
+    # An ambiguous one names every zone; any case is understood.
+    [ist] = messages(with_spec(SCHEDULE, timeZone="ist"))
+    assert ist == (
+        "spec.timeZone: unknown time zone 'ist'; it is an abbreviation, used by Europe/Dublin, "
+        "Asia/Jerusalem, Asia/Kolkata: write the IANA name of the zone you mean"
+    )
+    # A zone name in the wrong case, and a typo, still get the name.
+    assert messages(with_spec(SCHEDULE, timeZone="cet")) == [
+        "spec.timeZone: unknown time zone 'cet'; did you mean 'CET'?"
+    ]
+    assert messages(with_spec(SCHEDULE, timeZone="Europe/Berln")) == [
+        "spec.timeZone: unknown time zone 'Europe/Berln'; did you mean 'Europe/Berlin'?"
+    ]
+
+
+def test_the_abbreviation_table_offers_current_zone_names_only() -> None:
+    assert set(WELL_KNOWN_ZONES) <= zone_names()
+    assert zones_abbreviated("PST")[0] == "America/Los_Angeles"
+    assert "Asia/Calcutta" not in zones_abbreviated("IST")  # a deprecated spelling
+    assert zones_abbreviated("+03") == ()  # an offset, not a place
+    assert zones_abbreviated("Europe/Berlin") == ()
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        (
+            {"type": "Daily", "startTime": "00:00", "endTime": "24:00"},
+            "spec.endTime: '24:00' is not a time of day in the form HH:mm (00:00 to 23:59); "
+            "for a window that ends at midnight write 00:00 (an endTime equal to startTime makes "
+            "a 24-hour window)",
+        ),
+        (
+            {"type": "Daily", "startTime": "24:00"},
+            "spec.startTime: '24:00' is not a time of day in the form HH:mm (00:00 to 23:59); "
+            "for a window that starts at midnight write 00:00",
+        ),
+        (
+            {"startTime": "24:00"},  # Weekly, Monday to Wednesday
+            "spec.startTime: '24:00' is not a time of day in the form HH:mm (00:00 to 23:59); "
+            "for a window that starts at midnight write 00:00 with startDayOfWeek Tuesday and "
+            "endDayOfWeek Thursday",
+        ),
+        (
+            {"type": "WeeklySpan", "endDayOfWeek": "Saturday", "endTime": "24:00"},
+            "spec.endTime: '24:00' is not a time of day in the form HH:mm (00:00 to 23:59); "
+            "for a window that ends at midnight write 00:00 and endDayOfWeek Sunday",
+        ),
+        (
+            {"type": "OneShot", "startTime": "2026-12-31T20:00", "endTime": "2026-12-31T24:00"},
+            "spec.endTime: '2026-12-31T24:00' is not a valid date and time: hour must be in "
+            "0..23; midnight at the end of 2026-12-31 is 2027-01-01T00:00: write that",
+        ),
+    ],
+)
+def test_a_time_of_24_00_says_how_to_write_midnight(changes: dict[str, Any], expected: str) -> None:
+    assert messages(with_spec(SCHEDULE, **changes)) == [expected]
+
+
+def test_an_integer_beyond_int64_is_shown_as_written() -> None:
+    # The reader keeps the digits of a number kubectl sends as a float64 (1.2345678901234567e+31).
+    number = WrittenNumber(12345678901234567890123456789012, "12345678901234567890123456789012")
+    assert messages(with_spec(SCHEDULE, minReplicas=number)) == [
+        "spec.minReplicas: must be an integer, got 12345678901234567890123456789012 (too large: "
+        "kubectl sends an integer beyond 64 bits as a floating-point number)"
+    ]
+    assert copy.deepcopy(number).text == number.text
+    assert json.dumps(number) == "1.2345678901234567e+31"
 
 
 def test_a_long_wrong_value_is_shortened() -> None:
