@@ -35,8 +35,11 @@ lint: venv
 	$(BIN)/ruff format --check spa tests bench hack
 	$(BIN)/lint-imports
 
+# bench/ too (a namespace package: its modules are found from the repository's root), and with
+# it the test helpers it imports (tests/testenv, tests/integration/harness.py): an API change
+# breaks the build, not a benchmark found weeks later.
 typecheck: venv
-	$(BIN)/mypy spa
+	$(BIN)/mypy --explicit-package-bases spa bench
 
 check: lint typecheck
 
@@ -174,7 +177,9 @@ bench: venv testenv
 
 # The soak with an oracle (docs/reliability.md, "Soak"): two `spa run` replicas, 200 SPAs whose
 # windows open and close every minute, random faults; every HPA write checked against the engine.
-# Not part of `make test`. SOAK_MINUTES=5 for a quick run; SOAK_SEED picks the faults.
+# Not part of `make test`, which runs `bench/soak.py --smoke` instead (2-3 minutes; every bench/
+# entry point has a --smoke, tests/integration/test_bench_smoke.py runs them all).
+# SOAK_MINUTES=5 for a quick run; SOAK_SEED picks the faults.
 SOAK_MINUTES ?= 30
 soak: venv testenv
 	SOAK_MINUTES=$(SOAK_MINUTES) $(BIN)/python bench/soak.py

@@ -21,6 +21,7 @@ The lag is that instant minus B; negative means before the boundary. Modes:
 
     python bench/capacity.py                        # N = 1 and 100, D = 0 and 20 s
     python bench/capacity.py --sizes 1 --delays 0   # a quick look
+    python bench/capacity.py --smoke                # N = 1, D = 0, every mode, checked
 
 A Markdown table goes to stdout, progress to stderr; `--out` writes the raw results (JSON).
 """
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
 import sys
 import tempfile
 import threading
@@ -133,7 +135,7 @@ class DeploymentTimes:
     def __init__(self, api: k8s.ApiClient, namespace: str) -> None:
         self.wanted: dict[str, float] = {}
         self.ready: dict[str, float] = {}
-        self._watch = watch.Watch()
+        self._watch = watch.Watch()  # type: ignore[no-untyped-call]
         self._apps = k8s.AppsV1Api(api)
         self._namespace = namespace
         self._stopped = False
@@ -143,7 +145,7 @@ class DeploymentTimes:
     def _run(self) -> None:
         while not self._stopped:
             try:
-                for event in self._watch.stream(
+                for event in self._watch.stream(  # type: ignore[no-untyped-call]
                     self._apps.list_namespaced_deployment, self._namespace, timeout_seconds=300
                 ):
                     self._note(event["object"], time.time())
@@ -152,7 +154,9 @@ class DeploymentTimes:
                     log(f"deployment watch: {error!r}; watching again")
 
     def _note(self, obj: k8s.V1Deployment, received: float) -> None:
-        name = obj.metadata.name
+        name = obj.metadata.name if obj.metadata else None
+        if not name:
+            return
         if (obj.spec.replicas or 0) >= WINDOW_MIN:
             self.wanted.setdefault(name, received)
         if ((obj.status and obj.status.ready_replicas) or 0) >= WINDOW_MIN:
@@ -160,7 +164,7 @@ class DeploymentTimes:
 
     def stop(self) -> None:
         self._stopped = True
-        self._watch.stop()
+        self._watch.stop()  # type: ignore[no-untyped-call]
 
 
 def ready_at_one(admin: BlockingKubeClient, namespace: str) -> int:
@@ -181,7 +185,12 @@ def next_boundary(after: float) -> datetime:
 
 
 def run_round(
-    plane: ControlPlane, label: str, n: int, delays: list[int], modes: list[str]
+    plane: ControlPlane,
+    label: str,
+    n: int,
+    delays: list[int],
+    modes: list[str],
+    setup_seconds: float = SETUP_SECONDS,
 ) -> list[dict[str, Any]]:
     namespace = f"capacity-{label}"
     plane.run_kubectl("create", "namespace", namespace, check=True)
@@ -213,7 +222,7 @@ def run_round(
     ):
         time.sleep(1)
     lead = max(delays) + LEAD_MARGIN_SECONDS if "lead" in modes else 0
-    boundary = next_boundary(time.time() + lead + SETUP_SECONDS)
+    boundary = next_boundary(time.time() + lead + setup_seconds)
     b = boundary.timestamp()
     with ThreadPoolExecutor(16) as pool:
         list(
@@ -286,7 +295,18 @@ def main() -> int:
         help="kube-controller-manager's --kube-api-qps (burst twice that); 0: its default, 20",
     )
     parser.add_argument("--out", type=Path, help="write the raw results (JSON) here")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help=f"N = 1, D = 0, every mode, {SMOKE_SETUP_SECONDS:.0f} s instead of "
+        f"{SETUP_SECONDS} s for the controller to take the moved windows in; exit status 1 "
+        "if a Deployment did not get its pods or a lead did not raise its target before B "
+        "(tests/integration/test_bench_smoke.py)",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.sizes, args.delays, args.modes = "1", "0", ",".join(MODES)
+    setup_seconds = SMOKE_SETUP_SECONDS if args.smoke else SETUP_SECONDS
     sizes = [int(v) for v in args.sizes.split(",")]
     delays = [int(v) for v in args.delays.split(",")]
     modes = [m for m in args.modes.split(",") if m in MODES]
@@ -314,7 +334,7 @@ def main() -> int:
         kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)
         with spa_run(Path(kubeconfig), None, log=workdir / "spa-run.log"):
             for label, n, round_modes, round_delays in rounds(sizes, modes, delays):
-                results += run_round(plane, label, n, round_delays, round_modes)
+                results += run_round(plane, label, n, round_delays, round_modes, setup_seconds)
     finally:
         plane.stop()
     print(table(results))
@@ -322,7 +342,40 @@ def main() -> int:
         settings = {"controller_manager_qps": args.controller_manager_qps or 20}
         raw = {"machine": machine(), "plane": settings, "results": results}
         args.out.write_text(json.dumps(raw, indent=2))
+    if args.smoke:
+        failures = smoke_failures(results)
+        for failure in failures:
+            print(f"smoke check failed: {failure}")
+        if failures:
+            log(f"kept {workdir} (spa-run.log, the plane's logs)")
+            return 1
+        shutil.rmtree(workdir, ignore_errors=True)
+        print(f"smoke: ok ({len(results)} modes, every Deployment Ready at {WINDOW_MIN})")
     return 0
+
+
+# `--smoke`: a fleet of one Deployment per mode takes its moved window in within a second or two.
+SMOKE_SETUP_SECONDS = 5.0
+
+
+def smoke_failures(results: list[dict[str, Any]]) -> list[str]:
+    """What the rows show wrong: a Deployment without its window's pods by the deadline, a
+    mode missing, or a lead whose target was not raised before the boundary."""
+    failures = [
+        f"{row['mode']} D={row['delay']}: {row['not_ready']} of {row['n']} Deployments not Ready "
+        f"at {WINDOW_MIN}"
+        for row in results
+        if row["not_ready"] or row["ready"]["count"] != row["n"]
+    ]
+    missing = set(MODES) - {row["mode"] for row in results}
+    if missing:
+        failures.append(f"no rows for {', '.join(sorted(missing))}")
+    failures += [
+        f"lead D={row['delay']}: target raised {row['wanted']['max']:+.1f} s from B, not before"
+        for row in results
+        if row["mode"] == "lead" and not row["wanted"]["max"] < 0
+    ]
+    return failures
 
 
 def qps_args(qps: int) -> list[str]:

@@ -19,6 +19,7 @@ written by a child process (so the writer's CPU is not counted): CPU per event.
 
     python bench/client.py                      # starts its own control plane
     python bench/client.py --kubeconfig FILE    # or uses a running one (make cluster)
+    python bench/client.py --smoke              # 20 patches, one round: every stack must work
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ from kubernetes.aio.client import rest as aio_rest  # noqa: E402
 
 NAMESPACE = "bench-client"
 MERGE = "application/merge-patch+json"
+# The stacks measure() compares (its patchers and watchers), which `--smoke` requires.
+PATCH_STACKS = ("urllib3", "kubernetes.aio", "aiohttp", "spa.kube")
+WATCH_STACKS = ("urllib3", "aiohttp", "spa.kube")
 
 
 def log(message: str) -> None:
@@ -68,7 +72,7 @@ def patch_path(name: str) -> str:
 
 def sync_api(kubeconfig: str) -> Any:
     configuration = k8s_client.Configuration()
-    k8s_config.load_kube_config(
+    k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
         config_file=kubeconfig, client_configuration=configuration, persist_config=False
     )
     configuration.connection_pool_maxsize = 32
@@ -142,7 +146,7 @@ def watch_urllib3(kubeconfig: str, count: int, start: Callable[[str], None]) -> 
 
 async def aio_config_for(kubeconfig: str) -> Any:
     configuration = aio_client.Configuration()
-    await aio_config.load_kube_config(
+    await aio_config.load_kube_config(  # type: ignore[no-untyped-call]
         config_file=kubeconfig, client_configuration=configuration, persist_config=False
     )
     configuration.connection_pool_maxsize = 32
@@ -163,14 +167,14 @@ async def run_kubernetes_aio(kubeconfig: str, count: int, tasks: int) -> tuple[f
         response = await api.call_api(
             method, url, header_params=headers, body=body, post_params=post, _request_timeout=30
         )
-        data = await response.read()
+        data = await response.read()  # type: ignore[no-untyped-call]
         assert response.status == 200, data
         json.loads(data)
 
     try:
         return await _timed_tasks(patch, names(count), tasks)
     finally:
-        await api.close()
+        await api.close()  # type: ignore[no-untyped-call]
 
 
 async def aiohttp_session(kubeconfig: str) -> tuple[aiohttp.ClientSession, Any]:
@@ -321,10 +325,11 @@ def writer(kubeconfig: str, count: int, offset: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-c", code])
 
 
-def ensure_objects(kubeconfig: str) -> None:
+def ensure_objects(kubeconfig: str, count: int) -> None:
+    """The namespace and the ConfigMaps that `count` patches touch (at most 200)."""
     api = sync_api(kubeconfig)
     urllib3_request(api, "POST", "/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
-    for name in sorted(set(names(200))):
+    for name in sorted(set(names(count))):
         urllib3_request(
             api,
             "POST",
@@ -335,7 +340,7 @@ def ensure_objects(kubeconfig: str) -> None:
 
 
 def measure(kubeconfig: str, count: int, threads: int, rounds: int) -> dict[str, Any]:
-    ensure_objects(kubeconfig)
+    ensure_objects(kubeconfig, count)
     patchers: dict[str, Callable[[], tuple[float, float]]] = {
         "urllib3": lambda: run_urllib3(kubeconfig, count, threads),
         "kubernetes.aio": lambda: asyncio.run(run_kubernetes_aio(kubeconfig, count, threads)),
@@ -347,6 +352,8 @@ def measure(kubeconfig: str, count: int, threads: int, rounds: int) -> dict[str,
         "aiohttp": lambda start: asyncio.run(watch_aiohttp(kubeconfig, count, start)),
         "spa.kube": lambda start: _spa_kube_watch(kubeconfig, count, start),
     }
+    assert tuple(patchers) == PATCH_STACKS
+    assert tuple(watchers) == WATCH_STACKS
     results: dict[str, Any] = {"patch": {}, "watch": {}}
     offset = 0
     for round_ in range(rounds):
@@ -397,7 +404,15 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=4, help="concurrent requests")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", help="write the raw results (JSON) here")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="20 patches, 2 at a time, one round; exit status 1 unless every stack measured "
+        "its patches and watch (tests/integration/test_bench_smoke.py)",
+    )
     arguments = parser.parse_args()
+    if arguments.smoke:
+        arguments.patches, arguments.threads, arguments.rounds = 20, 2, 1
     if arguments.kubeconfig:
         results = measure(
             arguments.kubeconfig, arguments.patches, arguments.threads, arguments.rounds
@@ -435,6 +450,19 @@ def main() -> int:
             else "-"
         )
         print(f"| {name} | {cpu:.2f} | {rate:.0f} | {watch} |")
+    if arguments.smoke:
+        # measure() logs a stack's failure and goes on (an older checkout may lack one).
+        failures = [
+            f"no {kind} figure for {name}"
+            for kind, stacks in (("patch", PATCH_STACKS), ("watch", WATCH_STACKS))
+            for name in stacks
+            if len(results[kind].get(name, ())) != arguments.rounds
+        ]
+        for failure in failures:
+            print(f"smoke check failed: {failure}")
+        if failures:
+            return 1
+        print("smoke: ok (every stack patched and watched)")
     return 0
 
 

@@ -2,12 +2,15 @@
 
 Run with `python bench/engine.py` (`make bench` runs it first). Prints a Markdown table for
 docs/performance.md. Each figure is the best of several repeats, which is the most
-repeatable number on a shared 2-core machine.
+repeatable number on a shared 2-core machine. `--smoke`: every measure on a hundredth of its
+inputs, once, and a plan of 10 SPAs; exit status 1 if a measure gave no rate or the plan no
+transitions (tests/integration/test_bench_smoke.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import random
@@ -237,38 +240,44 @@ def plan_seconds(directory: Path, repeats: int) -> tuple[float, float, int]:
     return best_in_process, best_cli, transitions
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--autoscalers", type=int, default=1000, help="0: no plan rows")
     parser.add_argument("--clock", choices=["wall", "cpu"], default="wall")
+    parser.add_argument("--smoke", action="store_true", help="tiny inputs, checked (see above)")
     arguments = parser.parse_args()
+    scale = 1.0
+    if arguments.smoke:
+        arguments.repeats, arguments.autoscalers, scale = 1, 10, 0.01
+
+    def size(count: int) -> int:
+        return max(1, int(count * scale))
+
     global clock
     clock = time.process_time if arguments.clock == "cpu" else time.perf_counter
     random.seed(7)
+    week = best_rate(active_checks(WEEK, size(200_000)), arguments.repeats)
+    year = best_rate(active_checks(52 * WEEK, size(200_000)), arguments.repeats)
+    cron = best_rate(next_boundaries(size(100_000), cron_window()), arguments.repeats)
     rows = [
-        (
-            "active checks/s, instants within one week (warm cache)",
-            f"{best_rate(active_checks(WEEK, 200_000), arguments.repeats):,.0f}",
-        ),
-        (
-            "active checks/s, instants spread over a year",
-            f"{best_rate(active_checks(52 * WEEK, 200_000), arguments.repeats):,.0f}",
-        ),
+        ("active checks/s, instants within one week (warm cache)", f"{week:,.0f}"),
+        ("active checks/s, instants spread over a year", f"{year:,.0f}"),
         (
             "next-boundary computations/s (a Cron schedule, `*/30 8-17 * * MON-FRI`, 10m)",
-            f"{best_rate(next_boundaries(100_000, cron_window()), arguments.repeats):,.0f}",
+            f"{cron:,.0f}",
         ),
     ]
     # A plain Schedule against the same one with 30 excluded dates and a holiday calendar,
     # interleaved: warm (the Timeline's chunks built once) and cold (built for every answer).
     plain, calendar = best_rates(
-        [next_boundaries(100_000), next_boundaries(100_000, calendar_window())], arguments.repeats
+        [next_boundaries(size(100_000)), next_boundaries(size(100_000), calendar_window())],
+        arguments.repeats,
     )
     plain_cold, calendar_cold = best_rates(
         [
-            cold_next_boundaries(5_000, weekly_window()),
-            cold_next_boundaries(5_000, calendar_window()),
+            cold_next_boundaries(size(5_000), weekly_window()),
+            cold_next_boundaries(size(5_000), calendar_window()),
         ],
         arguments.repeats,
     )
@@ -281,12 +290,12 @@ def main() -> None:
                 f"{b:,.0f}",
             ),
         ]
+    transitions_rate = best_rate(spa_transitions(size(20_000)), arguments.repeats)
     rows += [
-        (
-            "next-transition computations/s (an SPA with 5 schedules)",
-            f"{best_rate(spa_transitions(20_000), arguments.repeats):,.0f}",
-        ),
+        ("next-transition computations/s (an SPA with 5 schedules)", f"{transitions_rate:,.0f}"),
     ]
+    rates = [week, year, cron, plain, calendar, plain_cold, calendar_cold, transitions_rate]
+    transitions = -1
     if arguments.autoscalers > 0:
         with tempfile.TemporaryDirectory() as directory:
             fleet_manifests(Path(directory), arguments.autoscalers)
@@ -303,7 +312,19 @@ def main() -> None:
     print("\n| measure | result |\n|---|---|")
     for label, value in rows:
         print(f"| {label} | {value} |")
+    if arguments.smoke:
+        failures = []
+        if not all(0 < rate < math.inf for rate in rates):
+            failures.append("a measure gave no rate")
+        if transitions == 0:
+            failures.append("the plan has no transitions")
+        for failure in failures:
+            print(f"smoke check failed: {failure}")
+        if failures:
+            return 1
+        print("smoke: ok (every measure ran, the plan has transitions)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

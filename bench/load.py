@@ -413,8 +413,10 @@ class Scenario:
         spa_src: Path | None = None,
         spa_python: Path | None = None,
         workers: int | None = None,
+        margin: float = 30.0,
     ) -> None:
         self.n = n
+        self.margin = margin
         self.spa_src = spa_src
         self.spa_python = spa_python
         self.workers = workers
@@ -633,7 +635,7 @@ class Scenario:
         ]
         writes = [event for event in events if event.is_write]
         last_patch = max((event.completed for event in patches), default=math.nan)
-        result = {
+        result: dict[str, Any] = {
             "label": label,
             "complete": len(watched) == len(names),
             "hpa_lag_watch": summary(watched),
@@ -725,7 +727,7 @@ class Scenario:
             # The controller's two status writes per SPA go at its cold start's write rate
             # (100/s on a quiet machine, 65/s or less at load 10), with half as much to spare.
             write_rate = min(100.0, self.result["startup_writes"] / self.result["ready_seconds"])
-            ahead = len(names) / rate + 1.5 * 2 * len(names) / write_rate + 30
+            ahead = len(names) / rate + 1.5 * 2 * len(names) / write_rate + self.margin
             boundary_time = (datetime.now(UTC) + timedelta(seconds=ahead + 59)).replace(
                 second=0, microsecond=0
             )
@@ -1139,7 +1141,16 @@ def main() -> int:
         help="with --spa-src: the Python to run it with (e.g. that tree's .venv/bin/python)",
     )
     parser.add_argument("--workers", type=int, default=None, help="spa run --workers")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help=f"a tiny run that checks itself ({SMOKE_SPAS} SPAs, no throttled run, "
+        f"{SMOKE_MARGIN:.0f} s of margin before the boundary instead of 30): exit status 1 if "
+        "a check fails (tests/integration/test_bench_smoke.py)",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.sizes, args.throttled = str(SMOKE_SPAS), None
 
     sizes = [int(size) for size in args.sizes.split(",") if size]
     results = []
@@ -1154,6 +1165,7 @@ def main() -> int:
                 spa_src=args.spa_src,
                 spa_python=args.spa_python,
                 workers=args.workers,
+                margin=SMOKE_MARGIN if args.smoke else 30.0,
             )
             results.append(scenario.run())
         finally:
@@ -1168,7 +1180,44 @@ def main() -> int:
         svg_plot(results, args.plot)
     print(json.dumps(report["machine"]))
     print(markdown(results))
+    if args.smoke:
+        failures = [failure for result in results for failure in smoke_failures(result)]
+        for failure in failures:
+            print(f"smoke check failed: {failure}")
+        if failures:
+            return 1
+        print(f"smoke: ok ({len(results)} size(s), every check passed)")
     return 0
+
+
+# `--smoke`: the whole scenario for a few SPAs (one of each kind of flipping window), with a
+# margin before the boundary long enough for them (the controller takes the moved windows in
+# within a second or two, and idles for a few seconds then).
+SMOKE_SPAS = 3
+SMOKE_MARGIN = 12.0
+
+
+def smoke_failures(result: dict[str, Any]) -> list[str]:
+    """What the run shows wrong, as sentences: the claims of docs/performance.md that hold at
+    any size (every HPA moved at the boundary, no writes at a restart in sync, no request at
+    all between boundaries) and figures that must exist."""
+    n = result["n"]
+    failures = []
+    start = result["start"]
+    if not start["complete"]:
+        changed = start["hpa_lag_watch"]["count"]
+        failures.append(f"N={n}: {changed} of {n} HPAs reached minReplicas {FLIP_MIN} at B")
+    if not math.isfinite(start["hpa_lag_watch"]["max"]):
+        failures.append(f"N={n}: no lag measured at the boundary")
+    if result["startup_writes"] < n:
+        failures.append(f"N={n}: {result['startup_writes']} writes at the cold start (< {n})")
+    if result["warm"]["writes"]:
+        failures.append(f"N={n}: {result['warm']['writes']} writes at a restart in sync")
+    if result["idle"]["requests"]:  # not even a read (docs/performance.md)
+        failures.append(f"N={n}: requests between boundaries: {result['idle']['requests']}")
+    if not all(rate > 0 for rate in result["capacity"].values()):
+        failures.append(f"N={n}: no API server capacity measured: {result['capacity']}")
+    return failures
 
 
 if __name__ == "__main__":

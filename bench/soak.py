@@ -28,11 +28,16 @@ every minute, random faults, and a check of every HPA write against the engine.
 
     python bench/soak.py                     # `make soak`: 30 minutes, 200 SPAs
     SOAK_MINUTES=5 python bench/soak.py      # a quick run
+    python bench/soak.py --smoke             # 2-3 minutes: 8 SPAs, 1 minute of windows
 
-Progress goes to stderr, a Markdown summary to stdout, everything measured to the JSON of
-`--out` (default: soak.json in the work directory, which is kept and printed).
-Exit status 1 if any transition was missed, any write was wrong or duplicated, or two
-replicas wrote as leaders.
+Progress goes to stderr, a Markdown summary to stdout, everything measured to soak.json in the
+work directory (kept, and printed; `--out` writes a copy).
+Exit status 1 if any transition was missed, any write was wrong or duplicated, two replicas
+wrote as leaders, a write reached the server after its writer's renew deadline, or an HPA was
+wrong at the end. `--smoke` (tests/integration/test_bench_smoke.py): the same run and checks at
+the smallest scale that still has faults (see SMOKE below); it also fails when nothing was
+measured (no transition, no HPA write, no fault, no HPA compared at the end), and removes its
+work directory when it passes.
 """
 
 from __future__ import annotations
@@ -59,7 +64,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
-from spa.kube import HPA_V2, LEASE, ApiError, ApiUnavailable, KubeClient, connect  # noqa: E402
+from spa.kube import (  # noqa: E402
+    HPA_V2,
+    LEASE,
+    ApiError,
+    ApiUnavailable,
+    BlockingKubeClient,
+    connect_blocking,
+)
 from spa.plan import Document, build_plan  # noqa: E402
 from tests.integration.harness import install_crds  # noqa: E402
 from tests.testenv.audit import service_account_user  # noqa: E402
@@ -92,6 +104,20 @@ RENEW_DEADLINE_S = 10.0
 # A transition counts as "near a fault" if a fault began this long before it or while it waited,
 # or if it fell while a replica's clock was stepped.
 FAULT_SHADOW_S = 30.0
+# `--smoke`: 8 SPAs, windows in 1 minute that begins 15-75 s after the start; every kind of
+# fault once (in a seeded order), 3-6 s apart, from 3 s after its first boundary until 10 s
+# before its last; clock steps undone after 10-20 s; the HPAs listed 30 s after the last
+# boundary (time for a killed leader's successor to take the Lease and catch up).
+SMOKE = {
+    "spas": 8,
+    "minutes": 1,
+    "lead": 15.0,
+    "settle": 30.0,
+    "fault_gap": (3.0, 6.0),
+    "fault_window": (3.0, 10.0),
+    "clock_undo": (10.0, 20.0),
+    "each_kind_once": True,
+}
 
 
 def log(message: str) -> None:
@@ -175,7 +201,7 @@ def fleet(rng: random.Random, spas: int, first: datetime, minutes: int) -> list[
     return objects
 
 
-def create_all(client: KubeClient, objects: list[dict[str, Any]]) -> None:
+def create_all(client: BlockingKubeClient, objects: list[dict[str, Any]]) -> None:
     def create(obj: dict[str, Any]) -> None:
         resource = SCHEDULED_POD_AUTOSCALERS if obj["kind"] != "Schedule" else SCHEDULES
         for attempt in range(10):
@@ -338,14 +364,18 @@ class Faults:
         seed: int,
         plane: ControlPlane,
         replicas: dict[str, Replica],
-        admin: KubeClient,
+        admin: BlockingKubeClient,
         journal: Path,
         gap: tuple[float, float],
         kinds: list[str],
+        clock_undo: tuple[float, float] = (60.0, 120.0),
+        each_once: bool = False,
     ) -> None:
         self.rng = random.Random(seed)
         self.gap = gap
         self.kinds = kinds
+        self.clock_undo = clock_undo
+        self.each_once = each_once
         self.plane = plane
         self.replicas = replicas
         self.admin = admin
@@ -377,7 +407,7 @@ class Faults:
 
     def _leader(self) -> str | None:
         try:
-            lease = self.admin.get(LEASE, SA_NAMESPACE, LEASE_NAME, timeout=10)
+            lease = self.admin.get(LEASE, SA_NAMESPACE, LEASE_NAME, request_timeout=10)
         except (ApiError, ApiUnavailable):
             return None
         holder = (lease.get("spec") or {}).get("holderIdentity") or ""
@@ -389,14 +419,22 @@ class Faults:
     def _run(self) -> None:
         if self._stop.wait(max(0.0, self._first - time.time())):
             return
-        while not self._stop.is_set():
+        # each_once (the smoke): every kind once, in a seeded order; one that was skipped (a
+        # leader killed before this one's successor took the Lease) comes again later.
+        queue = self.rng.sample(self.kinds, len(self.kinds)) if self.each_once else []
+        while not self._stop.is_set() and (queue or not self.each_once):
             due = time.time() + self.rng.uniform(*self.gap)
             if due > self._last:
                 break
             if self._wait_undoing(due):
                 break
-            kind = self.rng.choices(self.kinds, weights=[FAULTS[k] for k in self.kinds])[0]
+            if self.each_once:
+                kind = queue.pop(0)
+            else:
+                kind = self.rng.choices(self.kinds, weights=[FAULTS[k] for k in self.kinds])[0]
             self._inject(kind)
+            if self.each_once and "skipped" in self.done[-1].detail:
+                queue.append(kind)
         # Everything undone before the quiet tail.
         while self._pending and not self._stop.is_set():
             self._wait_undoing(min(self._pending)[0])
@@ -462,7 +500,7 @@ class Faults:
                 offset = rng.choice([-1, 1]) * rng.uniform(10, 40)
                 replica.step_clock(round(offset, 1))
                 self._stepped_at[name] = time.time()
-                undo = rng.uniform(60, 120)
+                undo = rng.uniform(*self.clock_undo)
                 self._pending.append((time.time() + undo, "clock-back", name))
                 fault.detail = {
                     "replica": name,
@@ -839,7 +877,7 @@ def run(args: argparse.Namespace, workdir: Path) -> None:
     replicas: dict[str, Replica] = {}
     sampler: Sampler | None = None
     faults: Faults | None = None
-    admin = connect(kubeconfig=str(plane.kubeconfig), pool_size=16)
+    admin = connect_blocking(kubeconfig=str(plane.kubeconfig), pool_size=16)
     try:
         install_crds(plane)
         setup_rbac(plane)
@@ -864,9 +902,17 @@ def run(args: argparse.Namespace, workdir: Path) -> None:
         ):
             log(f"{args.spas} HPAs after {time.time() - started:.1f} s")
         faults = Faults(
-            args.seed, plane, replicas, admin, workdir / "faults.jsonl", args.fault_gap, args.kinds
+            args.seed,
+            plane,
+            replicas,
+            admin,
+            workdir / "faults.jsonl",
+            args.fault_gap,
+            args.kinds,
+            args.clock_undo,
+            args.each_kind_once,
         )
-        faults.start(first + 20, last - 90)
+        faults.start(first + args.fault_window[0], last - args.fault_window[1])
         settle_end = last + args.settle
         exits: list[dict[str, Any]] = []
         while time.time() < settle_end:
@@ -1013,6 +1059,11 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def seconds_pair(text: str) -> tuple[float, float]:
+    low, high = (float(part) for part in text.split(","))
+    return low, high
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=int, default=int(os.environ.get("SOAK_MINUTES", "30")))
@@ -1030,10 +1081,18 @@ def main() -> int:
     )
     parser.add_argument(
         "--fault-gap",
-        type=lambda text: tuple(float(part) for part in text.split(",")),
+        type=seconds_pair,
         default=(20.0, 60.0),
         metavar="LOW,HIGH",
         help="seconds between faults, drawn uniformly (default 20,60)",
+    )
+    parser.add_argument(
+        "--fault-window",
+        type=seconds_pair,
+        default=(20.0, 90.0),
+        metavar="AFTER,BEFORE",
+        help="faults from AFTER seconds after the first window's start until BEFORE seconds "
+        "before the last minute's end (default 20,90)",
     )
     parser.add_argument(
         "--faults",
@@ -1043,7 +1102,18 @@ def main() -> int:
     parser.add_argument(
         "--analyze", type=Path, metavar="DIR", help="only compare a kept run's work directory"
     )
+    parser.add_argument("--out", type=Path, help="also write the results (JSON) here")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="the smallest run that still has faults, checked (see SMOKE in the source); "
+        "--seed and --faults apply, the sizes and times are SMOKE's",
+    )
     args = parser.parse_args()
+    args.clock_undo, args.each_kind_once = (60.0, 120.0), False
+    if args.smoke:
+        for name, value in SMOKE.items():
+            setattr(args, name, value)
     args.kinds = [kind for kind in args.faults.split(",") if kind]
     if unknown := set(args.kinds) - set(FAULTS):
         parser.error(f"--faults: unknown kind {', '.join(sorted(unknown))}")
@@ -1056,17 +1126,52 @@ def main() -> int:
         shutil.rmtree(workdir / "plane" / "etcd", ignore_errors=True)
     log("comparing the audit log with the oracle")
     result = analyze(workdir)
-    (workdir / "soak.json").write_text(json.dumps(result, indent=1, default=str))
+    details = json.dumps(result, indent=1, default=str)
+    (workdir / "soak.json").write_text(details)
+    if args.out is not None:
+        args.out.write_text(details)
     print(markdown(result))
-    log(f"details in {workdir / 'soak.json'}")
-    bad = (
-        result["missed"]
-        or result["wrong"]
-        or result["duplicates"]
-        or result["not_leader"]
-        or result["after_renew_deadline"]
-    )
-    return 1 if bad or result["end_state_wrong"] else 0
+    failures = [
+        f"{len(result[key])} {label}"
+        for key, label in (
+            ("missed", "transitions missed"),
+            ("wrong", "writes of wrong values"),
+            ("duplicates", "duplicated writes"),
+            ("not_leader", "writes by a replica not holding the Lease"),
+            ("after_renew_deadline", "writes after the writer's renew deadline"),
+            ("end_state_wrong", "HPAs wrong at the end"),
+        )
+        if result[key]
+    ]
+    if args.smoke:
+        failures += smoke_failures(result, args.kinds)
+    for failure in failures:
+        print(f"{'smoke ' if args.smoke else ''}check failed: {failure}")
+    if args.smoke and not failures and args.analyze is None:
+        shutil.rmtree(workdir, ignore_errors=True)
+        log(f"smoke passed: removed {workdir}")
+    else:
+        log(f"details in {workdir / 'soak.json'}")
+    if failures:
+        return 1
+    print(f"{'smoke: ' if args.smoke else ''}ok (every check passed)")
+    return 0
+
+
+def smoke_failures(result: dict[str, Any], kinds: list[str]) -> list[str]:
+    """What a smoke run must have measured for its zeros to mean anything: transitions,
+    writes, and each kind of fault asked for."""
+    counts = {
+        "transitions due": result["transitions"],
+        "HPA writes": result["hpa_writes"],
+        "HPAs compared at the end": result["end_state_compared"],
+        "resource samples": len(result["samples"]),
+    }
+    failures = [f"no {what}" for what, count in counts.items() if not count]
+    injected = {kind for kind, _ in result["faults"]}
+    if missing := [kind for kind in kinds if kind not in injected]:
+        failures.append(f"faults not injected: {', '.join(missing)}")
+    return failures
 
 
 if __name__ == "__main__":

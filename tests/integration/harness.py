@@ -45,11 +45,12 @@ async def eventually(
     last: BaseException | None = None
     while True:
         try:
+            outcome: _T | Awaitable[_T]
             if inspect.iscoroutinefunction(check):
                 outcome = check()
             else:
                 outcome = await asyncio.to_thread(check)
-            result = await outcome if inspect.isawaitable(outcome) else outcome
+            result: _T = await outcome if inspect.isawaitable(outcome) else outcome
             if result:
                 return result
         except (AssertionError, NotFound) as error:
@@ -63,14 +64,12 @@ async def condition_becomes(
     kube: Kube, resource: Resource, namespace: str, name: str, condition: str, within: float = 15.0
 ) -> dict[str, Any]:
     """The object's status, once its `.status.condition` is `condition`."""
-    return await eventually(
-        lambda: (
-            (status := kube.status(resource, namespace, name)).get("condition") == condition
-            and status
-        ),
-        within=within,
-        what=f"{name} {condition}",
-    )
+
+    def reached() -> dict[str, Any]:
+        status = kube.status(resource, namespace, name)
+        return status if status.get("condition") == condition else {}
+
+    return await eventually(reached, within=within, what=f"{name} {condition}")
 
 
 def autoscaler(

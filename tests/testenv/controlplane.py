@@ -674,7 +674,8 @@ class ControlPlane(Cluster):
             core = k8s.CoreV1Api(api)
             for index in range(self.nodes):
                 try:
-                    core.create_node(kwok.node_manifest(index))
+                    # The client sends a manifest given as a dict as it is.
+                    core.create_node(kwok.node_manifest(index))  # type: ignore[arg-type]
                 except k8s.ApiException as exc:
                     if exc.status != 409:  # `make cluster` again on the same directory
                         raise
@@ -695,8 +696,12 @@ class ControlPlane(Cluster):
         first pods Pending). Without a controller manager nobody lifts it: Ready is all."""
         ready = 0
         for node in core.list_node(label_selector="type=kwok").items:
-            conditions = node.status.conditions or []
-            taints = [t for t in node.spec.taints or () if t.key.startswith("node.kubernetes.io/")]
+            conditions = (node.status.conditions if node.status else None) or []
+            taints = [
+                t
+                for t in (node.spec.taints if node.spec else None) or ()
+                if t.key.startswith("node.kubernetes.io/")
+            ]
             schedulable = not taints or not self.with_controller_manager
             if schedulable and any(c.type == "Ready" and c.status == "True" for c in conditions):
                 ready += 1

@@ -1,0 +1,197 @@
+"""Every entry point of bench/ in its smoke mode: the real thing at the smallest scale.
+
+Each benchmark runs as `python bench/NAME.py --smoke`, a subprocess, as `make bench`, `make
+soak` and `make bench-capacity` run them: its own control plane (tests/testenv) where it needs
+one, real wall-clock boundaries, `spa run` as processes. In smoke mode each checks its own
+invariants (the soak: no transition missed, no write duplicated, wrong, by a non-leader or
+after the renew deadline, every kind of fault injected; the load benchmark: every HPA moved at
+the boundary, no write at a restart in sync, no request between boundaries; the capacity
+benchmark: every Deployment got its pods, a lead raised its target before the boundary; the
+client benchmark: every HTTP stack measured) and exits 1 when one fails. Here: exit status 0,
+and the figures in its output.
+
+The smokes selected run at once, started by the first test (`smokes`), each test then waiting
+for its own: most of each is waiting for a real minute boundary, and overlapping those waits
+keeps the whole about as long as the soak's smoke alone (docs/development.md, "Test
+durations"). bench/steppedclock.py has no smoke of its own: the soak's replicas run through it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Seconds from the start of all smokes: each waits up to a minute for a real minute boundary.
+TIMEOUTS = {"engine": 120, "client": 240, "load": 300, "capacity": 360, "soak": 360}
+
+
+@dataclass
+class Smoke:
+    name: str
+    process: subprocess.Popen[bytes]
+    stdout: Path
+    stderr: Path
+    began: float
+
+    def finish(self) -> tuple[int, float]:
+        """Wait for it (interrupted at its deadline: its control plane and `spa run` processes
+        are stopped by its own cleanup); its exit status and seconds taken."""
+        left = self.began + TIMEOUTS[self.name] - time.monotonic()
+        try:
+            self.process.wait(timeout=max(1.0, left))
+        except subprocess.TimeoutExpired:
+            self.stop()
+        return self.process.returncode, time.monotonic() - self.began
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@pytest.fixture(scope="module")
+def smokes(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Smoke]]:
+    """The smoke of every entry point selected in this module, all started at once."""
+    names = [
+        str(item.callspec.params["name"])
+        for item in request.session.items
+        if isinstance(item, pytest.Function)
+        and item.module is request.module
+        and hasattr(item, "callspec")
+    ]
+    directory = tmp_path_factory.mktemp("bench-smoke")
+    env = {key: value for key, value in os.environ.items() if key != "KUBECONFIG"}
+    started: dict[str, Smoke] = {}
+    try:
+        for name in names:
+            stdout, stderr = directory / f"{name}.out", directory / f"{name}.err"
+            with stdout.open("wb") as out, stderr.open("wb") as err:
+                process = subprocess.Popen(
+                    [sys.executable, str(REPO / "bench" / f"{name}.py"), "--smoke"],
+                    cwd=REPO,
+                    env=env,
+                    stdout=out,
+                    stderr=err,
+                )
+            started[name] = Smoke(name, process, stdout, stderr, time.monotonic())
+        yield started
+    finally:
+        for smoke in started.values():
+            smoke.stop()
+
+
+def rows(output: str) -> dict[str, list[str]]:
+    """The rows of the Markdown tables of `output` by their first cell: the other cells."""
+    table: dict[str, list[str]] = {}
+    for line in output.splitlines():
+        if line.startswith("| ") and not line.startswith("|---"):
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            table[cells[0]] = cells[1:]
+    return table
+
+
+def engine(output: str) -> None:
+    table = rows(output)
+    assert table["active checks/s, instants within one week (warm cache)"][0] != "0"
+    assert table["next-transition computations/s (an SPA with 5 schedules)"][0] != "0"
+    plans = [label for label in table if label.startswith("plan of 10 SPAs x 5 Schedules")]
+    assert len(plans) == 2, table
+
+
+def client(output: str) -> None:
+    table = rows(output)
+    for stack in ("urllib3", "kubernetes.aio", "aiohttp", "spa.kube"):
+        cpu, rate, _watch = table[stack]
+        assert float(cpu) > 0, table[stack]
+        assert float(rate) > 0, table[stack]
+    for stack in ("urllib3", "aiohttp", "spa.kube"):
+        assert float(table[stack][2]) > 0, table[stack]
+
+
+def load(output: str) -> None:
+    row = rows(output)["3 (12)"]  # N SPAs (Schedules)
+    assert row[2].endswith("(0)"), row  # a restart in sync: no writes
+    assert row[-1].startswith("0 in "), row  # no request between boundaries
+    assert "lag by the audit log" in output
+    assert "HPA patches at the transition" in output
+
+
+def capacity(output: str) -> None:
+    # Every row's first cell is N = 1, so not `rows`: by mode.
+    modes = {
+        cells[2]: cells
+        for line in output.splitlines()
+        if line.startswith("| 1 | 0 s |")
+        for cells in [[cell.strip() for cell in line.strip().strip("|").split("|")]]
+    }
+    assert set(modes) == {"hpa", "immediate", "lead"}, output
+    assert all(cells[-1] == "0" for cells in modes.values()), modes  # not ready
+    assert modes["lead"][6].startswith("-"), modes["lead"]  # wanted before B
+
+
+def soak(output: str) -> None:
+    table = rows(output)
+    for figure in (
+        "missed",
+        "duplicated writes",
+        "wrong values",
+        "writes by a replica not holding the Lease",
+        "writes received > 10 s after the writer's last renewal",
+    ):
+        assert table[figure] == ["0"], (figure, output)
+    assert int(table["HPA transitions due"][0]) > 0, output
+    assert table["HPAs wrong at the end"][0].startswith("0 of "), output
+    assert any(label.startswith("lag all (n=") for label in table), output
+    faults = next(line for line in output.splitlines() if line.startswith("faults: "))
+    for kind in ("cut", "apiserver-restart", "expire-410", "kill-replica", "kill-leader"):
+        assert f"{kind} 1" in faults, faults
+    assert "clock-step 1" in faults, faults
+
+
+FIGURES: dict[str, Callable[[str], None]] = {
+    "engine": engine,
+    "client": client,
+    "load": load,
+    "capacity": capacity,
+    "soak": soak,
+}
+CLUSTER = [pytest.mark.integration, pytest.mark.slow]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "engine",  # no control plane
+        pytest.param("client", marks=CLUSTER),
+        pytest.param("load", marks=[*CLUSTER, pytest.mark.e2e]),
+        pytest.param("capacity", marks=[*CLUSTER, pytest.mark.e2e]),
+        pytest.param("soak", marks=[*CLUSTER, pytest.mark.e2e]),
+    ],
+)
+@pytest.mark.timeout(max(TIMEOUTS.values()) + 90)
+def test_bench_smoke(name: str, smokes: dict[str, Smoke]) -> None:
+    smoke = smokes[name]
+    code, took = smoke.finish()
+    output = smoke.stdout.read_text(errors="replace")
+    assert code == 0, (
+        f"bench/{name}.py --smoke exited {code} after {took:.0f} s\n"
+        f"stdout:\n{output[-6000:]}\nstderr:\n{smoke.stderr.read_text(errors='replace')[-6000:]}"
+    )
+    assert "smoke: ok" in output, output
+    FIGURES[name](output)
