@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec, TypeVar
 
 from spa.api import wire
+from spa.controller.decide import ScaleProblem
 from spa.controller.desired import FIELD_MANAGER, owner_reference
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import ApiError, Conflict, KubeClient, NotFound, Resource
@@ -55,12 +56,12 @@ class Refused(Exception):
 
 
 class NotScalable(Exception):
-    """The scale target cannot be scaled through its /scale subresource; `reason` is the
-    Event's reason, `message` says why in our words."""
+    """The scale target cannot be scaled through its /scale subresource: `problem` says which
+    way (the decision picks the Event's reason for it), `message` says why in our words."""
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, problem: ScaleProblem, message: str) -> None:
         super().__init__(message)
-        self.reason = reason
+        self.problem = problem
         self.message = message
 
 
@@ -168,12 +169,14 @@ class Actuator:
         try:
             scale = await self._kube.get(resource, namespace, name, subresource="scale")
         except NotFound:
-            raise NotScalable("TargetNotFound", f"{kind} {namespace}/{name} not found") from None
+            raise NotScalable(
+                ScaleProblem.TARGET_NOT_FOUND, f"{kind} {namespace}/{name} not found"
+            ) from None
         except ApiError as error:
             if error.status != 403:
                 raise
             raise NotScalable(
-                "ScaleForbidden",
+                ScaleProblem.FORBIDDEN,
                 f"not allowed to read {resource.plural}/scale: {brief(error.message)} "
                 "(grant get and patch on it, docs/install.md)",
             ) from error
@@ -218,12 +221,14 @@ class Actuator:
         )
         if found is None:
             raise NotScalable(
-                "TargetNotFound", f"the API server serves no kind {kind} in {api_version}"
+                ScaleProblem.TARGET_NOT_FOUND,
+                f"the API server serves no kind {kind} in {api_version}",
             )
         plural = str(found["name"])
         if not any(item.get("name") == f"{plural}/scale" for item in listed):
             raise NotScalable(
-                "NoScaleSubresource", f"{kind} ({plural}.{api_version}) has no scale subresource"
+                ScaleProblem.NO_SCALE_SUBRESOURCE,
+                f"{kind} ({plural}.{api_version}) has no scale subresource",
             )
         group, _, version = api_version.rpartition("/")
         resource = Resource(group, version, plural, kind, bool(found.get("namespaced")))

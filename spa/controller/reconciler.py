@@ -10,47 +10,72 @@ missing SPA is reconciled too: that is where Schedules created before their SPA 
 Degraded.
 
 What stays here is what needs the API server or the clock: reading where a cache cannot
-answer, turning the answers of writes into :class:`~spa.controller.decide.Attempts` and
-:class:`~spa.controller.decide.Memory`, metrics and logs.
+answer, performing each step and reporting what happened as an outcome (data: what it means
+for the next decision is :func:`~spa.controller.decide.absorb`'s and
+:func:`~spa.controller.decide.attempted`'s to say), metrics and logs.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from dataclasses import replace
 
 from spa.api import wire
 from spa.controller.actuator import Actuator, NotScalable, Refused
 from spa.controller.decide import (
     MAX_SCHEDULES_PER_AUTOSCALER,
+    SCALE_ATTEMPTS,
     Attempts,
+    AutoscalerGone,
     AutoscalerStatusWrite,
+    BackOfQueue,
+    BoundsWritten,
     Compiled,
     CreateHpa,
+    DryRunAnswered,
     DryRunHpa,
-    Event,
     EventType,
+    Final,
+    ForeignHpaGone,
+    HpaNameTaken,
+    HpaRefused,
     HpaWrite,
+    HpaWritten,
     Memory,
+    Outcome,
+    OwnersSet,
+    PatchBounds,
+    PatchHpa,
     Plan,
+    Raised,
     Refusal,
+    ScaleRefused,
+    ScaleResult,
     ScaleUp,
-    ScaleUpOutcome,
+    ScaleUpDone,
     SetOwner,
+    SetOwners,
     Snapshot,
+    Unscalable,
+    WakeUp,
+    absorb,
+    attempted,
+    changed_by,
     compile_window,
     decide,
     dying,
+    replicas_to_set,
     status_fields,
 )
-from spa.controller.desired import controller_owner_uid, spec_hash
+from spa.controller.decide.scaleup import scale_up_outcome
+from spa.controller.desired import controller_owner_uid
 from spa.controller.metrics import ControllerMetrics
 from spa.controller.watches import TARGET_INDEX, UID_INDEX
 from spa.kube import Conflict, KubeClient, NotFound, Resource
 from spa.runtime import (
     Clock,
     EventRecorder,
+    ObjectLogger,
     Result,
     Store,
     WriteFence,
@@ -68,8 +93,6 @@ log = logging.getLogger(__name__)
 # finish); more means the caches keep contradicting our own writes, and the key is retried
 # with backoff instead of spinning.
 _MAX_STEPS = 8
-# Reads of the target's Scale when it keeps changing between our read and our write.
-_SCALE_ATTEMPTS = 3
 
 
 class Reconciler:
@@ -124,36 +147,32 @@ class Reconciler:
             snapshot = await self._snapshot(key, instant, attempts, fetched)
             plan = decide(snapshot)
             self._remember(key, plan)
-            self._record(plan)
-            if plan.owners:
-                attempts = await self._set_owners(plan.owners, attempts)
-                continue
-            if plan.hpa is not None:
-                try:
-                    attempts, fetched = await self._write_hpa(key, plan.hpa, attempts, fetched, now)
-                except _AutoscalerGone:
+            match plan.action:
+                case Final() as final:
+                    return await self._finish(key, final, now, logger)
+                case SetOwners(changes):
+                    outcome: Outcome = await self._set_owners(changes)
+                case PatchBounds() as write:
+                    outcome = await self._patch_bounds(write, logger)
+                case CreateHpa() | PatchHpa() | DryRunHpa() as write:
+                    outcome = await self._write_hpa(key, write, now, logger)
+            self._absorb(key, outcome)
+            attempts = attempted(attempts, outcome)
+            match outcome:
+                case AutoscalerGone():
                     return Result()
-                if plan.scale_up is not None and attempts.hpa_written:
-                    await self._scale_up(key, plan.scale_up)
-                continue
-            for write in plan.statuses:
-                if isinstance(write, AutoscalerStatusWrite):
-                    await self._act.patch_autoscaler_status(write.obj, status_fields(write.status))
-                else:
-                    await self._act.patch_schedule_status(write.obj, status_fields(write.status))
-            if plan.report is not None:
-                self._metrics.autoscaler(
-                    namespace=namespace,
-                    name=name,
-                    replicas=plan.report.replicas,
-                    schedules=dict(plan.report.schedules),
-                    reconciled_at=now,
-                )
-            if plan.problem is not None:
-                logger.warning("%s", plan.problem)
-            return Result(
-                requeue_at=plan.requeue_at, requeue_after=plan.requeue_after, retry=plan.retry
-            )
+                case HpaNameTaken():
+                    # The name is taken by an HPA our label-filtered cache does not see: read
+                    # it, and decide on it until a write of ours is in the cache.
+                    fetched = await self._act.get_hpa(namespace, name)
+                case HpaWritten() | BoundsWritten():
+                    fetched = None
+            if isinstance(plan.action, CreateHpa | PatchHpa) and attempts.hpa_written:
+                scale_up = plan.action.scale_up
+                if scale_up is not None:
+                    done = await self._scale_up(key, scale_up, logger)
+                    if done is not None:
+                        self._absorb(key, done)
         logger.error("no final decision after %d steps; retrying with backoff", _MAX_STEPS)
         return Result(retry=True)
 
@@ -182,7 +201,7 @@ class Reconciler:
             try:
                 hpa = await self._act.get_hpa(namespace, name)
             except NotFound:
-                memory = replace(memory, foreign_hpa=False)
+                memory = absorb(memory, ForeignHpaGone())
         live_owners: frozenset[str] = frozenset()
         if autoscaler is None:
             owners = {controller_owner_uid(schedule) for schedule in schedules}
@@ -218,10 +237,11 @@ class Reconciler:
             cached = self._compiled[uid] = (version, compile_window(schedule, lead))
         return cached[1]
 
-    # -- acting ---------------------------------------------------------------------------------
+    # -- remembering ----------------------------------------------------------------------------
 
     def _remember(self, key: str, plan: Plan) -> None:
-        if plan.forget:
+        """Keep the Memory a decision left (or forget the key: its SPA is gone or going)."""
+        if plan.memory is None:
             namespace, name = split_key(key)
             assert namespace is not None
             self._metrics.forget_autoscaler(namespace=namespace, name=name)
@@ -229,36 +249,55 @@ class Reconciler:
         else:
             self._memory[key] = plan.memory
 
-    def _record(self, plan: Plan) -> None:
-        for event in plan.events:
+    def _absorb(self, key: str, outcome: Outcome) -> None:
+        """Keep what an outcome means for the key's Memory (decided by `absorb`)."""
+        self._memory[key] = absorb(self._memory.get(key, Memory()), outcome)
+
+    # -- acting ---------------------------------------------------------------------------------
+
+    async def _finish(self, key: str, final: Final, now: float, logger: ObjectLogger) -> Result:
+        """Write the statuses, record the Events and metrics, and say when to run again."""
+        namespace, name = split_key(key)
+        assert namespace is not None
+        for event in final.events:
             if event.type is EventType.WARNING:
                 self._act.warning(event.obj, event.reason, event.message)
             else:
                 self._act.normal(event.obj, event.reason, event.message)
+        for write in final.statuses:
+            if isinstance(write, AutoscalerStatusWrite):
+                await self._act.patch_autoscaler_status(write.obj, status_fields(write.status))
+            else:
+                await self._act.patch_schedule_status(write.obj, status_fields(write.status))
+        if final.report is not None:
+            self._metrics.autoscaler(
+                namespace=namespace,
+                name=name,
+                replicas=final.report.replicas,
+                schedules=dict(final.report.schedules),
+                reconciled_at=now,
+            )
+        if final.problem is not None:
+            logger.warning("%s", final.problem)
+        match final.requeue:
+            case BackOfQueue():
+                # Due now, and added behind every key already due (the queue's order).
+                return Result(requeue_after=0.0)
+            case WakeUp(at, recheck_after, backoff):
+                return Result(requeue_at=at, requeue_after=recheck_after, retry=backoff)
 
-    async def _set_owners(self, changes: tuple[SetOwner, ...], attempts: Attempts) -> Attempts:
-        failures = dict(attempts.owner_failures)
+    async def _set_owners(self, changes: tuple[SetOwner, ...]) -> OwnersSet:
+        failures: dict[str, str] = {}
         for change in changes:
             result = await self._act.set_schedule_owner(change.schedule, change.autoscaler)
             if isinstance(result, str):
                 failures[str(change.schedule["metadata"]["uid"])] = result
-        return replace(attempts, owner_failures=failures)
+        return OwnersSet(failures)
 
     async def _write_hpa(
-        self,
-        key: str,
-        write: HpaWrite,
-        attempts: Attempts,
-        fetched: wire.HorizontalPodAutoscaler | None,
-        now: float,
-    ) -> tuple[Attempts, wire.HorizontalPodAutoscaler | None]:
-        """Perform one HPA write; return what the next decision must know of it, and the HPA
-        as read from the API server where the cache cannot hold it (`fetched`: its name was
-        taken by an HPA without our label), until a write of ours is in the cache."""
-        namespace, name = split_key(key)
-        assert namespace is not None
-        logger = object_logger(log, namespace, name)
-        memory = self._memory.get(key, Memory())
+        self, key: str, write: HpaWrite, now: float, logger: ObjectLogger
+    ) -> Outcome:
+        """Perform one write of the desired HPA (or its dry-run) and say what happened."""
         if isinstance(write, CreateHpa):
             autoscaler = wire.typed_optional(
                 wire.ScheduledPodAutoscaler, self._autoscalers.get(key)
@@ -268,145 +307,98 @@ class Reconciler:
                 # a 410): creating now would resurrect the HPA of a deleted SPA until the
                 # garbage collector removes it again. The SPA's deletion event follows.
                 logger.info("not creating the HPA: the ScheduledPodAutoscaler no longer exists")
-                raise _AutoscalerGone
-            try:
-                created = await self._act.create_hpa(write.desired)
-            except Conflict:
-                # The name is taken by an HPA our label-filtered cache does not see.
-                return attempts, await self._act.get_hpa(namespace, name)
-            except Refused as refused:
-                self._metrics.hpa_refused(refused.status)
-                return replace(attempts, hpa_refusal=_refusal(refused)), None
-            self._written(key, memory, write.wanted, created, now)
-            self._metrics.hpa_written("create")
-            spec = write.desired["spec"]
+                return AutoscalerGone()
+        try:
+            match write:
+                case CreateHpa(desired):
+                    answer = await self._act.create_hpa(desired)
+                case PatchHpa(current, patch):
+                    answer = await self._act.patch_hpa(current, patch)
+                case DryRunHpa(current, patch, wanted):
+                    answer = await self._act.patch_hpa(current, patch, dry_run=True)
+                    self._metrics.hpa_dry_run()
+                    return DryRunAnswered(wanted, answer)
+        except Conflict:
+            if not isinstance(write, CreateHpa):
+                raise
+            return HpaNameTaken()
+        except Refused as refused:
+            self._metrics.hpa_refused(refused.status)
+            return HpaRefused(Refusal(refused.status, refused.message))
+        changed = changed_by(write, answer)
+        operation = "create" if isinstance(write, CreateHpa) else "patch" if changed else "noop"
+        self._metrics.hpa_written(operation)
+        boundary = self._memory.get(key, Memory()).expected_boundary
+        if changed and boundary is not None and boundary <= math.floor(now):
+            self._metrics.boundary_lag(now - boundary)
+        spec = answer.get("spec") or {}
+        if isinstance(write, CreateHpa):
             logger.info(
                 "created HPA with minReplicas %d, maxReplicas %d",
-                spec["minReplicas"],
-                spec["maxReplicas"],
+                write.desired["spec"]["minReplicas"],
+                write.desired["spec"]["maxReplicas"],
             )
-            return replace(attempts, hpa_written=True), None
-        current = write.current
-        if isinstance(write, DryRunHpa):
-            try:
-                answer = await self._act.patch_hpa(current, write.patch, dry_run=True)
-            except Refused as refused:
-                self._metrics.hpa_refused(refused.status)
-                return replace(attempts, hpa_refusal=_refusal(refused)), fetched
-            self._metrics.hpa_dry_run()
-            stored = (write.wanted, spec_hash(answer.get("spec") or {}))
-            self._memory[key] = replace(memory, stored_spec=stored)
-            return attempts, fetched
-        try:
-            applied = await self._act.patch_hpa(current, write.patch)
-        except Refused as refused:
-            if write.wanted is None:
-                logger.warning("the API server refused the bounds too: %s", refused.message)
-                return replace(attempts, bounds_refusal=_refusal(refused)), fetched
-            self._metrics.hpa_refused(refused.status)
-            return replace(attempts, hpa_refusal=_refusal(refused)), fetched
-        if write.wanted is None:
-            # Not a write of the desired spec: the next pass tries the whole spec again.
-            self._metrics.hpa_written("patch")
-            self._memory[key] = replace(memory, last_write=None)
-            return attempts, None
-        version = str((write.current.get("metadata") or {}).get("resourceVersion"))
-        changed = str(applied["metadata"].get("resourceVersion")) != version
-        self._metrics.hpa_written("patch" if changed else "noop")
-        self._written(key, memory, write.wanted, applied, now if changed else None)
-        spec = applied.get("spec") or {}
-        logger.info(
-            "applied HPA with minReplicas %s, maxReplicas %s%s",
-            spec.get("minReplicas"),
-            spec.get("maxReplicas"),
-            "" if changed else " (the server stored nothing new)",
-        )
-        return replace(attempts, hpa_written=changed), None
+        else:
+            logger.info(
+                "applied HPA with minReplicas %s, maxReplicas %s%s",
+                spec.get("minReplicas"),
+                spec.get("maxReplicas"),
+                "" if changed else " (the server stored nothing new)",
+            )
+        return HpaWritten(write.wanted, answer, changed)
 
-    def _written(
-        self,
-        key: str,
-        memory: Memory,
-        wanted: str,
-        answer: wire.HorizontalPodAutoscaler,
-        now: float | None,
-    ) -> None:
-        """Remember what the server stored for our desired spec `wanted`, as its answer says;
-        and, for a write that changed the HPA, how late it came after its boundary."""
-        version = str(answer["metadata"].get("resourceVersion"))
-        self._memory[key] = replace(
-            memory,
-            stored_spec=(wanted, spec_hash(answer.get("spec") or {})),
-            last_write=(wanted, version),
-            reported_problem=None,
-        )
-        boundary = memory.expected_boundary
-        if now is not None and boundary is not None and boundary <= math.floor(now):
-            self._metrics.boundary_lag(now - boundary)
+    async def _patch_bounds(self, write: PatchBounds, logger: ObjectLogger) -> Outcome:
+        try:
+            await self._act.patch_hpa(write.current, write.patch)
+        except Refused as refused:
+            logger.warning("the API server refused the bounds too: %s", refused.message)
+            return HpaRefused(Refusal(refused.status, refused.message), bounds=True)
+        self._metrics.hpa_written("patch")
+        return BoundsWritten()
 
     # -- immediate scale-up ---------------------------------------------------------------------
 
-    async def _scale_up(self, key: str, scale_up: ScaleUp) -> None:
-        """Raise the target to `scale_up.minimum` through /scale, right after the HPA write
-        that raised minReplicas, instead of waiting up to a sync period of the HPA controller
-        (docs/schedules.md, "Immediate scale-up"): never down, never from 0 (scaling to 0
-        turns the HPA off, and so this too), at most one write. A target that cannot be scaled
-        so is reported; the HPA controller still raises it at its next sync."""
-        namespace, name = split_key(key)
+    async def _scale_up(
+        self, key: str, scale_up: ScaleUp, logger: ObjectLogger
+    ) -> ScaleUpDone | None:
+        """Raise the target through /scale right after the HPA write that raised minReplicas,
+        instead of waiting up to a sync period of the HPA controller (docs/schedules.md,
+        "Immediate scale-up"), as `replicas_to_set` allows: a compare-and-swap, read again
+        when the Scale changed in between, at most SCALE_ATTEMPTS times. None: nothing to say."""
+        namespace, _ = split_key(key)
         assert namespace is not None
         autoscaler = wire.typed_optional(wire.ScheduledPodAutoscaler, self._autoscalers.get(key))
         if autoscaler is None:
-            return
-        logger = object_logger(log, namespace, name)
-        target = f"{scale_up.kind} {scale_up.name}"
-        outcome: ScaleUpOutcome | None = None
-        for _attempt in range(_SCALE_ATTEMPTS):
+            return None
+        result: ScaleResult
+        for _attempt in range(SCALE_ATTEMPTS):
             try:
                 resource, scale = await self._act.target_scale(
                     namespace, scale_up.api_version, scale_up.kind, scale_up.name
                 )
                 replicas = int((scale.get("spec") or {}).get("replicas") or 0)
-                if replicas == 0 or replicas >= scale_up.minimum:
-                    return
+                wanted = replicas_to_set(scale_up, replicas)
+                if wanted is None:
+                    return None
                 answer = await self._act.set_target_replicas(
-                    resource, namespace, scale_up.name, scale, scale_up.minimum
+                    resource, namespace, scale_up.name, scale, wanted
                 )
             except NotScalable as problem:
-                outcome = ("False", problem.reason, problem.message)
+                result = Unscalable(problem.problem, problem.message)
                 break
             except Refused as refused:
-                message = f"the API server refused to scale {target}: {refused.message}"
-                outcome = ("False", "ScaleRefused", message)
+                result = ScaleRefused(refused.message)
                 break
             if answer is None:
                 continue  # the Scale changed since it was read: read it again
-            message = (
-                f"raised {target} from {replicas} to {scale_up.minimum} replicas through its "
-                "scale subresource, ahead of the HPA controller"
-            )
-            logger.info("%s", message)
-            outcome = ("True", "ScaledUp", message)
+            result = Raised(replicas)
             break
         else:
             logger.info("the target's scale kept changing; the HPA controller raises it")
-            return
-        assert outcome is not None  # every break sets it
-        kind = EventType.NORMAL
-        if outcome[0] == "False":
-            message = f"{outcome[2]}; the HPA controller raises the target at its next sync instead"
-            outcome = ("False", outcome[1], message)
-            kind = EventType.WARNING
+            return None
+        status, _, message = scale_up_outcome(scale_up, result)
+        if status == "True":
+            logger.info("%s", message)
+        else:
             logger.warning("immediate scale-up: %s", message)
-        # Its Event is recorded with the final plan (decide), after the fleet's writes.
-        event = Event(autoscaler, kind, outcome[1], outcome[2])
-        self._memory[key] = replace(
-            self._memory.get(key, Memory()), scale_up=outcome, scale_up_event=event
-        )
-
-
-class _AutoscalerGone(Exception):
-    """The SPA turned out to be deleted: nothing more to do until its deletion event."""
-
-
-def _refusal(refused: Refused) -> Refusal:
-    return Refusal(refused.status, refused.message)
+        return ScaleUpDone(autoscaler, scale_up, result)

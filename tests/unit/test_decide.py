@@ -8,32 +8,47 @@ import copy
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spa.api import FieldError, InvalidObject
+from spa.api import FieldError, InvalidObject, wire
 from spa.controller.decide import (
     FOREIGN_HPA_RECHECK_SECONDS,
     Attempts,
+    BackOfQueue,
+    BoundsWritten,
     CreateHpa,
+    DryRunAnswered,
     DryRunHpa,
     Event,
     EventType,
+    Final,
+    HpaRefused,
+    HpaWritten,
     Memory,
+    Outcome,
+    OwnersSet,
+    PatchBounds,
     PatchHpa,
     Plan,
+    Reason,
     Refusal,
     ScaleUp,
     SetOwner,
+    SetOwners,
     Snapshot,
+    WakeUp,
+    absorb,
+    attempted,
     compile_window,
     decide,
     status_fields,
 )
-from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL, owner_reference, spec_hash
+from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL, owner_reference
 
 KEY = "shop/web"
 UID = "uid-web"
@@ -167,6 +182,8 @@ class Server:
     writes: list[str] = field(default_factory=list)
     # The immediate scale-ups the reconciler would perform (after a write that changed the HPA).
     scale_ups: list[ScaleUp] = field(default_factory=list)
+    # The last decision forgot the key (its SPA is gone or going).
+    forgotten: bool = False
 
     def _store_hpa(self, obj: dict[str, Any]) -> dict[str, Any]:
         stored = copy.deepcopy(obj)
@@ -176,7 +193,7 @@ class Server:
             stored["metadata"]["resourceVersion"] = str(self.version)
         return stored
 
-    def reconcile(self, instant: int, memory: Memory | None = None) -> tuple[Plan, Memory, int]:
+    def reconcile(self, instant: int, memory: Memory | None = None) -> tuple[Final, Memory, int]:
         memory = memory or Memory()
         attempts = Attempts()
         for steps in range(1, 9):
@@ -191,57 +208,46 @@ class Server:
                     attempts=attempts,
                 )
             )
-            memory = plan.memory
-            if plan.owners:
-                attempts = self._owners(plan, attempts)
-                continue
-            write = plan.hpa
-            if isinstance(write, CreateHpa | PatchHpa) and self.refuse and write.wanted:
-                attempts = replace(attempts, hpa_refusal=Refusal(self.refuse, "spec is invalid"))
-                continue
-            if isinstance(write, CreateHpa):
-                self.hpa = self._store_hpa(write.desired)
-                self.writes.append("create")
-                memory = self._written(memory, write.wanted)
-                attempts = replace(attempts, hpa_written=True)
-                if plan.scale_up is not None:
-                    self.scale_ups.append(plan.scale_up)
-                continue
-            if isinstance(write, DryRunHpa):
-                would = self.spell(merged(write.current, write.patch)["spec"])
-                memory = replace(memory, stored_spec=(write.wanted, spec_hash(would)))
-                self.writes.append("dry-run")
-                continue
-            if isinstance(write, PatchHpa):
-                assert self.hpa is not None
-                before = self.hpa["metadata"]["resourceVersion"]
-                self.hpa = self._store_hpa(merged(self.hpa, write.patch))
-                changed = self.hpa["metadata"]["resourceVersion"] != before
-                self.writes.append("patch" if changed else "noop")
-                if write.wanted is None:
-                    memory = replace(memory, last_write=None)
-                else:
-                    memory = self._written(memory, write.wanted)
-                    attempts = replace(attempts, hpa_written=changed)
-                if changed and plan.scale_up is not None:
-                    self.scale_ups.append(plan.scale_up)
-                continue
-            for status in plan.statuses:
-                self._status(status.obj, status_fields(status.status))
-            return plan, memory, steps
+            self.forgotten = plan.memory is None
+            memory = plan.memory or Memory()
+            outcome: Outcome
+            match plan.action:
+                case Final() as final:
+                    for status in final.statuses:
+                        self._status(status.obj, status_fields(status.status))
+                    return final, memory, steps
+                case SetOwners(changes):
+                    outcome = self._owners(changes)
+                case CreateHpa() | PatchHpa() if self.refuse:
+                    outcome = HpaRefused(Refusal(self.refuse, "spec is invalid"))
+                case CreateHpa(desired, wanted):
+                    self.hpa = self._store_hpa(desired)
+                    self.writes.append("create")
+                    outcome = HpaWritten(wanted, self.hpa, changed=True)
+                case DryRunHpa(current, patch, wanted):
+                    would = {"spec": self.spell(merged(current, patch)["spec"])}
+                    self.writes.append("dry-run")
+                    answer = wire.typed(wire.HorizontalPodAutoscaler, would)
+                    outcome = DryRunAnswered(wanted, answer)
+                case PatchHpa() | PatchBounds() as write:
+                    assert self.hpa is not None
+                    before = self.hpa["metadata"]["resourceVersion"]
+                    self.hpa = self._store_hpa(merged(self.hpa, write.patch))
+                    changed = self.hpa["metadata"]["resourceVersion"] != before
+                    self.writes.append("patch" if changed else "noop")
+                    if isinstance(write, PatchBounds):
+                        outcome = BoundsWritten()
+                    else:
+                        outcome = HpaWritten(write.wanted, self.hpa, changed)
+            memory = absorb(memory, outcome)
+            attempts = attempted(attempts, outcome)
+            write = plan.action
+            if isinstance(write, CreateHpa | PatchHpa) and attempts.hpa_written and write.scale_up:
+                self.scale_ups.append(write.scale_up)
         raise AssertionError("no final plan in 8 steps")
 
-    def _written(self, memory: Memory, wanted: str) -> Memory:
-        assert self.hpa is not None
-        return replace(
-            memory,
-            stored_spec=(wanted, spec_hash(self.hpa["spec"])),
-            last_write=(wanted, self.hpa["metadata"]["resourceVersion"]),
-            reported_problem=None,
-        )
-
-    def _owners(self, plan: Plan, attempts: Attempts) -> Attempts:
-        for change in plan.owners:
+    def _owners(self, changes: tuple[SetOwner, ...]) -> OwnersSet:
+        for change in changes:
             target = next(s for s in self.schedules if s is change.schedule)
             references = [
                 r for r in target["metadata"].get("ownerReferences") or () if not r["controller"]
@@ -250,7 +256,7 @@ class Server:
                 references.append(owner_reference(change.autoscaler))
             target["metadata"]["ownerReferences"] = references
             self.writes.append("owner")
-        return attempts
+        return OwnersSet({})
 
     def _status(self, obj: Any, fields: dict[str, Any]) -> None:
         current = obj.get("status") or {}
@@ -258,6 +264,16 @@ class Server:
             return
         obj["status"] = merged(current, fields)
         self.writes.append(f"status {obj['kind']}")
+
+
+def final(plan: Plan) -> Final:
+    assert isinstance(plan.action, Final)
+    return plan.action
+
+
+def retried(plan: Final) -> bool:
+    """The key is retried with its backoff (a refusal, a loop withheld)."""
+    return isinstance(plan.requeue, WakeUp) and plan.requeue.backoff
 
 
 def hpa_writes(server: Server) -> list[str]:
@@ -271,7 +287,7 @@ def test_a_new_autoscaler_gets_its_hpa_first_and_its_statuses_on_the_next_pass()
     server = Server(autoscaler(), [schedule("peak", owner=OURS)])
     plan, memory, _ = server.reconcile(at(9))
     assert server.writes == ["create"]
-    assert plan.requeue_after == 0.0
+    assert plan.requeue == BackOfQueue()
     assert not plan.statuses
     assert server.hpa is not None
     assert (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"]) == (3, 10)
@@ -279,9 +295,7 @@ def test_a_new_autoscaler_gets_its_hpa_first_and_its_statuses_on_the_next_pass()
     assert hpa_writes(server) == ["create"]
     assert server.writes.count("status ScheduledPodAutoscaler") == 1
     assert server.writes.count("status Schedule") == 1
-    assert plan.requeue_at == at(10)
-    assert plan.requeue_after is None
-    assert not plan.retry
+    assert plan.requeue == WakeUp(at=at(10))
     assert server.autoscaler is not None
     status = server.autoscaler["status"]
     assert status["condition"] == "Available"
@@ -305,7 +319,7 @@ def test_a_window_start_is_one_patch_then_the_statuses_and_events() -> None:
     assert server.autoscaler is not None
     assert server.autoscaler["status"]["activeSchedules"] == ["peak"]
     assert server.schedules[0]["status"]["condition"] == "Progressing"
-    assert plan.requeue_at == at(11)
+    assert plan.requeue == WakeUp(at=at(11))
 
 
 def test_a_raise_of_min_replicas_asks_for_one_scale_up_and_a_fall_asks_for_none() -> None:
@@ -359,7 +373,7 @@ def test_the_last_scale_up_is_the_autoscalers_condition() -> None:
     server = Server(autoscaler(), [schedule("peak", owner=OURS)])
     outcome = ("False", "NoScaleSubresource", "Deployment has no scale subresource; ...")
     server.reconcile(at(9), Memory(scale_up=outcome))
-    plan, _, _ = server.reconcile(at(9), Memory(scale_up=outcome))
+    _, memory, _ = server.reconcile(at(9), Memory(scale_up=outcome))
     assert server.autoscaler is not None
     conditions = {c["type"]: c for c in server.autoscaler["status"]["conditions"]}
     assert (conditions["ImmediateScaleUp"]["status"], conditions["ImmediateScaleUp"]["reason"]) == (
@@ -367,7 +381,7 @@ def test_the_last_scale_up_is_the_autoscalers_condition() -> None:
         "NoScaleSubresource",
     )
     assert conditions["Ready"]["status"] == "True"
-    assert plan.memory.scale_up == outcome
+    assert memory.scale_up == outcome
 
 
 def test_the_scale_up_event_waits_for_the_final_plan() -> None:
@@ -375,7 +389,7 @@ def test_the_scale_up_event_waits_for_the_final_plan() -> None:
     scaled = Event(server.autoscaler or {}, EventType.NORMAL, "ScaledUp", "raised ...")
     _, memory, _ = server.reconcile(at(9))
     plan, memory, _ = server.reconcile(at(9), replace(memory, scale_up_event=scaled))
-    assert plan.final
+    assert isinstance(plan, Final)
     assert scaled in plan.events
     assert memory.scale_up_event is None
     plan, _, _ = server.reconcile(at(9), memory)
@@ -395,7 +409,7 @@ def test_the_autoscalers_lead_time_moves_its_schedules_starts() -> None:
     assert peak["status"]["condition"] == "Progressing"
     assert own["status"]["condition"] == "Available"
     assert own["status"]["nextTransitionTime"] == "2026-11-16T10:00:00Z"
-    assert plan.requeue_at == at(10)
+    assert plan.requeue == WakeUp(at=at(10))
 
 
 def test_the_servers_spelling_is_learned_by_one_dry_run_and_never_written_again() -> None:
@@ -436,8 +450,7 @@ def test_an_hpa_of_somebody_else_is_left_alone_and_reported_once() -> None:
     plan, memory, _ = server.reconcile(at(9))
     assert hpa_writes(server) == []
     assert [e.reason for e in plan.events] == ["HPAConflict"]
-    assert plan.requeue_after == FOREIGN_HPA_RECHECK_SECONDS
-    assert not plan.retry
+    assert plan.requeue == WakeUp(recheck_after=FOREIGN_HPA_RECHECK_SECONDS)
     assert server.autoscaler is not None
     assert server.autoscaler["status"]["condition"] == "Degraded"
     assert memory.foreign_hpa
@@ -472,7 +485,7 @@ def test_an_invalid_spec_still_gets_the_bounds_of_the_schedules(code: int) -> No
     plan, memory, _ = server.reconcile(at(10), memory)
     assert server.hpa is not None
     assert (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"]) == (5, 20)
-    assert plan.retry
+    assert retried(plan)
     assert plan.problem is not None
     assert "still follow the Schedules" in plan.problem
     assert [e.reason for e in plan.events if e.type is EventType.WARNING] == ["HPARejected"]
@@ -482,7 +495,7 @@ def test_an_invalid_spec_still_gets_the_bounds_of_the_schedules(code: int) -> No
     before = list(server.writes)
     plan, memory, _ = server.reconcile(at(10), memory)
     assert server.writes == before
-    assert plan.retry
+    assert retried(plan)
     assert [e.reason for e in plan.events if e.type is EventType.WARNING] == []
 
 
@@ -491,7 +504,7 @@ def test_a_forbidden_hpa_is_not_patched_at_all() -> None:
     plan, _, _ = server.reconcile(at(9))
     assert hpa_writes(server) == []
     assert server.hpa is None
-    assert plan.retry
+    assert retried(plan)
     assert plan.problem is not None
     assert "forbade" in plan.problem
     assert plan.report is not None
@@ -506,7 +519,7 @@ def test_a_write_that_does_not_converge_is_not_repeated() -> None:
     server.hpa["spec"]["minReplicas"] = 1  # stored differently, same resourceVersion
     plan, memory, _ = server.reconcile(at(9), memory)
     assert hpa_writes(server) == ["create"]
-    assert plan.retry
+    assert retried(plan)
     assert [e.reason for e in plan.events] == ["HPANotConverging"]
 
 
@@ -539,13 +552,15 @@ def test_the_oldest_schedules_win_beyond_the_limit() -> None:
         schedule(f"s{i}", owner=OURS, created=f"2026-11-0{i + 1}T00:00:00Z") for i in range(3)
     ]
     server = Server(autoscaler(), list(reversed(schedules)))
-    snapshot_plan = decide(
-        snapshot(
-            at(9),
-            server.autoscaler,
-            server.schedules,
-            attempts=Attempts(hpa_refusal=Refusal(403, "no")),
-            max_schedules=2,
+    snapshot_plan = final(
+        decide(
+            snapshot(
+                at(9),
+                server.autoscaler,
+                server.schedules,
+                attempts=Attempts(hpa_refusal=Refusal(403, "no")),
+                max_schedules=2,
+            )
         )
     )
     refused = [w for w in snapshot_plan.statuses if w.status.model_dump().get("message")]
@@ -560,10 +575,10 @@ def test_without_its_autoscaler_a_schedule_is_released_from_a_live_owner_then_de
         [schedule("moved", owner=other), schedule("early")],
         live_owners=frozenset({"uid-other"}),
     )
-    plan, _, _ = server.reconcile(at(9))
+    server.reconcile(at(9))
     assert server.writes[0] == "owner"
     assert server.schedules[0]["metadata"]["ownerReferences"] == []
-    assert plan.forget
+    assert server.forgotten
     assert hpa_writes(server) == []
     for obj in server.schedules:
         assert obj["status"]["condition"] == "Degraded"
@@ -581,8 +596,8 @@ def test_a_dying_autoscaler_is_left_to_the_garbage_collector() -> None:
     server = Server(
         autoscaler(deletionTimestamp="2026-11-16T09:00:00Z"), [schedule("mine", owner=OURS)]
     )
-    plan, _, _ = server.reconcile(at(9))
-    assert plan.forget
+    server.reconcile(at(9))
+    assert server.forgotten
     assert server.writes == []
 
 
@@ -677,9 +692,9 @@ def test_a_lost_adoption_is_reported_and_the_others_still_apply() -> None:
             attempts=Attempts(owner_failures={"uid-mine": "the API server refused to adopt it"}),
         )
     )
-    assert isinstance(plan.hpa, CreateHpa)
-    assert plan.hpa.desired["spec"]["minReplicas"] == 3  # the refused Schedule does not apply
-    assert not any(isinstance(change, SetOwner) for change in plan.owners)
+    assert isinstance(plan.action, CreateHpa)
+    assert plan.action.desired["spec"]["minReplicas"] == 3  # the refused Schedule does not apply
+    assert not isinstance(plan.action, SetOwners)
 
 
 # -- properties against the model ----------------------------------------------------------------
@@ -732,21 +747,56 @@ def test_each_change_is_one_write_then_nothing(
         if restart:
             memory = Memory()
         plan, memory, steps = server.reconcile(instant, memory)
-        if plan.requeue_after == 0.0:
+        if plan.requeue == BackOfQueue():
             plan, memory, steps = server.reconcile(instant, memory)
         assert plan.report is not None
         assert plan.report.replicas is not None
         assert server.hpa is not None
         bounds = (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"])
         assert bounds == plan.report.replicas
-        assert plan.requeue_after is None
-        assert not plan.retry
+        assert isinstance(plan.requeue, WakeUp)
+        assert plan.requeue.recheck_after is None
+        assert not plan.requeue.backoff
         assert plan.problem is None
         before = list(server.writes)
         again, memory, steps = server.reconcile(instant, memory)
         assert server.writes == before, "a second reconcile wrote"
         assert steps == 1
         assert not again.events
-        assert again.requeue_at == plan.requeue_at
-        if plan.requeue_at is not None:
-            assert plan.requeue_at > instant
+        assert again.requeue == plan.requeue
+        if plan.requeue.at is not None:
+            assert plan.requeue.at > instant
+
+
+# -- reasons ---------------------------------------------------------------------------------------
+
+
+def test_every_reason_keeps_its_wire_value_and_is_documented() -> None:
+    """The reasons are an interface (alerts, `kubectl describe`): their strings never change,
+    and each is in the docs' tables (Ready's `Applied` is the only one that says nothing)."""
+    assert sorted(Reason) == sorted(
+        [
+            "AdoptionFailed",
+            "Applied",
+            "ForeignController",
+            "HPAConflict",
+            "HPANotConverging",
+            "HPARejected",
+            "InvalidSchedule",
+            "InvalidSpec",
+            "MaxRaisedToMin",
+            "NoScaleSubresource",
+            "NotApplied",
+            "ScaleForbidden",
+            "ScaleRefused",
+            "ScaledUp",
+            "ScheduleEnded",
+            "ScheduleStarted",
+            "TargetNotFound",
+            "TooManySchedules",
+        ]
+    )
+    docs = Path(__file__).parents[2] / "docs"
+    text = (docs / "operations.md").read_text(encoding="utf-8")
+    text += (docs / "schedules.md").read_text(encoding="utf-8")
+    assert [r for r in Reason if r is not Reason.APPLIED and f"`{r}`" not in text] == []

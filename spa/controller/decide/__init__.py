@@ -1,0 +1,135 @@
+"""What the SPA controller intends for one key, decided without a single request.
+
+Why a pure package: the reconcile of a key used to decide, write and interpret HTTP answers in
+one class, so its rules (who owns which Schedule, when the HPA needs a write, what a refusal
+means for the statuses, when to wake up) could only be tested against an API server.
+:func:`decide` takes a :class:`Snapshot` (the SPA, the Schedules that name it, its HPA, the
+instant, what the controller remembers of the key, and what this reconcile already tried) and
+returns a :class:`Plan`: the Memory after it, and a :data:`Step` to perform before deciding
+again, or the :class:`Final` plan. The reconciler performs it through the actuator and reports
+what happened as an :data:`Outcome`, which :func:`absorb` (Memory) and :func:`attempted`
+(Attempts) turn into what the next decision knows. docs/architecture.md, "Decide, then act",
+shows the loop; the rules are those of docs/architecture.md and docs/schedules.md.
+
+The modules, from the bottom: `reasons` (every Event and condition reason), `scaleup`
+(immediate scale-up's rules), `memory` (Memory, Attempts, outcomes), `plan` (steps and the
+final plan), `snapshot` (what a decision reads), then the three rule families `membership`,
+`hpa` (convergence) and `status`, and `decision`, which orders them.
+"""
+
+from spa.controller.decide.decision import decide
+from spa.controller.decide.hpa import FOREIGN_HPA_RECHECK_SECONDS, changed_by
+from spa.controller.decide.memory import (
+    Attempts,
+    AutoscalerGone,
+    BoundsWritten,
+    DryRunAnswered,
+    ForeignHpaGone,
+    HpaNameTaken,
+    HpaRefused,
+    HpaWritten,
+    Memory,
+    Outcome,
+    OwnersSet,
+    Refusal,
+    ScaleUpDone,
+    absorb,
+    attempted,
+)
+from spa.controller.decide.plan import (
+    AutoscalerReport,
+    AutoscalerStatusWrite,
+    BackOfQueue,
+    CreateHpa,
+    DryRunHpa,
+    Final,
+    HpaWrite,
+    PatchBounds,
+    PatchHpa,
+    Plan,
+    Requeue,
+    ScheduleStatusWrite,
+    SetOwner,
+    SetOwners,
+    StatusWrite,
+    Step,
+    WakeUp,
+)
+from spa.controller.decide.reasons import Event, EventType, Reason
+from spa.controller.decide.scaleup import (
+    SCALE_ATTEMPTS,
+    SCALE_UP_CONDITION,
+    Raised,
+    ScaleProblem,
+    ScaleRefused,
+    ScaleResult,
+    ScaleUp,
+    ScaleUpOutcome,
+    Unscalable,
+    replicas_to_set,
+)
+from spa.controller.decide.snapshot import (
+    MAX_SCHEDULES_PER_AUTOSCALER,
+    Compiled,
+    Snapshot,
+    compile_window,
+    dying,
+)
+from spa.controller.decide.status import status_fields
+
+__all__ = [
+    "FOREIGN_HPA_RECHECK_SECONDS",
+    "MAX_SCHEDULES_PER_AUTOSCALER",
+    "SCALE_ATTEMPTS",
+    "SCALE_UP_CONDITION",
+    "Attempts",
+    "AutoscalerGone",
+    "AutoscalerReport",
+    "AutoscalerStatusWrite",
+    "BackOfQueue",
+    "BoundsWritten",
+    "Compiled",
+    "CreateHpa",
+    "DryRunAnswered",
+    "DryRunHpa",
+    "Event",
+    "EventType",
+    "Final",
+    "ForeignHpaGone",
+    "HpaNameTaken",
+    "HpaRefused",
+    "HpaWrite",
+    "HpaWritten",
+    "Memory",
+    "Outcome",
+    "OwnersSet",
+    "PatchBounds",
+    "PatchHpa",
+    "Plan",
+    "Raised",
+    "Reason",
+    "Refusal",
+    "Requeue",
+    "ScaleProblem",
+    "ScaleRefused",
+    "ScaleResult",
+    "ScaleUp",
+    "ScaleUpDone",
+    "ScaleUpOutcome",
+    "ScheduleStatusWrite",
+    "SetOwner",
+    "SetOwners",
+    "Snapshot",
+    "StatusWrite",
+    "Step",
+    "Unscalable",
+    "WakeUp",
+    "absorb",
+    "attempted",
+    "changed_by",
+    "compile_window",
+    "decide",
+    "dying",
+    "replicas_to_set",
+    "status_fields",
+]

@@ -1,0 +1,201 @@
+"""`decide(snapshot) -> Plan`: the order in which the rule families speak for one key.
+
+Why it is short: each family (membership, HPA convergence, statuses) is a module of its own;
+this one only says who goes first. Ownership changes come before the HPA, the HPA before any
+status (and, at a boundary, every HPA of the fleet before any status), and a dying or missing
+SPA stops the rest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from spa.api import (
+    InvalidObject,
+    autoscaler_base,
+    autoscaler_lead,
+    parse_scheduled_pod_autoscaler,
+    wire,
+)
+from spa.controller.decide import status
+from spa.controller.decide.hpa import FOREIGN_HPA_RECHECK_SECONDS, Standing, converge
+from spa.controller.decide.membership import Evaluated, evaluate, membership, uid
+from spa.controller.decide.plan import (
+    AutoscalerReport,
+    AutoscalerStatusWrite,
+    BackOfQueue,
+    Final,
+    Plan,
+    SetOwner,
+    SetOwners,
+    StatusWrite,
+    WakeUp,
+)
+from spa.controller.decide.reasons import Event, Reason
+from spa.controller.decide.snapshot import Snapshot, dying
+from spa.controller.desired import controller_owner_uid
+from spa.schedule import next_transition, state_at
+
+__all__ = ["decide"]
+
+
+def decide(snapshot: Snapshot) -> Plan:
+    """The next step, or the final plan, for the SPA of `snapshot.key`."""
+    autoscaler = snapshot.autoscaler
+    if autoscaler is None:
+        return _without_autoscaler(snapshot)
+    if dying(autoscaler):
+        # A dying SPA (foreground or orphan deletion, a finalizer) is left to the garbage
+        # collector: no ownerReference is added or removed for it and no HPA created, so
+        # each propagation policy does what Kubernetes means by it (docs/architecture.md).
+        return Plan(None, Final())
+    members, refused, adoptions = membership(snapshot, autoscaler)
+    if adoptions:
+        return Plan(snapshot.memory, SetOwners(adoptions))
+    try:
+        model = parse_scheduled_pod_autoscaler(autoscaler)
+    except InvalidObject as invalid:
+        return _invalid_autoscaler(snapshot, autoscaler, members, refused, str(invalid))
+
+    lead = autoscaler_lead(model)
+    evaluated = [evaluate(snapshot, member, lead) for member in members]
+    rules = [entry.rule for entry in evaluated if entry.rule is not None]
+    base = autoscaler_base(model)
+    state = state_at(base, rules, snapshot.instant)
+    upcoming = next_transition(base, rules, snapshot.instant)
+
+    if snapshot.attempts.hpa_written:
+        # HPAs first: when a whole fleet is due at one boundary (or at the first start), every
+        # due HPA is written before any status. This key goes back to the end of the queue,
+        # behind the others that are due now; that pass finds the HPA in sync and writes the
+        # statuses and Events. Only a write that changed the HPA comes back at once, so this
+        # cannot loop.
+        return Plan(replace(snapshot.memory, expected_boundary=upcoming), Final(BackOfQueue()))
+    standing = converge(snapshot, autoscaler, model, state)
+    if isinstance(standing, Plan):
+        return standing
+    memory = replace(standing.memory, expected_boundary=upcoming)
+
+    reason = Reason.APPLIED
+    if standing.problem is not None:
+        assert standing.reason is not None  # a problem comes with its reason
+        reason = standing.reason
+    elif state.max_raised:
+        reason = Reason.MAX_RAISED_TO_MIN
+    events: list[Event] = list(standing.events)
+    if memory.scale_up_event is not None:
+        events.append(memory.scale_up_event)
+        memory = replace(memory, scale_up_event=None)
+    if standing.applied:
+        events += status.window_changes(autoscaler, state)
+    autoscaler_status, status_events = status.autoscaler_status(
+        snapshot,
+        autoscaler,
+        state=state,
+        upcoming=upcoming,
+        applied=standing.applied,
+        problem=standing.problem,
+        reason=reason,
+    )
+    statuses: list[StatusWrite] = [AutoscalerStatusWrite(autoscaler, autoscaler_status)]
+    events += status_events
+    for entry in evaluated:
+        write, warning = status.schedule_status(
+            snapshot, entry, state=state, problem=None if standing.applied else standing.problem
+        )
+        statuses.append(write)
+        events += warning
+    refused_statuses, refused_events = status.refused_statuses(snapshot, autoscaler, refused)
+    report = AutoscalerReport(
+        replicas=(state.min_replicas, state.max_replicas) if standing.applied else None,
+        schedules={
+            str(entry.obj["metadata"]["name"]): standing.applied
+            and entry.obj["metadata"]["name"] in state.active
+            for entry in evaluated
+        },
+    )
+    return Plan(
+        memory,
+        Final(
+            requeue=_requeue(standing, upcoming),
+            statuses=(*statuses, *refused_statuses),
+            events=(*events, *refused_events),
+            report=report,
+            problem=standing.problem,
+        ),
+    )
+
+
+def _requeue(standing: Standing, upcoming: int | None) -> WakeUp:
+    """At the next transition; a name taken by somebody else's HPA is looked at again in a
+    while, and a refusal or a loop is retried with the key's backoff."""
+    recheck = standing.problem is not None and not standing.retry
+    return WakeUp(
+        at=upcoming,
+        recheck_after=FOREIGN_HPA_RECHECK_SECONDS if recheck else None,
+        backoff=standing.retry,
+    )
+
+
+def _without_autoscaler(snapshot: Snapshot) -> Plan:
+    """Schedules that name a ScheduledPodAutoscaler that does not exist (yet)."""
+    failures = snapshot.attempts.owner_failures
+    releases = tuple(
+        SetOwner(schedule, None)
+        for schedule in snapshot.schedules
+        if controller_owner_uid(schedule) in snapshot.live_owners and uid(schedule) not in failures
+    )
+    if releases:
+        # Retargeted away from a live SPA: detach it, so that deleting that SPA does not
+        # garbage-collect a Schedule that now belongs elsewhere. An owner that no longer
+        # exists, or is being deleted, is left to the garbage collector.
+        return Plan(None, SetOwners(releases))
+    statuses: list[StatusWrite] = []
+    events: list[Event] = []
+    for schedule in snapshot.schedules:
+        problem = failures.get(uid(schedule), f"ScheduledPodAutoscaler {snapshot.key} not found")
+        write, warning = status.schedule_status(
+            snapshot, evaluate(snapshot, schedule), state=None, problem=problem
+        )
+        statuses.append(write)
+        events += warning
+    return Plan(None, Final(statuses=tuple(statuses), events=tuple(events)))
+
+
+def _invalid_autoscaler(
+    snapshot: Snapshot,
+    autoscaler: wire.ScheduledPodAutoscaler,
+    members: list[wire.Schedule],
+    refused: list[Evaluated],
+    invalid: str,
+) -> Plan:
+    problem = f"invalid spec: {invalid}"
+    autoscaler_status, events = status.autoscaler_status(
+        snapshot,
+        autoscaler,
+        state=None,
+        upcoming=None,
+        applied=False,
+        problem=problem,
+        reason=Reason.INVALID_SPEC,
+    )
+    statuses: list[StatusWrite] = [AutoscalerStatusWrite(autoscaler, autoscaler_status)]
+    for member in members:
+        write, warning = status.schedule_status(
+            snapshot,
+            evaluate(snapshot, member),
+            state=None,
+            problem=f"ScheduledPodAutoscaler {snapshot.key} is invalid",
+        )
+        statuses.append(write)
+        events += warning
+    refused_statuses, refused_events = status.refused_statuses(snapshot, autoscaler, refused)
+    return Plan(
+        snapshot.memory,
+        Final(
+            statuses=(*statuses, *refused_statuses),
+            events=(*events, *refused_events),
+            report=AutoscalerReport(replicas=None, schedules={}),
+            problem=problem,
+        ),
+    )

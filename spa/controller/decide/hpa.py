@@ -1,0 +1,185 @@
+"""HPA convergence: the one write the HPA needs next, or where it stands when none is left.
+
+Why a module of its own: "one write, then nothing" (docs/architecture.md, "Convergence") is the
+subtlest rule family of the controller: the server's spelling of our spec learned by a dry-run,
+the safety net against a write that would loop, a name taken by somebody else's HPA, the
+refusals the user must fix and the bounds-only fallback after one. Each returns either a
+:class:`~spa.controller.decide.plan.Plan` whose action is an HPA step, or a :class:`Standing`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from spa.api import ScheduledPodAutoscaler, wire
+from spa.controller.decide.memory import Attempts, Memory, Refusal
+from spa.controller.decide.plan import CreateHpa, DryRunHpa, PatchBounds, PatchHpa, Plan
+from spa.controller.decide.reasons import Event, EventType, Reason
+from spa.controller.decide.scaleup import plan_scale_up
+from spa.controller.decide.snapshot import Snapshot
+from spa.controller.desired import (
+    SPEC_HASH_ANNOTATION,
+    HpaComparison,
+    compare_hpa,
+    controller_owner_uid,
+    desired_hpa,
+    hpa_patch,
+    orphaned_hpa,
+)
+from spa.schedule import State
+
+__all__ = ["FOREIGN_HPA_RECHECK_SECONDS", "Standing", "converge"]
+
+# How often a name taken by somebody else's HPA is looked at again (a read, never a write).
+FOREIGN_HPA_RECHECK_SECONDS = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """Where the HPA stands when no write is left to try, and the Memory after it."""
+
+    memory: Memory
+    # min/maxReplicas of the desired state are in force on the HPA.
+    applied: bool
+    # Why the SPA is Degraded (None: it is not), and then the reason its Ready condition gives.
+    problem: str | None = None
+    reason: Reason | None = None
+    # Keep trying with the key's backoff (a write the server refused, or a loop).
+    retry: bool = False
+    events: tuple[Event, ...] = ()
+
+
+def converge(
+    snapshot: Snapshot,
+    autoscaler: wire.ScheduledPodAutoscaler,
+    model: ScheduledPodAutoscaler,
+    state: State,
+) -> Plan | Standing:
+    """The HPA write to make next (a Plan whose action is that step), or where the HPA
+    stands."""
+    memory = snapshot.memory
+    attempts = snapshot.attempts
+    desired = desired_hpa(autoscaler, model, state, api_version=snapshot.hpa_api_version)
+    wanted = str(desired["metadata"]["annotations"][SPEC_HASH_ANNOTATION])
+    current = snapshot.hpa
+    scale_up = plan_scale_up(model, state, current, memory.applied_min)
+    if current is None:
+        if attempts.hpa_refusal is not None:
+            return _refused_hpa(memory, autoscaler, attempts.hpa_refusal, applied=False)
+        return Plan(memory, CreateHpa(desired, wanted, scale_up))
+    if controller_owner_uid(current) != autoscaler["metadata"]["uid"] and not orphaned_hpa(current):
+        problem = (
+            f"HorizontalPodAutoscaler {snapshot.key} already exists and is not controlled by "
+            "this ScheduledPodAutoscaler; it is left untouched (delete it or rename the "
+            "ScheduledPodAutoscaler)"
+        )
+        events: tuple[Event, ...] = ()
+        if not memory.foreign_hpa:
+            events = (Event(autoscaler, EventType.WARNING, Reason.HPA_CONFLICT, problem),)
+        return Standing(
+            replace(memory, foreign_hpa=True),
+            applied=False,
+            problem=problem,
+            reason=Reason.HPA_CONFLICT,
+            events=events,
+        )
+    memory = replace(memory, foreign_hpa=False)
+    if attempts.hpa_refusal is not None:
+        return _after_refusal(memory, autoscaler, current, state, attempts)
+    patch = hpa_patch(current, desired)
+    stored = memory.stored_spec
+    comparison = compare_hpa(
+        current,
+        desired,
+        stored_spec=stored[1] if stored is not None and stored[0] == wanted else None,
+    )
+    if comparison is HpaComparison.ASK_SERVER:
+        # Values differ literally, and nothing remembered says whether that is the server's
+        # spelling of this very spec (after a restart or a failover) or somebody's edit: the
+        # server's own dry-run answer tells, and is remembered.
+        return Plan(memory, DryRunHpa(current, patch, wanted))
+    if comparison is HpaComparison.IN_SYNC:
+        in_force = replace(memory, reported_problem=None, applied_min=state.min_replicas)
+        return Standing(in_force, applied=True)
+    version = str((current.get("metadata") or {}).get("resourceVersion"))
+    if memory.last_write == (wanted, version):
+        return _not_converging(memory, autoscaler)
+    return Plan(memory, PatchHpa(current, patch, wanted, scale_up))
+
+
+def changed_by(write: CreateHpa | PatchHpa, answer: wire.HorizontalPodAutoscaler) -> bool:
+    """Whether a write changed the HPA: a create always does; a patch whose answer has the
+    resourceVersion it was based on changed nothing (a "noop")."""
+    if isinstance(write, CreateHpa):
+        return True
+    version = str((write.current.get("metadata") or {}).get("resourceVersion"))
+    return str(answer["metadata"].get("resourceVersion")) != version
+
+
+def _after_refusal(
+    memory: Memory,
+    autoscaler: wire.ScheduledPodAutoscaler,
+    current: wire.HorizontalPodAutoscaler,
+    state: State,
+    attempts: Attempts,
+) -> Plan | Standing:
+    """The server refused the whole desired spec: an invalid one (400, 422: an SPA spec the
+    CRD schema let through) still gets min/maxReplicas following the Schedules on the HPA as
+    it is, so a bad edit of the SPA cannot freeze a peak minReplicas in place. A forbidden one
+    (403: RBAC, quota, a webhook) gets nothing more."""
+    refusal = attempts.hpa_refusal
+    assert refusal is not None
+    if refusal.status == 403:
+        return _refused_hpa(memory, autoscaler, refusal, applied=False)
+    spec = current.get("spec") or {}
+    bounds = {"minReplicas": state.min_replicas, "maxReplicas": state.max_replicas}
+    if all(spec.get(name) == value for name, value in bounds.items()):
+        return _refused_hpa(memory, autoscaler, refusal, applied=True)
+    if attempts.bounds_refusal is None:
+        return Plan(memory, PatchBounds(current, {"spec": bounds}))
+    return _refused_hpa(memory, autoscaler, refusal, applied=False)
+
+
+def _refused_hpa(
+    memory: Memory, autoscaler: wire.ScheduledPodAutoscaler, refusal: Refusal, *, applied: bool
+) -> Standing:
+    """Degraded with the server's message and a Warning event, then retried with backoff; a
+    write that succeeds later clears it."""
+    verb = "forbade" if refusal.status == 403 else "rejected"
+    problem = f"the API server {verb} the HorizontalPodAutoscaler: {refusal.message}"
+    if applied:
+        problem += "; minReplicas and maxReplicas still follow the Schedules"
+    return _hpa_problem(memory, autoscaler, problem, Reason.HPA_REJECTED, applied=applied)
+
+
+def _not_converging(memory: Memory, autoscaler: wire.ScheduledPodAutoscaler) -> Standing:
+    """The safety net of "one write, then nothing": the HPA is still exactly as our last write
+    left it, yet it compares as different. Writing again would loop (a bug in the comparison,
+    or an API server that answers one thing and stores another), so back off and say so."""
+    problem = (
+        "the HorizontalPodAutoscaler still differs from the desired spec right after the "
+        "controller wrote it, with no other change since; not writing it again until the "
+        "backoff ends"
+    )
+    return _hpa_problem(memory, autoscaler, problem, Reason.HPA_NOT_CONVERGING, applied=False)
+
+
+def _hpa_problem(
+    memory: Memory,
+    autoscaler: wire.ScheduledPodAutoscaler,
+    problem: str,
+    reason: Reason,
+    *,
+    applied: bool,
+) -> Standing:
+    events: tuple[Event, ...] = ()
+    if memory.reported_problem != problem:
+        events = (Event(autoscaler, EventType.WARNING, reason, problem),)
+    return Standing(
+        replace(memory, reported_problem=problem),
+        applied=applied,
+        problem=problem,
+        reason=reason,
+        retry=True,
+        events=events,
+    )

@@ -1,0 +1,223 @@
+"""What the decision remembers of a key: across reconciles (:class:`Memory`) and within one
+(:class:`Attempts`), and the one way either changes: an :data:`Outcome` absorbed.
+
+Why outcomes are data: the reconciler used to update the per-key Memory in five places and the
+Attempts in as many, each a small rule of its own (what a dry-run answer means, that a write of
+the bounds alone is not a write of the spec, when a scale-up is reported). Now the reconciler
+only reports what happened, as one of the outcome classes below, and :func:`absorb` and
+:func:`attempted` (pure) say what that means for the next decision. docs/architecture.md,
+"Decide, then act", describes both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from spa.api import wire
+from spa.controller.decide.reasons import Event, EventType
+from spa.controller.decide.scaleup import ScaleResult, ScaleUp, ScaleUpOutcome, scale_up_outcome
+from spa.controller.desired import spec_hash
+
+__all__ = [
+    "Attempts",
+    "AutoscalerGone",
+    "BoundsWritten",
+    "DryRunAnswered",
+    "ForeignHpaGone",
+    "HpaNameTaken",
+    "HpaRefused",
+    "HpaWritten",
+    "Memory",
+    "Outcome",
+    "OwnersSet",
+    "Refusal",
+    "ScaleUpDone",
+    "absorb",
+    "attempted",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """What the controller remembers of one SPA between reconciles. All of it is a shortcut or
+    a "say it once": after a restart it is empty, and the first reconcile finds the same facts
+    again (a dry-run answer, one more Event)."""
+
+    # (hash of a desired spec, hash of the spec the API server stored, or would store, for it),
+    # from the server's own answers (docs/architecture.md, "Convergence").
+    stored_spec: tuple[str, str] | None = None
+    # (hash of the desired spec, resourceVersion of the HPA) our last full write left: wanting
+    # to write the same spec again while the HPA is still at that version is a loop.
+    last_write: tuple[str, str] | None = None
+    # The HPA's name is taken by an object our label-filtered cache does not hold.
+    foreign_hpa: bool = False
+    # The HPA problem last reported by a Warning (said once, not at every retry).
+    reported_problem: str | None = None
+    # The transition the last reconcile expected next (to measure how late it was applied).
+    expected_boundary: int | None = None
+    # (status, reason, message) of the last immediate scale-up, for the SPA's condition
+    # SCALE_UP_CONDITION (the status is written in a later pass than the scale-up).
+    scale_up: ScaleUpOutcome | None = None
+    # Its Event, not yet recorded: Events wait for the final plan, so that a fleet's HPA and
+    # scale writes at one boundary are not delayed by Events (HPAs first).
+    scale_up_event: Event | None = None
+    # The effective minReplicas last seen in force on the HPA. A raise is measured from it, so
+    # that putting back a minReplicas somebody lowered on the HPA is no raise: immediate
+    # scale-up happens at boundaries only (docs/schedules.md). Unknown after a restart: the
+    # HPA's own minReplicas is the measure then.
+    applied_min: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """The API server refused a write for a reason the user must fix (400, 403, 422)."""
+
+    status: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Attempts:
+    """What this reconcile already tried; decide() must not plan again what just failed."""
+
+    # By Schedule uid: why setting its controller ownerReference failed.
+    owner_failures: Mapping[str, str] = field(default_factory=dict)
+    # The refusal of the desired HPA (its creation or the patch of the whole spec).
+    hpa_refusal: Refusal | None = None
+    # The refusal of the fallback that patches only min/maxReplicas.
+    bounds_refusal: Refusal | None = None
+    # A write changed the HPA.
+    hpa_written: bool = False
+
+
+# -- outcomes: what performing a step did ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OwnersSet:
+    """The ownerReference changes of a step were made, except those in `failures` (by
+    Schedule uid: why not)."""
+
+    failures: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class HpaWritten:
+    """The API server's answer to a create or a patch of the desired spec (`wanted`, its
+    hash); `changed`: the write changed the HPA (a create always does)."""
+
+    wanted: str
+    answer: wire.HorizontalPodAutoscaler
+    changed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DryRunAnswered:
+    """What the API server would store for the desired spec `wanted`."""
+
+    wanted: str
+    answer: wire.HorizontalPodAutoscaler
+
+
+@dataclass(frozen=True, slots=True)
+class BoundsWritten:
+    """min/maxReplicas alone were patched (after the whole spec was refused)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HpaRefused:
+    """The API server refused a write of the HPA: the desired spec, or the bounds alone."""
+
+    refusal: Refusal
+    bounds: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HpaNameTaken:
+    """Creating the HPA found its name taken by an HPA our label-filtered cache cannot hold;
+    the reconciler reads it for the next decision."""
+
+
+@dataclass(frozen=True, slots=True)
+class AutoscalerGone:
+    """Before creating the HPA, the SPA turned out to be deleted: nothing more to do until
+    its deletion event (the cache was behind)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignHpaGone:
+    """The HPA of somebody else that had the name is gone."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleUpDone:
+    """What an immediate scale-up of the SPA `autoscaler`'s target did."""
+
+    autoscaler: wire.ScheduledPodAutoscaler
+    scale_up: ScaleUp
+    result: ScaleResult
+
+
+Outcome = (
+    OwnersSet
+    | HpaWritten
+    | DryRunAnswered
+    | BoundsWritten
+    | HpaRefused
+    | HpaNameTaken
+    | AutoscalerGone
+    | ForeignHpaGone
+    | ScaleUpDone
+)
+
+
+def absorb(memory: Memory, outcome: Outcome) -> Memory:
+    """The Memory after `outcome`."""
+    match outcome:
+        case HpaWritten(wanted, answer):
+            # Remember what the server stored for our desired spec, as its answer says.
+            version = str(answer["metadata"].get("resourceVersion"))
+            return replace(
+                memory,
+                stored_spec=(wanted, spec_hash(answer.get("spec") or {})),
+                last_write=(wanted, version),
+                reported_problem=None,
+            )
+        case DryRunAnswered(wanted, answer):
+            return replace(memory, stored_spec=(wanted, spec_hash(answer.get("spec") or {})))
+        case BoundsWritten():
+            # Not a write of the desired spec: the next pass tries the whole spec again.
+            return replace(memory, last_write=None)
+        case ForeignHpaGone():
+            return replace(memory, foreign_hpa=False)
+        case ScaleUpDone(autoscaler, scale_up, result):
+            outcome_ = scale_up_outcome(scale_up, result)
+            kind = EventType.NORMAL if outcome_[0] == "True" else EventType.WARNING
+            # Its Event is recorded with the final plan (decide), after the fleet's writes.
+            event = Event(autoscaler, kind, outcome_[1], outcome_[2])
+            return replace(memory, scale_up=outcome_, scale_up_event=event)
+        case OwnersSet() | HpaRefused() | HpaNameTaken() | AutoscalerGone():
+            return memory
+
+
+def attempted(attempts: Attempts, outcome: Outcome) -> Attempts:
+    """The Attempts of this reconcile after `outcome`."""
+    match outcome:
+        case OwnersSet(failures):
+            return replace(attempts, owner_failures={**attempts.owner_failures, **failures})
+        case HpaWritten(changed=changed):
+            return replace(attempts, hpa_written=changed)
+        case HpaRefused(refusal, bounds=True):
+            return replace(attempts, bounds_refusal=refusal)
+        case HpaRefused(refusal):
+            return replace(attempts, hpa_refusal=refusal)
+        case (
+            DryRunAnswered()
+            | BoundsWritten()
+            | HpaNameTaken()
+            | AutoscalerGone()
+            | ForeignHpaGone()
+            | ScaleUpDone()
+        ):
+            return attempts

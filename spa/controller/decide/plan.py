@@ -1,0 +1,181 @@
+"""What one decision asks for: a :data:`Step` to perform before deciding again, or the
+:class:`Final` plan of the reconcile, each with the key's :class:`Memory` after it.
+
+Why two types: a step is one write the rest depends on (ownerReferences first, then one HPA
+write), and the reconciler decides again on the answer; the final plan carries what only ends
+a reconcile (statuses, Events, metrics, when to run again). One class with both kinds of
+field let a step carry statuses nobody would write, and "requeue after 0 seconds" silently
+meant "at the back of the queue"; the types say both now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from spa.api import ScheduledPodAutoscalerStatus, ScheduleStatus, wire
+from spa.controller.decide.memory import Memory
+from spa.controller.decide.reasons import Event
+from spa.controller.decide.scaleup import ScaleUp
+
+__all__ = [
+    "AutoscalerReport",
+    "AutoscalerStatusWrite",
+    "BackOfQueue",
+    "CreateHpa",
+    "DryRunHpa",
+    "Final",
+    "HpaWrite",
+    "PatchBounds",
+    "PatchHpa",
+    "Plan",
+    "Requeue",
+    "ScheduleStatusWrite",
+    "SetOwner",
+    "SetOwners",
+    "StatusWrite",
+    "Step",
+    "WakeUp",
+]
+
+
+# -- steps ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SetOwner:
+    """Make `autoscaler` (None: nobody) the controller of `schedule`."""
+
+    schedule: wire.Schedule
+    autoscaler: wire.ScheduledPodAutoscaler | None
+
+
+@dataclass(frozen=True, slots=True)
+class SetOwners:
+    """Adopt or release Schedules (each change on its own: one failure stops no other)."""
+
+    changes: tuple[SetOwner, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CreateHpa:
+    desired: wire.NewHorizontalPodAutoscaler
+    wanted: str  # the desired spec's hash
+    # What to do right after it, if it changed the HPA (a create raises nothing: always None).
+    scale_up: ScaleUp | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PatchHpa:
+    """A JSON merge patch of the HPA to the whole desired spec (`wanted` is its hash)."""
+
+    current: wire.HorizontalPodAutoscaler
+    patch: dict[str, Any]
+    wanted: str
+    # What to do right after it, if it changed the HPA.
+    scale_up: ScaleUp | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DryRunHpa:
+    """Ask the API server what it would store for the desired spec, without storing it."""
+
+    current: wire.HorizontalPodAutoscaler
+    patch: dict[str, Any]
+    wanted: str
+
+
+@dataclass(frozen=True, slots=True)
+class PatchBounds:
+    """A JSON merge patch of min/maxReplicas alone, after the server refused the whole spec."""
+
+    current: wire.HorizontalPodAutoscaler
+    patch: dict[str, Any]
+
+
+HpaWrite = CreateHpa | PatchHpa | DryRunHpa
+"""A write of the desired HPA (or the question what the server would store for it)."""
+
+Step = SetOwners | HpaWrite | PatchBounds
+"""A write the rest of the reconcile depends on: perform it, then decide again."""
+
+
+# -- the final plan -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AutoscalerStatusWrite:
+    """The status fields the controller owns, for the SPA."""
+
+    obj: wire.ScheduledPodAutoscaler
+    status: ScheduledPodAutoscalerStatus
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleStatusWrite:
+    """The status fields the controller owns, for one of the SPA's Schedules."""
+
+    obj: wire.Schedule
+    status: ScheduleStatus
+
+
+# Two classes rather than one with a union of objects and of statuses, so that the object and
+# its status are of the same kind for mypy too.
+StatusWrite = AutoscalerStatusWrite | ScheduleStatusWrite
+
+
+@dataclass(frozen=True, slots=True)
+class AutoscalerReport:
+    """What the per-SPA metrics show after a final plan."""
+
+    replicas: tuple[int, int] | None
+    schedules: Mapping[str, bool]
+
+
+@dataclass(frozen=True, slots=True)
+class WakeUp:
+    """Reconcile the key again at the next transition (`at`; None: none is coming, wait for
+    a change), or `recheck_after` seconds from now if that is sooner; with `backoff`, also
+    with the key's exponential backoff (a write the server refused, a loop withheld)."""
+
+    at: int | None = None
+    recheck_after: float | None = None
+    backoff: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BackOfQueue:
+    """Reconcile the key again now, behind every key already due: the HPA-first order of a
+    fleet at one boundary (every due HPA is written before any status)."""
+
+
+Requeue = WakeUp | BackOfQueue
+
+
+@dataclass(frozen=True, slots=True)
+class Final:
+    """What ends a reconcile: statuses to write, Events to record, when to run again."""
+
+    requeue: Requeue = WakeUp()
+    statuses: tuple[StatusWrite, ...] = ()
+    events: tuple[Event, ...] = ()
+    report: AutoscalerReport | None = None
+    # Why the SPA is Degraded, for the log.
+    problem: str | None = None
+
+
+# -- one decision ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """One decision: what to remember of the key after it (None: forget the key and its
+    metrics, the SPA is gone or going), and the step to take or the final plan."""
+
+    memory: Memory | None
+    action: Step | Final
+
+    @property
+    def final(self) -> Final | None:
+        return self.action if isinstance(self.action, Final) else None

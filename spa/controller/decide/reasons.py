@@ -1,0 +1,59 @@
+"""Every reason the controller gives, in Events and in conditions, and the Events themselves.
+
+Why one enum: the reasons are an interface (`kubectl describe`, alerts, docs/operations.md's
+table, docs/schedules.md), and they used to be bare strings spread over the decision, the
+reconciler and the actuator, so a new one could appear without its documentation and a typo
+would pass every test. A `StrEnum` is its string on the wire: the values here are the reasons
+users see, and must not change.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from spa.api import wire
+
+__all__ = ["Event", "EventType", "Reason"]
+
+
+class Reason(enum.StrEnum):
+    """An Event's or a condition's reason (docs/operations.md, "Events"; docs/schedules.md)."""
+
+    # The SPA's Ready condition.
+    APPLIED = "Applied"
+    MAX_RAISED_TO_MIN = "MaxRaisedToMin"
+    INVALID_SPEC = "InvalidSpec"
+    HPA_CONFLICT = "HPAConflict"
+    HPA_REJECTED = "HPARejected"
+    HPA_NOT_CONVERGING = "HPANotConverging"
+    # A window of the SPA started or ended (Normal).
+    SCHEDULE_STARTED = "ScheduleStarted"
+    SCHEDULE_ENDED = "ScheduleEnded"
+    # A Schedule that names the SPA but does not apply.
+    INVALID_SCHEDULE = "InvalidSchedule"
+    FOREIGN_CONTROLLER = "ForeignController"
+    TOO_MANY_SCHEDULES = "TooManySchedules"
+    ADOPTION_FAILED = "AdoptionFailed"
+    NOT_APPLIED = "NotApplied"
+    # Immediate scale-up: the SPA's ImmediateScaleUp condition and its Event.
+    SCALED_UP = "ScaledUp"
+    SCALE_REFUSED = "ScaleRefused"
+    SCALE_FORBIDDEN = "ScaleForbidden"
+    TARGET_NOT_FOUND = "TargetNotFound"
+    NO_SCALE_SUBRESOURCE = "NoScaleSubresource"
+
+
+class EventType(enum.StrEnum):
+    NORMAL = "Normal"
+    WARNING = "Warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """An Event to record about `obj` (the SPA or one of its Schedules)."""
+
+    obj: wire.ScheduledPodAutoscaler | wire.Schedule
+    type: EventType
+    reason: Reason
+    message: str

@@ -1,0 +1,156 @@
+"""Immediate scale-up (docs/schedules.md): when it is due, what it may do, and what it says.
+
+Why here: these are rules (at boundaries only, only up, never from 0 replicas, how many reads
+of a Scale that keeps changing, which outcome is a Warning, the words of its Event and of the
+SPA's ImmediateScaleUp condition), and rules belong to the pure decision. The reconciler only
+performs the reads and the compare-and-swap write these functions allow, and hands back what
+happened as a :data:`ScaleResult`, which :func:`spa.controller.decide.memory.absorb` keeps for
+the final plan.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from spa.api import ScheduledPodAutoscaler
+from spa.controller.decide.reasons import Reason
+from spa.schedule import State
+
+__all__ = [
+    "SCALE_ATTEMPTS",
+    "SCALE_UP_CONDITION",
+    "Raised",
+    "ScaleProblem",
+    "ScaleRefused",
+    "ScaleResult",
+    "ScaleUp",
+    "ScaleUpOutcome",
+    "Unscalable",
+    "plan_scale_up",
+    "replicas_to_set",
+    "scale_up_outcome",
+]
+
+# The SPA condition that reports the last immediate scale-up (docs/api.md).
+SCALE_UP_CONDITION = "ImmediateScaleUp"
+# Reads of the target's Scale when it keeps changing between our read and our write.
+SCALE_ATTEMPTS = 3
+
+# (condition status, reason, message) of an immediate scale-up.
+ScaleUpOutcome = tuple[Literal["True", "False"], Reason, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleUp:
+    """Immediate scale-up (docs/schedules.md): once the HPA write that raises minReplicas has
+    changed the HPA, raise the target to `minimum` through its /scale subresource, if it has
+    fewer replicas (and more than 0)."""
+
+    api_version: str
+    kind: str
+    name: str
+    minimum: int
+
+    @property
+    def target(self) -> str:
+        return f"{self.kind} {self.name}"
+
+
+class ScaleProblem(enum.Enum):
+    """Why a target cannot be scaled through /scale, as the actuator found it."""
+
+    TARGET_NOT_FOUND = enum.auto()  # the object, or its kind, does not exist
+    NO_SCALE_SUBRESOURCE = enum.auto()  # its kind serves no /scale
+    FORBIDDEN = enum.auto()  # RBAC forbids reading its Scale
+
+
+_PROBLEM_REASONS = {
+    ScaleProblem.TARGET_NOT_FOUND: Reason.TARGET_NOT_FOUND,
+    ScaleProblem.NO_SCALE_SUBRESOURCE: Reason.NO_SCALE_SUBRESOURCE,
+    ScaleProblem.FORBIDDEN: Reason.SCALE_FORBIDDEN,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Raised:
+    """The target was raised from `before` replicas to the ScaleUp's minimum."""
+
+    before: int
+
+
+@dataclass(frozen=True, slots=True)
+class Unscalable:
+    """The target cannot be scaled through /scale; `message` says why (the actuator's words)."""
+
+    problem: ScaleProblem
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleRefused:
+    """The API server refused the write of the Scale (its message, shortened)."""
+
+    message: str
+
+
+ScaleResult = Raised | Unscalable | ScaleRefused
+"""What one immediate scale-up did, when it did anything worth saying."""
+
+
+def plan_scale_up(
+    model: ScheduledPodAutoscaler,
+    state: State,
+    current: Mapping[str, Any] | None,
+    applied_min: int | None,
+) -> ScaleUp | None:
+    """The immediate scale-up that goes with a write of the desired HPA: when it raises the
+    effective minReplicas last in force (`applied_min`; unknown: the HPA's) and the SPA has not
+    turned it off. Not when it creates the HPA (nothing was raised; the HPA controller sets the
+    target within its first sync), not when it only puts back a minReplicas somebody lowered
+    on the HPA (between boundaries), and not at a window's end (minReplicas falls: scaling
+    down stays with the HPA controller)."""
+    if model.spec.scale_up_immediately is False or current is None:
+        return None
+    before = applied_min
+    if before is None:
+        before = int((current.get("spec") or {}).get("minReplicas") or 1)
+    if state.min_replicas <= before:
+        return None
+    ref = model.spec.horizontal_pod_autoscaler_spec.scale_target_ref
+    return ScaleUp(ref.api_version or "v1", ref.kind, ref.name, state.min_replicas)
+
+
+def replicas_to_set(scale_up: ScaleUp, replicas: int) -> int | None:
+    """The replicas to write on a target that has `replicas`, or None to leave it: never down,
+    never from 0 (scaling to 0 turns the HPA off, and so this too)."""
+    if replicas == 0 or replicas >= scale_up.minimum:
+        return None
+    return scale_up.minimum
+
+
+def scale_up_outcome(scale_up: ScaleUp, result: ScaleResult) -> ScaleUpOutcome:
+    """The SPA's ImmediateScaleUp condition (and its Event) for what a scale-up did. A target
+    that cannot be scaled is reported; the HPA controller still raises it at its next sync."""
+    match result:
+        case Raised(before):
+            return (
+                "True",
+                Reason.SCALED_UP,
+                f"raised {scale_up.target} from {before} to {scale_up.minimum} replicas through "
+                "its scale subresource, ahead of the HPA controller",
+            )
+        case Unscalable(problem, message):
+            return "False", _PROBLEM_REASONS[problem], _instead(message)
+        case ScaleRefused(message):
+            return (
+                "False",
+                Reason.SCALE_REFUSED,
+                _instead(f"the API server refused to scale {scale_up.target}: {message}"),
+            )
+
+
+def _instead(message: str) -> str:
+    return f"{message}; the HPA controller raises the target at its next sync instead"

@@ -1,0 +1,245 @@
+"""The statuses of the SPA and of its Schedules, and the Events that go with them.
+
+Why a module of its own: what users read (`kubectl get`, `kubectl describe`, the conditions
+and Events of docs/operations.md) is decided from the outcome of the other rule families, in
+one place, so that a status and its Event can never disagree and each Warning is said once
+(when the condition or its message changes, not at every reconcile).
+"""
+
+from __future__ import annotations
+
+from typing import overload
+
+from spa.api import (
+    Condition,
+    ScheduleCondition,
+    ScheduledPodAutoscalerCondition,
+    ScheduledPodAutoscalerStatus,
+    ScheduleStatus,
+    wire,
+)
+from spa.controller.decide.membership import Evaluated
+from spa.controller.decide.plan import ScheduleStatusWrite, StatusWrite
+from spa.controller.decide.reasons import Event, EventType, Reason
+from spa.controller.decide.scaleup import SCALE_UP_CONDITION
+from spa.controller.decide.snapshot import Snapshot
+from spa.controller.desired import with_condition
+from spa.schedule import State, format_instant
+
+__all__ = [
+    "autoscaler_status",
+    "refused_statuses",
+    "schedule_status",
+    "status_fields",
+    "window_changes",
+]
+
+
+@overload
+def status_fields(
+    status: ScheduledPodAutoscalerStatus,
+) -> wire.ScheduledPodAutoscalerStatusPatch: ...
+
+
+@overload
+def status_fields(status: ScheduleStatus) -> wire.ScheduleStatusPatch: ...
+
+
+def status_fields(
+    status: ScheduledPodAutoscalerStatus | ScheduleStatus,
+) -> wire.ScheduledPodAutoscalerStatusPatch | wire.ScheduleStatusPatch:
+    """A status as the merge patch of the fields the controller owns: a None clears a field,
+    and conditions carry only their set fields, as the API server stores them."""
+    fields = status.model_dump(mode="json", by_alias=True, exclude={"conditions"})
+    if isinstance(status, ScheduleStatus):
+        return wire.typed(wire.ScheduleStatusPatch, fields)
+    if status.conditions is not None:
+        fields["conditions"] = [condition.to_wire() for condition in status.conditions]
+    return wire.typed(wire.ScheduledPodAutoscalerStatusPatch, fields)
+
+
+def window_changes(autoscaler: wire.ScheduledPodAutoscaler, state: State) -> list[Event]:
+    """A Normal Event for each window that started or ended since the status was written."""
+    status = autoscaler.get("status") or {}
+    before = set(status.get("activeSchedules") or ())
+    after = set(state.active)
+    if before == after:
+        return []
+    change = (
+        f"minReplicas {status.get('minReplicas', '-')} -> {state.min_replicas}, "
+        f"maxReplicas {status.get('maxReplicas', '-')} -> {state.max_replicas}"
+    )
+    started = [
+        Event(
+            autoscaler,
+            EventType.NORMAL,
+            Reason.SCHEDULE_STARTED,
+            f"Schedule {name} started: {change}",
+        )
+        for name in sorted(after - before)
+    ]
+    ended = [
+        Event(
+            autoscaler, EventType.NORMAL, Reason.SCHEDULE_ENDED, f"Schedule {name} ended: {change}"
+        )
+        for name in sorted(before - after)
+    ]
+    return started + ended
+
+
+def autoscaler_status(
+    snapshot: Snapshot,
+    autoscaler: wire.ScheduledPodAutoscaler,
+    *,
+    state: State | None,
+    upcoming: int | None,
+    applied: bool,
+    problem: str | None,
+    reason: Reason,
+) -> tuple[ScheduledPodAutoscalerStatus, list[Event]]:
+    """The SPA's status (Available or Degraded with `problem`; its Ready condition with
+    `reason`; the last immediate scale-up's condition), and a Warning when a Ready reason
+    worth one is new."""
+    metadata = autoscaler["metadata"]
+    current = autoscaler.get("status") or {}
+    now = format_instant(snapshot.instant)
+    condition = (
+        ScheduledPodAutoscalerCondition.Available
+        if problem is None
+        else ScheduledPodAutoscalerCondition.Degraded
+    )
+    if problem is not None:
+        message = problem
+    elif state is not None and state.max_raised:
+        message = (
+            f"the active Schedules set minReplicas {state.min_replicas} above maxReplicas; "
+            f"maxReplicas was raised to {state.max_replicas}"
+        )
+    elif state is not None:
+        message = f"HPA has minReplicas {state.min_replicas}, maxReplicas {state.max_replicas}"
+    else:
+        message = ""
+    in_force = state if applied else None
+    conditions = with_condition(
+        current.get("conditions"),
+        type_="Ready",
+        status="True" if in_force is not None else "False",
+        reason=reason,
+        message=message,
+        generation=metadata.get("generation"),
+        now=now,
+    )
+    if snapshot.memory.scale_up is not None:
+        scale_status, scale_reason, scale_message = snapshot.memory.scale_up
+        conditions = with_condition(
+            conditions,
+            type_=SCALE_UP_CONDITION,
+            status=scale_status,
+            reason=scale_reason,
+            message=scale_message,
+            generation=metadata.get("generation"),
+            now=now,
+        )
+    status = ScheduledPodAutoscalerStatus(
+        condition=condition,
+        last_transition_time=_since(current, condition, now),
+        conditions=[valid for entry in conditions if (valid := _condition(entry)) is not None],
+        observed_generation=metadata.get("generation"),
+        min_replicas=in_force.min_replicas if in_force is not None else None,
+        max_replicas=in_force.max_replicas if in_force is not None else None,
+        active_schedules=list(state.active) if state is not None else [],
+        next_transition_time=format_instant(upcoming) if upcoming is not None else None,
+    )
+    previous_reason = next(
+        (c.get("reason") for c in current.get("conditions") or () if c.get("type") == "Ready"),
+        None,
+    )
+    events = []
+    if reason in (Reason.MAX_RAISED_TO_MIN, Reason.INVALID_SPEC) and previous_reason != reason:
+        events.append(Event(autoscaler, EventType.WARNING, reason, message))
+    return status, events
+
+
+def schedule_status(
+    snapshot: Snapshot, entry: Evaluated, *, state: State | None, problem: str | None
+) -> tuple[ScheduleStatusWrite, list[Event]]:
+    """A Schedule's status: Degraded with its own problem or, while it is active (or has no
+    SPA to apply), with `problem`; else Suspend, Completed, Progressing or Available."""
+    schedule = entry.obj
+    metadata = schedule["metadata"]
+    current = schedule.get("status") or {}
+    message: str | None = None
+    upcoming: int | None = None
+    active = state is not None and metadata["name"] in state.active
+    if entry.problem is not None:
+        condition, message = ScheduleCondition.Degraded, entry.problem
+    elif problem is not None and (state is None or active):
+        condition, message = ScheduleCondition.Degraded, problem
+    elif entry.compiled is not None and entry.compiled.suspend:
+        condition = ScheduleCondition.Suspend
+    elif entry.compiled is not None and entry.compiled.window.completed(snapshot.instant):
+        # A OneShot past its end, or a Schedule past its endDate (docs/schedules.md).
+        condition = ScheduleCondition.Completed
+    else:
+        condition = ScheduleCondition.Progressing if active else ScheduleCondition.Available
+        if entry.rule is not None:
+            upcoming = entry.rule.timeline.next_boundary(snapshot.instant)
+    now = format_instant(snapshot.instant)
+    status = ScheduleStatus(
+        condition=condition,
+        last_transition_time=_since(current, condition, now),
+        message=message,
+        observed_generation=metadata.get("generation"),
+        next_transition_time=format_instant(upcoming) if upcoming is not None else None,
+    )
+    events = []
+    if condition is ScheduleCondition.Degraded and (
+        current.get("condition") != condition or current.get("message") != message
+    ):
+        reason = entry.reason if entry.problem is not None else Reason.NOT_APPLIED
+        assert reason is not None  # an Evaluated with a problem has its reason
+        events.append(Event(schedule, EventType.WARNING, reason, str(message)))
+    return ScheduleStatusWrite(schedule, status), events
+
+
+def refused_statuses(
+    snapshot: Snapshot, autoscaler: wire.ScheduledPodAutoscaler, refused: list[Evaluated]
+) -> tuple[list[StatusWrite], list[Event]]:
+    """Schedules that name the SPA but cannot apply: a Warning on the SPA when one newly
+    becomes so (its own status and Event follow), then its Degraded status."""
+    statuses: list[StatusWrite] = []
+    events: list[Event] = []
+    for entry in refused:
+        assert entry.reason is not None  # every refused Schedule has its reason
+        status = entry.obj.get("status") or {}
+        if status.get("condition") != "Degraded" or status.get("message") != entry.problem:
+            events.append(
+                Event(
+                    autoscaler,
+                    EventType.WARNING,
+                    entry.reason,
+                    f"Schedule {entry.obj['metadata']['name']}: {entry.problem}",
+                )
+            )
+        write, warning = schedule_status(snapshot, entry, state=None, problem=None)
+        statuses.append(write)
+        events += warning
+    return statuses, events
+
+
+def _condition(entry: wire.Condition) -> Condition | None:
+    """A condition as the model has it; one written by somebody else that is not a valid
+    metav1.Condition is left out (the status belongs to this controller)."""
+    try:
+        return Condition.model_validate(entry)
+    except ValueError:
+        return None
+
+
+def _since(
+    current: wire.ScheduledPodAutoscalerStatus | wire.ScheduleStatus, condition: str, now: str
+) -> str:
+    """lastTransitionTime: kept while the condition stays the same."""
+    if current.get("condition") == condition:
+        return str(current.get("lastTransitionTime") or now)
+    return now
