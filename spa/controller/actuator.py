@@ -8,21 +8,26 @@ on, and recording our own writes in the caches (`Store.put_written`, so the next
 acts on state older than its own write). Every write, and every Event, first checks that this
 replica may write (holds the Lease), and runs under its write fence (spa.runtime.fence), so a
 replica that lost it sends nothing more and none of its writes lands after its renew deadline.
+
+It reaches the API server through :class:`Kube` and records Events through :class:`Recorder`,
+Protocols of just what it uses (:class:`spa.kube.KubeClient` and
+:class:`spa.runtime.EventRecorder` are the real ones), so a unit test hands in a small fake.
+Failures follow the controller's one convention (spa/controller/decide/__init__.py): every
+failure is an exception, never a None or a string returned.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, ParamSpec, TypeVar
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 from spa.api import wire
 from spa.controller.decide import ScaleProblem
 from spa.controller.desired import FIELD_MANAGER, owner_reference
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
-from spa.kube import ApiError, Conflict, KubeClient, NotFound, Resource
+from spa.kube import ApiError, Conflict, ListResult, NotFound, PatchType, Resource
 from spa.runtime import (
-    EventRecorder,
     NotLeader,
     Store,
     WriteFence,
@@ -32,7 +37,16 @@ from spa.runtime import (
     write_fenced,
 )
 
-__all__ = ["Actuator", "NotLeader", "NotScalable", "Refused", "brief"]
+__all__ = [
+    "Actuator",
+    "Kube",
+    "NotLeader",
+    "NotScalable",
+    "OwnerNotChanged",
+    "Recorder",
+    "Refused",
+    "brief",
+]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +69,15 @@ class Refused(Exception):
         self.message = message
 
 
+class OwnerNotChanged(Exception):
+    """A Schedule's controller ownerReference could not be changed (the server refused, the
+    Schedule was deleted, or it kept changing); `message` says why, in our words."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
 class NotScalable(Exception):
     """The scale target cannot be scaled through its /scale subresource: `problem` says which
     way (the decision picks the Event's reason for it), `message` says why in our words."""
@@ -71,18 +94,67 @@ def brief(message: str) -> str:
     return message if len(message) <= _MESSAGE_LIMIT else message[: _MESSAGE_LIMIT - 1] + "…"
 
 
+class Kube(Protocol):
+    """The requests the actuator sends (:class:`spa.kube.KubeClient` is the real client)."""
+
+    async def get(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        *,
+        subresource: str | None = None,
+    ) -> dict[str, Any]: ...
+
+    async def list(
+        self, resource: Resource, *, namespace: str | None = None, field_selector: str | None = None
+    ) -> ListResult: ...
+
+    async def api_resources(self, group_version: str) -> Sequence[dict[str, Any]]: ...
+
+    async def create(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        body: Mapping[str, Any],
+        *,
+        field_manager: str | None = None,
+    ) -> dict[str, Any]: ...
+
+    async def patch(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        body: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+        *,
+        patch_type: PatchType,
+        field_manager: str,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]: ...
+
+
+class Recorder(Protocol):
+    """Where Events go (:class:`spa.runtime.EventRecorder` is the real recorder)."""
+
+    def normal(self, obj: Mapping[str, Any], reason: str, message: str) -> None: ...
+
+    def warning(self, obj: Mapping[str, Any], reason: str, message: str) -> None: ...
+
+
 class Actuator:
     """Reads the API server where a cache cannot answer, and writes, for the SPA reconciler."""
 
     def __init__(
         self,
         *,
-        kube: KubeClient,
+        kube: Kube,
         autoscalers: Store,
         schedules: Store,
         hpas: Store,
         hpa_resource: Resource,
-        recorder: EventRecorder,
+        recorder: Recorder,
         fence: WriteFence = unfenced,
     ) -> None:
         self._kube = kube
@@ -184,27 +256,25 @@ class Actuator:
 
     async def set_target_replicas(
         self, resource: Resource, namespace: str, name: str, scale: dict[str, Any], replicas: int
-    ) -> dict[str, Any] | None:
+    ) -> dict[str, Any]:
         """Set the target's replicas through /scale, only if its Scale is still at the version
         that was read (a compare-and-swap, so a scale-up by somebody else in between is never
-        undone): the new Scale, or None if it changed meanwhile. :class:`Refused` on 403."""
+        undone): the new Scale. :class:`~spa.kube.Conflict` if it changed meanwhile,
+        :class:`Refused` on 403."""
         patch = {
             "metadata": {"resourceVersion": (scale.get("metadata") or {}).get("resourceVersion")},
             "spec": {"replicas": replicas},
         }
-        try:
-            return await self._refusable(
-                self._kube.patch,
-                resource,
-                namespace,
-                name,
-                patch,
-                patch_type="merge",
-                subresource="scale",
-                field_manager=FIELD_MANAGER,
-            )
-        except Conflict:
-            return None
+        return await self._refusable(
+            self._kube.patch,
+            resource,
+            namespace,
+            name,
+            patch,
+            patch_type="merge",
+            subresource="scale",
+            field_manager=FIELD_MANAGER,
+        )
 
     async def _scalable_resource(self, api_version: str, kind: str) -> Resource:
         known = self._scalable.get((api_version, kind))
@@ -239,10 +309,10 @@ class Actuator:
 
     async def set_schedule_owner(
         self, schedule: wire.Schedule, autoscaler: wire.ScheduledPodAutoscaler | None
-    ) -> wire.Schedule | str:
+    ) -> wire.Schedule:
         """Make `autoscaler` (None: nobody) the Schedule's controller; other owners stay.
-        Returns the updated Schedule, or why it could not be done (the server refused, or
-        the Schedule kept changing)."""
+        Returns the updated Schedule; :class:`OwnerNotChanged` says why it could not be done
+        (the server refused, the Schedule was deleted, or it kept changing)."""
         metadata = schedule["metadata"]
         action = "adopt" if autoscaler is not None else "release"
         for _attempt in range(_CONFLICT_RETRIES):
@@ -280,7 +350,9 @@ class Actuator:
                         await self._kube.get(SCHEDULES, metadata["namespace"], metadata["name"]),
                     )
                 except NotFound:
-                    return "deleted while its ownerReferences were being changed"
+                    raise OwnerNotChanged(
+                        "deleted while its ownerReferences were being changed"
+                    ) from None
                 metadata = schedule["metadata"]
                 continue
             except Refused as refused:
@@ -289,13 +361,15 @@ class Actuator:
                 object_logger(log, metadata["namespace"], metadata["name"]).warning(
                     "could not %s the Schedule: %s", action, refused.message
                 )
-                return f"the API server refused to {action} it: {refused.message}"
+                raise OwnerNotChanged(
+                    f"the API server refused to {action} it: {refused.message}"
+                ) from refused
             self._schedules.put_written(updated, based_on=schedule)
             object_logger(log, metadata["namespace"], metadata["name"]).info(
                 "Schedule %sed", action.removesuffix("e")
             )
             return wire.typed(wire.Schedule, updated)
-        return "its ownerReferences kept changing; will try again"
+        raise OwnerNotChanged("its ownerReferences kept changing; will try again")
 
     # -- statuses and events --------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from spa.controller import watches
+from spa.controller.actuator import Actuator
 from spa.controller.desired import MANAGED_BY_SELECTOR
 from spa.controller.metrics import CACHED_OBJECTS, ControllerMetrics
 from spa.controller.reconciler import Reconciler
@@ -138,15 +139,21 @@ class Manager:
 
         queue = WorkQueue(name=QUEUE_NAME, clock=self.clock)
         recorder = EventRecorder(self.client, clock=system_clock, fence=self._write_fence)
-        reconciler = Reconciler(
+        actuator = Actuator(
             kube=self.client,
             autoscalers=autoscalers.store,
             schedules=schedules.store,
             hpas=hpas.store,
             hpa_resource=hpa_resource,
             recorder=recorder,
-            clock=self.clock,
             fence=self._write_fence,
+        )
+        reconciler = Reconciler(
+            actuator=actuator,
+            autoscalers=autoscalers.store,
+            schedules=schedules.store,
+            hpas=hpas.store,
+            clock=self.clock,
             metrics=ControllerMetrics(),
         )
 

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable, MutableMapping
+from typing import Any, Protocol
 
 from spa.api import wire
-from spa.controller.actuator import Actuator, NotScalable, Refused
+from spa.controller.actuator import NotScalable, OwnerNotChanged, Refused
 from spa.controller.decide import (
     MAX_SCHEDULES_PER_AUTOSCALER,
     SCALE_ATTEMPTS,
@@ -71,20 +73,17 @@ from spa.controller.decide.scaleup import scale_up_outcome
 from spa.controller.desired import controller_owner_uid
 from spa.controller.metrics import ControllerMetrics
 from spa.controller.watches import TARGET_INDEX, UID_INDEX
-from spa.kube import Conflict, KubeClient, NotFound, Resource
+from spa.kube import Conflict, NotFound, Resource
 from spa.runtime import (
     Clock,
-    EventRecorder,
     ObjectLogger,
     Result,
     Store,
-    WriteFence,
     object_logger,
     split_key,
-    unfenced,
 )
 
-__all__ = ["MAX_SCHEDULES_PER_AUTOSCALER", "Reconciler"]
+__all__ = ["MAX_SCHEDULES_PER_AUTOSCALER", "Act", "Reconciler"]
 
 log = logging.getLogger(__name__)
 
@@ -95,43 +94,91 @@ log = logging.getLogger(__name__)
 _MAX_STEPS = 8
 
 
+class Act(Protocol):
+    """What the reconciler has done through the API server (:class:`Actuator` does it; the
+    manager builds it with the caches, the client, the recorder and the write fence). Each
+    method raises on failure (the convention of spa/controller/decide/__init__.py)."""
+
+    hpa_resource: Resource
+
+    async def get_hpa(self, namespace: str, name: str) -> wire.HorizontalPodAutoscaler: ...
+
+    async def create_hpa(
+        self, desired: wire.NewHorizontalPodAutoscaler
+    ) -> wire.HorizontalPodAutoscaler: ...
+
+    async def patch_hpa(
+        self, current: wire.HorizontalPodAutoscaler, patch: dict[str, Any], *, dry_run: bool = False
+    ) -> wire.HorizontalPodAutoscaler: ...
+
+    async def autoscaler_exists(self, autoscaler: wire.ScheduledPodAutoscaler) -> bool: ...
+
+    async def target_scale(
+        self, namespace: str, api_version: str, kind: str, name: str
+    ) -> tuple[Resource, dict[str, Any]]: ...
+
+    async def set_target_replicas(
+        self, resource: Resource, namespace: str, name: str, scale: dict[str, Any], replicas: int
+    ) -> dict[str, Any]: ...
+
+    async def set_schedule_owner(
+        self, schedule: wire.Schedule, autoscaler: wire.ScheduledPodAutoscaler | None
+    ) -> wire.Schedule: ...
+
+    async def patch_autoscaler_status(
+        self, obj: wire.ScheduledPodAutoscaler, status: wire.ScheduledPodAutoscalerStatusPatch
+    ) -> None: ...
+
+    async def patch_schedule_status(
+        self, obj: wire.Schedule, status: wire.ScheduleStatusPatch
+    ) -> None: ...
+
+    def warning(
+        self, obj: wire.ScheduledPodAutoscaler | wire.Schedule, reason: str, message: str
+    ) -> None: ...
+
+    def normal(
+        self, obj: wire.ScheduledPodAutoscaler | wire.Schedule, reason: str, message: str
+    ) -> None: ...
+
+
 class Reconciler:
-    """Reconciles ScheduledPodAutoscaler keys (`namespace/name`)."""
+    """Reconciles ScheduledPodAutoscaler keys (`namespace/name`).
+
+    :param actuator: performs every request (the caches it records writes in are `autoscalers`,
+        `schedules` and `hpas`, which the reconciler reads).
+    :param memory: what is remembered of each key between reconciles (empty at the start of
+        a process); a test may hand in its own.
+    :param decide: the decision; a test may wrap :func:`spa.controller.decide.decide` to see
+        each plan.
+    """
 
     def __init__(
         self,
         *,
-        kube: KubeClient,
+        actuator: Act,
         autoscalers: Store,
         schedules: Store,
         hpas: Store,
-        hpa_resource: Resource,
-        recorder: EventRecorder,
         clock: Clock,
-        fence: WriteFence = unfenced,
         metrics: ControllerMetrics | None = None,
         max_schedules: int = MAX_SCHEDULES_PER_AUTOSCALER,
+        memory: MutableMapping[str, Memory] | None = None,
+        decide: Callable[[Snapshot], Plan] = decide,
     ) -> None:
         self._autoscalers = autoscalers
         self._schedules = schedules
         self._hpas = hpas
-        self._act = Actuator(
-            kube=kube,
-            autoscalers=autoscalers,
-            schedules=schedules,
-            hpas=hpas,
-            hpa_resource=hpa_resource,
-            recorder=recorder,
-            fence=fence,
-        )
+        self._act = actuator
         self._clock = clock
         self._metrics = metrics or ControllerMetrics()
         self._max_schedules = max_schedules
+        self._decide = decide
         # Compiled windows by Schedule uid, reused until the Schedule's generation (or the lead
         # time its SPA gives it) changes: their Timelines hold the cached intervals that make
         # each decision cheap.
         self._compiled: dict[str, tuple[tuple[int | None, int], Compiled]] = {}
-        self._memory: dict[str, Memory] = {}
+        self._memory: MutableMapping[str, Memory] = {} if memory is None else memory
 
     # -- entry points ---------------------------------------------------------------------------
 
@@ -145,7 +192,7 @@ class Reconciler:
         fetched: wire.HorizontalPodAutoscaler | None = None
         for _step in range(_MAX_STEPS):
             snapshot = await self._snapshot(key, instant, attempts, fetched)
-            plan = decide(snapshot)
+            plan = self._decide(snapshot)
             self._remember(key, plan)
             match plan.action:
                 case Final() as final:
@@ -289,9 +336,10 @@ class Reconciler:
     async def _set_owners(self, changes: tuple[SetOwner, ...]) -> OwnersSet:
         failures: dict[str, str] = {}
         for change in changes:
-            result = await self._act.set_schedule_owner(change.schedule, change.autoscaler)
-            if isinstance(result, str):
-                failures[str(change.schedule["metadata"]["uid"])] = result
+            try:
+                await self._act.set_schedule_owner(change.schedule, change.autoscaler)
+            except OwnerNotChanged as failed:
+                failures[str(change.schedule["metadata"]["uid"])] = failed.message
         return OwnersSet(failures)
 
     async def _write_hpa(
@@ -380,17 +428,17 @@ class Reconciler:
                 wanted = replicas_to_set(scale_up, replicas)
                 if wanted is None:
                     return None
-                answer = await self._act.set_target_replicas(
+                await self._act.set_target_replicas(
                     resource, namespace, scale_up.name, scale, wanted
                 )
+            except Conflict:
+                continue  # the Scale changed since it was read: read it again
             except NotScalable as problem:
                 result = Unscalable(problem.problem, problem.message)
                 break
             except Refused as refused:
                 result = ScaleRefused(refused.message)
                 break
-            if answer is None:
-                continue  # the Scale changed since it was read: read it again
             result = Raised(replicas)
             break
         else:

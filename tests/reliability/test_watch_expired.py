@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from spa.controller.actuator import Actuator
 from spa.controller.reconciler import Reconciler
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from spa.controller.watches import add_indexes
@@ -136,13 +137,20 @@ async def test_a_stale_cache_does_not_resurrect_the_hpa_of_a_deleted_spa(
         stores = {"autoscalers": Store(), "schedules": Store()}
         add_indexes(autoscalers=stores["autoscalers"], schedules=stores["schedules"])
         stores["autoscalers"].upsert(created)  # the stale view
-        reconciler = Reconciler(
+        hpas = Store()
+        actuator = Actuator(
             kube=client,
             autoscalers=stores["autoscalers"],
             schedules=stores["schedules"],
-            hpas=Store(),
+            hpas=hpas,
             hpa_resource=HPA_V2,
             recorder=EventRecorder(client),
+        )
+        reconciler = Reconciler(
+            actuator=actuator,
+            autoscalers=stores["autoscalers"],
+            schedules=stores["schedules"],
+            hpas=hpas,
             clock=FakeClock(utc(MONDAY_11)),
         )
         writes_before = hpa_writes()

@@ -3,20 +3,31 @@ leadership fence, which refusals are the user's, ownerReference compare-and-swap
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 
-from spa.controller.actuator import Actuator, NotLeader, Refused, brief
+from spa.controller.actuator import Actuator, NotLeader, OwnerNotChanged, Refused, brief
 from spa.controller.resources import SCHEDULES
-from spa.kube import HPA_V2, ApiError, Conflict, DeadlinePassed, error_from_status
+from spa.kube import (
+    HPA_V2,
+    ApiError,
+    Conflict,
+    DeadlinePassed,
+    ListResult,
+    PatchType,
+    Resource,
+    error_from_status,
+)
 from spa.runtime import Store
 
 SPA = {"metadata": {"namespace": "shop", "name": "web", "uid": "uid-web"}}
 
 
 class ScriptedKube:
-    """Answers each call with the next scripted outcome (an object or an exception)."""
+    """Answers each call with the next scripted outcome (an object or an exception); a
+    :class:`~spa.controller.actuator.Kube`."""
 
     def __init__(self, *outcomes: dict[str, Any] | Exception) -> None:
         self.outcomes = list(outcomes)
@@ -29,11 +40,61 @@ class ScriptedKube:
             raise outcome
         return outcome
 
-    async def patch(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return await self._next("patch", *args, **kwargs)
+    async def patch(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        body: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+        *,
+        patch_type: PatchType,
+        field_manager: str,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        return await self._next(
+            "patch",
+            resource,
+            namespace,
+            name,
+            body,
+            patch_type=patch_type,
+            field_manager=field_manager,
+            subresource=subresource,
+            dry_run=dry_run,
+        )
 
-    async def get(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return await self._next("get", *args, **kwargs)
+    async def get(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        *,
+        subresource: str | None = None,
+    ) -> dict[str, Any]:
+        return await self._next("get", resource, namespace, name, subresource=subresource)
+
+    async def create(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        body: Mapping[str, Any],
+        *,
+        field_manager: str | None = None,
+    ) -> dict[str, Any]:
+        return await self._next("create", resource, namespace, body, field_manager=field_manager)
+
+    async def list(
+        self, resource: Resource, *, namespace: str | None = None, field_selector: str | None = None
+    ) -> ListResult:
+        items = await self._next("list", resource, namespace=namespace)
+        return ListResult(items=items["items"], resource_version="1")
+
+    async def api_resources(self, group_version: str) -> Sequence[dict[str, Any]]:
+        resources: Sequence[dict[str, Any]] = (await self._next("api_resources", group_version))[
+            "resources"
+        ]
+        return resources
 
 
 class Events:
@@ -50,12 +111,12 @@ class Events:
 def actuator(kube: ScriptedKube, *, leader: bool = True) -> tuple[Actuator, Events]:
     events = Events()
     act = Actuator(
-        kube=kube,  # type: ignore[arg-type]
+        kube=kube,
         autoscalers=Store(),
         schedules=Store(),
         hpas=Store(),
         hpa_resource=HPA_V2,
-        recorder=events,  # type: ignore[arg-type]
+        recorder=events,
         fence=lambda: 10.0 if leader else 0.0,  # seconds left of the renew deadline
     )
     return act, events
@@ -137,10 +198,14 @@ async def test_adoption_is_a_compare_and_swap_retried_on_conflict() -> None:
     assert [r["uid"] for r in references] == ["c", "uid-web"]
 
 
-async def test_a_refused_adoption_is_reported_not_raised() -> None:
+async def test_a_refused_adoption_is_an_owner_not_changed_with_the_servers_message() -> None:
     act, _ = actuator(ScriptedKube(status_error(422, "Only one reference can have Controller")))
-    answer = await act.set_schedule_owner(schedule("1"), SPA)
-    assert answer == "the API server refused to adopt it: Only one reference can have Controller"
+    with pytest.raises(OwnerNotChanged) as failed:
+        await act.set_schedule_owner(schedule("1"), SPA)
+    assert (
+        failed.value.message
+        == "the API server refused to adopt it: Only one reference can have Controller"
+    )
 
 
 def test_brief_keeps_messages_short_and_on_one_line() -> None:

@@ -15,6 +15,15 @@ The modules, from the bottom: `reasons` (every Event and condition reason), `sca
 (immediate scale-up's rules), `memory` (Memory, Attempts, outcomes), `plan` (steps and the
 final plan), `snapshot` (what a decision reads), then the three rule families `membership`,
 `hpa` (convergence) and `status`, and `decision`, which orders them.
+
+Errors, one convention for the whole controller: a failure is an exception, never a None or a
+string returned. The actuator raises :mod:`spa.kube`'s errors (`NotFound`, `Conflict`,
+`ApiError`, ...), `Refused` for a refusal the user must fix (400, 403, 422), `NotScalable`
+for a target /scale cannot serve, `OwnerNotChanged` for an ownerReference change given up,
+and `NotLeader` when it may not write. The reconciler catches exactly the ones a decision
+must know of and turns each into an :data:`Outcome` (data); every other exception ends the
+reconcile, and the work queue retries the key with backoff. Nothing in this package raises
+for a cluster's state: an invalid object is a status, not an error.
 """
 
 from spa.controller.decide.decision import decide
