@@ -1,13 +1,11 @@
 """The SPA controller's decisions, without an API server: table tests of each rule, and
 properties checked against a tiny model of the API server (it stores what it is sent, may spell
-values its own way, and may refuse a spec), driven the way the reconciler drives `decide`."""
+values its own way, and may refuse a spec, tests/unit/spa_model.py), driven by the real
+Reconciler."""
 
 from __future__ import annotations
 
-import copy
-import datetime as dt
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,117 +13,38 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spa.api import FieldError, InvalidObject, wire
+from spa.api import FieldError, InvalidObject
 from spa.controller.decide import (
     FOREIGN_HPA_RECHECK_SECONDS,
     Attempts,
     BackOfQueue,
-    BoundsWritten,
     CreateHpa,
-    DryRunAnswered,
-    DryRunHpa,
     Event,
     EventType,
     Final,
-    HpaRefused,
-    HpaWritten,
     Memory,
-    Outcome,
-    OwnersSet,
-    PatchBounds,
-    PatchHpa,
     Plan,
     Reason,
     Refusal,
     ScaleUp,
-    SetOwner,
     SetOwners,
     Snapshot,
     WakeUp,
-    absorb,
-    attempted,
     compile_window,
     decide,
-    status_fields,
 )
-from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL, owner_reference
-
-KEY = "shop/web"
-UID = "uid-web"
-# Monday 2026-11-16 10:30 UTC.
-MONDAY_1030 = int(dt.datetime(2026, 11, 16, 10, 30, tzinfo=dt.UTC).timestamp())
-
-
-def at(hour: int, minute: int = 0) -> int:
-    return int(dt.datetime(2026, 11, 16, hour, minute, tzinfo=dt.UTC).timestamp())
-
-
-def autoscaler(**metadata: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "ScheduledPodAutoscaler",
-        "metadata": {
-            "name": "web",
-            "namespace": "shop",
-            "uid": UID,
-            "generation": 1,
-            "resourceVersion": "1",
-            **metadata,
-        },
-        "spec": {
-            "horizontalPodAutoscalerSpec": {
-                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                "minReplicas": 3,
-                "maxReplicas": 10,
-                "metrics": [
-                    {
-                        "type": "Pods",
-                        "pods": {
-                            "metric": {"name": "rps"},
-                            "target": {"type": "AverageValue", "averageValue": 1000},
-                        },
-                    }
-                ],
-            }
-        },
-    }
-
-
-def schedule(
-    name: str,
-    *,
-    start: str = "10:00",
-    end: str = "11:00",
-    owner: dict[str, Any] | None = None,
-    created: str = "2026-11-01T00:00:00Z",
-    **spec: Any,
-) -> dict[str, Any]:
-    metadata: dict[str, Any] = {
-        "name": name,
-        "namespace": "shop",
-        "uid": f"uid-{name}",
-        "generation": 1,
-        "creationTimestamp": created,
-    }
-    if owner is not None:
-        metadata["ownerReferences"] = [owner]
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "Schedule",
-        "metadata": metadata,
-        "spec": {
-            "scaleTargetRef": {"name": "web"},
-            "type": "Daily",
-            "startTime": start,
-            "endTime": end,
-            "minReplicas": 5,
-            "maxReplicas": 20,
-            **spec,
-        },
-    }
-
-
-OURS = owner_reference(autoscaler())
+from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL
+from spa.runtime import Result
+from tests.unit.spa_model import (
+    KEY,
+    MONDAY_1030,
+    OURS,
+    Server,
+    at,
+    autoscaler,
+    hpa_writes,
+    schedule,
+)
 
 
 def snapshot(
@@ -145,127 +64,6 @@ def snapshot(
     )
 
 
-def merged(target: Any, patch: Any) -> Any:
-    """RFC 7386."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merged(result.get(key), value)
-    return result
-
-
-def kilo(spec: dict[str, Any]) -> dict[str, Any]:
-    """The API server's spelling of quantities: 1000 is stored as "1k"."""
-    spelled = copy.deepcopy(spec)
-    for metric in spelled.get("metrics") or ():
-        target = (metric.get("pods") or {}).get("target") or {}
-        if target.get("averageValue") == 1000:
-            target["averageValue"] = "1k"
-    return spelled
-
-
-@dataclass
-class Server:
-    """A tiny model of the API server for one SPA, and the reconciler's loop around decide."""
-
-    autoscaler: dict[str, Any] | None
-    schedules: list[dict[str, Any]]
-    hpa: dict[str, Any] | None = None
-    spell: Callable[[dict[str, Any]], dict[str, Any]] = kilo
-    refuse: int | None = None
-    live_owners: frozenset[str] = frozenset()
-    version: int = 100
-    writes: list[str] = field(default_factory=list)
-    # The immediate scale-ups the reconciler would perform (after a write that changed the HPA).
-    scale_ups: list[ScaleUp] = field(default_factory=list)
-    # The last decision forgot the key (its SPA is gone or going).
-    forgotten: bool = False
-
-    def _store_hpa(self, obj: dict[str, Any]) -> dict[str, Any]:
-        stored = copy.deepcopy(obj)
-        stored["spec"] = self.spell(stored["spec"])
-        if stored != self.hpa:
-            self.version += 1
-            stored["metadata"]["resourceVersion"] = str(self.version)
-        return stored
-
-    def reconcile(self, instant: int, memory: Memory | None = None) -> tuple[Final, Memory, int]:
-        memory = memory or Memory()
-        attempts = Attempts()
-        for steps in range(1, 9):
-            plan = decide(
-                snapshot(
-                    instant,
-                    self.autoscaler,
-                    self.schedules,
-                    hpa=self.hpa,
-                    live_owners=self.live_owners,
-                    memory=memory,
-                    attempts=attempts,
-                )
-            )
-            self.forgotten = plan.memory is None
-            memory = plan.memory or Memory()
-            outcome: Outcome
-            match plan.action:
-                case Final() as final:
-                    for status in final.statuses:
-                        self._status(status.obj, status_fields(status.status))
-                    return final, memory, steps
-                case SetOwners(changes):
-                    outcome = self._owners(changes)
-                case CreateHpa() | PatchHpa() if self.refuse:
-                    outcome = HpaRefused(Refusal(self.refuse, "spec is invalid"))
-                case CreateHpa(desired, wanted):
-                    self.hpa = self._store_hpa(desired)
-                    self.writes.append("create")
-                    outcome = HpaWritten(wanted, self.hpa, changed=True)
-                case DryRunHpa(current, patch, wanted):
-                    would = {"spec": self.spell(merged(current, patch)["spec"])}
-                    self.writes.append("dry-run")
-                    answer = wire.typed(wire.HorizontalPodAutoscaler, would)
-                    outcome = DryRunAnswered(wanted, answer)
-                case PatchHpa() | PatchBounds() as write:
-                    assert self.hpa is not None
-                    before = self.hpa["metadata"]["resourceVersion"]
-                    self.hpa = self._store_hpa(merged(self.hpa, write.patch))
-                    changed = self.hpa["metadata"]["resourceVersion"] != before
-                    self.writes.append("patch" if changed else "noop")
-                    if isinstance(write, PatchBounds):
-                        outcome = BoundsWritten()
-                    else:
-                        outcome = HpaWritten(write.wanted, self.hpa, changed)
-            memory = absorb(memory, outcome)
-            attempts = attempted(attempts, outcome)
-            write = plan.action
-            if isinstance(write, CreateHpa | PatchHpa) and attempts.hpa_written and write.scale_up:
-                self.scale_ups.append(write.scale_up)
-        raise AssertionError("no final plan in 8 steps")
-
-    def _owners(self, changes: tuple[SetOwner, ...]) -> OwnersSet:
-        for change in changes:
-            target = next(s for s in self.schedules if s is change.schedule)
-            references = [
-                r for r in target["metadata"].get("ownerReferences") or () if not r["controller"]
-            ]
-            if change.autoscaler is not None:
-                references.append(owner_reference(change.autoscaler))
-            target["metadata"]["ownerReferences"] = references
-            self.writes.append("owner")
-        return OwnersSet({})
-
-    def _status(self, obj: Any, fields: dict[str, Any]) -> None:
-        current = obj.get("status") or {}
-        if all(current.get(name) == value for name, value in fields.items()):
-            return
-        obj["status"] = merged(current, fields)
-        self.writes.append(f"status {obj['kind']}")
-
-
 def final(plan: Plan) -> Final:
     assert isinstance(plan.action, Final)
     return plan.action
@@ -274,10 +72,6 @@ def final(plan: Plan) -> Final:
 def retried(plan: Final) -> bool:
     """The key is retried with its backoff (a refusal, a loop withheld)."""
     return isinstance(plan.requeue, WakeUp) and plan.requeue.backoff
-
-
-def hpa_writes(server: Server) -> list[str]:
-    return [w for w in server.writes if w in ("create", "patch", "noop")]
 
 
 # -- table tests ---------------------------------------------------------------------------------
@@ -577,7 +371,7 @@ def test_without_its_autoscaler_a_schedule_is_released_from_a_live_owner_then_de
     )
     server.reconcile(at(9))
     assert server.writes[0] == "owner"
-    assert server.schedules[0]["metadata"]["ownerReferences"] == []
+    assert "ownerReferences" not in server.schedules[0]["metadata"]  # none left
     assert server.forgotten
     assert hpa_writes(server) == []
     for obj in server.schedules:
@@ -757,6 +551,7 @@ def test_each_change_is_one_write_then_nothing(
         assert isinstance(plan.requeue, WakeUp)
         assert plan.requeue.recheck_after is None
         assert not plan.requeue.backoff
+        assert server.result == Result(requeue_at=plan.requeue.at)
         assert plan.problem is None
         before = list(server.writes)
         again, memory, steps = server.reconcile(instant, memory)

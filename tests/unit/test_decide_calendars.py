@@ -1,6 +1,6 @@
 """Schedule statuses with calendars (docs/schedules.md, "Calendars"): nextTransitionTime skips
 excluded dates, holidays and dates outside the bounds, and a Schedule whose endDate has passed
-is Completed. The decision is driven by the API-server model of tests/unit/test_decide.py."""
+is Completed. The decision is driven by the API-server model of tests/unit/spa_model.py."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.test_decide import OURS, Server, autoscaler, schedule
+from tests.unit.spa_model import OURS, Server, autoscaler, schedule
 
 
 def on(day: int, hour: int, minute: int = 0) -> int:

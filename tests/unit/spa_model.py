@@ -1,0 +1,388 @@
+"""A tiny model of the API server for one SPA, and the real Reconciler run against it.
+
+Not a test module: tests/unit/test_decide.py (the rules), tests/unit/test_decide_calendars.py
+and tests/unit/test_reconciler.py (the loop) build on it. :class:`Server` stores what it is
+sent, may spell values its own way, may refuse a spec, and answers the requests of
+:class:`spa.controller.actuator.Actuator` as the :class:`~spa.controller.actuator.Kube`
+Protocol asks; :meth:`Server.reconcile` runs one real reconcile of the SPA's key
+(:class:`spa.controller.reconciler.Reconciler`, its actuator and fresh caches that hold what
+the server holds, as after a watch caught up) and returns its final plan.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from spa.api import wire
+from spa.controller.actuator import Actuator
+from spa.controller.decide import Final, Memory, Plan, ScaleUp, Snapshot, decide
+from spa.controller.desired import MANAGED_BY_LABEL, owner_reference
+from spa.controller.reconciler import Reconciler
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.controller.watches import add_indexes
+from spa.kube import HPA_V2, Conflict, ListResult, NotFound, PatchType, Resource, error_from_status
+from spa.runtime import FakeClock, Result, Store
+
+KEY = "shop/web"
+UID = "uid-web"
+# Monday 2026-11-16 10:30 UTC.
+MONDAY_1030 = int(dt.datetime(2026, 11, 16, 10, 30, tzinfo=dt.UTC).timestamp())
+
+
+def at(hour: int, minute: int = 0) -> int:
+    return int(dt.datetime(2026, 11, 16, hour, minute, tzinfo=dt.UTC).timestamp())
+
+
+def autoscaler(**metadata: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "ScheduledPodAutoscaler",
+        "metadata": {
+            "name": "web",
+            "namespace": "shop",
+            "uid": UID,
+            "generation": 1,
+            "resourceVersion": "1",
+            **metadata,
+        },
+        "spec": {
+            "horizontalPodAutoscalerSpec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "minReplicas": 3,
+                "maxReplicas": 10,
+                "metrics": [
+                    {
+                        "type": "Pods",
+                        "pods": {
+                            "metric": {"name": "rps"},
+                            "target": {"type": "AverageValue", "averageValue": 1000},
+                        },
+                    }
+                ],
+            }
+        },
+    }
+
+
+def schedule(
+    name: str,
+    *,
+    start: str = "10:00",
+    end: str = "11:00",
+    owner: dict[str, Any] | None = None,
+    created: str = "2026-11-01T00:00:00Z",
+    **spec: Any,
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {
+        "name": name,
+        "namespace": "shop",
+        "uid": f"uid-{name}",
+        "generation": 1,
+        "creationTimestamp": created,
+    }
+    if owner is not None:
+        metadata["ownerReferences"] = [owner]
+    return {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "Schedule",
+        "metadata": metadata,
+        "spec": {
+            "scaleTargetRef": {"name": "web"},
+            "type": "Daily",
+            "startTime": start,
+            "endTime": end,
+            "minReplicas": 5,
+            "maxReplicas": 20,
+            **spec,
+        },
+    }
+
+
+OURS: dict[str, Any] = dict(owner_reference(wire.typed(wire.ScheduledPodAutoscaler, autoscaler())))
+
+
+def merged(target: Any, patch: Any) -> Any:
+    """RFC 7386."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merged(result.get(key), value)
+    return result
+
+
+def kilo(spec: dict[str, Any]) -> dict[str, Any]:
+    """The API server's spelling of quantities: 1000 is stored as "1k"."""
+    spelled = copy.deepcopy(spec)
+    for metric in spelled.get("metrics") or ():
+        target = (metric.get("pods") or {}).get("target") or {}
+        if target.get("averageValue") == 1000:
+            target["averageValue"] = "1k"
+    return spelled
+
+
+# The discovery document of apps/v1, as far as the scale-up reads it.
+APPS_V1 = [
+    {"name": "deployments", "kind": "Deployment", "namespaced": True},
+    {"name": "deployments/scale", "kind": "Scale", "namespaced": True},
+]
+
+
+class Recorded:
+    """The Events the actuator recorded (a :class:`~spa.controller.actuator.Recorder`)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, str]] = []
+
+    def normal(self, obj: Mapping[str, Any], reason: str, message: str) -> None:
+        self.events.append(("Normal", reason, message))
+
+    def warning(self, obj: Mapping[str, Any], reason: str, message: str) -> None:
+        self.events.append(("Warning", reason, message))
+
+
+@dataclass
+class Server:
+    """A tiny model of the API server for one SPA (`autoscaler`, None: it does not exist), the
+    Schedules that name it, its HPA and its scale target."""
+
+    autoscaler: dict[str, Any] | None
+    schedules: list[dict[str, Any]]
+    hpa: dict[str, Any] | None = None
+    spell: Callable[[dict[str, Any]], dict[str, Any]] = kilo
+    # Refuse every write of the desired HPA (create, or patch of the whole spec) with this
+    # status; the bounds alone and dry-runs pass.
+    refuse: int | None = None
+    # The uids of other SPAs that exist (the old owners of retargeted Schedules).
+    live_owners: frozenset[str] = frozenset()
+    # Refuse every change of a Schedule's ownerReferences with this status.
+    refuse_owners: int | None = None
+    # The SPA was deleted on the server while the caches still hold it (a watch behind).
+    deleted: bool = False
+    version: int = 100
+    writes: list[str] = field(default_factory=list)
+    # The scale target: its replicas. At 0 (its HPA turned off) the reconciler reads its Scale
+    # after each raise of minReplicas and leaves it, so `scale_ups` lists the scale-ups asked
+    # for and nothing else changes (tests/unit/test_reconciler.py raises real targets).
+    target_replicas: int = 0
+    # The discovery document of the target's group/version, and how many writes of its Scale
+    # meet a Conflict (somebody scaled in between), or are refused with this status.
+    target_resources: list[dict[str, Any]] = field(default_factory=lambda: list(APPS_V1))
+    scale_conflicts: int = 0
+    scale_refuse: int | None = None
+    # The immediate scale-ups the reconciler performed (read the target's Scale for), after
+    # a write that raised the HPA's minReplicas; and the replicas it wrote on the target.
+    scale_ups: list[ScaleUp] = field(default_factory=list)
+    scaled_to: list[int] = field(default_factory=list)
+    recorded: Recorded = field(default_factory=Recorded)
+    # The last reconcile forgot the key (its SPA is gone or going), its result and plans.
+    forgotten: bool = False
+    result: Result | None = None
+    plans: list[Plan] = field(default_factory=list)
+
+    # -- one reconcile ---------------------------------------------------------------------------
+
+    def reconcile(
+        self,
+        instant: int,
+        memory: Memory | None = None,
+        *,
+        decision: Callable[[Snapshot], Plan] = decide,
+    ) -> tuple[Final, Memory, int]:
+        """One reconcile of KEY at `instant` by a Reconciler that remembers `memory` (None:
+        nothing, as after a restart): its final plan, the Memory it left, and how many
+        decisions it took."""
+        memories = {KEY: memory or Memory()}
+        self.plans = []
+
+        def watched(snapshot: Snapshot) -> Plan:
+            plan = decision(snapshot)
+            self.plans.append(plan)
+            return plan
+
+        reconciler = self.reconciler(instant, memories, watched)
+        self.result = asyncio.run(reconciler.reconcile(KEY))
+        last = self.plans[-1]
+        if not isinstance(last.action, Final):
+            raise AssertionError(f"no final plan in {len(self.plans)} decisions")
+        self.forgotten = last.memory is None
+        return last.action, memories.get(KEY, Memory()), len(self.plans)
+
+    def reconciler(
+        self,
+        instant: int,
+        memories: dict[str, Memory],
+        decision: Callable[[Snapshot], Plan] = decide,
+    ) -> Reconciler:
+        """A Reconciler of this server's objects, its caches as a caught-up watch fills them."""
+        autoscalers, schedules, hpas = Store(), Store(), Store()
+        add_indexes(autoscalers=autoscalers, schedules=schedules)
+        if self.autoscaler is not None:
+            autoscalers.upsert(self.autoscaler)
+        for index, uid in enumerate(sorted(self.live_owners)):
+            other = {"metadata": {"name": f"owner-{index}", "namespace": "shop", "uid": uid}}
+            autoscalers.upsert(other)
+        for obj in self.schedules:
+            schedules.upsert(obj)
+        if self.hpa is not None and MANAGED_BY_LABEL in (self.hpa["metadata"].get("labels") or {}):
+            hpas.upsert(copy.deepcopy(self.hpa))  # the label-filtered cache holds only ours
+        actuator = Actuator(
+            kube=self,
+            autoscalers=autoscalers,
+            schedules=schedules,
+            hpas=hpas,
+            hpa_resource=HPA_V2,
+            recorder=self.recorded,
+        )
+        return Reconciler(
+            actuator=actuator,
+            autoscalers=autoscalers,
+            schedules=schedules,
+            hpas=hpas,
+            clock=FakeClock(instant),
+            memory=memories,
+            decide=decision,
+        )
+
+    # -- the Kube Protocol ----------------------------------------------------------------------
+
+    async def get(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        *,
+        subresource: str | None = None,
+    ) -> dict[str, Any]:
+        if subresource == "scale":
+            assert self.hpa is not None
+            minimum = self.hpa["spec"]["minReplicas"]
+            self.scale_ups.append(ScaleUp(resource.api_version, resource.kind, name, minimum))
+            return {
+                "metadata": {"name": name, "resourceVersion": str(self.version)},
+                "spec": {"replicas": self.target_replicas},
+            }
+        if resource == HPA_V2 and self.hpa is not None:
+            return copy.deepcopy(self.hpa)
+        if resource == SCHEDULES:
+            found = [obj for obj in self.schedules if obj["metadata"]["name"] == name]
+            if found:
+                return found[0]
+        raise NotFound(404, "NotFound", f"{name} not found")
+
+    async def list(
+        self, resource: Resource, *, namespace: str | None = None, field_selector: str | None = None
+    ) -> ListResult:
+        assert resource == SCHEDULED_POD_AUTOSCALERS
+        items = [self.autoscaler] if self.autoscaler is not None and not self.deleted else []
+        return ListResult(items=items, resource_version=str(self.version))
+
+    async def api_resources(self, group_version: str) -> Sequence[dict[str, Any]]:
+        return self.target_resources
+
+    async def create(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        body: Mapping[str, Any],
+        *,
+        field_manager: str | None = None,
+    ) -> dict[str, Any]:
+        assert resource == HPA_V2
+        if self.hpa is not None:
+            raise Conflict(409, "AlreadyExists", "the name is taken")
+        if self.refuse:
+            raise _status_error(self.refuse, "spec is invalid")
+        self.hpa = self._store_hpa(dict(body))
+        self.writes.append("create")
+        return copy.deepcopy(self.hpa)
+
+    async def patch(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        body: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+        *,
+        patch_type: PatchType,
+        field_manager: str,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        assert isinstance(body, Mapping)
+        if subresource == "scale":
+            return self._scale(name, body)
+        if subresource == "status":
+            return self._status(resource, name, body)
+        if resource == SCHEDULES:
+            return self._owners(name, body)
+        assert self.hpa is not None
+        if self.refuse and "metadata" in body and not dry_run:  # the whole desired spec
+            raise _status_error(self.refuse, "spec is invalid")
+        if dry_run:
+            self.writes.append("dry-run")
+            return {"spec": self.spell(merged(self.hpa, body)["spec"])}
+        before = self.hpa["metadata"]["resourceVersion"]
+        self.hpa = self._store_hpa(merged(self.hpa, body))
+        self.writes.append("patch" if self.hpa["metadata"]["resourceVersion"] != before else "noop")
+        return copy.deepcopy(self.hpa)
+
+    # -- what the server does with a write ------------------------------------------------------
+
+    def _store_hpa(self, obj: dict[str, Any]) -> dict[str, Any]:
+        stored = copy.deepcopy(obj)
+        stored["spec"] = self.spell(stored["spec"])
+        if stored != self.hpa:
+            self.version += 1
+            stored["metadata"]["resourceVersion"] = str(self.version)
+        return stored
+
+    def _owners(self, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        if self.refuse_owners:
+            raise _status_error(self.refuse_owners, "Only one controller")
+        target = next(obj for obj in self.schedules if obj["metadata"]["name"] == name)
+        _update(target, merged(target, body))
+        self.writes.append("owner")
+        return target
+
+    def _status(self, resource: Resource, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        if resource == SCHEDULED_POD_AUTOSCALERS:
+            assert self.autoscaler is not None
+            obj = self.autoscaler
+        else:
+            obj = next(obj for obj in self.schedules if obj["metadata"]["name"] == name)
+        _update(obj, merged(obj, body))
+        self.writes.append(f"status {obj['kind']}")
+        return obj
+
+    def _scale(self, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        if self.scale_conflicts:
+            self.scale_conflicts -= 1
+            raise Conflict(409, "Conflict", "the object has been modified")
+        if self.scale_refuse:
+            raise _status_error(self.scale_refuse, "no scaling here")
+        self.target_replicas = int(body["spec"]["replicas"])
+        self.scaled_to.append(self.target_replicas)
+        return {"metadata": {"name": name}, "spec": {"replicas": self.target_replicas}}
+
+
+def _status_error(code: int, message: str) -> Exception:
+    return error_from_status(code, {"kind": "Status", "code": code, "message": message})
+
+
+def _update(obj: dict[str, Any], new: dict[str, Any]) -> None:
+    """Replace `obj`'s content in place (a test holds the object itself)."""
+    obj.clear()
+    obj.update(new)
+
+
+def hpa_writes(server: Server) -> list[str]:
+    return [w for w in server.writes if w in ("create", "patch", "noop")]

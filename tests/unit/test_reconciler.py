@@ -1,0 +1,182 @@
+"""The real Reconciler (spa/controller/reconciler.py) and its Actuator against the model of the
+API server in tests/unit/spa_model.py: what each step's outcome becomes, immediate scale-up's
+reads and compare-and-swap, the wake-up each final plan asks of the work queue, and the bound
+on decisions. The rules themselves are tests/unit/test_decide.py's."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from spa.controller.decide import Memory, Plan, SetOwners, Snapshot
+from spa.runtime import Result
+from tests.unit.spa_model import KEY, OURS, Server, at, autoscaler, hpa_writes, schedule
+
+RAISED = (
+    "raised Deployment web from 2 to 5 replicas through its scale subresource, ahead of the "
+    "HPA controller"
+)
+STARTED = "minReplicas 3 -> 5, maxReplicas 10 -> 20"
+INSTEAD = "; the HPA controller raises the target at its next sync instead"
+
+
+def at_the_window_start(server: Server) -> Memory:
+    """Reconcile from 09:00 (HPA created, statuses) to the first pass at 10:00 (the raise)."""
+    _, memory, _ = server.reconcile(at(9))
+    _, memory, _ = server.reconcile(at(9), memory)
+    _, memory, _ = server.reconcile(at(10), memory)
+    return memory
+
+
+def conditions(server: Server) -> dict[str, dict[str, Any]]:
+    assert server.autoscaler is not None
+    return {c["type"]: c for c in server.autoscaler["status"]["conditions"]}
+
+
+def test_a_raise_scales_the_target_up_and_says_so_with_the_statuses() -> None:
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)], target_replicas=2)
+    memory = at_the_window_start(server)
+    assert server.scaled_to == [5]
+    # HPAs first: the key goes to the back of the queue; the Event waits for the final plan.
+    assert server.result == Result(requeue_after=0.0)
+    assert ("Normal", "ScaledUp", RAISED) not in server.recorded.events
+    plan, _, _ = server.reconcile(at(10), memory)
+    assert server.recorded.events[-2:] == [
+        ("Normal", "ScaledUp", RAISED),
+        (
+            "Normal",
+            "ScheduleStarted",
+            "Schedule peak started: minReplicas 3 -> 5, maxReplicas 10 -> 20",
+        ),
+    ]
+    assert server.result == Result(requeue_at=at(11))
+    scale_up = conditions(server)["ImmediateScaleUp"]
+    assert (scale_up["status"], scale_up["reason"], scale_up["message"]) == (
+        "True",
+        "ScaledUp",
+        RAISED,
+    )
+    assert plan.problem is None
+
+
+def test_a_scale_changed_in_between_is_read_again() -> None:
+    server = Server(
+        autoscaler(), [schedule("peak", owner=OURS)], target_replicas=2, scale_conflicts=1
+    )
+    at_the_window_start(server)
+    assert len(server.scale_ups) == 2  # read, conflict, read again
+    assert server.scaled_to == [5]
+
+
+def test_a_scale_that_keeps_changing_is_left_to_the_hpa_controller() -> None:
+    server = Server(
+        autoscaler(), [schedule("peak", owner=OURS)], target_replicas=2, scale_conflicts=3
+    )
+    memory = at_the_window_start(server)
+    assert len(server.scale_ups) == 3
+    assert server.scaled_to == []
+    assert memory.scale_up is None
+    server.reconcile(at(10), memory)
+    assert "ImmediateScaleUp" not in conditions(server)
+    assert [reason for _, reason, _ in server.recorded.events] == ["ScheduleStarted"]
+
+
+def test_a_target_at_zero_or_with_enough_replicas_is_not_written() -> None:
+    for replicas in (0, 5, 7):
+        server = Server(autoscaler(), [schedule("peak", owner=OURS)], target_replicas=replicas)
+        memory = at_the_window_start(server)
+        assert len(server.scale_ups) == 1
+        assert server.scaled_to == []
+        assert memory.scale_up is None
+
+
+def test_a_target_without_scale_is_a_warning_and_a_false_condition() -> None:
+    server = Server(
+        autoscaler(),
+        [schedule("peak", owner=OURS)],
+        target_replicas=2,
+        target_resources=[{"name": "deployments", "kind": "Deployment", "namespaced": True}],
+    )
+    memory = at_the_window_start(server)
+    server.reconcile(at(10), memory)
+    message = "Deployment (deployments.apps/v1) has no scale subresource" + INSTEAD
+    assert ("Warning", "NoScaleSubresource", message) in server.recorded.events
+    scale_up = conditions(server)["ImmediateScaleUp"]
+    assert (scale_up["status"], scale_up["reason"], scale_up["message"]) == (
+        "False",
+        "NoScaleSubresource",
+        message,
+    )
+    # The HPA was written all the same.
+    assert server.hpa is not None
+    assert server.hpa["spec"]["minReplicas"] == 5
+
+
+def test_a_refused_scale_is_a_warning() -> None:
+    server = Server(
+        autoscaler(), [schedule("peak", owner=OURS)], target_replicas=2, scale_refuse=403
+    )
+    memory = at_the_window_start(server)
+    server.reconcile(at(10), memory)
+    message = "the API server refused to scale Deployment web: no scaling here" + INSTEAD
+    assert ("Warning", "ScaleRefused", message) in server.recorded.events
+    assert conditions(server)["ImmediateScaleUp"]["reason"] == "ScaleRefused"
+
+
+def test_a_refused_adoption_degrades_that_schedule_alone() -> None:
+    server = Server(autoscaler(), [schedule("mine")], refuse_owners=422)
+    _, memory, _ = server.reconcile(at(9))
+    assert server.result == Result(requeue_after=0.0)  # the HPA was created: statuses next
+    server.reconcile(at(9), memory)
+    message = "the API server refused to adopt it: Only one controller"
+    assert ("Warning", "AdoptionFailed", f"Schedule mine: {message}") in server.recorded.events
+    status = server.schedules[0]["status"]
+    assert (status["condition"], status["message"]) == ("Degraded", message)
+    assert hpa_writes(server) == ["create"]  # the SPA goes on without it
+
+
+def test_an_autoscaler_deleted_behind_the_cache_gets_no_hpa() -> None:
+    server = Server(autoscaler(), [schedule("mine", owner=OURS)], deleted=True)
+    reconciler = server.reconciler(at(9), {})
+    assert asyncio.run(reconciler.reconcile(KEY)) == Result()
+    assert server.writes == []
+    assert server.hpa is None
+
+
+def test_a_refusal_is_retried_with_backoff_and_a_foreign_hpa_looked_at_again() -> None:
+    refused = Server(autoscaler(), [schedule("peak", owner=OURS)], refuse=403)
+    refused.reconcile(at(9))
+    assert refused.result == Result(requeue_at=at(10), retry=True)
+    foreign = Server(
+        autoscaler(),
+        [],
+        hpa={"metadata": {"name": "web", "namespace": "shop", "resourceVersion": "5"}, "spec": {}},
+    )
+    _, memory, steps = foreign.reconcile(at(9))
+    assert foreign.result == Result(requeue_after=60.0)
+    assert steps == 2  # create (409), then decide on the HPA read from the server
+    assert memory.foreign_hpa
+    # Our cache cannot hold it: the next reconcile reads it again, and says nothing new.
+    foreign.reconcile(at(9), memory)
+    assert [reason for _, reason, _ in foreign.recorded.events] == ["HPAConflict"]
+
+
+def test_a_key_that_keeps_stepping_is_retried_with_backoff_after_eight_decisions() -> None:
+    decisions: list[Snapshot] = []
+
+    def stepping(snapshot: Snapshot) -> Plan:
+        decisions.append(snapshot)
+        return Plan(snapshot.memory, SetOwners(()))
+
+    server = Server(autoscaler(), [])
+    reconciler = server.reconciler(at(9), {}, stepping)
+    assert asyncio.run(reconciler.reconcile(KEY)) == Result(retry=True)
+    assert len(decisions) == 8
+
+
+def test_a_missing_autoscaler_is_forgotten() -> None:
+    memories = {KEY: Memory(foreign_hpa=True)}
+    server = Server(None, [schedule("early")])
+    asyncio.run(server.reconciler(at(9), memories).reconcile(KEY))
+    assert memories == {}
+    assert server.schedules[0]["status"]["message"] == "ScheduledPodAutoscaler shop/web not found"
