@@ -297,8 +297,12 @@ class Reconciler:
             self._memory[key] = plan.memory
 
     def _absorb(self, key: str, outcome: Outcome) -> None:
-        """Keep what an outcome means for the key's Memory (decided by `absorb`)."""
-        self._memory[key] = absorb(self._memory.get(key, Memory()), outcome)
+        """Keep what an outcome means for the key's Memory (decided by `absorb`); a key just
+        forgotten stays so when the outcome means nothing for it."""
+        memory = self._memory.get(key, Memory())
+        absorbed = absorb(memory, outcome)
+        if absorbed is not memory:
+            self._memory[key] = absorbed
 
     # -- acting ---------------------------------------------------------------------------------
 

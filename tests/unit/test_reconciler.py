@@ -180,3 +180,12 @@ def test_a_missing_autoscaler_is_forgotten() -> None:
     asyncio.run(server.reconciler(at(9), memories).reconcile(KEY))
     assert memories == {}
     assert server.schedules[0]["status"]["message"] == "ScheduledPodAutoscaler shop/web not found"
+
+
+def test_a_release_from_a_live_owner_forgets_the_key_too() -> None:
+    memories = {KEY: Memory(foreign_hpa=True)}
+    old = {**OURS, "uid": "uid-other", "name": "old"}
+    server = Server(None, [schedule("moved", owner=old)], live_owners=frozenset({"uid-other"}))
+    asyncio.run(server.reconciler(at(9), memories).reconcile(KEY))
+    assert server.writes[0] == "owner"
+    assert memories == {}
