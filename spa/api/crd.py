@@ -28,7 +28,17 @@ from spa.api.resources import (
     ScheduledPodAutoscalerStatus,
     ScheduleSpec,
     ScheduleStatus,
+    ScheduleType,
     WeekdayName,
+)
+from spa.api.window_types import (
+    BLANK_IS_UNSET,
+    WINDOW_TYPES,
+    TimeFormat,
+    listed,
+    refusing,
+    requiring,
+    types_phrase,
 )
 from spa.schedule.cron import CRON_FIELDS_PATTERN, CRON_MACROS, DURATION_PATTERN
 from spa.schedule.wallclock import DATE_PATTERN, HOUR_MINUTE_PATTERN, LOCAL_DATETIME_PATTERN
@@ -86,74 +96,123 @@ def _unanchored(pattern: str) -> str:
 # The schema accepts either format on both times; the CEL rules below then pick by type.
 _TIME_PATTERN = f"^({_unanchored(HOUR_MINUTE_PATTERN)}|{_unanchored(LOCAL_DATETIME_PATTERN)})$"
 
+# The type-dependent rules below are generated from the table of window types
+# (spa.api.window_types); only their order in the CRD is chosen here.
+
+# How the messages have always named the types that need the day fields.
+_PHRASES: dict[tuple[ScheduleType, ...], str] = {
+    (ScheduleType.Weekly, ScheduleType.WeeklySpan): "a Weekly schedule and a WeeklySpan"
+}
+
+
+def _phrase(kinds: tuple[ScheduleType, ...]) -> str:
+    return _PHRASES.get(kinds) or types_phrase(kinds)
+
+
+def _unless_type(applies_to: tuple[ScheduleType, ...], body: str) -> str:
+    """`body` for the types in `applies_to`, true for the others: the guard names whichever
+    set is the shorter, the types it applies to (`!=`) or the others (`==`)."""
+    others = [kind for kind in ScheduleType if kind not in applies_to]
+    if not others:
+        return body
+    if len(others) < len(applies_to):
+        guard = " || ".join(f"self.type == {_cel_string(kind.value)}" for kind in others)
+    else:
+        guard = " && ".join(f"self.type != {_cel_string(kind.value)}" for kind in applies_to)
+    return f"{guard} || {body}"
+
+
+def _required_rule(field: str) -> Rule:
+    kinds = requiring(field)
+    if field in BLANK_IS_UNSET:
+        return Rule(
+            rule=_unless_type(kinds, f"(has(self.{field}) && self.{field} != '')"),
+            message=f"{field} is required for {_phrase(kinds)}: set it to Sunday ... Saturday",
+        )
+    return Rule(
+        rule=_unless_type(kinds, f"has(self.{field})"),
+        message=f"{field} is required for {_phrase(kinds)}",
+    )
+
 
 def _time_format_rule(field: str) -> Rule:
+    by_format: dict[TimeFormat, tuple[ScheduleType, ...]] = {}
+    for kind in ScheduleType:
+        time_format = WINDOW_TYPES[kind].time_format
+        if time_format is not None:
+            by_format[time_format] = (*by_format.get(time_format, ()), kind)
+    # The format most types use is the default: a type without times is refused anyway.
+    default = max(by_format, key=lambda time_format: len(by_format[time_format]))
+    choice = f"self.{field}.matches({_cel_string(default.pattern)})"
+    described = [
+        f"{default.described} for {listed(tuple(k.value for k in by_format[default]), 'and')}"
+    ]
+    for time_format, kinds in reversed(by_format.items()):
+        if time_format is default:
+            continue
+        test = " || ".join(f"self.type == {_cel_string(kind.value)}" for kind in kinds)
+        test = test if len(kinds) == 1 else f"({test})"
+        choice = f"{test} ? self.{field}.matches({_cel_string(time_format.pattern)}) : {choice}"
+        described.insert(0, f"{time_format.described} for {_phrase(kinds)}")
     return Rule(
-        rule=(
-            f"!has(self.{field}) || (self.type == 'OneShot'"
-            f" ? self.{field}.matches({_cel_string(LOCAL_DATETIME_PATTERN)})"
-            f" : self.{field}.matches({_cel_string(HOUR_MINUTE_PATTERN)}))"
-        ),
-        message=(
-            f"{field} must be yyyy-MM-ddTHH:mm (e.g. 2026-03-08T09:00) for a OneShot schedule "
-            "and HH:mm (00:00 to 23:59) for Weekly, Daily and WeeklySpan"
-        ),
+        rule=f"!has(self.{field}) || ({choice})",
+        message=f"{field} must be {' and '.join(described)}",
     )
 
 
-def _time_required_rule(field: str) -> Rule:
-    return Rule(
-        rule=f"self.type == 'Cron' || has(self.{field})",
-        message=f"{field} is required for a Weekly, Daily, OneShot or WeeklySpan schedule",
-    )
+def _absent(field: str) -> str:
+    if field in BLANK_IS_UNSET:
+        return f"(!has(self.{field}) || self.{field} == '')"
+    return f"!has(self.{field})"
 
 
-def _weekday_rule(field: str) -> Rule:
+def _not_used_rules(*fields: str) -> list[Rule]:
+    """One rule per set of types refusing some of `fields`, in the order of `fields`."""
+    groups: dict[tuple[ScheduleType, ...], tuple[str, ...]] = {}
+    for field in fields:
+        kinds = refusing(field)
+        if kinds:
+            groups[kinds] = (*groups.get(kinds, ()), field)
+    rules = []
+    for kinds, group in groups.items():
+        users = tuple(kind for kind in ScheduleType if kind not in kinds)
+        verb = "is" if len(group) == 1 else "are"
+        if len(users) < len(kinds):
+            message = f"{listed(group, 'and')} {verb} only used by {_phrase(users)}"
+        else:
+            reasons = {WINDOW_TYPES[kind].not_used_because for kind in kinds} - {""}
+            why = f": {reasons.pop()}" if len(reasons) == 1 else ""
+            message = f"{listed(group, 'and')} {verb} not used by {_phrase(kinds)}{why}"
+        body = " && ".join(_absent(field) for field in group)
+        rules.append(Rule(rule=_unless_type(kinds, f"({body})"), message=message))
+    return rules
+
+
+def _ordered_rule() -> Rule:
+    # Compared only when both are 16 characters, i.e. (by the pattern) yyyy-MM-ddTHH:mm: that
+    # format is fixed-width, so string order is time order. Otherwise the format rule above
+    # already reports the real problem.
+    kinds = tuple(kind for kind in ScheduleType if WINDOW_TYPES[kind].ordered_as_text)
     return Rule(
-        rule=(
-            "self.type != 'Weekly' && self.type != 'WeeklySpan'"
-            f" || (has(self.{field}) && self.{field} != '')"
+        rule=_unless_type(
+            kinds,
+            "!has(self.startTime) || !has(self.endTime)"
+            " || size(self.startTime) != 16 || size(self.endTime) != 16"
+            " || self.endTime > self.startTime",
         ),
-        message=(
-            f"{field} is required for a Weekly schedule and a WeeklySpan: set it to Sunday ... "
-            "Saturday"
-        ),
-    )
-
-
-def _cron_required_rule(field: str) -> Rule:
-    return Rule(
-        rule=f"self.type != 'Cron' || has(self.{field})",
-        message=f"{field} is required for a Cron schedule",
+        message=f"endTime must be after startTime for {_phrase(kinds)}",
     )
 
 
 _MACROS = "|".join(name.removeprefix("@") for name in CRON_MACROS)
 
 SCHEDULE_RULES: tuple[Rule, ...] = (
-    _weekday_rule("startDayOfWeek"),
-    _weekday_rule("endDayOfWeek"),
-    _time_required_rule("startTime"),
-    _time_required_rule("endTime"),
+    *map(_required_rule, ("startDayOfWeek", "endDayOfWeek", "startTime", "endTime")),
     _time_format_rule("startTime"),
     _time_format_rule("endTime"),
-    _cron_required_rule("schedule"),
-    _cron_required_rule("duration"),
-    Rule(
-        rule=(
-            "self.type != 'Cron' || (!has(self.startTime) && !has(self.endTime)"
-            " && (!has(self.startDayOfWeek) || self.startDayOfWeek == '')"
-            " && (!has(self.endDayOfWeek) || self.endDayOfWeek == ''))"
-        ),
-        message=(
-            "startTime, endTime, startDayOfWeek and endDayOfWeek are not used by a Cron "
-            "schedule: its windows start when schedule matches and last duration"
-        ),
-    ),
-    Rule(
-        rule="self.type == 'Cron' || (!has(self.schedule) && !has(self.duration))",
-        message="schedule and duration are only used by a Cron schedule",
-    ),
+    *map(_required_rule, ("schedule", "duration")),
+    *_not_used_rules("startTime", "endTime", "startDayOfWeek", "endDayOfWeek"),
+    *_not_used_rules("schedule", "duration"),
     Rule(
         rule=(
             "!has(self.schedule)"
@@ -173,26 +232,13 @@ SCHEDULE_RULES: tuple[Rule, ...] = (
         ),
         message="duration must be from 1m to 744h (31 days)",
     ),
-    Rule(
-        rule="self.type != 'OneShot' || (!has(self.startDate) && !has(self.endDate))",
-        message="startDate and endDate are not used by a OneShot schedule: it has its own dates",
-    ),
+    *_not_used_rules("startDate", "endDate"),
     # yyyy-MM-dd (the schema's pattern) is fixed-width, so text order is date order.
     Rule(
         rule="!has(self.startDate) || !has(self.endDate) || self.endDate >= self.startDate",
         message="endDate must not be before startDate",
     ),
-    # Compared only when both are 16 characters, i.e. (by the pattern) yyyy-MM-ddTHH:mm: that
-    # format is fixed-width, so string order is time order. Otherwise the format rule above
-    # already reports the real problem.
-    Rule(
-        rule=(
-            "self.type != 'OneShot' || !has(self.startTime) || !has(self.endTime)"
-            " || size(self.startTime) != 16 || size(self.endTime) != 16"
-            " || self.endTime > self.startTime"
-        ),
-        message="endTime must be after startTime for a OneShot schedule",
-    ),
+    _ordered_rule(),
     Rule(
         rule=(
             "!has(self.minReplicas) || !has(self.maxReplicas)"
@@ -235,7 +281,7 @@ SCHEDULE_SHORT_NAME = "spasched"
 
 SCHEDULE_COLUMNS: tuple[Column, ...] = (
     Column("REFERENCE", "string", ".spec.scaleTargetRef.name", "The ScheduledPodAutoscaler"),
-    Column("TYPE", "string", ".spec.type", "Weekly, Daily, OneShot, WeeklySpan or Cron"),
+    Column("TYPE", "string", ".spec.type", listed(tuple(kind.value for kind in ScheduleType))),
     Column("STARTTIME", "string", ".spec.startTime", "Start of the window"),
     Column("ENDTIME", "string", ".spec.endTime", "End of the window"),
     Column("STARTDAYOFWEEK", "string", ".spec.startDayOfWeek", "First day (Weekly)"),
