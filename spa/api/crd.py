@@ -36,6 +36,7 @@ from spa.api.window_types import (
     WINDOW_TYPES,
     TimeFormat,
     listed,
+    only_used_by,
     refusing,
     requiring,
     types_phrase,
@@ -175,9 +176,9 @@ def _not_used_rules(*fields: str) -> list[Rule]:
             groups[kinds] = (*groups.get(kinds, ()), field)
     rules = []
     for kinds, group in groups.items():
-        users = tuple(kind for kind in ScheduleType if kind not in kinds)
+        users = only_used_by(group[0])  # the same for every field of the group
         verb = "is" if len(group) == 1 else "are"
-        if len(users) < len(kinds):
+        if users is not None:
             message = f"{listed(group, 'and')} {verb} only used by {_phrase(users)}"
         else:
             reasons = {WINDOW_TYPES[kind].not_used_because for kind in kinds} - {""}

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import Enum
-from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, Union, assert_never, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
@@ -41,6 +41,7 @@ from spa.api.resources import (
     ScheduleType,
     WeekdayName,
 )
+from spa.api.window_types import WINDOW_TYPES, only_used_by, types_phrase
 from spa.schedule import (
     MAX_LEAD_SECONDS,
     Base,
@@ -328,7 +329,8 @@ def _check_window(fields: _WindowFields) -> tuple[Window | None, list[FieldError
         if value is _UNCHECKED:  # already reported
             return None
         if value is None:
-            errors.append(FieldError(field, f"is required for a {fields.type} schedule"))
+            if _required(fields.type, field):
+                errors.append(FieldError(field, f"is required for a {fields.type} schedule"))
             return None
         try:
             return check(value)
@@ -336,63 +338,81 @@ def _check_window(fields: _WindowFields) -> tuple[Window | None, list[FieldError
             errors.append(FieldError(field, f"{error}{_midnight_hint(field, value, fields)}"))
             return None
 
+    def hours() -> tuple[Any, Any] | None:
+        """startTime and endTime as times of day (both checked), if they and the zone are valid."""
+        start = attempt("spec.startTime", parse_hour_minute, fields.start_time)
+        end = attempt("spec.endTime", parse_hour_minute, fields.end_time)
+        return None if start is None or end is None or zone is None else (start, end)
+
+    def weekdays() -> tuple[Weekday, Weekday] | None:
+        """startDayOfWeek and endDayOfWeek (both checked), if both are set and valid."""
+        first = _weekday(fields.start_day, "spec.startDayOfWeek", errors, fields.type)
+        last = _weekday(fields.end_day, "spec.endDayOfWeek", errors, fields.type)
+        return None if first is None or last is None else (first, last)
+
     zone = attempt("spec.timeZone", _load_zone, fields.time_zone or "")
     window: Window | None = None
     errors.extend(_unused_fields(fields))
-    if fields.type is ScheduleType.Cron:
-        expression = attempt("spec.schedule", CronExpression, fields.schedule)
-        duration = attempt("spec.duration", parse_duration, fields.duration)
-        if expression is not None and duration is not None and zone is not None:
-            window = CronWindow(expression=expression, duration=duration, zone=zone)
-    elif fields.type is ScheduleType.OneShot:
-        start = attempt("spec.startTime", parse_local_datetime, fields.start_time)
-        end = attempt("spec.endTime", parse_local_datetime, fields.end_time)
-        if (start is None or end is None) and _ordered_wrongly(fields.start_time, fields.end_time):
-            # One is not a real date (30 February), but both have the format: the API server's
-            # rule compares them as text (fixed width, so text order is time order), and so
-            # does this, so that the plan reports what `kubectl apply` will.
-            errors.append(
-                FieldError("spec.endTime", f"must be after startTime ({fields.start_time})")
-            )
-        if start is not None and end is not None and end <= start:
-            errors.append(
-                FieldError("spec.endTime", f"must be after startTime ({fields.start_time})")
-            )
-        elif start is not None and end is not None and zone is not None:
-            # Each end converted on its own, so that the one that cannot be is the one named.
-            convertible = True
-            for field, wall, text in (
-                ("spec.startTime", start, fields.start_time),
-                ("spec.endTime", end, fields.end_time),
-            ):
-                try:
-                    to_instant(wall, zone)
-                except (OverflowError, ValueError, OSError):
-                    convertible = False
-                    errors.append(
-                        FieldError(
-                            field,
-                            f"'{text}' in {zone.key} falls outside the years 1 to 9999 in UTC",
-                        )
-                    )
-            if convertible:
-                window = OneShotWindow(start=start, end=end, zone=zone)
-    elif fields.type is not None:
-        start_of_day = attempt("spec.startTime", parse_hour_minute, fields.start_time)
-        end_of_day = attempt("spec.endTime", parse_hour_minute, fields.end_time)
-        days = first = last = None
-        if fields.type in (ScheduleType.Weekly, ScheduleType.WeeklySpan):
-            first = _weekday(fields.start_day, "spec.startDayOfWeek", errors, fields.type)
-            last = _weekday(fields.end_day, "spec.endDayOfWeek", errors, fields.type)
-            if first is not None and last is not None:
-                days = weekdays_between(first, last)
-        if start_of_day is None or end_of_day is None or zone is None:
+    # Each type's engine window; what each type requires and refuses is in
+    # spa.api.window_types.
+    match fields.type:
+        case None:  # already reported
             pass
-        elif fields.type is ScheduleType.WeeklySpan:
-            if first is not None and last is not None:
-                window = WeeklySpanWindow(first, start_of_day, last, end_of_day, zone)
-        elif fields.type is ScheduleType.Daily or days is not None:
-            window = RecurringWindow(start=start_of_day, end=end_of_day, zone=zone, days=days)
+        case ScheduleType.Cron:
+            expression = attempt("spec.schedule", CronExpression, fields.schedule)
+            duration = attempt("spec.duration", parse_duration, fields.duration)
+            if expression is not None and duration is not None and zone is not None:
+                window = CronWindow(expression=expression, duration=duration, zone=zone)
+        case ScheduleType.OneShot:
+            start = attempt("spec.startTime", parse_local_datetime, fields.start_time)
+            end = attempt("spec.endTime", parse_local_datetime, fields.end_time)
+            if (start is None or end is None) and _ordered_wrongly(
+                fields.start_time, fields.end_time
+            ):
+                # One is not a real date (30 February), but both have the format: the API server's
+                # rule compares them as text (fixed width, so text order is time order), and so
+                # does this, so that the plan reports what `kubectl apply` will.
+                errors.append(
+                    FieldError("spec.endTime", f"must be after startTime ({fields.start_time})")
+                )
+            if start is not None and end is not None and end <= start:
+                errors.append(
+                    FieldError("spec.endTime", f"must be after startTime ({fields.start_time})")
+                )
+            elif start is not None and end is not None and zone is not None:
+                # Each end converted on its own, so that the one that cannot be is the one named.
+                convertible = True
+                for field, wall, text in (
+                    ("spec.startTime", start, fields.start_time),
+                    ("spec.endTime", end, fields.end_time),
+                ):
+                    try:
+                        to_instant(wall, zone)
+                    except (OverflowError, ValueError, OSError):
+                        convertible = False
+                        errors.append(
+                            FieldError(
+                                field,
+                                f"'{text}' in {zone.key} falls outside the years 1 to 9999 in UTC",
+                            )
+                        )
+                if convertible:
+                    window = OneShotWindow(start=start, end=end, zone=zone)
+        case ScheduleType.Daily:
+            times = hours()
+            if times is not None:
+                window = RecurringWindow(start=times[0], end=times[1], zone=zone, days=None)
+        case ScheduleType.Weekly:
+            times, days = hours(), weekdays()
+            if times is not None and days is not None:
+                between = weekdays_between(*days)
+                window = RecurringWindow(start=times[0], end=times[1], zone=zone, days=between)
+        case ScheduleType.WeeklySpan:
+            times, days = hours(), weekdays()
+            if times is not None and days is not None:
+                window = WeeklySpanWindow(days[0], times[0], days[1], times[1], zone)
+        case _:
+            assert_never(fields.type)
     calendar = _check_calendar(fields, errors)
     if window is not None and calendar is not None and not calendar.empty:
         window = CalendarWindow(window, calendar)
@@ -418,43 +438,54 @@ _MIDNIGHT_AT_END = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T24:00")
 def _midnight_hint(field: str, value: object, fields: _WindowFields) -> str:
     """How to write a time of `24:00` (midnight at the end of a day), which the API does not
     accept, for the type of the Schedule; nothing for any other value."""
-    if fields.type is ScheduleType.OneShot:
-        match = _MIDNIGHT_AT_END.fullmatch(value) if isinstance(value, str) else None
-        if match is None:
+    match fields.type:
+        case None | ScheduleType.Cron:
             return ""
-        try:
-            day = parse_date(match[1])
-            after = (day + timedelta(days=1)).isoformat()
-        except (WallClockError, OverflowError):
+        case ScheduleType.OneShot:
+            return _midnight_date_hint(value)
+        case _ if value != "24:00":
             return ""
-        return f"; midnight at the end of {day} is {after}T00:00: write that"
-    if value != "24:00" or fields.type in (None, ScheduleType.Cron):
+        case ScheduleType.Daily | ScheduleType.Weekly if field == "spec.endTime":
+            # docs/schedules.md, "Crossing midnight" and "24 hours".
+            rule = (
+                "an endTime equal to startTime makes a 24-hour window"
+                if fields.start_time in ("00:00", "0:00")
+                else "an endTime earlier than startTime ends on the next day"
+            )
+            return f"; for a window that ends at midnight write 00:00 ({rule})"
+        case ScheduleType.Daily:
+            return "; for a window that starts at midnight write 00:00"
+        case ScheduleType.WeeklySpan:
+            where, name = ("ends", "endDayOfWeek")
+            if field == "spec.startTime":
+                where, name = ("starts", "startDayOfWeek")
+            next_day = _day_after(fields.end_day if where == "ends" else fields.start_day)
+            then = f"{name} {next_day}" if next_day else f"the day after {name}"
+            return f"; for a window that {where} at midnight write 00:00 and {then}"
+        case ScheduleType.Weekly:
+            # A start at midnight at the end of each day is at 00:00 of the days after.
+            first, last = _day_after(fields.start_day), _day_after(fields.end_day)
+            then = (
+                f"startDayOfWeek {first} and endDayOfWeek {last}"
+                if first and last
+                else "startDayOfWeek and endDayOfWeek one day later"
+            )
+            return f"; for a window that starts at midnight write 00:00 with {then}"
+        case _:
+            assert_never(fields.type)
+
+
+def _midnight_date_hint(value: object) -> str:
+    """For `2026-12-31T24:00`: the next date at 00:00; nothing for any other value."""
+    found = _MIDNIGHT_AT_END.fullmatch(value) if isinstance(value, str) else None
+    if found is None:
         return ""
-    if field == "spec.endTime" and fields.type is not ScheduleType.WeeklySpan:
-        # docs/schedules.md, "Crossing midnight" and "24 hours".
-        rule = (
-            "an endTime equal to startTime makes a 24-hour window"
-            if fields.start_time in ("00:00", "0:00")
-            else "an endTime earlier than startTime ends on the next day"
-        )
-        return f"; for a window that ends at midnight write 00:00 ({rule})"
-    if fields.type is ScheduleType.Daily:
-        return "; for a window that starts at midnight write 00:00"
-    if fields.type is ScheduleType.WeeklySpan:
-        where, name = ("ends", "endDayOfWeek")
-        if field == "spec.startTime":
-            where, name = ("starts", "startDayOfWeek")
-        next_day = _day_after(fields.end_day if where == "ends" else fields.start_day)
-        then = f"{name} {next_day}" if next_day else f"the day after {name}"
-        return f"; for a window that {where} at midnight write 00:00 and {then}"
-    # Weekly: a start at midnight at the end of each day is at 00:00 of the days after.
-    first, last = _day_after(fields.start_day), _day_after(fields.end_day)
-    then = (
-        f"startDayOfWeek {first} and endDayOfWeek {last}"
-        if first and last
-        else "startDayOfWeek and endDayOfWeek one day later"
-    )
-    return f"; for a window that starts at midnight write 00:00 with {then}"
+    try:
+        day = parse_date(found[1])
+        after = (day + timedelta(days=1)).isoformat()
+    except (WallClockError, OverflowError):
+        return ""
+    return f"; midnight at the end of {day} is {after}T00:00: write that"
 
 
 def _day_after(name: object) -> str | None:
@@ -503,56 +534,55 @@ def _zone_hint(name: str) -> str:
 
 
 def _weekday(
-    name: str | object | None, field: str, errors: list[FieldError], kind: ScheduleType
+    name: str | object | None, field: str, errors: list[FieldError], kind: ScheduleType | None
 ) -> Weekday | None:
     if name is _UNCHECKED:
         return None
     if not name:
-        errors.append(FieldError(field, f"is required for a {kind} schedule (Sunday to Saturday)"))
+        if _required(kind, field):
+            message = f"is required for a {kind} schedule (Sunday to Saturday)"
+            errors.append(FieldError(field, message))
         return None
     return Weekday[str(name)]
 
 
-# The fields of one type that another type has no use for. The day fields of Daily and OneShot
-# were always ignored (the original controller's manifests carry them), so they still are.
-_CRON_ONLY = (("schedule", "spec.schedule"), ("duration", "spec.duration"))
-_NOT_CRON = (
-    ("start_time", "spec.startTime"),
-    ("end_time", "spec.endTime"),
-    ("start_day", "spec.startDayOfWeek"),
-    ("end_day", "spec.endDayOfWeek"),
-)
-_NOT_ONE_SHOT = (("start_date", "spec.startDate"), ("end_date", "spec.endDate"))
+def _required(kind: ScheduleType | None, field: str) -> bool:
+    """Whether a Schedule of type `kind` requires `field` (`spec.startTime`), by the table."""
+    return kind is not None and field.removeprefix("spec.") in WINDOW_TYPES[kind].required
+
+
+# The attributes of `_WindowFields` that hold the fields of the table of window types.
+_ATTRIBUTES = {
+    "startTime": "start_time",
+    "endTime": "end_time",
+    "startDayOfWeek": "start_day",
+    "endDayOfWeek": "end_day",
+    "schedule": "schedule",
+    "duration": "duration",
+    "startDate": "start_date",
+    "endDate": "end_date",
+}
 
 
 def _unused_fields(fields: _WindowFields) -> list[FieldError]:
-    def present(name: str) -> bool:
-        value = getattr(fields, name)
-        return value not in (None, "") and value is not _UNCHECKED
-
+    """The fields set that the type refuses (spa.api.window_types). The day fields of Daily
+    and OneShot were always ignored (the original controller's manifests carry them), so they
+    are not refused."""
+    if fields.type is None:
+        return []
+    kind = WINDOW_TYPES[fields.type]
     errors: list[FieldError] = []
-    if fields.type is ScheduleType.Cron:
-        errors += [
-            FieldError(
-                path,
-                "is not used by a Cron schedule: its windows start when schedule "
-                "matches and last duration",
-            )
-            for name, path in _NOT_CRON
-            if present(name)
-        ]
-    elif fields.type is not None:
-        errors += [
-            FieldError(path, "is only used by a Cron schedule")
-            for name, path in _CRON_ONLY
-            if present(name)
-        ]
-    if fields.type is ScheduleType.OneShot:
-        errors += [
-            FieldError(path, "is not used by a OneShot schedule: it has its own dates")
-            for name, path in _NOT_ONE_SHOT
-            if present(name)
-        ]
+    for name in kind.not_used:
+        value = getattr(fields, _ATTRIBUTES[name])
+        if value in (None, "") or value is _UNCHECKED:
+            continue
+        users = only_used_by(name)
+        if users is not None:
+            message = f"is only used by {types_phrase(users)}"
+        else:
+            why = f": {kind.not_used_because}" if kind.not_used_because else ""
+            message = f"is not used by {types_phrase((fields.type,))}{why}"
+        errors.append(FieldError(f"spec.{name}", message))
     return errors
 
 

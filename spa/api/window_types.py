@@ -29,6 +29,7 @@ __all__ = [
     "TimeFormat",
     "WindowType",
     "listed",
+    "only_used_by",
     "refusing",
     "requiring",
     "types_phrase",
@@ -138,6 +139,14 @@ def requiring(field: str) -> tuple[ScheduleType, ...]:
 def refusing(field: str) -> tuple[ScheduleType, ...]:
     """The types that refuse `field`, in the enum's order."""
     return tuple(kind for kind in ScheduleType if field in WINDOW_TYPES[kind].not_used)
+
+
+def only_used_by(field: str) -> tuple[ScheduleType, ...] | None:
+    """The types that use `field`, if fewer of them use it than refuse it: a message then says
+    `is only used by a Cron schedule` rather than naming the type that refuses it."""
+    refused = refusing(field)
+    users = tuple(kind for kind in ScheduleType if kind not in refused)
+    return users if len(users) < len(refused) else None
 
 
 def listed(names: tuple[str, ...], last: str = "or") -> str:
