@@ -13,9 +13,11 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from datetime import datetime
+from typing import assert_never
 from zoneinfo import ZoneInfo
 
 from spa.api import CompiledSchedule, ScheduleSpec
+from spa.api.resources import ScheduleType, WeekdayName
 from spa.schedule import UTC_ZONE, Timeline
 from spa.schedule.windows import DEFAULT_HORIZON_YEARS
 
@@ -109,19 +111,30 @@ def plan_schedule(
 
 
 def _describe_window(spec: ScheduleSpec) -> str:
+    """The window in the Schedule's own words; `spec` is valid (compile_schedule accepted it),
+    so the fields its type requires are set."""
     times = f"{spec.start_time}-{spec.end_time}"
-    if spec.type.value == "Cron":
-        return f"cron '{spec.schedule}' for {spec.duration}"
-    if spec.type.value == "WeeklySpan" and spec.start_day_of_week and spec.end_day_of_week:
-        first, last = spec.start_day_of_week.value[:3], spec.end_day_of_week.value[:3]
-        return f"{first} {spec.start_time} to {last} {spec.end_time}"
-    if spec.type.value == "OneShot":
-        return f"{spec.start_time} to {spec.end_time}"
-    if spec.type.value == "Weekly" and spec.start_day_of_week and spec.end_day_of_week:
-        first, last = spec.start_day_of_week.value[:3], spec.end_day_of_week.value[:3]
-        days = first if first == last else f"{first}-{last}"
-        return f"{days} {times}"
-    return f"daily {times}"
+    match spec.type:
+        case ScheduleType.Cron:
+            return f"cron '{spec.schedule}' for {spec.duration}"
+        case ScheduleType.WeeklySpan:
+            first, last = _day(spec.start_day_of_week), _day(spec.end_day_of_week)
+            return f"{first} {spec.start_time} to {last} {spec.end_time}"
+        case ScheduleType.OneShot:
+            return f"{spec.start_time} to {spec.end_time}"
+        case ScheduleType.Weekly:
+            first, last = _day(spec.start_day_of_week), _day(spec.end_day_of_week)
+            days = first if first == last else f"{first}-{last}"
+            return f"{days} {times}"
+        case ScheduleType.Daily:
+            return f"daily {times}"
+        case _:
+            assert_never(spec.type)
+
+
+def _day(name: WeekdayName | None) -> str:
+    """`Mon`; `?` for a day that is not set, which a valid Weekly or WeeklySpan has."""
+    return "?" if name is None else name.value[:3]
 
 
 def zone_name(zone: ZoneInfo) -> str:
