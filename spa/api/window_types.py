@@ -37,13 +37,19 @@ __all__ = [
 
 
 class TimeFormat(Enum):
-    """The form of `startTime` and `endTime`: a pattern, and how a message describes it."""
+    """The form of `startTime` and `endTime`: its pattern, its name in the docs, and how a
+    message describes it."""
 
-    HOUR_MINUTE = (HOUR_MINUTE_PATTERN, "HH:mm (00:00 to 23:59)")
-    LOCAL_DATETIME = (LOCAL_DATETIME_PATTERN, "yyyy-MM-ddTHH:mm (e.g. 2026-03-08T09:00)")
+    HOUR_MINUTE = (HOUR_MINUTE_PATTERN, "HH:mm", "HH:mm (00:00 to 23:59)")
+    LOCAL_DATETIME = (
+        LOCAL_DATETIME_PATTERN,
+        "yyyy-MM-ddTHH:mm",
+        "yyyy-MM-ddTHH:mm (e.g. 2026-03-08T09:00)",
+    )
 
-    def __init__(self, pattern: str, described: str) -> None:
+    def __init__(self, pattern: str, written: str, described: str) -> None:
         self.pattern = pattern
+        self.written = written
         self.described = described
 
 
@@ -69,7 +75,8 @@ class WindowType:
 
     type: ScheduleType
     description: str
-    """One line: when the window is active."""
+    """One line: when the window is active; docs/schedules.md's table of the types says the
+    same (in Markdown, as here)."""
     time_format: TimeFormat | None
     """The form of startTime and endTime; None for a type that does not use them."""
     required: tuple[str, ...]
@@ -91,14 +98,14 @@ WINDOW_TYPES: Mapping[ScheduleType, WindowType] = MappingProxyType(
     {
         ScheduleType.Weekly: WindowType(
             ScheduleType.Weekly,
-            "from startTime to endTime on each day from startDayOfWeek to endDayOfWeek",
+            "from `startTime` to `endTime` on each day from `startDayOfWeek` to `endDayOfWeek`",
             TimeFormat.HOUR_MINUTE,
             required=("startTime", "endTime", "startDayOfWeek", "endDayOfWeek"),
             not_used=_NOT_CRON,
         ),
         ScheduleType.Daily: WindowType(
             ScheduleType.Daily,
-            "from startTime to endTime each day",
+            "from `startTime` to `endTime` each day",
             TimeFormat.HOUR_MINUTE,
             required=("startTime", "endTime"),
             not_used=_NOT_CRON,
@@ -113,15 +120,15 @@ WINDOW_TYPES: Mapping[ScheduleType, WindowType] = MappingProxyType(
         ),
         ScheduleType.WeeklySpan: WindowType(
             ScheduleType.WeeklySpan,
-            "one continuous window a week, from startDayOfWeek startTime to the next "
-            "endDayOfWeek endTime",
+            "one continuous window a week, from `startDayOfWeek` `startTime` to the next "
+            "`endDayOfWeek` `endTime`",
             TimeFormat.HOUR_MINUTE,
             required=("startTime", "endTime", "startDayOfWeek", "endDayOfWeek"),
             not_used=_NOT_CRON,
         ),
         ScheduleType.Cron: WindowType(
             ScheduleType.Cron,
-            "a window of duration from each time schedule matches",
+            "a window of `duration` from each time `schedule` matches",
             None,
             required=("schedule", "duration"),
             not_used=("startTime", "endTime", "startDayOfWeek", "endDayOfWeek"),
