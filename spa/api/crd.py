@@ -113,6 +113,8 @@ def _phrase(kinds: tuple[ScheduleType, ...]) -> str:
 def _unless_type(applies_to: tuple[ScheduleType, ...], body: str) -> str:
     """`body` for the types in `applies_to`, true for the others: the guard names whichever
     set is the shorter, the types it applies to (`!=`) or the others (`==`)."""
+    if not applies_to:
+        raise ValueError(f"a rule for no type of Schedule: {body}")
     others = [kind for kind in ScheduleType if kind not in applies_to]
     if not others:
         return body
