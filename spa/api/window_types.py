@@ -138,6 +138,11 @@ WINDOW_TYPES: Mapping[ScheduleType, WindowType] = MappingProxyType(
 )
 
 
+_MISSING = [kind.value for kind in ScheduleType if kind not in WINDOW_TYPES]
+if _MISSING:  # a new ScheduleType member: give it its row above
+    raise RuntimeError(f"spa.api.window_types has no row for {', '.join(_MISSING)}")
+
+
 def requiring(field: str) -> tuple[ScheduleType, ...]:
     """The types that require `field`, in the enum's order."""
     return tuple(kind for kind in ScheduleType if field in WINDOW_TYPES[kind].required)
