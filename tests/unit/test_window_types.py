@@ -194,9 +194,18 @@ def test_each_generated_rule_is_in_the_committed_crd() -> None:
     # test_manifests.py checks the files are current; this, that they hold these very rules.
     assert tuple((rule.rule, rule.message) for rule in SCHEDULE_RULES) == _spec_rules()
     spec = schedule_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
-    described = spec["properties"]["type"]["description"]
-    for kind in ScheduleType:  # the field's description (spa/api/resources.py) names each type
-        assert kind.value in described
+    # The fields' descriptions (docstrings in spa/api/resources.py) name the types they concern.
+    fields = spec["properties"]
+    for kind in ScheduleType:
+        assert kind.value in fields["type"]["description"]
+        row = WINDOW_TYPES[kind]
+        if row.time_format is not None:
+            for field in ("startTime", "endTime"):
+                assert kind.value in fields[field]["description"]
+                assert row.time_format.written in fields[field]["description"]
+        for field in ("startDayOfWeek", "endDayOfWeek"):
+            if field in row.required:
+                assert kind.value in fields[field]["description"]
 
 
 def _docs_rows() -> dict[str, list[str]]:
