@@ -23,7 +23,6 @@ from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import (
     EVENT,
     HPA_V2,
-    HPA_V2BETA2,
     ApiError,
     ApiUnavailable,
     BlockingKubeClient,
@@ -113,7 +112,7 @@ def read_cluster(scope: Scope, *, everything: bool) -> ClusterObjects:
     if not everything:
         return objects
     try:
-        hpa = HPA_V2 if scope.client.serves(HPA_V2.group_version) else HPA_V2BETA2
+        hpa = scope.client.discover_hpa()
         objects.hpas = _list(scope, hpa)
     except ClusterFailure as error:
         if error.status != EXIT_FORBIDDEN:

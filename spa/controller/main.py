@@ -26,7 +26,6 @@ from spa.controller.manager import LeaderElection, Manager, install_signal_handl
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import (
     HPA_V2,
-    HPA_V2BETA2,
     ApiError,
     ApiUnavailable,
     ConfigError,
@@ -35,6 +34,7 @@ from spa.kube import (
     NotFound,
     Resource,
     connect,
+    discover_hpa,
 )
 from spa.runtime import configure_logging
 
@@ -101,7 +101,7 @@ async def check_cluster(client: KubeClient, namespaces: Sequence[str] | None) ->
         for namespace in scopes:
             await _check_list(client, resource, namespace)
     try:
-        hpa = HPA_V2 if await client.serves(HPA_V2.group_version) else HPA_V2BETA2
+        hpa = await discover_hpa(client)
     except (ApiUnavailable, ApiError) as error:
         raise explain(client.host, error, HPA_V2, action="discover") from error
     for namespace in scopes:

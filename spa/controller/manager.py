@@ -24,7 +24,7 @@ from spa.controller.desired import MANAGED_BY_SELECTOR
 from spa.controller.metrics import CACHED_OBJECTS, ControllerMetrics
 from spa.controller.reconciler import Reconciler
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
-from spa.kube import HPA_V2, HPA_V2BETA2, ApiError, KubeClient, Resource
+from spa.kube import ApiError, KubeClient, Resource, discover_hpa
 from spa.runtime import (
     AccessReview,
     Clock,
@@ -107,8 +107,7 @@ class Manager:
         """Run until `stop` or a lost Lease; the exit status for the process."""
         instrument_client(self.client)
         if self.hpa_resource is None:
-            served = await self.client.serves(HPA_V2.group_version)
-            self.hpa_resource = HPA_V2 if served else HPA_V2BETA2
+            self.hpa_resource = await discover_hpa(self.client)
             log.info("managing HorizontalPodAutoscalers as %s", self.hpa_resource.api_version)
         return await self._run(self.hpa_resource)
 

@@ -19,6 +19,7 @@ from spa.kube.client import (
     deadline,
 )
 from spa.kube.config import ConfigError, connect, default_namespace
+from spa.kube.discovery import Discovery, discover_hpa
 from spa.kube.errors import (
     ApiError,
     ApiUnavailable,
@@ -59,6 +60,7 @@ __all__ = [
     "Conflict",
     "Credentials",
     "DeadlinePassed",
+    "Discovery",
     "Forbidden",
     "Gone",
     "KubeClient",
@@ -78,5 +80,6 @@ __all__ = [
     "connect_blocking",
     "deadline",
     "default_namespace",
+    "discover_hpa",
     "error_from_status",
 ]

@@ -24,6 +24,8 @@ from spa.kube.client import (
     WatchStream,
 )
 from spa.kube.config import connect
+from spa.kube.discovery import discover_hpa
+from spa.kube.resources import Resource
 
 __all__ = ["BlockingKubeClient", "BlockingWatchStream", "connect_blocking"]
 
@@ -124,6 +126,10 @@ class BlockingKubeClient:
 
     def serves(self, group_version: str) -> bool:
         return self._runner.run(self.client.serves(group_version))
+
+    def discover_hpa(self) -> Resource:
+        """The HPA version the server speaks (:func:`spa.kube.discover_hpa`)."""
+        return self._runner.run(discover_hpa(self.client))
 
     def readyz(self, *, request_timeout: float | None = None) -> None:
         self._runner.run(self.client.readyz(request_timeout=request_timeout))
