@@ -14,6 +14,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from spa.api import API_VERSION, SCHEDULED_POD_AUTOSCALER, ScheduledPodAutoscaler, wire
+from spa.api.membership import (  # part of the rule shared with `spa plan`
+    controller_owner_uid,
+    foreign_controller,
+)
 from spa.schedule import State
 
 __all__ = [
@@ -55,31 +59,6 @@ def owner_reference(autoscaler: wire.ScheduledPodAutoscaler) -> wire.OwnerRefere
         "controller": True,
         "blockOwnerDeletion": True,
     }
-
-
-def controller_owner_uid(obj: wire.Schedule | wire.HorizontalPodAutoscaler) -> str | None:
-    """The uid of the ScheduledPodAutoscaler that controls `obj`, if one does."""
-    for reference in (obj.get("metadata") or {}).get("ownerReferences") or ():
-        if isinstance(reference, Mapping) and reference.get("controller") and _is_ours(reference):
-            return str(reference.get("uid"))
-    return None
-
-
-def _is_ours(reference: wire.OwnerReference) -> bool:
-    return reference.get("kind") == SCHEDULED_POD_AUTOSCALER and str(
-        reference.get("apiVersion", "")
-    ).startswith("autoscaling.d-kuro.github.io/")
-
-
-def foreign_controller(obj: wire.Schedule) -> str | None:
-    """`Kind name` of the controller of `obj` if that is not a ScheduledPodAutoscaler (an
-    object has at most one controller, so such an object can never be adopted)."""
-    for reference in (obj.get("metadata") or {}).get("ownerReferences") or ():
-        if isinstance(reference, Mapping) and reference.get("controller"):
-            if _is_ours(reference):
-                return None
-            return f"{reference.get('kind')} {reference.get('name')}"
-    return None
 
 
 def orphaned_hpa(obj: wire.HorizontalPodAutoscaler) -> bool:

@@ -2,8 +2,10 @@
 
 Why a module of its own: membership is the rule set that ownership, the 100-Schedule limit and
 foreign controllers meet in (docs/architecture.md, "Ownership"), and each Schedule is judged on
-its own, so one that cannot apply never stops the others. It also compiles each member into
-the engine's Rule (through the snapshot's cache).
+its own, so one that cannot apply never stops the others. Who is a member is decided by the
+rule `spa plan` and `kubectl spa status` share (spa/api/membership.py); this module turns it
+into the controller's terms: adoptions to make, and the Degraded Schedules with their reasons.
+It also compiles each member into the engine's Rule (through the snapshot's cache).
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spa.api import CompiledSchedule, InvalidObject, wire
+from spa.api.membership import controller_owner_uid
+from spa.api.membership import membership as shared_membership
 from spa.controller.decide.plan import SetOwner
 from spa.controller.decide.reasons import Reason
 from spa.controller.decide.snapshot import Snapshot
-from spa.controller.desired import controller_owner_uid, foreign_controller
 from spa.schedule import Rule
 
 __all__ = ["Evaluated", "evaluate", "membership", "uid"]
@@ -37,34 +40,25 @@ def membership(
 ) -> tuple[list[wire.Schedule], list[Evaluated], tuple[SetOwner, ...]]:
     """The SPA's Schedules; the ones that name it but cannot apply (controlled by an object of
     another kind, beyond the limit, or their adoption refused), each with its problem; and the
-    adoptions to make first. One Schedule never stops the others."""
+    adoptions to make first. One Schedule never stops the others. The rule is the one `spa
+    plan` and `kubectl spa status` use (:func:`spa.api.membership.membership`)."""
     owner = str(autoscaler["metadata"]["uid"])
-    members: list[wire.Schedule] = []
-    refused: list[Evaluated] = []
-    adoptions: list[SetOwner] = []
-    for schedule in sorted(snapshot.schedules, key=_created_order):
-        other = foreign_controller(schedule)
-        failure = snapshot.attempts.owner_failures.get(uid(schedule))
-        if other is not None:
-            problem = (
-                f"controlled by {other}, so it is not adopted by ScheduledPodAutoscaler "
-                f"{snapshot.key} and does not apply; remove that controller ownerReference to "
-                "use it"
-            )
-            refused.append(Evaluated(schedule, None, None, problem, Reason.FOREIGN_CONTROLLER))
-        elif len(members) + len(adoptions) >= snapshot.max_schedules:
-            problem = (
-                f"ScheduledPodAutoscaler {snapshot.key} already has {snapshot.max_schedules} "
-                "Schedules, the most one may have; this one (among the newest) does not apply"
-            )
-            refused.append(Evaluated(schedule, None, None, problem, Reason.TOO_MANY_SCHEDULES))
-        elif controller_owner_uid(schedule) == owner:
-            members.append(schedule)
-        elif failure is not None:
-            refused.append(Evaluated(schedule, None, None, failure, Reason.ADOPTION_FAILED))
-        else:
-            adoptions.append(SetOwner(schedule, autoscaler))
-    return members, refused, tuple(adoptions)
+    judged = shared_membership(
+        snapshot.key,
+        snapshot.schedules,
+        owner_uid=owner,
+        limit=snapshot.max_schedules,
+        adoption_failures=snapshot.attempts.owner_failures,
+    )
+    members = [s for s in judged.members if controller_owner_uid(s) == owner]
+    adoptions = tuple(
+        SetOwner(s, autoscaler) for s in judged.members if controller_owner_uid(s) != owner
+    )
+    refused = [
+        Evaluated(entry.schedule, None, None, entry.message, Reason(entry.reason.value))
+        for entry in judged.excluded
+    ]
+    return members, refused, adoptions
 
 
 def evaluate(snapshot: Snapshot, schedule: wire.Schedule, lead: int = 0) -> Evaluated:
@@ -85,8 +79,3 @@ def evaluate(snapshot: Snapshot, schedule: wire.Schedule, lead: int = 0) -> Eval
 
 def uid(obj: wire.Schedule) -> str:
     return str((obj.get("metadata") or {}).get("uid"))
-
-
-def _created_order(obj: wire.Schedule) -> tuple[str, str]:
-    metadata = obj.get("metadata") or {}
-    return (str(metadata.get("creationTimestamp") or ""), str(metadata.get("name") or ""))

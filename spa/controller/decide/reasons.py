@@ -13,6 +13,7 @@ import enum
 from dataclasses import dataclass
 
 from spa.api import wire
+from spa.api.membership import Exclusion
 
 __all__ = ["Event", "EventType", "Reason"]
 
@@ -30,11 +31,12 @@ class Reason(enum.StrEnum):
     # A window of the SPA started or ended (Normal).
     SCHEDULE_STARTED = "ScheduleStarted"
     SCHEDULE_ENDED = "ScheduleEnded"
-    # A Schedule that names the SPA but does not apply.
+    # A Schedule that names the SPA but does not apply (the membership rule shared with
+    # `spa plan` and `kubectl spa status` names the last three: spa/api/membership.py).
     INVALID_SCHEDULE = "InvalidSchedule"
-    FOREIGN_CONTROLLER = "ForeignController"
-    TOO_MANY_SCHEDULES = "TooManySchedules"
-    ADOPTION_FAILED = "AdoptionFailed"
+    FOREIGN_CONTROLLER = Exclusion.FOREIGN_CONTROLLER.value
+    TOO_MANY_SCHEDULES = Exclusion.TOO_MANY_SCHEDULES.value
+    ADOPTION_FAILED = Exclusion.ADOPTION_FAILED.value
     NOT_APPLIED = "NotApplied"
     # Immediate scale-up: the SPA's ImmediateScaleUp condition and its Event.
     SCALED_UP = "ScaledUp"

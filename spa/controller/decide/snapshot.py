@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from spa.api import CompiledSchedule, InvalidObject, compile_schedule, parse_schedule, wire
+from spa.api.membership import MAX_SCHEDULES_PER_AUTOSCALER
 from spa.controller.decide.memory import Attempts, Memory
 from spa.schedule import Timeline
 
@@ -21,9 +22,6 @@ __all__ = [
     "compile_window",
     "dying",
 ]
-
-# The most Schedules one SPA applies (docs/schedules.md, "Limits"); the oldest win.
-MAX_SCHEDULES_PER_AUTOSCALER = 100
 
 Compiled = tuple[CompiledSchedule | InvalidObject, Timeline | None]
 """A Schedule's spec compiled (or why it cannot be), with the Timeline of its window."""
