@@ -27,7 +27,9 @@ from spa.api import (
     compile_schedule,
     parse_schedule,
     parse_scheduled_pod_autoscaler,
+    wire,
 )
+from spa.api.membership import membership
 from spa.api.validation import _suggestion, unknown_status_fields
 from spa.plan.manifests import Document, ReadError
 from spa.plan.schedules import PlannedSchedule, plan_schedule
@@ -116,7 +118,10 @@ def build_plan(
     invalid_autoscalers: set[tuple[str, str]] = set()
     rules: dict[tuple[str, str], list[Rule]] = {}
     planned: dict[tuple[str, str], list[PlannedSchedule]] = {}
-    schedules: list[tuple[_Parsed, Schedule]] = []
+    schedules: list[tuple[_Parsed, Schedule, dict[str, Any]]] = []
+    # Every Schedule document (valid or not) by the SPA it names, as the controller finds them:
+    # an invalid one still takes one of the SPA's places (spa/api/membership.py).
+    naming: dict[tuple[str, str], list[dict[str, Any]]] = {}
     seen: dict[tuple[str, str, str], Document] = {}
 
     for document in documents:
@@ -145,6 +150,8 @@ def build_plan(
             ScheduledPodAutoscaler if is_autoscaler else Schedule, body
         )
         body = {name: value for name, value in body.items() if name != "status"}
+        if not is_autoscaler and (target := _target(body)):
+            naming.setdefault((identity.namespace, target), []).append(body)
         try:
             if is_autoscaler:
                 autoscaler = parse_scheduled_pod_autoscaler(body)
@@ -160,9 +167,25 @@ def build_plan(
         elif is_autoscaler:
             autoscalers[(identity.namespace, identity.name)] = autoscaler
         else:
-            schedules.append((identity, schedule))
+            schedules.append((identity, schedule, body))
 
-    for identity, schedule in schedules:
+    # The controller's membership rule: a Schedule controlled by another kind of object, or
+    # beyond the SPA's limit (the oldest win; manifests without creationTimestamp, by name),
+    # does not apply, and says why as its status would.
+    not_applied: set[int] = set()
+    identities = {id(body): identity for identity, _, body in schedules}
+    for owner in autoscalers:
+        judged = membership(
+            f"{owner[0]}/{owner[1]}",
+            [wire.typed(wire.Schedule, body) for body in naming.get(owner, [])],
+        )
+        for excluded in judged.excluded:
+            found = identities.get(id(excluded.schedule))
+            if found is not None:  # an invalid one is reported by its own errors
+                not_applied.add(id(excluded.schedule))
+                errors.add(found, FieldError(None, excluded.message))
+
+    for identity, schedule, body in schedules:
         owner = (identity.namespace, schedule.spec.scale_target_ref.name)
         try:
             compiled = compile_schedule(schedule.spec)
@@ -189,6 +212,8 @@ def build_plan(
                     f"ScheduledPodAutoscaler {missing} is not among the given manifests",
                 ),
             )
+            continue
+        if id(body) in not_applied:
             continue
         lead = autoscaler_lead(autoscalers[owner])
         seen_schedule = plan_schedule(
@@ -228,6 +253,15 @@ def build_plan(
         )
     plan.errors = errors.in_file_order()
     return plan
+
+
+def _target(body: Mapping[str, Any]) -> str | None:
+    """The SPA a Schedule document names, read as the controller's index reads it (for an
+    invalid document too)."""
+    spec = body.get("spec")
+    reference = spec.get("scaleTargetRef") if isinstance(spec, Mapping) else None
+    name = reference.get("name") if isinstance(reference, Mapping) else None
+    return name if isinstance(name, str) and name else None
 
 
 def _without_nulls(body: Any) -> dict[str, Any]:

@@ -1,0 +1,168 @@
+"""The controller, `spa plan` and `kubectl spa status` agree on which Schedules apply.
+
+The three used to judge membership apart: the plan and the status applied every valid Schedule
+that named an SPA, while the controller applies at most 100 (the oldest) and never one
+controlled by another kind of object. Here the same objects go to all three: the real decision
+(driven by the real Reconciler against tests/unit/spa_model.py), `build_plan` and
+`build_status`, and they must agree on the Schedules that apply, on why each other one does
+not (word for word), on the bounds wanted now, and so on "HPA in sync".
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from spa.api import FieldError, wire
+from spa.api.membership import MAX_SCHEDULES_PER_AUTOSCALER, Exclusion, membership
+from spa.cli.cluster import ClusterObjects
+from spa.cli.status import HpaState, build_status
+from spa.plan import Document, build_plan
+from tests.unit.spa_model import OURS, Server, at, autoscaler, schedule
+
+CAMPAIGN: dict[str, Any] = {
+    "apiVersion": "example.com/v1",
+    "kind": "Campaign",
+    "name": "launch",
+    "uid": "uid-campaign",
+    "controller": True,
+}
+# Monday 10:30: the windows of 10:00-11:00 are active, those of 02:00-03:00 are not.
+NOW = at(10, 30)
+COUNT = MAX_SCHEDULES_PER_AUTOSCALER + 2
+
+
+def _created(index: int) -> str:
+    return f"2026-11-01T{index // 3600:02d}:{index // 60 % 60:02d}:{index % 60:02d}Z"
+
+
+def fleet() -> list[dict[str, Any]]:
+    """102 Schedules of shop/web, one second apart (half already owned, half to adopt): s000 is
+    active; s001 is invalid and still takes its place; s100 and s101 are beyond the limit and
+    would raise the bounds; and, older than all, one controlled by a Campaign, active too."""
+    objects = [
+        schedule(
+            "campaign",
+            owner=CAMPAIGN,
+            created="2026-10-01T00:00:00Z",
+            start="10:00",
+            end="11:00",
+            minReplicas=50,
+            maxReplicas=60,
+        )
+    ]
+    for index in range(COUNT):
+        spec: dict[str, Any] = {"start": "02:00", "end": "03:00"}
+        if index == 0:
+            spec = {"start": "10:00", "end": "11:00", "minReplicas": 6}
+        elif index == 1:
+            spec["timeZone"] = "Europe/Nowhere"
+        elif index >= MAX_SCHEDULES_PER_AUTOSCALER:
+            spec = {"start": "10:00", "end": "11:00", "minReplicas": 40, "maxReplicas": 45}
+        objects.append(
+            schedule(
+                f"s{index:03d}",
+                owner=OURS if index % 2 else None,
+                created=_created(index),
+                **spec,
+            )
+        )
+    return objects
+
+
+APPLIED = {f"s{i:03d}" for i in range(MAX_SCHEDULES_PER_AUTOSCALER)} - {"s001"}
+NOT_APPLIED = {"campaign", "s001", "s100", "s101"}
+
+
+def test_the_controller_the_plan_and_the_status_agree_on_what_applies() -> None:
+    # The controller: adopt, create the HPA, then write every status.
+    server = Server(autoscaler(), copy.deepcopy(fleet()))
+    final, memory, _ = server.reconcile(NOW)
+    final, memory, _ = server.reconcile(NOW, memory)
+    assert final.statuses, "the controller wrote the statuses"
+    assert server.hpa is not None
+    conditions = {
+        obj["metadata"]["name"]: (obj["status"]["condition"], obj["status"].get("message"))
+        for obj in server.schedules
+    }
+    controller_applied = {
+        name for name, (condition, _) in conditions.items() if condition != "Degraded"
+    }
+    assert controller_applied == APPLIED
+    hpa_bounds = (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"])
+    assert hpa_bounds == (6, 20)
+
+    # `spa plan` of the same objects, as manifests.
+    bodies = [autoscaler(), *fleet()]
+    plan = build_plan(
+        [Document("cluster", index, body) for index, body in enumerate(bodies, 1)],
+        [],
+        at=NOW,
+        until=NOW + 86400,
+    )
+    (planned,) = plan.autoscalers
+    assert {s.name for s in planned.schedules} == APPLIED
+    assert (planned.state.min_replicas, planned.state.max_replicas) == hpa_bounds
+    assert list(planned.state.active) == ["s000"]
+    # Why each other one does not apply: the words of the controller's status.
+    said: dict[str, list[str]] = {}
+    for error in plan.errors:
+        assert error.name is not None
+        said.setdefault(error.name, []).append(str(FieldError(error.field, error.message)))
+    assert set(said) == NOT_APPLIED
+    for name in NOT_APPLIED:
+        assert conditions[name][0] == "Degraded"
+        assert "; ".join(said[name]) == conditions[name][1]
+
+    # `kubectl spa status` of the cluster as the controller left it.
+    assert server.autoscaler is not None
+    report = build_status(
+        ClusterObjects(
+            server="https://cluster",
+            autoscalers=[copy.deepcopy(server.autoscaler)],
+            schedules=copy.deepcopy(server.schedules),
+            hpas=[copy.deepcopy(server.hpa)],
+        ),
+        at=NOW,
+    )
+    (entry,) = report.autoscalers
+    assert entry.plan is not None
+    assert {s.name for s in entry.plan.schedules} == APPLIED
+    assert entry.hpa.state is HpaState.IN_SYNC
+    problems = {(p.name, p.message) for p in entry.problems}
+    assert problems == {(name, conditions[name][1]) for name in NOT_APPLIED}
+    assert len(entry.problems) == len(NOT_APPLIED)  # each said once
+
+
+def test_the_shared_rule_says_why() -> None:
+    judged = membership("shop/web", wire.typed_list(wire.Schedule, fleet()), owner_uid="uid-web")
+    reasons = {entry.schedule["metadata"]["name"]: entry.reason for entry in judged.excluded}
+    assert reasons == {
+        "campaign": Exclusion.FOREIGN_CONTROLLER,
+        "s100": Exclusion.TOO_MANY_SCHEDULES,
+        "s101": Exclusion.TOO_MANY_SCHEDULES,
+    }
+    # The invalid one is a member (it takes its place); its spec is judged by compile_schedule.
+    assert [m["metadata"]["name"] for m in judged.members] == [
+        f"s{i:03d}" for i in range(MAX_SCHEDULES_PER_AUTOSCALER)
+    ]
+
+
+def test_an_adoption_refused_frees_the_place_and_an_owned_schedule_ignores_it() -> None:
+    objects = [
+        schedule("a", created="2026-11-01T00:00:01Z"),
+        schedule("b", owner=OURS, created="2026-11-01T00:00:02Z"),
+        schedule("c", created="2026-11-01T00:00:03Z"),
+    ]
+    failures = {"uid-a": "adoption refused", "uid-b": "an old refusal"}
+    judged = membership(
+        "shop/web",
+        wire.typed_list(wire.Schedule, objects),
+        owner_uid="uid-web",
+        limit=2,
+        adoption_failures=failures,
+    )
+    assert [m["metadata"]["name"] for m in judged.members] == ["b", "c"]
+    assert [(e.schedule["metadata"]["name"], e.reason, e.message) for e in judged.excluded] == [
+        ("a", Exclusion.ADOPTION_FAILED, "adoption refused")
+    ]
