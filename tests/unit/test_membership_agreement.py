@@ -166,3 +166,25 @@ def test_an_adoption_refused_frees_the_place_and_an_owned_schedule_ignores_it() 
     assert [(e.schedule["metadata"]["name"], e.reason, e.message) for e in judged.excluded] == [
         ("a", Exclusion.ADOPTION_FAILED, "adoption refused")
     ]
+
+
+def test_manifests_without_creation_times_keep_the_first_100_by_name() -> None:
+    """Git holds no creationTimestamp: the plan keeps the first 100 by name, the controller's
+    order for Schedules created in the same second (one `kubectl apply`)."""
+    bodies: list[dict[str, Any]] = [autoscaler()]
+    for index in reversed(range(COUNT)):
+        body = schedule(f"s{index:03d}")
+        del body["metadata"]["creationTimestamp"], body["metadata"]["uid"]
+        bodies.append(body)
+    plan = build_plan(
+        [Document("web.yaml", index, body) for index, body in enumerate(bodies, 1)],
+        [],
+        at=NOW,
+        until=NOW + 86400,
+    )
+    (planned,) = plan.autoscalers
+    assert [s.name for s in planned.schedules] == [
+        f"s{i:03d}" for i in range(MAX_SCHEDULES_PER_AUTOSCALER)
+    ]
+    assert [(e.name, e.field) for e in plan.errors] == [("s101", None), ("s100", None)]
+    assert all("already has 100 Schedules" in e.message for e in plan.errors)
