@@ -998,17 +998,25 @@ def _described(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, WrittenNumber):
-        text = value.text
-        return text if len(text) <= 40 else f"{text[:40]}... ({len(text):,} characters)"
+        return _clipped(value.text, quoted=False)
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, str):
-        return repr(value) if len(value) <= 40 else f"{value[:40]!r}... ({len(value):,} characters)"
+        return _clipped(value, quoted=True)
     if isinstance(value, list):
         return "a list"
     if isinstance(value, Mapping):
         return "an object"
     return "a value of another type"
+
+
+def _clipped(text: str, *, quoted: bool) -> str:
+    """`text` (quoted, for a string value) as a message shows it: at most 40 characters, then
+    how long it is."""
+    shown = repr if quoted else str
+    if len(text) <= 40:
+        return shown(text)
+    return f"{shown(text[:40])}... ({len(text):,} characters)"
 
 
 def _shortened(text: str) -> str:
