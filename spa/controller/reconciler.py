@@ -332,8 +332,8 @@ class Reconciler:
             logger.warning("%s", final.problem)
         match final.requeue:
             case BackOfQueue():
-                # Due now, and added behind every key already due (the queue's order).
-                return Result(requeue_after=0.0)
+                # The statuses wait for every key already due: HPAs first, fleet-wide.
+                return Result(back_of_queue=True)
             case WakeUp(at, recheck_after, backoff):
                 return Result(requeue_at=at, requeue_after=recheck_after, retry=backoff)
 

@@ -34,6 +34,14 @@ class Result:
     ``requeue_at`` (absolute epoch seconds on the queue's clock) is how a reconciler acts at a
     schedule boundary; ``requeue_after`` is relative. If both are given the earlier wins. An
     empty Result means "nothing to do until something changes".
+
+    ``back_of_queue`` asks to run again now, but behind every key already queued, without
+    backoff: for a reconcile that did the urgent part of its work and yields to the other keys
+    before it does the rest. When many keys come due at one instant (a fleet at a schedule
+    boundary), each key's urgent part is then done before any key's remainder, however many
+    workers there are. It is a request of its own, not ``requeue_after=0``: a delay of 0 goes
+    to the back of the queue only because the queue treats an instant already past as "now",
+    which a reader (or a change of the queue) need not know. It combines with no other field.
     """
 
     requeue_at: float | None = None
@@ -42,6 +50,13 @@ class Result:
     # (a write the server refused): retry with the key's exponential backoff, as after an
     # error, instead of at a fixed pace. The backoff is reset only by a reconcile without it.
     retry: bool = False
+    back_of_queue: bool = False
+
+    def __post_init__(self) -> None:
+        if self.back_of_queue and (
+            self.requeue_at is not None or self.requeue_after is not None or self.retry
+        ):
+            raise ValueError("back_of_queue combines with no other field of Result")
 
 
 Reconcile = Callable[[str], Awaitable[Result | None]]
@@ -177,7 +192,12 @@ class Controller:
                 self.queue.add_at(key, when)
             return
         self.queue.forget(key)
-        if when is None:
+        if result.back_of_queue:
+            metrics.RECONCILE_TOTAL.labels(self.name, "requeue").inc()
+            # The key is still processing: the queue marks it and appends it at done(), after
+            # every key queued by then (nothing runs between this and the worker's done()).
+            self.queue.add(key)
+        elif when is None:
             metrics.RECONCILE_TOTAL.labels(self.name, "success").inc()
         else:
             metrics.RECONCILE_TOTAL.labels(self.name, "requeue").inc()

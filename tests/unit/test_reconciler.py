@@ -38,7 +38,7 @@ def test_a_raise_scales_the_target_up_and_says_so_with_the_statuses() -> None:
     memory = at_the_window_start(server)
     assert server.scaled_to == [5]
     # HPAs first: the key goes to the back of the queue; the Event waits for the final plan.
-    assert server.result == Result(requeue_after=0.0)
+    assert server.result == Result(back_of_queue=True)
     assert ("Normal", "ScaledUp", RAISED) not in server.recorded.events
     plan, _, _ = server.reconcile(at(10), memory)
     assert server.recorded.events[-2:] == [
@@ -126,7 +126,7 @@ def test_a_refused_scale_is_a_warning() -> None:
 def test_a_refused_adoption_degrades_that_schedule_alone() -> None:
     server = Server(autoscaler(), [schedule("mine")], refuse_owners=422)
     _, memory, _ = server.reconcile(at(9))
-    assert server.result == Result(requeue_after=0.0)  # the HPA was created: statuses next
+    assert server.result == Result(back_of_queue=True)  # the HPA was created: statuses next
     server.reconcile(at(9), memory)
     message = "the API server refused to adopt it: Only one controller"
     assert ("Warning", "AdoptionFailed", f"Schedule mine: {message}") in server.recorded.events

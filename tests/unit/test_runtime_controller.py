@@ -94,6 +94,32 @@ async def test_requeue_after_and_earlier_of_both(setup) -> None:  # type: ignore
     await stop(controller, task)
 
 
+async def test_back_of_queue_runs_the_key_again_now_after_every_key_already_queued() -> None:
+    # The SPA reconciler's HPA-first order at a boundary: a reconcile that wrote an HPA yields
+    # to every other key due, then writes its statuses. Without the request, "ns/a" would not
+    # run again; with a backoff or a delay, not at START.
+    clock = FakeClock(start=START)
+    queue = WorkQueue(clock=clock, base_delay=1.0, max_delay=8.0, jitter=0.0, name="ctl-back")
+    reconcile = Recorder()
+    reconcile.clock = clock
+    reconcile.outcomes["ns/a"] = [Result(back_of_queue=True), Result()]
+    controller = Controller(name="ctl-back", queue=queue, reconcile=reconcile, workers=1)
+    for key in ("ns/a", "ns/b", "ns/c"):
+        queue.add(key)
+    task = await run_for_a_moment(controller)
+    await settle()
+    assert reconcile.calls == [(key, START) for key in ("ns/a", "ns/b", "ns/c", "ns/a")]
+    assert queue.num_requeues("ns/a") == 0
+    assert queue.waiting_until("ns/a") is None
+    await stop(controller, task)
+
+
+def test_back_of_queue_combines_with_no_other_request() -> None:
+    for other in ({"requeue_at": START}, {"requeue_after": 0.0}, {"retry": True}):
+        with pytest.raises(ValueError, match="back_of_queue"):
+            Result(back_of_queue=True, **other)  # type: ignore[arg-type]
+
+
 async def test_errors_back_off_exponentially_then_success_forgets(setup, caplog) -> None:  # type: ignore[no-untyped-def]
     controller, queue, clock, reconcile = setup
     boom = RuntimeError("boom")
