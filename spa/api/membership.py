@@ -17,7 +17,10 @@ its own, oldest first (by `creationTimestamp`, then name):
 - every other one is a member: the SPA controls it, or adopts it first.
 
 A member still applies only if its spec is valid (:func:`spa.api.compile_schedule`): an
-invalid member keeps its place among the `limit`, as in the controller, and is Degraded.
+invalid member keeps its place among the `limit`, as in the controller, and is Degraded. The
+spec of a Schedule that is not a member is never read: why it does not apply is all that is
+said of it, by the controller's status and by the plan and the status alike (so a foreign or
+surplus Schedule with an invalid spec is reported once, as foreign or surplus).
 """
 
 from __future__ import annotations

@@ -118,7 +118,8 @@ def build_plan(
     invalid_autoscalers: set[tuple[str, str]] = set()
     rules: dict[tuple[str, str], list[Rule]] = {}
     planned: dict[tuple[str, str], list[PlannedSchedule]] = {}
-    schedules: list[tuple[_Parsed, Schedule, dict[str, Any]]] = []
+    # Each Schedule document, its model (None: invalid) and its problems, and its body.
+    schedules: list[tuple[_Parsed, Schedule | None, list[FieldError], dict[str, Any]]] = []
     # Every Schedule document (valid or not) by the SPA it names, as the controller finds them:
     # an invalid one still takes one of the SPA's places (spa/api/membership.py).
     naming: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -159,36 +160,42 @@ def build_plan(
                 schedule = parse_schedule(body)
         except InvalidObject as invalid:
             problems = [*invalid.errors, *problems]
-        if problems:
-            if is_autoscaler:
-                invalid_autoscalers.add((identity.namespace, identity.name))
+        if not is_autoscaler:
+            schedules.append((identity, None if problems else schedule, problems, body))
+        elif problems:
+            invalid_autoscalers.add((identity.namespace, identity.name))
             for error in problems:
                 errors.add(identity, error)
-        elif is_autoscaler:
-            autoscalers[(identity.namespace, identity.name)] = autoscaler
         else:
-            schedules.append((identity, schedule, body))
+            autoscalers[(identity.namespace, identity.name)] = autoscaler
 
-    # The controller's membership rule: a Schedule controlled by another kind of object, or
-    # beyond the SPA's limit (the oldest win; manifests without creationTimestamp, by name),
-    # does not apply, and says why as its status would.
-    not_applied: set[int] = set()
-    identities = {id(body): identity for identity, _, body in schedules}
-    for owner in autoscalers:
+    # The controller's membership rule, before anything else is said of a Schedule: one
+    # controlled by another kind of object, or beyond the SPA's limit (the oldest win;
+    # manifests without creationTimestamp, by name), does not apply. The controller judges
+    # this before it reads the SPA's spec or the Schedule's, and its status then says why the
+    # Schedule does not apply and nothing else; so does the plan, for an invalid SPA or an
+    # invalid Schedule too.
+    not_applied: dict[int, str] = {}
+    for owner in autoscalers.keys() | invalid_autoscalers:
         judged = membership(
             f"{owner[0]}/{owner[1]}",
             [wire.typed(wire.Schedule, body) for body in naming.get(owner, [])],
         )
         for excluded in judged.excluded:
-            found = identities.get(id(excluded.schedule))
-            if found is not None:  # an invalid one is reported by its own errors
-                not_applied.add(id(excluded.schedule))
-                errors.add(found, FieldError(None, excluded.message))
+            not_applied[id(excluded.schedule)] = excluded.message
 
-    for identity, schedule, body in schedules:
-        owner = (identity.namespace, schedule.spec.scale_target_ref.name)
+    for identity, parsed, problems, body in schedules:
+        if (excluded_message := not_applied.get(id(body))) is not None:
+            errors.add(identity, FieldError(None, excluded_message))
+            continue
+        for error in problems:
+            errors.add(identity, error)
+        if parsed is None:
+            continue
+        spec = parsed.spec
+        owner = (identity.namespace, spec.scale_target_ref.name)
         try:
-            compiled = compile_schedule(schedule.spec)
+            compiled = compile_schedule(spec)
         except InvalidObject as invalid:
             for error in invalid.errors:
                 errors.add(identity, error)
@@ -213,12 +220,8 @@ def build_plan(
                 ),
             )
             continue
-        if id(body) in not_applied:
-            continue
         lead = autoscaler_lead(autoscalers[owner])
-        seen_schedule = plan_schedule(
-            identity.name, schedule.spec, compiled, at=at, until=until, lead=lead
-        )
+        seen_schedule = plan_schedule(identity.name, spec, compiled, at=at, until=until, lead=lead)
         planned.setdefault(owner, []).append(seen_schedule)
         if not compiled.suspend:
             rules.setdefault(owner, []).append(

@@ -5,7 +5,8 @@ that named an SPA, while the controller applies at most 100 (the oldest) and nev
 controlled by another kind of object. Here the same objects go to all three: the real decision
 (driven by the real Reconciler against tests/unit/spa_model.py), `build_plan` and
 `build_status`, and they must agree on the Schedules that apply, on why each other one does
-not (word for word), on the bounds wanted now, and so on "HPA in sync".
+not (word for word, and that alone, even when its spec or its SPA's is invalid too), on the
+bounds wanted now, and so on "HPA in sync".
 """
 
 from __future__ import annotations
@@ -13,8 +14,15 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
 from spa.api import FieldError, wire
-from spa.api.membership import MAX_SCHEDULES_PER_AUTOSCALER, Exclusion, membership
+from spa.api.membership import (
+    MAX_SCHEDULES_PER_AUTOSCALER,
+    Exclusion,
+    foreign_controller,
+    membership,
+)
 from spa.cli.cluster import ClusterObjects
 from spa.cli.status import HpaState, build_status
 from spa.plan import Document, build_plan
@@ -132,6 +140,70 @@ def test_the_controller_the_plan_and_the_status_agree_on_what_applies() -> None:
     problems = {(p.name, p.message) for p in entry.problems}
     assert problems == {(name, conditions[name][1]) for name in NOT_APPLIED}
     assert len(entry.problems) == len(NOT_APPLIED)  # each said once
+
+
+FOREIGN = (
+    "controlled by Campaign launch, so it is not adopted by ScheduledPodAutoscaler shop/web and "
+    "does not apply; remove that controller ownerReference to use it"
+)
+
+
+@pytest.mark.parametrize(
+    "invalid",
+    [{"timeZone": "Europe/Nowhere"}, {"minReplicas": 0}],
+    ids=["compile_schedule refuses it", "the model refuses it"],
+)
+@pytest.mark.parametrize("autoscaler_valid", [True, False], ids=["SPA valid", "SPA invalid"])
+def test_a_foreign_schedule_that_is_invalid_too_is_said_foreign_alone_by_all_three(
+    invalid: dict[str, Any], autoscaler_valid: bool
+) -> None:
+    # The controller judges membership before it reads a spec (the SPA's or the Schedule's):
+    # a Schedule controlled by a Campaign is Degraded as foreign, with a ForeignController
+    # Warning, whatever its spec. `spa plan` said its spec errors (and, for a valid spec, that
+    # the SPA was invalid) as well or instead, and `kubectl spa status` listed both.
+    spa = autoscaler()
+    if not autoscaler_valid:
+        spa["spec"]["horizontalPodAutoscalerSpec"]["maxReplicas"] = 0
+    objects = [
+        schedule("campaign", owner=CAMPAIGN, created="2026-10-01T00:00:00Z", **invalid),
+        schedule("mine", owner=OURS, created="2026-10-02T00:00:00Z"),
+    ]
+    assert foreign_controller(wire.typed(wire.Schedule, objects[0])) == "Campaign launch"
+
+    server = Server(copy.deepcopy(spa), copy.deepcopy(objects))
+    final, memory, _ = server.reconcile(NOW)
+    if autoscaler_valid:  # the HPA was created; the statuses come next
+        final, memory, _ = server.reconcile(NOW, memory)
+    assert final.statuses
+    status = server.schedules[0]["status"]
+    assert (status["condition"], status["message"]) == ("Degraded", FOREIGN)
+    events = {(reason, message) for _, reason, message in server.recorded.events}
+    assert ("ForeignController", FOREIGN) in events  # on the Schedule
+    assert ("ForeignController", f"Schedule campaign: {FOREIGN}") in events  # on the SPA
+    assert "InvalidSchedule" not in {reason for reason, _ in events}  # "mine" is valid
+
+    plan = build_plan(
+        [Document("cluster", index, body) for index, body in enumerate([spa, *objects], 1)],
+        [],
+        at=NOW,
+        until=NOW + 86400,
+    )
+    said = [(error.field, error.message) for error in plan.errors if error.name == "campaign"]
+    assert said == [(None, FOREIGN)]
+    assert all(s.name != "campaign" for planned in plan.autoscalers for s in planned.schedules)
+
+    assert server.autoscaler is not None
+    report = build_status(
+        ClusterObjects(
+            server="https://cluster",
+            autoscalers=[copy.deepcopy(server.autoscaler)],
+            schedules=copy.deepcopy(server.schedules),
+            hpas=[copy.deepcopy(server.hpa)] if server.hpa is not None else [],
+        ),
+        at=NOW,
+    )
+    (entry,) = report.autoscalers
+    assert [p.message for p in entry.problems if p.name == "campaign"] == [FOREIGN]
 
 
 def test_the_shared_rule_says_why() -> None:
