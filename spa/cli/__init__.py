@@ -1,6 +1,7 @@
 """Command-line entry point: `spa`, also installed as the kubectl plugin `kubectl-spa`.
 
-`spa plan` previews schedules offline (or, `--from-cluster`, from the live objects);
+`spa plan` previews schedules offline (or, `--from-cluster`, from the live objects; or,
+`--diff`, what a change of the manifests changes);
 `spa status` shows what the live ScheduledPodAutoscalers do; `spa run` starts the controller.
 The Kubernetes client is imported only by the commands that talk to a cluster, so that
 `plan -f` starts fast and works where the client cannot be imported. Invoked as `kubectl spa`
@@ -85,7 +86,8 @@ def _parser() -> argparse.ArgumentParser:
             "multi-document YAML; '-' for standard input), validate them, and print for every "
             "ScheduledPodAutoscaler the effective values at --at and every change after it "
             "up to the horizon. Needs no cluster. Errors go to standard error; exits 1 if "
-            "any document is invalid."
+            "any document is invalid. With --diff OLD, show instead the transitions the -f "
+            "manifests add, remove or change compared with OLD (docs/plan.md, '--diff')."
         ),
     )
     source = plan.add_mutually_exclusive_group(required=True)

@@ -252,14 +252,15 @@ def _summary(autoscaler: AutoscalerDiff) -> str:
         return f"added, {steps} transition(s) in the range"
     if autoscaler.change is Change.REMOVED:
         return f"removed, {steps} transition(s) in the range"
-    parts = [
-        f"{autoscaler.count(change)} transition(s) {change.value}"
+    counts = ", ".join(
+        f"{autoscaler.count(change)} {change.value}"
         for change in Change
         if autoscaler.count(change)
-    ]
-    if autoscaler.start is not None:
-        parts.insert(0, "values at the start changed")
-    return "changed: " + ", ".join(parts)
+    )
+    parts = ["values at the start changed"] if autoscaler.start is not None else []
+    if counts:
+        parts.append(f"transitions {counts}")
+    return "changed: " + "; ".join(parts)
 
 
 def _unchanged_line(diff: PlanDiff) -> str:

@@ -528,14 +528,17 @@ def render_diff_html(diff: PlanDiff) -> str:
 
 
 def _diff_section(diff: PlanDiff, autoscaler: AutoscalerDiff) -> str:
-    counts = [
-        f"{autoscaler.count(change)} {change.value}"
-        for change in Change
-        if autoscaler.count(change)
-    ]
+    if autoscaler.change is Change.CHANGED:
+        counts = [
+            f"{autoscaler.count(change)} {change.value}"
+            for change in Change
+            if autoscaler.count(change)
+        ]
+        if autoscaler.start is not None:
+            counts.insert(0, "values at the start changed")
+    else:
+        counts = [f"{len(autoscaler.transitions)} transition(s) in the range"]
     summary = [autoscaler.change.value, *counts]
-    if autoscaler.change is Change.CHANGED and autoscaler.start is not None:
-        summary.append("values at the start changed")
     return "\n".join(
         [
             f'<section class="diff" data-autoscaler="{escape(autoscaler.title)}" '
@@ -618,7 +621,7 @@ def _max_of(state: State) -> int:
 
 def _describe_state(state: State | None) -> str:
     if state is None:
-        return "none"
+        return "no transition"
     active = ", ".join(state.active) or "no Schedule"
     return f"min {state.min_replicas}, max {state.max_replicas} ({active})"
 

@@ -116,6 +116,25 @@ def test_directories_that_differ_exit_1_with_each_change(tmp_path: Path) -> None
     ]
 
 
+def test_the_old_side_may_be_standard_input(tmp_path: Path) -> None:
+    write(tmp_path, {"new.yaml": web("10:00")})
+    result = subprocess.run(
+        [str(SPA), "plan", "--diff", "-", "-f", "new.yaml", "-o", "json", *RANGE],
+        cwd=tmp_path,
+        input=web("09:00"),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert result.returncode == 1, result.stderr
+    document = json.loads(result.stdout)
+    assert document["old"] == "-"
+    (changed,) = document["autoscalers"]
+    assert changed["transitions"][0]["change"] == "removed"  # 09:00 Berlin
+    assert changed["transitions"][0]["time"] == "2026-11-23T08:00:00Z"
+
+
 def test_an_error_on_either_side_is_reported_with_its_side_and_exits_2(tmp_path: Path) -> None:
     write(tmp_path, {"old.yaml": web(zone="Europe/Berln"), "new.yaml": web()})
     result = spa("--diff", "old.yaml", "-f", "new.yaml", cwd=tmp_path)
