@@ -18,6 +18,7 @@ The table and the JSON are rendered here, the page in `spa.plan.html`. docs/plan
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -277,12 +278,12 @@ def _unchanged_line(diff: PlanDiff) -> str:
     return f"Unchanged: {len(names)} ScheduledPodAutoscaler(s) ({shown})"
 
 
-def _compared(entry: TransitionChange, text: Any) -> str:
+def _compared(entry: TransitionChange, text: Callable[[State], str]) -> str:
     """A cell: the one side's value, or `old -> new` where a changed transition differs."""
     if entry.old is None or entry.new is None:
         state = entry.new if entry.new is not None else entry.old
         assert state is not None
-        return str(text(state))
+        return text(state)
     before, after = text(entry.old), text(entry.new)
     return after if before == after else f"{before} -> {after}"
 

@@ -131,7 +131,7 @@ def _read_file(file: str, order: int, documents: list[Document], errors: list[Re
     except OSError as error:
         errors.append(ReadError(file, None, f"cannot read the file: {error.strerror}", order=order))
         return
-    _decode_file(file, order, data, documents, errors)
+    _decode_file(file, data, order=order, documents=documents, errors=errors)
 
 
 def read_blobs(blobs: Sequence[tuple[str, bytes | None]]) -> tuple[list[Document], list[ReadError]]:
@@ -141,13 +141,19 @@ def read_blobs(blobs: Sequence[tuple[str, bytes | None]]) -> tuple[list[Document
     documents: list[Document] = []
     errors: list[ReadError] = []
     for order, (file, data) in enumerate(blobs):
-        _decode_file(file, order, data, documents, errors)
+        _decode_file(file, data, order=order, documents=documents, errors=errors)
     return documents, errors
 
 
 def _decode_file(
-    file: str, order: int, data: bytes | None, documents: list[Document], errors: list[ReadError]
+    file: str,
+    data: bytes | None,
+    *,
+    order: int,
+    documents: list[Document],
+    errors: list[ReadError],
 ) -> None:
+    """The objects of one file's bytes (None: too large to be read)."""
     if data is None:
         errors.append(
             ReadError(

@@ -81,7 +81,7 @@ def read_revision(
             continue
         inside = absolute.relative_to(top).as_posix()
         try:
-            for name, oid, size in _files(commit, inside, directory):
+            for name, oid, size in _files(commit, inside, directory=directory):
                 # `cat-file blob` gives the stored bytes exactly (no textconv, no path parsing).
                 data = (
                     None
@@ -92,15 +92,11 @@ def read_revision(
         except _GitFailed as failed:
             raise RevisionError(f"cannot read {path} at {revision}: {failed.reason}") from None
     documents, read_errors = read_blobs(blobs)
-    # Path errors first, then the files' own, in the order they were read.
-    return documents, [*errors, *(_after(error, len(errors)) for error in read_errors)]
+    # The paths' errors first (the plan's sort is stable), then the files' own.
+    return documents, [*errors, *read_errors]
 
 
-def _after(error: ReadError, shift: int) -> ReadError:
-    return ReadError(error.file, error.index, error.message, error.field, error.order + shift)
-
-
-def _files(commit: str, inside: str, directory: Path) -> list[tuple[str, str, int]]:
+def _files(commit: str, inside: str, *, directory: Path) -> list[tuple[str, str, int]]:
     """The files at `inside` (a file, or a directory's manifests) in `commit`: (path from the
     repository's top, object id, size in bytes). `inside` is read literally (no wildcards)."""
     arguments = ["ls-tree", "-r", "-l", "-z", "--full-tree", commit]
