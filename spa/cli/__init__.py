@@ -1,6 +1,7 @@
 """Command-line entry point: `spa`, also installed as the kubectl plugin `kubectl-spa`.
 
-`spa plan` previews schedules offline (or, `--from-cluster`, from the live objects);
+`spa plan` previews schedules offline (or, `--from-cluster`, from the live objects; or,
+`--diff`, what a change of the manifests changes);
 `spa status` shows what the live ScheduledPodAutoscalers do; `spa run` starts the controller.
 The Kubernetes client is imported only by the commands that talk to a cluster, so that
 `plan -f` starts fast and works where the client cannot be imported. Invoked as `kubectl spa`
@@ -30,6 +31,9 @@ from spa.plan import (
     render_json,
     render_table,
 )
+from spa.plan.diff import diff_plans, render_diff_errors, render_diff_json, render_diff_table
+from spa.plan.html import render_diff_html
+from spa.plan.revision import GIT_PREFIX, RevisionError, read_revision
 from spa.schedule import format_instant, instant_of
 
 __all__ = ["main"]
@@ -82,7 +86,8 @@ def _parser() -> argparse.ArgumentParser:
             "multi-document YAML; '-' for standard input), validate them, and print for every "
             "ScheduledPodAutoscaler the effective values at --at and every change after it "
             "up to the horizon. Needs no cluster. Errors go to standard error; exits 1 if "
-            "any document is invalid."
+            "any document is invalid. With --diff OLD, show instead the transitions the -f "
+            "manifests add, remove or change compared with OLD (docs/plan.md, '--diff')."
         ),
     )
     source = plan.add_mutually_exclusive_group(required=True)
@@ -99,6 +104,14 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="plan the ScheduledPodAutoscalers and Schedules of a live cluster (read-only; "
         "--kubeconfig, --context, -n and -A as in kubectl)",
+    )
+    plan.add_argument(
+        "--diff",
+        metavar="OLD",
+        help="compare with OLD: show the transitions the -f manifests add, remove or change; "
+        "OLD is a file or directory of manifests, or git:REV for the -f paths at Git revision "
+        "REV (e.g. --diff git:origin/main -f deploy/); exits 0 if none differ, 1 if some do, "
+        "2 on any error",
     )
     plan.add_argument(
         "--at",
@@ -166,6 +179,8 @@ def _plan(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int
                 "the last instant a plan covers"
             )
     if arguments.from_cluster:
+        if arguments.diff is not None:
+            parser.error("--diff compares manifests: give the new side with -f, not --from-cluster")
         from spa.cli.cluster import cluster_plan, connected, read_cluster
 
         def from_cluster() -> Plan:
@@ -180,6 +195,8 @@ def _plan(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int
     else:
         if given := cluster_arguments_given(arguments):
             parser.error(f"{', '.join(given)} can only be used with --from-cluster")
+        if arguments.diff is not None:
+            return _plan_diff(parser, arguments, at=at, until=until)
         documents, read_errors = read_documents(arguments.filename)
         plan = build_plan(documents, read_errors, at=at, until=until)
     with contextlib.suppress(ReaderGone):
@@ -194,6 +211,48 @@ def _plan(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int
 
 
 _RENDERERS = {"table": render_table, "json": render_json, "html": render_html}
+
+
+def _plan_diff(
+    parser: argparse.ArgumentParser, arguments: argparse.Namespace, *, at: int, until: int
+) -> int:
+    """`spa plan --diff OLD -f NEW`: both sides planned over the same range and compared
+    (docs/plan.md, "`--diff`"). Exits as `kubectl diff` and `diff` do: 0 when no transition
+    differs, 1 when some do, 2 when either side has an error (the comparison is then
+    incomplete) or the arguments are wrong."""
+    old_source: str = arguments.diff
+    paths: list[str] = arguments.filename
+    if old_source.startswith(GIT_PREFIX):
+        revision = old_source.removeprefix(GIT_PREFIX)
+        if not revision:
+            parser.error("--diff git:REV needs a revision, e.g. git:main or git:origin/main")
+        try:
+            old_documents, old_errors = read_revision(revision, paths)
+        except RevisionError as error:
+            print(f"error: --diff {old_source}: {error.message}", file=sys.stderr)
+            return _DIFF_TROUBLE
+    else:
+        if old_source == "-" and "-" in paths:
+            parser.error("standard input ('-') can be only one side of --diff")
+        old_documents, old_errors = read_documents([old_source])
+    new_documents, new_errors = read_documents(paths)
+    diff = diff_plans(
+        build_plan(old_documents, old_errors, at=at, until=until),
+        build_plan(new_documents, new_errors, at=at, until=until),
+        old_label=old_source,
+        new_label=", ".join(paths),
+    )
+    with contextlib.suppress(ReaderGone):
+        emit(_DIFF_RENDERERS[arguments.output](diff))
+    if diff.errors:
+        with contextlib.suppress(OSError):
+            print(render_diff_errors(diff), file=sys.stderr, flush=True)
+        return _DIFF_TROUBLE
+    return 1 if diff.differs else 0
+
+
+_DIFF_RENDERERS = {"table": render_diff_table, "json": render_diff_json, "html": render_diff_html}
+_DIFF_TROUBLE = 2
 
 Result = TypeVar("Result")
 

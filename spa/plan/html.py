@@ -9,9 +9,10 @@ Per autoscaler: the base minReplicas and maxReplicas as dashed lines, the effect
 step lines over the horizon with the band between them shaded, one row of bars per Schedule
 (its active windows; suspended ones hatched), and an axis in local time (the zone most of its
 Schedules use, named under the axis). Every bar and step carries a tooltip with exact times,
-and the transitions and Schedules follow as tables. Hand-written rather than drawn with a
-plotting library: the drawing is a few rectangles and polylines, and a plotting library would
-add a large dependency to the command-line tool for it.
+and the transitions and Schedules follow as tables. `spa plan --diff -o html` draws, in the
+same style, both sides' step lines and a mark at each instant whose transition differs.
+Hand-written rather than drawn with a plotting library: the drawing is a few rectangles and
+polylines, and a plotting library would add a large dependency to the command-line tool.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from datetime import datetime, time, timedelta
 from html import escape
 from zoneinfo import ZoneInfo
 
+from spa.plan.diff import AutoscalerDiff, Change, PlanDiff, TransitionChange
 from spa.plan.planner import AutoscalerPlan, Plan
 from spa.plan.render import (
     describe_error,
@@ -33,7 +35,7 @@ from spa.plan.render import (
 from spa.plan.schedules import PlannedSchedule, ScheduleState, format_local, zone_name
 from spa.schedule import UTC_ZONE, State, format_instant, from_instant, to_instant
 
-__all__ = ["MAX_COLOR", "MIN_COLOR", "render_html"]
+__all__ = ["CHANGE_COLORS", "MAX_COLOR", "MIN_COLOR", "render_diff_html", "render_html"]
 
 # Colours are part of the page's contract with its test (tests/integration/test_plan_html.py
 # finds the step lines in a screenshot by them), so each is named once here.
@@ -318,15 +320,20 @@ def _steps(
     until: int,
     scale: _Scale,
     value_of: Callable[[State], int],
+    *,
+    label: str | None = None,
+    dashed: bool = False,
 ) -> str:
     points: list[str] = []
     for start, end, state in _segments(steps, until):
         value = value_of(state)
         points += [f"{scale.x(start)},{scale.y(value)}", f"{scale.x(end)},{scale.y(value)}"]
-    label = f"effective {css}Replicas"
+    label = label or f"effective {css}Replicas"
+    # The diff view draws the old side dashed and thinner, under the new side's solid line.
+    stroke = 'stroke-width="1.5" stroke-dasharray="7 4"' if dashed else 'stroke-width="2.5"'
     return (
         f'<polyline class="{css}" points="{" ".join(points)}" fill="none" stroke="{color}" '
-        f'stroke-width="2.5" stroke-linejoin="miter" shape-rendering="crispEdges">'
+        f'{stroke} stroke-linejoin="miter" shape-rendering="crispEdges">'
         f"<title>{escape(label)}</title></polyline>"
     )
 
@@ -449,3 +456,208 @@ def _transition_table(autoscaler: AutoscalerPlan) -> str:
         "<table><tr><th>from (UTC)</th><th>min</th><th>max</th><th>active Schedules</th>"
         f"<th>local time</th></tr>{rows}</table></details>"
     )
+
+
+# The diff view (`spa plan --diff -o html`, docs/plan.md "`--diff`"): per autoscaler that
+# differs, the old side's step lines dashed under the new side's solid ones, a mark under the
+# chart at every instant that differs, and the differing transitions as a table.
+CHANGE_COLORS = {Change.ADDED: "#16a34a", Change.REMOVED: "#dc2626", Change.CHANGED: "#d97706"}
+_MARK_ROW = 22
+
+_DIFF_STYLE = """
+tr.added td { background: #dcfce7; }
+tr.removed td { background: #fee2e2; }
+tr.changed td { background: #fef3c7; }
+p.unchanged { margin: 28px 0 0; color: #374151; }
+"""
+
+
+def render_diff_html(diff: PlanDiff) -> str:
+    """The whole page for `diff`, in the style of `render_html`."""
+    heading = f"Plan diff from {format_instant(diff.at)} until {format_instant(diff.until)}"
+    marks = "".join(
+        f'<span><i style="border-color:{CHANGE_COLORS[change]};border-top-width:6px"></i>'
+        f"transition {change.value}</span>"
+        for change in Change
+    )
+    body = [
+        f"<h1>{escape(heading)}</h1>",
+        f'<p class="meta">old: <code>{escape(diff.old_label)}</code> · new: '
+        f"<code>{escape(diff.new_label)}</code></p>",
+        '<p class="meta legend">'
+        f'<span><i style="border-color:{MIN_COLOR}"></i>minReplicas</span>'
+        f'<span><i style="border-color:{MAX_COLOR}"></i>maxReplicas</span>'
+        f'<span><i style="border-color:{BASE_COLOR}"></i>new: solid</span>'
+        f'<span><i style="border-color:{BASE_COLOR};border-top-style:dashed"></i>old: dashed'
+        f"</span>{marks}</p>",
+    ]
+    if not diff.differs:
+        body.append("<p>No transition differs.</p>")
+    body.extend(_diff_section(diff, autoscaler) for autoscaler in diff.autoscalers)
+    unchanged = ", ".join(f"{namespace}/{name}" for namespace, name in diff.unchanged)
+    body.append(
+        f'<p class="unchanged">Unchanged: {len(diff.unchanged)} ScheduledPodAutoscaler(s)'
+        + (f" ({escape(unchanged)})" if unchanged else "")
+        + "</p>"
+    )
+    if diff.errors:
+        items = "".join(
+            f"<li>{escape(found.side.value)}: {escape(describe_error(found.error))}</li>"
+            for found in diff.errors
+        )
+        body.append(
+            f'<section class="errors"><h2>{len(diff.errors)} error(s)</h2><ul>{items}</ul>'
+            "</section>"
+        )
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            "<head>",
+            '<meta charset="utf-8">',
+            f"<title>{escape(heading)}</title>",
+            f"<style>{_STYLE}{_DIFF_STYLE}</style>",
+            "</head>",
+            "<body>",
+            *body,
+            "</body>",
+            "</html>",
+            "",
+        ]
+    )
+
+
+def _diff_section(diff: PlanDiff, autoscaler: AutoscalerDiff) -> str:
+    if autoscaler.change is Change.CHANGED:
+        counts = [
+            f"{autoscaler.count(change)} {change.value}"
+            for change in Change
+            if autoscaler.count(change)
+        ]
+        if autoscaler.start is not None:
+            counts.insert(0, "values at the start changed")
+    else:
+        counts = [f"{len(autoscaler.transitions)} transition(s) in the range"]
+    summary = [autoscaler.change.value, *counts]
+    return "\n".join(
+        [
+            f'<section class="diff" data-autoscaler="{escape(autoscaler.title)}" '
+            f'data-change="{autoscaler.change.value}">',
+            f"<h2>{escape(autoscaler.title)}</h2>",
+            f'<p class="summary">{escape(" · ".join(summary))}</p>',
+            _diff_chart(diff, autoscaler),
+            _diff_table(autoscaler),
+            "</section>",
+        ]
+    )
+
+
+def _diff_chart(diff: PlanDiff, autoscaler: AutoscalerDiff) -> str:
+    sides = (("old", autoscaler.old), ("new", autoscaler.new))
+    drawn = [(side, plan) for side, plan in sides if plan is not None]
+    steps_of = {side: [(diff.at, plan.state), *plan.transitions] for side, plan in drawn}
+    values = [
+        v for steps in steps_of.values() for _, s in steps for v in (s.min_replicas, s.max_replicas)
+    ]
+    ceiling = _nice_ceiling(max(values, default=1))
+    scale = _Scale(diff.new, _TOP, ceiling)
+    marks_top = _TOP + _CHART_HEIGHT + 4
+    axis_top = marks_top + _MARK_ROW
+    height = axis_top + _AXIS_HEIGHT
+    zone = axis_zone(drawn[-1][1])  # the new side's, or the old one's for a removed autoscaler
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {_WIDTH} {height}" width="{_WIDTH}" '
+        f'height="{height}" role="img" '
+        f'aria-label="{escape(f"Changes of {autoscaler.title}")}">',
+        f'<rect x="{_LEFT}" y="{_TOP}" width="{_PLOT_WIDTH}" height="{_CHART_HEIGHT}" '
+        'fill="#f9fafb" stroke="#e5e7eb"/>',
+    ]
+    parts.extend(_grid(scale))
+    parts.extend(_days(diff.new, zone, scale, _TOP, axis_top))
+    if "new" in steps_of:
+        parts.append(_band(steps_of["new"], diff.until, scale))
+    for side, steps in steps_of.items():
+        dashed = side == "old"
+        for css, color, value_of in (
+            ("max", MAX_COLOR, _max_of),
+            ("min", MIN_COLOR, _min_of),
+        ):
+            parts.append(
+                _steps(
+                    f"{side}-{css}",
+                    color,
+                    steps,
+                    diff.until,
+                    scale,
+                    value_of,
+                    label=f"{side} effective {css}Replicas",
+                    dashed=dashed,
+                )
+            )
+    parts.append(f'<text x="{_LEFT - 8}" y="{marks_top + 14}" text-anchor="end">changes</text>')
+    for entry in autoscaler.transitions:
+        x = scale.x(entry.time)
+        parts.append(
+            f'<rect class="mark {entry.change.value}" x="{round(x - 3, 1)}" y="{marks_top + 3}" '
+            f'width="6" height="14" fill="{CHANGE_COLORS[entry.change]}">'
+            f"<title>{escape(_mark_title(entry))}</title></rect>"
+        )
+    offset = from_instant(diff.at).astimezone(zone).strftime("%z")
+    parts.append(
+        f'<text x="{_LEFT}" y="{height - 4}">local time in {escape(zone_name(zone))} '
+        f"(UTC{offset[:3]}:{offset[3:]} at the start)</text>"
+    )
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def _min_of(state: State) -> int:
+    return state.min_replicas
+
+
+def _max_of(state: State) -> int:
+    return state.max_replicas
+
+
+def _describe_state(state: State | None) -> str:
+    if state is None:
+        return "no transition"
+    active = ", ".join(state.active) or "no Schedule"
+    return f"min {state.min_replicas}, max {state.max_replicas} ({active})"
+
+
+def _mark_title(entry: TransitionChange) -> str:
+    return (
+        f"{format_instant(entry.time)} {entry.change.value}: old {_describe_state(entry.old)}; "
+        f"new {_describe_state(entry.new)}"
+    )
+
+
+def _diff_table(autoscaler: AutoscalerDiff) -> str:
+    zones = {
+        side: transition_zones(plan)
+        for side, plan in (("old", autoscaler.old), ("new", autoscaler.new))
+        if plan is not None
+    }
+    entries = [autoscaler.start] if autoscaler.start is not None else []
+    rows = []
+    for entry in [*entries, *autoscaler.transitions]:
+        if entry is autoscaler.start:
+            local = "start of the range"
+        else:
+            side = "new" if entry.new is not None else "old"
+            local = local_times(entry.time, zones[side].get(entry.time, []))
+        rows.append(
+            f'<tr class="{entry.change.value}">'
+            f"<td>{_MARKS_HTML[entry.change]}</td><td>{format_instant(entry.time)}</td>"
+            f"<td>{escape(_describe_state(entry.old))}</td>"
+            f"<td>{escape(_describe_state(entry.new))}</td>"
+            f"<td>{escape(local)}</td></tr>"
+        )
+    return (
+        "<table><tr><th></th><th>from (UTC)</th><th>old</th><th>new</th><th>local time</th>"
+        f"</tr>{''.join(rows)}</table>"
+    )
+
+
+_MARKS_HTML = {Change.ADDED: "+", Change.REMOVED: "&minus;", Change.CHANGED: "!"}

@@ -18,7 +18,14 @@ from typing import BinaryIO
 from spa.api import GROUP, SCHEDULE_KIND, SCHEDULED_POD_AUTOSCALER
 from spa.plan.decoding import Decoded, decode_stream
 
-__all__ = ["MAX_INPUT_BYTES", "Document", "ReadError", "read_documents"]
+__all__ = [
+    "MANIFEST_SUFFIXES",
+    "MAX_INPUT_BYTES",
+    "Document",
+    "ReadError",
+    "read_blobs",
+    "read_documents",
+]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -124,6 +131,29 @@ def _read_file(file: str, order: int, documents: list[Document], errors: list[Re
     except OSError as error:
         errors.append(ReadError(file, None, f"cannot read the file: {error.strerror}", order=order))
         return
+    _decode_file(file, data, order=order, documents=documents, errors=errors)
+
+
+def read_blobs(blobs: Sequence[tuple[str, bytes | None]]) -> tuple[list[Document], list[ReadError]]:
+    """Every object of files whose bytes were read elsewhere (`spa plan --diff git:REV` reads
+    them from Git), each named as given; None stands for one larger than MAX_INPUT_BYTES, whose
+    bytes are never read. Decoded and reported exactly as the files of `read_documents`."""
+    documents: list[Document] = []
+    errors: list[ReadError] = []
+    for order, (file, data) in enumerate(blobs):
+        _decode_file(file, data, order=order, documents=documents, errors=errors)
+    return documents, errors
+
+
+def _decode_file(
+    file: str,
+    data: bytes | None,
+    *,
+    order: int,
+    documents: list[Document],
+    errors: list[ReadError],
+) -> None:
+    """The objects of one file's bytes (None: too large to be read)."""
     if data is None:
         errors.append(
             ReadError(

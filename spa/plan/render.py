@@ -19,7 +19,11 @@ __all__ = [
     "columns",
     "describe_error",
     "describe_schedule_state",
+    "encode",
+    "error_fields",
+    "join_lines",
     "local_times",
+    "max_text",
     "render_errors",
     "render_json",
     "render_table",
@@ -38,7 +42,7 @@ def render_json(plan: Plan) -> str:
     """
     autoscalers = []
     for autoscaler in plan.autoscalers:
-        head = _encode(
+        head = encode(
             {
                 "namespace": autoscaler.namespace,
                 "name": autoscaler.name,
@@ -62,28 +66,28 @@ def render_json(plan: Plan) -> str:
             f'{head[:-1]}, "transitions": {_lines(transitions, depth=3)}, '
             f'"skipped": {_lines(skipped, depth=3)}}}'
         )
-    errors = [_encode(_error_fields(error)) for error in plan.errors]
+    errors = [encode(error_fields(error)) for error in plan.errors]
     return "\n".join(
         [
             "{",
-            f'  "at": {_encode(format_instant(plan.at))},',
-            f'  "until": {_encode(format_instant(plan.until))},',
-            f'  "autoscalers": {_join(autoscalers, depth=2)},',
-            f'  "errors": {_join(errors, depth=2)}',
+            f'  "at": {encode(format_instant(plan.at))},',
+            f'  "until": {encode(format_instant(plan.until))},',
+            f'  "autoscalers": {join_lines(autoscalers, depth=2)},',
+            f'  "errors": {join_lines(errors, depth=2)}',
             "}",
         ]
     )
 
 
-def _encode(value: object) -> str:
+def encode(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
 def _lines(items: list[dict[str, Any]], *, depth: int) -> str:
-    return _join([_encode(item) for item in items], depth=depth)
+    return join_lines([encode(item) for item in items], depth=depth)
 
 
-def _join(encoded: list[str], *, depth: int) -> str:
+def join_lines(encoded: list[str], *, depth: int) -> str:
     if not encoded:
         return "[]"
     inner, outer = "  " * depth, "  " * (depth - 1)
@@ -98,7 +102,7 @@ def state_fields(state: State) -> dict[str, Any]:
     }
 
 
-def _error_fields(error: PlanError) -> dict[str, Any]:
+def error_fields(error: PlanError) -> dict[str, Any]:
     return {
         "file": error.file,
         "document": error.document,
@@ -144,7 +148,7 @@ def render_table(plan: Plan) -> str:
                     autoscaler.namespace,
                     autoscaler.name,
                     str(autoscaler.state.min_replicas),
-                    _max_text(autoscaler.state),
+                    max_text(autoscaler.state),
                     ",".join(autoscaler.state.active) or "-",
                     format_instant(upcoming[0][0]) if upcoming else "-",
                     local_times(upcoming[0][0], zones.get(upcoming[0][0], [])) if upcoming else "-",
@@ -165,7 +169,7 @@ def render_table(plan: Plan) -> str:
                 [
                     format_instant(instant),
                     str(state.min_replicas),
-                    _max_text(state),
+                    max_text(state),
                     ",".join(state.active) or "-",
                     local_times(instant, zones.get(instant, [])),
                 ]
@@ -272,7 +276,7 @@ def describe_error(error: PlanError) -> str:
     return f"{where}{subject}: {detail}"
 
 
-def _max_text(state: State) -> str:
+def max_text(state: State) -> str:
     # Flag max raised to min (docs/schedules.md, "Effective values") in the table, where a
     # reader reviewing a change needs to see it.
     return f"{state.max_replicas} (raised to min)" if state.max_raised else str(state.max_replicas)

@@ -1,0 +1,259 @@
+"""`spa plan --diff` end to end through the installed `spa`: files, directories, and `git:REV`
+read from a real Git repository made by the real `git` (docs/plan.md, "`--diff`")."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SPA = Path(sys.executable).parent / "spa"
+RANGE = ("--at", "2026-11-23T00:00:00Z", "--days", "2")
+
+WEB = """\
+apiVersion: autoscaling.d-kuro.github.io/v1
+kind: ScheduledPodAutoscaler
+metadata: {name: web, namespace: shop}
+spec:
+  horizontalPodAutoscalerSpec:
+    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+    minReplicas: 2
+    maxReplicas: 8
+---
+apiVersion: autoscaling.d-kuro.github.io/v1
+kind: Schedule
+metadata: {name: office-hours, namespace: shop}
+spec:
+  scaleTargetRef: {name: web}
+  type: Daily
+  startTime: "START"
+  endTime: "17:00"
+  timeZone: ZONE
+  minReplicas: 5
+"""
+
+API = """\
+apiVersion: autoscaling.d-kuro.github.io/v1
+kind: ScheduledPodAutoscaler
+metadata: {name: api, namespace: shop}
+spec:
+  horizontalPodAutoscalerSpec:
+    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: api}
+    maxReplicas: 4
+"""
+
+
+def web(start: str = "09:00", zone: str = "Europe/Berlin") -> str:
+    return WEB.replace("START", start).replace("ZONE", zone)
+
+
+def spa(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SPA), "plan", *arguments, *RANGE],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+
+def diff_json(*arguments: str, cwd: Path) -> tuple[int, dict[str, Any], str]:
+    result = spa(*arguments, "-o", "json", cwd=cwd)
+    return result.returncode, json.loads(result.stdout), result.stderr
+
+
+def write(directory: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_text(text)
+
+
+def git(repository: Path, *arguments: str) -> None:
+    subprocess.run(
+        ["git", *arguments],
+        cwd=repository,
+        check=True,
+        capture_output=True,
+        timeout=60,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "test",
+            "GIT_AUTHOR_EMAIL": "test@example.com",
+            "GIT_COMMITTER_NAME": "test",
+            "GIT_COMMITTER_EMAIL": "test@example.com",
+        },
+    )
+
+
+def test_files_that_plan_the_same_exit_0(tmp_path: Path) -> None:
+    write(tmp_path, {"old.yaml": web(), "new.yaml": web() + "---\n# a comment only\n"})
+    result = spa("--diff", "old.yaml", "-f", "new.yaml", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Unchanged: 1 ScheduledPodAutoscaler(s) (shop/web)" in result.stdout
+    assert not any(line[:2] in ("+ ", "- ", "! ") for line in result.stdout.splitlines())
+
+
+def test_directories_that_differ_exit_1_with_each_change(tmp_path: Path) -> None:
+    write(tmp_path, {"old/web.yaml": web(), "old/api.yaml": API, "new/web.yaml": web("08:00")})
+    code, document, stderr = diff_json("--diff", "old", "-f", "new", cwd=tmp_path)
+    assert (code, stderr) == (1, "")
+    assert (document["old"], document["new"]) == ("old", "new")
+    changes = {a["name"]: a["change"] for a in document["autoscalers"]}
+    assert changes == {"api": "removed", "web": "changed"}
+    web_changes = next(a for a in document["autoscalers"] if a["name"] == "web")
+    assert [(t["time"], t["change"]) for t in web_changes["transitions"]] == [
+        ("2026-11-23T07:00:00Z", "added"),
+        ("2026-11-23T08:00:00Z", "removed"),
+        ("2026-11-24T07:00:00Z", "added"),
+        ("2026-11-24T08:00:00Z", "removed"),
+    ]
+
+
+def test_the_old_side_may_be_standard_input(tmp_path: Path) -> None:
+    write(tmp_path, {"new.yaml": web("10:00")})
+    result = subprocess.run(
+        [str(SPA), "plan", "--diff", "-", "-f", "new.yaml", "-o", "json", *RANGE],
+        cwd=tmp_path,
+        input=web("09:00"),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert result.returncode == 1, result.stderr
+    document = json.loads(result.stdout)
+    assert document["old"] == "-"
+    (changed,) = document["autoscalers"]
+    assert changed["transitions"][0]["change"] == "removed"  # 09:00 Berlin
+    assert changed["transitions"][0]["time"] == "2026-11-23T08:00:00Z"
+
+
+def test_an_error_on_either_side_is_reported_with_its_side_and_exits_2(tmp_path: Path) -> None:
+    write(tmp_path, {"old.yaml": web(zone="Europe/Berln"), "new.yaml": web()})
+    result = spa("--diff", "old.yaml", "-f", "new.yaml", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "error: old (old.yaml): old.yaml (document 2) Schedule shop/office-hours: "
+        "spec.timeZone: unknown time zone 'Europe/Berln'; did you mean 'Europe/Berlin'?"
+    ]
+    # The rest is still compared: the old side's web has no Schedule, so the new one adds.
+    assert "shop/web: changed" in result.stdout
+
+
+def test_bad_arguments_exit_2(tmp_path: Path) -> None:
+    write(tmp_path, {"new.yaml": web()})
+    both_stdin = spa("--diff", "-", "-f", "-", cwd=tmp_path)
+    assert both_stdin.returncode == 2
+    assert "can be only one side of --diff" in both_stdin.stderr
+    cluster = spa("--diff", "new.yaml", "--from-cluster", cwd=tmp_path)
+    assert cluster.returncode == 2
+    empty = spa("--diff", "git:", "-f", "new.yaml", cwd=tmp_path)
+    assert empty.returncode == 2
+    assert "needs a revision" in empty.stderr
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> Path:
+    if shutil.which("git") is None:  # pragma: no cover - git is part of the development setup
+        pytest.fail("git is not installed")
+    repository = tmp_path / "repo"
+    repository.mkdir()
+    git(repository, "init", "-q", "-b", "main")
+    write(repository, {"deploy/web.yaml": web(), "deploy/api.yaml": API, "README.md": "x"})
+    git(repository, "add", ".")
+    git(repository, "commit", "-q", "-m", "first")
+    return repository
+
+
+def test_git_revision_against_the_working_tree(repository: Path) -> None:
+    write(
+        repository,
+        {
+            "deploy/web.yaml": web("08:00"),
+            "deploy/batch/worker.yaml": API.replace("name: api", "name: worker"),
+        },
+    )
+    code, document, stderr = diff_json("--diff", "git:main", "-f", "deploy", cwd=repository)
+    assert (code, stderr) == (1, "")
+    assert document["old"] == "git:main"
+    assert {a["name"]: a["change"] for a in document["autoscalers"]} == {
+        "web": "changed",
+        "worker": "added",
+    }
+    assert document["unchanged"] == [{"namespace": "shop", "name": "api"}]
+
+
+def test_git_revision_errors_are_named_by_revision_and_path(repository: Path) -> None:
+    write(repository, {"deploy/web.yaml": web(zone="Europe/Berln")})
+    git(repository, "commit", "-q", "-am", "a typo")
+    write(repository, {"deploy/web.yaml": web()})
+    result = spa("--diff", "git:HEAD", "-f", "deploy/", cwd=repository)
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        "error: old (git:HEAD): HEAD:deploy/web.yaml (document 2) Schedule shop/office-hours: "
+        "spec.timeZone: "
+    )
+    # One commit back, the same manifests as the working tree: nothing differs.
+    assert spa("--diff", "git:HEAD~1", "-f", "deploy/", cwd=repository).returncode == 0
+
+
+def test_a_path_new_in_the_working_tree_adds_everything_in_it(repository: Path) -> None:
+    write(repository, {"more/web.yaml": web().replace("shop", "next")})
+    code, document, _ = diff_json("--diff", "git:main", "-f", "more", cwd=repository)
+    assert code == 1
+    assert [(a["namespace"], a["change"]) for a in document["autoscalers"]] == [("next", "added")]
+
+
+def test_a_subdirectory_reads_paths_from_where_it_is_run(repository: Path) -> None:
+    write(repository, {"deploy/api.yaml": API.replace("maxReplicas: 4", "maxReplicas: 5")})
+    code, document, _ = diff_json("--diff", "git:main", "-f", "api.yaml", cwd=repository / "deploy")
+    assert code == 1
+    (api,) = document["autoscalers"]
+    assert api["start"]["old"]["maxReplicas"] == 4
+    assert api["start"]["new"]["maxReplicas"] == 5
+
+
+def test_an_unknown_revision_is_a_clear_error(repository: Path) -> None:
+    result = spa("--diff", "git:no-such-branch", "-f", "deploy", cwd=repository)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.strip() == (
+        "error: --diff git:no-such-branch: unknown revision 'no-such-branch': "
+        "no commit of that name in this repository"
+    )
+
+
+def test_outside_a_repository_is_a_clear_error(tmp_path: Path) -> None:
+    outside = tmp_path / "plain"
+    write(outside, {"web.yaml": web()})
+    result = subprocess.run(
+        [str(SPA), "plan", "--diff", "git:main", "-f", "web.yaml", *RANGE],
+        cwd=outside,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        # Stop git from finding a repository above the temporary directory.
+        env={**os.environ, "GIT_CEILING_DIRECTORIES": str(tmp_path)},
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        f"error: --diff git:main: {outside.resolve()} is not in a Git repository"
+    )
+
+
+def test_a_path_outside_the_repository_is_an_error_of_that_path(
+    repository: Path, tmp_path: Path
+) -> None:
+    write(tmp_path, {"elsewhere/web.yaml": web()})
+    elsewhere = str(tmp_path / "elsewhere" / "web.yaml")
+    result = spa("--diff", "git:main", "-f", elsewhere, cwd=repository)
+    assert result.returncode == 2
+    assert f"error: old (git:main): {elsewhere}: outside the Git repository" in result.stderr
