@@ -48,6 +48,14 @@ _DAY_SECONDS = 86400
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else list(argv)
+    if words[:1] == ["__complete"]:
+        # cobra's hidden command, which kubectl_complete-spa answers too: a one-line
+        # kubectl_complete-spa script can call `kubectl-spa __complete "$@"` where only
+        # kubectl-spa is installed (Krew; docs/operations.md, "Shell completion").
+        from spa.cli.completion import kubectl_complete
+
+        return kubectl_complete(words[1:])
     parser = build_parser()
     # Returns at once unless the shell's completion script ran us for a TAB (then it exits).
     autocomplete(parser)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from spa.cli import build_parser
+from spa.cli import build_parser, main
 from spa.cli.completion import (
     DIRECTIVE_DEFAULT,
     DIRECTIVE_DIRECTORIES,
@@ -215,6 +215,16 @@ def test_kubectl_complete_prints_the_protocol(
     # A cluster that cannot be read: no candidate, no message, success.
     assert kubectl_complete(["status", ""]) == 0
     assert capsys.readouterr() == (":4\n", "")
+
+
+def test_the_plugin_answers_cobras_hidden_command_itself(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # `kubectl-spa __complete ...`, for a kubectl_complete-spa script where only the plugin's
+    # executable is installed (Krew).
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
+    assert main(["__complete", "status", "--output=w"]) == 0
+    assert capsys.readouterr() == ("wide\n:4\n", "")
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
