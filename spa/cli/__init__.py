@@ -52,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if words[:1] == ["__complete"]:
         # cobra's hidden command, which kubectl_complete-spa answers too: a one-line
         # kubectl_complete-spa script can call `kubectl-spa __complete "$@"` where only
-        # kubectl-spa is installed (Krew; docs/operations.md, "Shell completion").
+        # kubectl-spa is installed (Krew; docs/operations.md, "Help and shell completion").
         from spa.cli.completion import kubectl_complete
 
         return kubectl_complete(words[1:])
@@ -157,6 +157,17 @@ examples:
 }
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, except that text written in lines (the examples) keeps its line
+    breaks and indentation, as RawDescriptionHelpFormatter would keep them; descriptions,
+    written as one paragraph, are still wrapped to the terminal."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" not in text:
+            return super()._fill_text(text, width, indent)
+        return "".join(indent + line for line in text.splitlines(keepends=True))
+
+
 def _command(
     commands: argparse._SubParsersAction[argparse.ArgumentParser],
     name: str,
@@ -170,7 +181,7 @@ def _command(
         help=help,
         description=description,
         epilog=EXAMPLES[name],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
 
 
@@ -180,7 +191,7 @@ def build_parser(*, prog: str | None = None) -> argparse.ArgumentParser:
         prog=prog or program_name(),
         description="Scheduled scaling for Kubernetes HorizontalPodAutoscalers.",
         epilog=EXAMPLES[""],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     # `spa --version` and `kubectl spa --version` say the same (docs/operations.md).
     parser.add_argument(
@@ -271,7 +282,7 @@ def build_parser(*, prog: str | None = None) -> argparse.ArgumentParser:
             "Print the script that makes the shell complete spa's commands, flags, their values "
             "and the names of ScheduledPodAutoscalers in the cluster. kubectl completes "
             "`kubectl spa` itself, through the executable kubectl_complete-spa installed beside "
-            'kubectl-spa (docs/operations.md, "Shell completion").'
+            'kubectl-spa (docs/operations.md, "Help and shell completion").'
         ),
     )
     completion.add_argument("shell", choices=SHELLS, help="the shell to print the script for")

@@ -2,9 +2,9 @@
 
 Operators reach for TAB: commands, flags, the values of `-o`, namespaces and the names of the
 ScheduledPodAutoscalers in the cluster. Everything but the cluster's names comes from the
-parser that parses the command line (argcomplete walks it), so a command or flag added later is
-completed without a change here (docs/operations.md, "Shell completion", says why argcomplete
-and not shtab).
+parser that parses the command line (argcomplete walks it), so a command or flag added later
+is completed without a change here (docs/operations.md, "Help and shell completion", says why
+argcomplete and not shtab).
 
 Two ways in, one finder:
 
@@ -40,6 +40,10 @@ from argcomplete.shell_integration import shellcode
 
 __all__ = [
     "CLUSTER_TIMEOUT",
+    "DIRECTIVE_DEFAULT",
+    "DIRECTIVE_DIRECTORIES",
+    "DIRECTIVE_NO_FILES",
+    "SHELLS",
     "Candidate",
     "attach_completers",
     "autocomplete",
@@ -47,6 +51,7 @@ __all__ = [
     "kubectl_complete",
     "kubectl_protocol",
     "shell_script",
+    "within",
 ]
 
 CLUSTER_TIMEOUT = 2.0

@@ -56,8 +56,14 @@ def test_every_command_has_examples_the_parser_accepts(prog: str) -> None:
     assert checked >= 15
 
 
-def test_examples_keep_their_layout_and_name_the_plugin() -> None:
+def test_examples_keep_their_layout_and_name_the_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
     help_text = _subparsers(build_parser(prog="kubectl spa"))["status"].format_help()
+    # The description is still wrapped to the terminal; only the examples are kept as written.
+    description = help_text.split("\n\n")[1]
+    assert description.startswith("For each ScheduledPodAutoscaler of the cluster")
+    assert max(len(line) for line in description.splitlines()) <= 80
+    assert len(description.splitlines()) > 2
     assert "\n  # Those labelled team=checkout, in every namespace, as YAML\n" in help_text
     assert "\n  kubectl spa status -A -l team=checkout -o yaml\n" in help_text
     assert program_name("/usr/local/bin/kubectl-spa") == "kubectl spa"
