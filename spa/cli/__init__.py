@@ -5,7 +5,9 @@
 `spa status` shows what the live ScheduledPodAutoscalers do; `spa run` starts the controller.
 The Kubernetes client is imported only by the commands that talk to a cluster, so that
 `plan -f` starts fast and works where the client cannot be imported. Invoked as `kubectl spa`
-(the plugin `kubectl-spa`), the help says so.
+(the plugin `kubectl-spa`), the help says so. Every command's help ends with examples, which
+tests/unit/test_cli_help.py parses, so that none of them goes stale; shell completion is
+spa/cli/completion.py, from this same parser.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 from spa import __version__
+from spa.cli.completion import SHELLS, autocomplete, shell_script
 from spa.cli.options import add_cluster_arguments, add_status_arguments, cluster_arguments_given
 from spa.cli.output import ReaderGone, emit
 from spa.controller.options import add_run_arguments
@@ -30,13 +33,14 @@ from spa.plan import (
     render_html,
     render_json,
     render_table,
+    render_yaml,
 )
 from spa.plan.diff import diff_plans, render_diff_errors, render_diff_json, render_diff_table
 from spa.plan.html import render_diff_html
 from spa.plan.revision import GIT_PREFIX, RevisionError, read_revision
 from spa.schedule import format_instant, instant_of
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
 
 # The instants a plan may cover. The engine works in days on either side of what it is asked,
 # so the ends of the calendar (year 1, year 9999) are refused here with a message instead of
@@ -48,13 +52,30 @@ _DAY_SECONDS = 86400
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    if words[:1] == ["__complete"]:
+        # cobra's hidden command, which kubectl_complete-spa answers too: a one-line
+        # kubectl_complete-spa script can call `kubectl-spa __complete "$@"` where only
+        # kubectl-spa is installed (Krew; docs/operations.md, "Help and shell completion").
+        from spa.cli.completion import kubectl_complete
+
+        return kubectl_complete(words[1:])
+    parser = build_parser()
+    # Returns at once unless the shell's completion script ran us for a TAB (then it exits).
+    autocomplete(parser)
     arguments = parser.parse_args(argv)
     if arguments.command == "plan":
         return _plan(parser, arguments)
+    if arguments.command == "completion":
+        with contextlib.suppress(ReaderGone):
+            emit(shell_script(arguments.shell))
+        return 0
     if arguments.command == "status":
         from spa.cli.status import run_status
 
+        if arguments.name is not None and arguments.selector is not None:
+            # As kubectl get: a name and a selector together are refused.
+            parser.error("status: NAME cannot be given with -l/--selector")
         return _reading_cluster(lambda: run_status(arguments))
     from spa.controller.main import run
 
@@ -68,17 +89,121 @@ def program_name(argv0: str | None = None) -> str:
     return "kubectl spa" if name.startswith("kubectl-spa") else "spa"
 
 
-def _parser() -> argparse.ArgumentParser:
+# The examples at the end of each command's help ("%(prog)s" is the command as invoked: `spa
+# plan`, or `kubectl spa plan` for the plugin). One command a line, each preceded by a comment:
+# tests/unit/test_cli_help.py parses every one of them with this parser.
+EXAMPLES = {
+    "": """\
+examples:
+  # What the manifests of a directory do in the next 7 days (no cluster needed)
+  %(prog)s plan -f manifests/
+
+  # What each ScheduledPodAutoscaler of a namespace does now, and next
+  %(prog)s status -n shop
+
+  # Complete commands, flags and names with TAB in bash
+  source <(%(prog)s completion bash)
+""",
+    "plan": """\
+examples:
+  # The next 7 days of the manifests of a directory
+  %(prog)s -f manifests/
+
+  # A given fortnight of two files, as JSON
+  %(prog)s -f spa.yaml -f schedules.yaml --at 2026-12-01T00:00:00Z --days 14 -o json
+
+  # The output of kustomize, read from standard input, up to a date
+  kustomize build overlays/prod | %(prog)s -f - --until 2027-01-01T00:00:00Z
+
+  # The live objects of a namespace instead of files, as a page to share
+  %(prog)s --from-cluster -n shop -o html > plan.html
+
+  # The same plan as YAML, for every namespace
+  %(prog)s --from-cluster -A -o yaml
+""",
+    "status": """\
+examples:
+  # Every ScheduledPodAutoscaler of the context's namespace
+  %(prog)s
+
+  # One of them, with all its Schedules and more transitions
+  %(prog)s web -n shop -o wide
+
+  # Those labelled team=checkout, in every namespace, as YAML
+  %(prog)s -A -l team=checkout -o yaml
+
+  # Their names only, as `kubectl get -o name` prints them
+  %(prog)s -n shop -o name
+
+  # Watch one as it changes (Ctrl-C ends), reading the cluster every 5 seconds
+  %(prog)s web -n shop --watch --interval 5
+""",
+    "run": """\
+examples:
+  # The controller as the install manifest runs it
+  %(prog)s --enable-leader-election
+
+  # Outside the cluster, on two namespaces, with readable logs
+  %(prog)s --kubeconfig ~/.kube/config --namespace shop --namespace blog --log-format text
+""",
+    "completion": """\
+examples:
+  # bash: for this shell, then for every new one
+  source <(%(prog)s bash)
+  %(prog)s bash > ~/.local/share/bash-completion/completions/spa
+
+  # zsh (after compinit)
+  eval "$(%(prog)s zsh)"
+
+  # fish
+  %(prog)s fish > ~/.config/fish/completions/spa.fish
+""",
+}
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, except that text written in lines (the examples) keeps its line
+    breaks and indentation, as RawDescriptionHelpFormatter would keep them; descriptions,
+    written as one paragraph, are still wrapped to the terminal."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" not in text:
+            return super()._fill_text(text, width, indent)
+        return "".join(indent + line for line in text.splitlines(keepends=True))
+
+
+def _command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    *,
+    help: str,
+    description: str,
+) -> argparse.ArgumentParser:
+    """A subcommand whose help ends with its examples, laid out as written."""
+    return commands.add_parser(
+        name,
+        help=help,
+        description=description,
+        epilog=EXAMPLES[name],
+        formatter_class=_HelpFormatter,
+    )
+
+
+def build_parser(*, prog: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command (shell completion walks it too: spa/cli/completion.py)."""
     parser = argparse.ArgumentParser(
-        prog=program_name(),
+        prog=prog or program_name(),
         description="Scheduled scaling for Kubernetes HorizontalPodAutoscalers.",
+        epilog=EXAMPLES[""],
+        formatter_class=_HelpFormatter,
     )
     # `spa --version` and `kubectl spa --version` say the same (docs/operations.md).
     parser.add_argument(
         "--version", action="version", version=f"scheduled-pod-autoscaler {__version__}"
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    plan = commands.add_parser(
+    plan = _command(
+        commands,
         "plan",
         help="preview the effective min/maxReplicas of ScheduledPodAutoscalers from manifests",
         description=(
@@ -133,15 +258,16 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument(
         "-o",
         "--output",
-        choices=("table", "json", "html"),
+        choices=("table", "json", "yaml", "html"),
         default="table",
-        help="table (default), json (docs/plan.md) or html (one self-contained page with a "
-        "timeline per ScheduledPodAutoscaler)",
+        help="table (default), json (docs/plan.md), yaml (the same document) or html (one "
+        "self-contained page with a timeline per ScheduledPodAutoscaler)",
     )
 
     add_cluster_arguments(plan)
     add_status_arguments(
-        commands.add_parser(
+        _command(
+            commands,
             "status",
             help="show what live ScheduledPodAutoscalers do now and next",
             description=(
@@ -154,12 +280,25 @@ def _parser() -> argparse.ArgumentParser:
         )
     )
     add_run_arguments(
-        commands.add_parser(
+        _command(
+            commands,
             "run",
             help="run the controller",
             description="Run the controller: one HPA per ScheduledPodAutoscaler, set by Schedules.",
         )
     )
+    completion = _command(
+        commands,
+        "completion",
+        help="print the shell completion script of spa (bash, zsh or fish)",
+        description=(
+            "Print the script that makes the shell complete spa's commands, flags, their values "
+            "and the names of ScheduledPodAutoscalers in the cluster. kubectl completes "
+            "`kubectl spa` itself, through the executable kubectl_complete-spa installed beside "
+            'kubectl-spa (docs/operations.md, "Help and shell completion").'
+        ),
+    )
+    completion.add_argument("shell", choices=SHELLS, help="the shell to print the script for")
     return parser
 
 
@@ -210,7 +349,12 @@ def _plan(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int
     return 0
 
 
-_RENDERERS = {"table": render_table, "json": render_json, "html": render_html}
+_RENDERERS = {
+    "table": render_table,
+    "json": render_json,
+    "yaml": render_yaml,
+    "html": render_html,
+}
 
 
 def _plan_diff(

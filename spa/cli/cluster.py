@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spa.api import API_VERSION
-from spa.controller.exitcodes import EXIT_CONFIG, EXIT_FORBIDDEN
+from spa.controller.exitcodes import EXIT_CONFIG, EXIT_FORBIDDEN, EXIT_USAGE
 from spa.controller.main import ClusterFailure, explain
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import (
@@ -62,13 +62,16 @@ class Scope:
 
 
 @contextmanager
-def connected(arguments: argparse.Namespace) -> Iterator[Scope]:
-    """A client for the cluster and namespace the kubectl flags choose; closed afterwards."""
+def connected(
+    arguments: argparse.Namespace, *, request_timeout: float = REQUEST_TIMEOUT
+) -> Iterator[Scope]:
+    """A client for the cluster and namespace the kubectl flags choose; closed afterwards.
+    Shell completion passes a shorter `request_timeout` (spa/cli/completion.py)."""
     try:
         client = connect_blocking(
             kubeconfig=arguments.kubeconfig,
             context=arguments.context,
-            request_timeout=REQUEST_TIMEOUT,
+            request_timeout=request_timeout,
             pool_size=4,
             in_cluster_first=False,
         )
@@ -101,12 +104,13 @@ class ClusterObjects:
     """What could not be read and is left out (an HPA or event list that is forbidden)."""
 
 
-def read_cluster(scope: Scope, *, everything: bool) -> ClusterObjects:
+def read_cluster(scope: Scope, *, everything: bool, selector: str | None = None) -> ClusterObjects:
     """The SPAs and Schedules in scope; `everything` adds the HPAs and the Events about both
-    kinds, which `status` shows and may do without."""
+    kinds, which `status` shows and may do without. `selector` (`status -l`) is a label
+    selector on the SPAs, applied by the API server (docs/status.md)."""
     objects = ClusterObjects(
         server=scope.server,
-        autoscalers=_list(scope, SCHEDULED_POD_AUTOSCALERS),
+        autoscalers=_autoscalers(scope, selector),
         schedules=_list(scope, SCHEDULES),
     )
     if not everything:
@@ -132,10 +136,35 @@ def read_cluster(scope: Scope, *, everything: bool) -> ClusterObjects:
     return objects
 
 
-def _list(scope: Scope, resource: Resource, *, field_selector: str | None = None) -> list[Any]:
+def _autoscalers(scope: Scope, selector: str | None) -> list[Any]:
+    try:
+        return _list(scope, SCHEDULED_POD_AUTOSCALERS, label_selector=selector)
+    except ClusterFailure as failure:
+        cause = failure.__cause__
+        if selector is not None and isinstance(cause, ApiError) and cause.status == 400:
+            # The API server parses selectors (kubectl leaves that to it too); its 400 is the
+            # user's typo, not a broken server: say which flag and why, as bad arguments.
+            shown = selector if len(selector) <= 100 else f"{selector[:100]}..."
+            raise ClusterFailure(
+                EXIT_USAGE,
+                f"-l/--selector: {shown!r} is not a valid label selector: {cause.message}",
+            ) from cause
+        raise
+
+
+def _list(
+    scope: Scope,
+    resource: Resource,
+    *,
+    label_selector: str | None = None,
+    field_selector: str | None = None,
+) -> list[Any]:
     try:
         return scope.client.list(
-            resource, namespace=scope.namespace, field_selector=field_selector
+            resource,
+            namespace=scope.namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
         ).items
     except (ApiUnavailable, ApiError) as error:
         raise explain(scope.server, error, resource) from error

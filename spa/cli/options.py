@@ -39,15 +39,28 @@ def cluster_arguments_given(arguments: argparse.Namespace) -> list[str]:
 
 
 def add_status_arguments(parser: argparse.ArgumentParser) -> None:
+    # dest "name": shell completion offers the cluster's ScheduledPodAutoscalers for it.
     parser.add_argument("name", nargs="?", metavar="NAME", help="only this ScheduledPodAutoscaler")
     add_cluster_arguments(parser)
     parser.add_argument(
+        "-l",
+        "--selector",
+        metavar="SELECTOR",
+        help="only the ScheduledPodAutoscalers with these labels, as in kubectl "
+        "(team=shop,tier!=batch; the API server applies it)",
+    )
+    parser.add_argument(
         "-o",
         "--output",
-        choices=("table", "wide", "json", "yaml"),
+        choices=("table", "wide", "json", "yaml", "name"),
         default="table",
         help="table (default), wide (also every Schedule, more transitions and events), "
-        "json or yaml",
+        "json, yaml, or name (kind.group/name a line, as kubectl get -o name)",
+    )
+    parser.add_argument(
+        "--no-headers",
+        action="store_true",
+        help="table and wide: leave out the first line (the time and the API server)",
     )
     parser.add_argument(
         "-w",

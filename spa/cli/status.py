@@ -52,6 +52,7 @@ from spa.controller.desired import (
     desired_hpa,
 )
 from spa.controller.main import ClusterFailure
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from spa.plan import AutoscalerPlan, PlanError
 from spa.plan.render import (
     columns,
@@ -155,8 +156,12 @@ class StatusReport:
     """What could not be read (not allowed) and is therefore not shown."""
 
 
-def build_status(objects: ClusterObjects, *, at: int, name: str | None = None) -> StatusReport:
-    """The status of every SPA in `objects` (or only `name`) at the instant `at`."""
+def build_status(
+    objects: ClusterObjects, *, at: int, name: str | None = None, selection: bool = False
+) -> StatusReport:
+    """The status of every SPA in `objects` (or only `name`) at the instant `at`. `selection`:
+    the SPAs were listed with a label selector (`-l`), so the Schedules of the others are
+    left out, not taken for Schedules whose SPA does not exist."""
     autoscalers = sorted(objects.autoscalers, key=_key)
     if name is not None:
         autoscalers = [a for a in autoscalers if object_name(a) == name]
@@ -164,7 +169,7 @@ def build_status(objects: ClusterObjects, *, at: int, name: str | None = None) -
     for schedule in objects.schedules:
         target = (object_namespace(schedule), schedule_target(schedule))
         wanting.setdefault(target, []).append(schedule)
-    if name is not None:
+    if name is not None or selection:
         # Only what belongs to the SPA asked for is planned (and reported).
         objects = dataclasses.replace(
             objects,
@@ -340,21 +345,32 @@ def _events_by_object(
 # -- output -----------------------------------------------------------------------------------
 
 
-def render_status(report: StatusReport, output: str) -> str:
-    """The report as `table`, `wide`, `json` or `yaml` (docs/status.md)."""
+# `-o name` names an SPA as `kubectl get -o name` does: kind.group/name, without the namespace.
+_NAME_PREFIX = f"{SCHEDULED_POD_AUTOSCALERS.kind.lower()}.{SCHEDULED_POD_AUTOSCALERS.group}/"
+
+
+def render_status(report: StatusReport, output: str, *, headers: bool = True) -> str:
+    """The report as `table`, `wide`, `json`, `yaml` or `name` (docs/status.md); `headers`
+    False (`--no-headers`) leaves out the table's first line."""
     if output == "json":
         return json.dumps(status_document(report), indent=2, ensure_ascii=False)
     if output == "yaml":
         return yaml.safe_dump(status_document(report), sort_keys=False, allow_unicode=True)
-    return _table(report, wide=output == "wide")
+    if output == "name":
+        return "\n".join(_NAME_PREFIX + entry.name for entry in report.autoscalers)
+    return _table(report, wide=output == "wide", headers=headers)
 
 
-def _table(report: StatusReport, *, wide: bool) -> str:
+def _table(report: StatusReport, *, wide: bool, headers: bool) -> str:
     lines = [f"Status at {format_instant(report.at)} from {report.server}"]
     if not report.autoscalers:
         lines += ["", "No ScheduledPodAutoscaler found."]
     for entry in report.autoscalers:
         lines += ["", *_block(report, entry, wide=wide)]
+    if not headers:
+        # The heading and the blank line after it; the blocks keep their column titles, without
+        # which the three pairs of bounds could not be told apart (docs/status.md).
+        lines = lines[2:]
     if report.errors:
         lines += ["", f"{len(report.errors)} error(s):"]
         lines.extend(f"  {describe_error(error)}" for error in report.errors)
@@ -557,17 +573,20 @@ def run_status(
     with connected(arguments) as scope:
         last: str | None = None
         while True:
-            objects = read_cluster(scope, everything=True)
+            objects = read_cluster(scope, everything=True, selector=arguments.selector)
             at = int(now())
-            report = build_status(objects, at=at, name=arguments.name)
+            report = build_status(
+                objects, at=at, name=arguments.name, selection=arguments.selector is not None
+            )
             if arguments.name is not None and not report.autoscalers:
                 where = scope.namespace or "any namespace"
                 raise ClusterFailure(
                     1, f"ScheduledPodAutoscaler {arguments.name} not found in {where}"
                 )
-            text = render_status(report, arguments.output)
+            text = render_status(report, arguments.output, headers=not arguments.no_headers)
             if not arguments.watch:
-                emit(text)
+                if text:  # `-o name` of nothing prints nothing, as kubectl
+                    emit(text)
                 return 0
             # On a terminal the status is redrawn in place at every read (ages move on);
             # elsewhere (a pipe, a log) it is printed again only when something changed.

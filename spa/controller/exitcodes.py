@@ -11,11 +11,14 @@ __all__ = [
     "EXIT_NO_CRDS",
     "EXIT_UNAUTHORIZED",
     "EXIT_UNREACHABLE",
+    "EXIT_USAGE",
 ]
 
 EXIT_LOST_LEASE = 1
 """The Lease was lost (docs/operations.md, "Leader election"); 1 is also any other error."""
-# 2 is bad arguments (argparse).
+EXIT_USAGE = 2
+"""Bad command-line arguments: argparse's status, and that of an argument only the API server
+can judge (a label selector, docs/status.md)."""
 EXIT_CONFIG = 3
 """No usable cluster configuration (kubeconfig or in-cluster)."""
 EXIT_UNREACHABLE = 4

@@ -18,7 +18,7 @@ from spa.kube.client import (
     WatchStream,
     deadline,
 )
-from spa.kube.config import ConfigError, connect, default_namespace
+from spa.kube.config import ConfigError, connect, context_names, default_namespace
 from spa.kube.discovery import Discovery, discover_hpa
 from spa.kube.errors import (
     ApiError,
@@ -78,6 +78,7 @@ __all__ = [
     "WatchStream",
     "connect",
     "connect_blocking",
+    "context_names",
     "deadline",
     "default_namespace",
     "discover_hpa",

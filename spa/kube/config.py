@@ -27,7 +27,7 @@ from spa.kube.client import (
 )
 from spa.kube.ratelimit import TokenBucket
 
-__all__ = ["ConfigError", "connect", "default_namespace"]
+__all__ = ["ConfigError", "connect", "context_names", "default_namespace"]
 
 USER_AGENT = f"scheduled-pod-autoscaler/{__version__}"
 # An exec plugin's token is renewed this long before it expires, so that no request is sent
@@ -83,6 +83,18 @@ def default_namespace(*, kubeconfig: str | None = None, context: str | None = No
     chosen = next((c for c in contexts if c.get("name") == context), None) if context else current
     namespace = ((chosen or {}).get("context") or {}).get("namespace")
     return str(namespace) if namespace else "default"
+
+
+def context_names(*, kubeconfig: str | None = None) -> list[str]:
+    """The names of the kubeconfig's contexts, as kubectl completes `--context` with them;
+    :class:`ConfigError` when the kubeconfig cannot be read."""
+    try:
+        contexts, _ = k8s_config.list_kube_config_contexts(  # type: ignore[no-untyped-call]
+            config_file=_kubeconfig_path(kubeconfig)
+        )
+    except Exception as err:
+        raise ConfigError(f"no usable cluster configuration: {err}") from err
+    return [str(c["name"]) for c in contexts or () if c.get("name")]
 
 
 class _ConfigurationCredentials:

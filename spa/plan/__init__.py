@@ -3,7 +3,7 @@
 from spa.plan.html import render_html
 from spa.plan.manifests import Document, ReadError, read_documents
 from spa.plan.planner import AutoscalerPlan, Plan, PlanError, SkippedWindow, build_plan
-from spa.plan.render import render_errors, render_json, render_table
+from spa.plan.render import render_errors, render_json, render_table, render_yaml
 
 __all__ = [
     "AutoscalerPlan",
@@ -18,4 +18,5 @@ __all__ = [
     "render_html",
     "render_json",
     "render_table",
+    "render_yaml",
 ]

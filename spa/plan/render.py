@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import yaml
+
 from spa.plan.planner import AutoscalerPlan, Plan, PlanError, SkippedWindow
 from spa.plan.schedules import PlannedSchedule, ScheduleState, format_local, zone_name
 from spa.schedule import State, format_instant
@@ -27,6 +29,7 @@ __all__ = [
     "render_errors",
     "render_json",
     "render_table",
+    "render_yaml",
     "schedule_rows",
     "state_fields",
     "transition_zones",
@@ -76,6 +79,20 @@ def render_json(plan: Plan) -> str:
             f'  "errors": {join_lines(errors, depth=2)}',
             "}",
         ]
+    )
+
+
+def render_yaml(plan: Plan) -> str:
+    """The JSON document as YAML (`-o yaml`, as kubectl offers both): the same fields in the
+    same order, so that one description serves both (docs/plan.md)."""
+    # The CSafeDumper where PyYAML has its C extension: a large fleet's plan is long.
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return yaml.dump(
+        json.loads(render_json(plan)),
+        Dumper=dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shutil
 import signal
 import socket
 import subprocess
@@ -327,3 +328,87 @@ def test_unreachable_api_server(cluster: Any, tmp_path: Path) -> None:
     assert result.stderr == (
         f"error: cannot reach the API server at {server}: [Errno 111] Connection refused\n"
     )
+
+
+def labelled(name: str, namespace: str, **labels: str) -> dict[str, Any]:
+    body = autoscaler(name, namespace)
+    body["metadata"]["labels"] = labels
+    return body
+
+
+def test_status_of_a_label_selection(cluster: Any, kube: Kube, namespace: str) -> None:
+    kube.create(labelled("web", namespace, team="checkout"))
+    kube.create(labelled("api", namespace, team="checkout", tier="backend"))
+    kube.create(labelled("blog", namespace, team="content"))
+    # The Schedule of an SPA that is not selected is neither shown nor taken for an orphan.
+    kube.create(
+        schedule("night", namespace, "blog", type="Daily", startTime="1:00", endTime="2:00")
+    )
+    admin = cluster.kubeconfig
+
+    def names(*selector: str) -> list[str]:
+        document = status_json(admin, "-n", namespace, *selector)
+        assert document["errors"] == []
+        return [a["name"] for a in document["autoscalers"]]
+
+    assert names("-l", "team=checkout") == ["api", "web"]
+    assert names("--selector", "team=checkout,tier!=backend") == ["web"]
+    assert names("-l", "team in (content)") == ["blog"]
+    assert names("-l", "team=nobody") == []
+    listed = kubectl_spa(
+        "status", "-n", namespace, "-l", "team=checkout", "-o", "name", kubeconfig=admin
+    )
+    assert (listed.returncode, listed.stderr) == (0, "")
+    assert listed.stdout.splitlines() == [
+        "scheduledpodautoscaler.autoscaling.d-kuro.github.io/api",
+        "scheduledpodautoscaler.autoscaling.d-kuro.github.io/web",
+    ]
+    # A selector only the API server can judge: a usage error that names the flag.
+    refused = kubectl_spa("status", "-n", namespace, "-l", "team in (", kubeconfig=admin)
+    assert refused.returncode == 2
+    assert refused.stderr.startswith(
+        "error: -l/--selector: 'team in (' is not a valid label selector: "
+    )
+    assert len(refused.stderr.splitlines()) == 1
+
+
+def kubectl_complete(kubeconfig: Path, *words: str) -> list[str]:
+    """What kubectl's shell completion asks for `kubectl spa WORDS<TAB>`: kubectl finds the
+    plugin kubectl-spa and its completion executable kubectl_complete-spa on PATH (both console
+    scripts of setup.cfg) and prints cobra's answer: a candidate a line, then `:<directive>`."""
+    path = f"{BIN}{os.pathsep}{os.environ['PATH']}"
+    assert shutil.which("kubectl_complete-spa", path=path), "kubectl_complete-spa is not installed"
+    result = subprocess.run(
+        [str(BIN / "kubectl"), "__complete", "spa", *words],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env={**os.environ, "PATH": path, "KUBECONFIG": str(kubeconfig)},
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()
+
+
+def test_kubectl_completes_the_plugin_from_the_cluster(
+    cluster: Any, kube: Kube, namespace: str
+) -> None:
+    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler("api", namespace))
+    admin = Path(cluster.kubeconfig)
+    assert kubectl_complete(admin, "status", "-n", namespace, "") == ["api", "web", ":4"]
+    assert kubectl_complete(admin, "status", "-n", namespace, "w") == ["web", ":4"]
+    assert namespace in kubectl_complete(admin, "status", "-n", "")
+    # Commands and the values of -o come from the parser, with no cluster involved.
+    commands = kubectl_complete(admin, "")
+    assert [line.split("\t")[0] for line in commands[:-1]] == [
+        "plan",
+        "status",
+        "run",
+        "completion",
+    ]
+    assert kubectl_complete(admin, "status", "-o", "") == [
+        "table", "wide", "json", "yaml", "name", ":4"
+    ]  # fmt: skip
+    # A file is left to the shell (directive 0: its own file completion).
+    assert kubectl_complete(admin, "plan", "-f", "") == [":0"]

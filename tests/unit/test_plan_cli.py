@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from spa import __version__
 
@@ -213,6 +214,17 @@ def test_documents_carry_the_errors_and_standard_error_lists_them(
         assert error["message"] == "unknown time zone 'Asia/Tokio'; did you mean 'Asia/Tokyo'?"
     else:
         assert "unknown time zone &#x27;Asia/Tokio&#x27;" in result.stdout
+
+
+def test_yaml_is_the_json_document(manifests: Path) -> None:
+    at = ["-f", str(manifests), "--at", "2026-03-08T06:30:00Z", "--days", "2"]
+    result = spa("plan", *at, "-o", "yaml")
+    assert result.returncode == 1  # the Schedule with a bad zone, as with JSON
+    _, document = plan_json(*at)
+    assert document["autoscalers"][0]["transitions"]
+    assert yaml.safe_load(result.stdout) == document
+    # Keys in the order of the JSON, not sorted: `at` first.
+    assert result.stdout.startswith("at: '2026-03-08T06:30:00Z'\nuntil: ")
 
 
 def test_valid_manifests_print_nothing_on_standard_error(manifests: Path) -> None:

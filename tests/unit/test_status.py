@@ -16,6 +16,7 @@ from spa.api import (
     parse_schedule,
     parse_scheduled_pod_autoscaler,
 )
+from spa.cli import main
 from spa.cli.cluster import ClusterObjects
 from spa.cli.status import HpaState, build_status, render_status
 from spa.controller.desired import desired_hpa
@@ -237,3 +238,43 @@ def test_one_spa_by_name_and_wide_output() -> None:
     assert "  schedules:" in wide
     assert "push       Daily   daily 11:50-13:00   Asia/Tokyo" in wide
     assert "schedules:" not in render_status(report, "table")
+
+
+def test_names_as_kubectl_get_prints_them() -> None:
+    report = build_status(objects(autoscalers=[autoscaler("web"), autoscaler("api")]), at=AT)
+    assert render_status(report, "name") == (
+        "scheduledpodautoscaler.autoscaling.d-kuro.github.io/api\n"
+        "scheduledpodautoscaler.autoscaling.d-kuro.github.io/web"
+    )
+    assert render_status(build_status(objects(autoscalers=[]), at=AT), "name") == ""
+
+
+@pytest.mark.parametrize("output", ["table", "wide"])
+def test_no_headers_leaves_out_the_heading_line(output: str) -> None:
+    report = build_status(objects(), at=AT)
+    full = render_status(report, output)
+    bare = render_status(report, output, headers=False)
+    assert full.startswith(f"Status at 2026-11-23T03:00:00Z from {SERVER}\n\n")
+    assert full.split("\n", 2)[2] == bare
+    assert bare.startswith("shop/web   ")
+    # JSON and YAML have no headers to leave out.
+    assert render_status(report, "json", headers=False) == render_status(report, "json")
+
+
+def test_a_selection_leaves_out_the_schedules_of_other_autoscalers() -> None:
+    # Listed with `-l`: only "web" came back; "api" exists but was not selected.
+    api_schedule = schedule("api-push", "api", type="Daily", startTime="1:00", endTime="2:00")
+    found = objects(autoscalers=[autoscaler("web")], schedules=[PUSH, api_schedule])
+    selected = build_status(found, at=AT, selection=True)
+    assert [a.name for a in selected.autoscalers] == ["web"]
+    assert selected.errors == []
+    # Without a selection the same objects mean the Schedule's SPA does not exist.
+    [orphan] = build_status(found, at=AT).errors
+    assert (orphan.name, orphan.field) == ("api-push", "spec.scaleTargetRef.name")
+
+
+def test_a_name_and_a_selector_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["status", "web", "-l", "team=shop"])
+    assert exited.value.code == 2
+    assert "error: status: NAME cannot be given with -l/--selector" in capsys.readouterr().err
