@@ -1,7 +1,8 @@
 """Command-line entry point: `spa`, also installed as the kubectl plugin `kubectl-spa`.
 
 `spa plan` previews schedules offline (or, `--from-cluster`, from the live objects);
-`spa status` shows what the live ScheduledPodAutoscalers do; `spa run` starts the controller.
+`spa status` shows what the live ScheduledPodAutoscalers do; `spa pause`, `override` and
+`resume` hold an HPA during an incident; `spa run` starts the controller.
 The Kubernetes client is imported only by the commands that talk to a cluster, so that
 `plan -f` starts fast and works where the client cannot be imported. Invoked as `kubectl spa`
 (the plugin `kubectl-spa`), the help says so.
@@ -18,6 +19,8 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 from spa import __version__
+from spa.cli.incident import COMMANDS as INCIDENT_COMMANDS
+from spa.cli.incident import add_incident_commands, run_incident
 from spa.cli.options import add_cluster_arguments, add_status_arguments, cluster_arguments_given
 from spa.cli.output import ReaderGone, emit
 from spa.controller.options import add_run_arguments
@@ -52,6 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from spa.cli.status import run_status
 
         return _reading_cluster(lambda: run_status(arguments))
+    if arguments.command in INCIDENT_COMMANDS:
+        return _reading_cluster(lambda: run_incident(arguments))
     from spa.controller.main import run
 
     return run(arguments)
@@ -140,6 +145,7 @@ def _parser() -> argparse.ArgumentParser:
             ),
         )
     )
+    add_incident_commands(commands)
     add_run_arguments(
         commands.add_parser(
             "run",

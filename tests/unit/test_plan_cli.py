@@ -114,6 +114,7 @@ def test_json_contract(manifests: Path) -> None:
                     },
                 ],
                 "skipped": [],
+                "incident": None,
             }
         ],
         "errors": [
