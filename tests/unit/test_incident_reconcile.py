@@ -211,3 +211,12 @@ def test_an_spa_never_paused_gets_no_incident_conditions() -> None:
     server.reconcile(at(10))
     assert condition(server, "Paused") is None
     assert condition(server, "Overridden") is None
+
+
+def test_an_override_that_raises_min_scales_the_target_up_as_a_window_does() -> None:
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)], target_replicas=2)
+    server.reconcile(at(9))
+    server.reconcile(at(9))
+    annotate(server, override=f"min=8,until={format_instant(at(9, 45))}")
+    server.reconcile(at(9, 30))
+    assert server.scaled_to == [8]
