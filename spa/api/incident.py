@@ -31,6 +31,7 @@ __all__ = [
     "Incident",
     "Override",
     "Pause",
+    "annotation_field",
     "describe_override",
     "describe_pause",
     "incident_at",
@@ -51,6 +52,11 @@ MAX_REPLICAS = 2**31 - 1
 MAX_FOR_SECONDS = 31 * 24 * 3600
 
 _OVERRIDE_KEYS = ("min", "max", "until")
+# RFC 3339 with seconds and an offset: what `datetime.fromisoformat` reads too, less the
+# forms RFC 3339 does not have (no offset, a week date, hours alone).
+_RFC3339 = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,15 +144,13 @@ def parse_for(text: str) -> int:
     """Seconds of a `--for` duration: a Go duration such as 90m, 2h or 1h30m (read as
     leadTime and a Schedule's duration are), rounded up to whole seconds, more than 0 and at
     most 744h. ValueError says why not."""
-    total = (
-        go_duration_seconds(text) if re.fullmatch(GO_DURATION_PATTERN, text) is not None else -1.0
-    )
-    if total is not None and total < 0:
+    if re.fullmatch(GO_DURATION_PATTERN, text) is None:
         raise ValueError(
             f"{_described(text)} is not a duration: write it as Go does, such as 90m, 2h or 1h30m"
         )
+    total = go_duration_seconds(text)  # None: too large to read, far above the limit
     if total is None or not 0 < total <= MAX_FOR_SECONDS:
-        raise ValueError(f"must be more than 0 and at most 744h (31 days), got {text}")
+        raise ValueError(f"must be more than 0 and at most 744h (31 days), got {_described(text)}")
     return math.ceil(total)
 
 
@@ -168,13 +172,15 @@ def describe_pause(pause: Pause) -> str:
 
 
 def describe_override(override: Override) -> str:
+    """How status, Events and `kubectl spa status` say an override, in the same words."""
     return (
         f"overridden to minReplicas {override.min_replicas}, maxReplicas "
         f"{override.max_replicas} until {format_instant(override.until)}"
     )
 
 
-def _field(annotation: str) -> str:
+def annotation_field(annotation: str) -> str:
+    """Where an error about `annotation` points, as every FieldError names its field."""
     return f'metadata.annotations["{annotation}"]'
 
 
@@ -184,7 +190,7 @@ def _pause(text: str) -> Pause | FieldError:
     until = _instant(text)
     if until is None:
         return FieldError(
-            _field(PAUSED_UNTIL_ANNOTATION),
+            annotation_field(PAUSED_UNTIL_ANNOTATION),
             f"must be an RFC 3339 time such as 2026-11-25T15:00:00Z, or {INDEFINITE!r}; "
             f"got {_described(text)}",
         )
@@ -193,7 +199,7 @@ def _pause(text: str) -> Pause | FieldError:
 
 def _override(text: str, *, base_max: int) -> Override | FieldError:
     """`min=N[,max=M],until=RFC3339`, keys in any order, each once."""
-    name = _field(OVERRIDE_ANNOTATION)
+    name = annotation_field(OVERRIDE_ANNOTATION)
     fields: dict[str, str] = {}
     for part in text.split(","):
         key, equals, value = part.partition("=")
@@ -246,14 +252,7 @@ def _instant(text: str) -> int | None:
     """Epoch seconds of an RFC 3339 time with its offset (`Z` or `+09:00`), rounded up to the
     second so that nothing ends before the time written; None when it is not one."""
     text = text.strip()
-    if (
-        re.fullmatch(
-            r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
-            r"([Zz]|[+-][0-9]{2}:[0-9]{2})",
-            text,
-        )
-        is None
-    ):
+    if _RFC3339.fullmatch(text) is None:
         return None
     try:
         moment = datetime.fromisoformat(text.upper().replace("Z", "+00:00"))

@@ -21,6 +21,7 @@ from spa.api.incident import (
     Incident,
     Override,
     Pause,
+    annotation_field,
     describe_override,
     describe_pause,
 )
@@ -70,14 +71,14 @@ def incident_conditions(
             current.get(PAUSED_CONDITION),
             active=incident.pause,
             expired=incident.expired_pause,
-            error=errors.get(f'metadata.annotations["{PAUSED_UNTIL_ANNOTATION}"]'),
+            error=errors.get(annotation_field(PAUSED_UNTIL_ANNOTATION)),
         ),
         _condition(
             OVERRIDDEN_CONDITION,
             current.get(OVERRIDDEN_CONDITION),
             active=incident.override,
             expired=incident.expired_override,
-            error=errors.get(f'metadata.annotations["{OVERRIDE_ANNOTATION}"]'),
+            error=errors.get(annotation_field(OVERRIDE_ANNOTATION)),
         ),
     ):
         if wanted is None:
