@@ -13,6 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from spa.api.crd import schedule_crd, scheduled_pod_autoscaler_crd
+from spa.api.incident import (
+    INDEFINITE,
+    MAX_REPLICAS,
+    MIN_REPLICAS,
+    OVERRIDE_ANNOTATION,
+    PAUSED_UNTIL_ANNOTATION,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "docs" / "api.md"
@@ -176,10 +183,61 @@ def _kind_section(crd: dict[str, Any]) -> list[str]:
     return lines
 
 
+# The annotations a user sets on a ScheduledPodAutoscaler: not in any schema, so written here,
+# with their names and limits from the one rule that reads them (spa/api/incident.py).
+_ANNOTATION_ROWS = [
+    (
+        PAUSED_UNTIL_ANNOTATION,
+        "an RFC 3339 time such as `2026-11-25T15:00:00Z` (an offset such as `+09:00` is read "
+        f"as the same instant), or `{INDEFINITE}`",
+        "Paused: the controller writes nothing to the SPA's HPA (no patch, no create; manual "
+        "edits of it are kept) until that second, or until the annotation is removed.",
+    ),
+    (
+        OVERRIDE_ANNOTATION,
+        "`min=N,max=M,until=TIME`, keys in any order, each once; `max` may be left out",
+        "Overridden: the HPA holds minReplicas N and maxReplicas M instead of the schedule's "
+        "values until TIME (RFC 3339), then the schedule applies again. "
+        f"N from {MIN_REPLICAS} to {MAX_REPLICAS}; M from N to {MAX_REPLICAS}; without `max`, "
+        "the larger of N and `spec.horizontalPodAutoscalerSpec.maxReplicas`.",
+    ),
+]
+ANNOTATIONS = "\n".join(
+    [
+        "### Annotations",
+        "",
+        "Set on a ScheduledPodAutoscaler by `kubectl spa pause`, `kubectl spa override` and",
+        '`kubectl spa resume` ([operations.md](operations.md), "Incidents: pause and override"),',
+        "or by hand with `kubectl annotate`. The controller only reads them: it never writes an",
+        "SPA's metadata, so an expired one stays until somebody removes it (harmless: it changes",
+        "nothing).",
+        "",
+        "| annotation | value | meaning |",
+        "|---|---|---|",
+        *(f"| `{name}` | {value} | {meaning} |" for name, value, meaning in _ANNOTATION_ROWS),
+        "",
+        "- A pause or an override holds while the current time is before its end, and ends",
+        "  exactly at that second (a fraction of a second is rounded up): the controller wakes",
+        "  up then and applies the schedule.",
+        "- A pause wins over an override while both hold; an override that outlasts the pause",
+        "  holds after it.",
+        "- A malformed value is ignored and the schedule keeps applying; the SPA gets a Warning",
+        "  Event `InvalidAnnotation`, and its `Paused` or `Overridden` condition says why and",
+        '  names the field, such as `metadata.annotations["...override"]`. It does not make the',
+        "  SPA Degraded.",
+        '- The conditions and Events of each change are in [status.md](status.md), "Pause and',
+        '  override".',
+        "",
+    ]
+)
+
+
 def render() -> str:
     lines = [INTRO]
     for crd in (scheduled_pod_autoscaler_crd(), schedule_crd()):
         lines += [*_kind_section(crd), ""]
+        if crd["spec"]["names"]["kind"] == "ScheduledPodAutoscaler":
+            lines += [ANNOTATIONS]
     return "\n".join(lines)
 
 

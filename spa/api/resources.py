@@ -116,13 +116,16 @@ class ScheduledPodAutoscalerStatus(LenientModel):
     """When condition last changed."""
     conditions: list[Condition] | None = None
     """Standard conditions; type Ready says whether the HPA has the desired spec, type
-    ImmediateScaleUp how the last immediate scale-up went (scaleUpImmediately)."""
+    ImmediateScaleUp how the last immediate scale-up went (scaleUpImmediately), types Paused
+    and Overridden whether a pause or an override holds (the annotations below)."""
     observed_generation: int | None = None
     """The generation last acted on."""
     min_replicas: int | None = None
-    """The minReplicas in force on the HPA now (base or scheduled)."""
+    """The minReplicas in force on the HPA now (base, scheduled or overridden; while
+    paused, what the HPA keeps)."""
     max_replicas: int | None = None
-    """The maxReplicas in force on the HPA now (base or scheduled)."""
+    """The maxReplicas in force on the HPA now (base, scheduled or overridden; while
+    paused, what the HPA keeps)."""
     active_schedules: list[str] | None = None
     """Names of the Schedules active now, sorted."""
     next_transition_time: str | None = None

@@ -2,7 +2,8 @@
 
 `spa plan` previews schedules offline (or, `--from-cluster`, from the live objects; or,
 `--diff`, what a change of the manifests changes);
-`spa status` shows what the live ScheduledPodAutoscalers do; `spa run` starts the controller.
+`spa status` shows what the live ScheduledPodAutoscalers do; `spa pause`, `override` and
+`resume` hold an HPA during an incident; `spa run` starts the controller.
 The Kubernetes client is imported only by the commands that talk to a cluster, so that
 `plan -f` starts fast and works where the client cannot be imported. Invoked as `kubectl spa`
 (the plugin `kubectl-spa`), the help says so. Every command's help ends with examples, which
@@ -22,6 +23,8 @@ from typing import TypeVar
 
 from spa import __version__
 from spa.cli.completion import SHELLS, autocomplete, shell_script
+from spa.cli.incident import COMMANDS as INCIDENT_COMMANDS
+from spa.cli.incident import add_incident_commands, run_incident
 from spa.cli.options import add_cluster_arguments, add_status_arguments, cluster_arguments_given
 from spa.cli.output import ReaderGone, emit
 from spa.controller.options import add_run_arguments
@@ -77,6 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             # As kubectl get: a name and a selector together are refused.
             parser.error("status: NAME cannot be given with -l/--selector")
         return _reading_cluster(lambda: run_status(arguments))
+    if arguments.command in INCIDENT_COMMANDS:
+        return _reading_cluster(lambda: run_incident(arguments))
     from spa.controller.main import run
 
     return run(arguments)
@@ -279,6 +284,7 @@ def build_parser(*, prog: str | None = None) -> argparse.ArgumentParser:
             ),
         )
     )
+    add_incident_commands(commands)
     add_run_arguments(
         _command(
             commands,

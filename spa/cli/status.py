@@ -57,13 +57,15 @@ from spa.plan import AutoscalerPlan, PlanError
 from spa.plan.render import (
     columns,
     describe_error,
+    incident_fields,
+    incident_lines,
     local_times,
     schedule_rows,
     state_fields,
     transition_zones,
 )
 from spa.plan.schedules import zone_name
-from spa.schedule import format_instant, instant_of
+from spa.schedule import State, format_instant, instant_of
 
 __all__ = [
     "AutoscalerStatus",
@@ -92,6 +94,8 @@ class HpaState(enum.StrEnum):
     """An HPA of the SPA's name that this SPA does not control (docs/architecture.md)."""
     UNKNOWN = "Unknown"
     """HPAs could not be read, or the SPA is invalid."""
+    PAUSED = "Paused"
+    """The SPA is paused: the controller leaves its HPA as it is (docs/operations.md)."""
 
 
 _HPA_TEXT = {
@@ -100,6 +104,7 @@ _HPA_TEXT = {
     HpaState.MISSING: "no HPA",
     HpaState.NOT_OWNED: "HPA of that name not controlled by this SPA",
     HpaState.UNKNOWN: "HPA unknown",
+    HpaState.PAUSED: "HPA left as it is (paused)",
 }
 
 
@@ -177,7 +182,7 @@ def build_status(
             schedules=[s for a in autoscalers for s in wanting.get(_key(a), [])],
         )
     plan = cluster_plan(objects, at=at, until=at + HORIZON_SECONDS)
-    planned = {(a.namespace, a.name): a for a in plan.autoscalers}
+    planned = {(a.namespace, a.name): _wanted(a) for a in plan.autoscalers}
     hpas = None if objects.hpas is None else {_key(h): h for h in objects.hpas}
     events = _events_by_object(objects.events or [])
     report = StatusReport(at=at, server=objects.server, autoscalers=[], unread=objects.problems)
@@ -214,6 +219,17 @@ def build_status(
         else:
             report.errors.append(error)
     return report
+
+
+def _wanted(planned: AutoscalerPlan) -> AutoscalerPlan:
+    """The plan with what the controller wants now: an override's bounds in force replace the
+    schedule's (by the controller's rule, spa/api/incident.py); a pause wants nothing of the
+    HPA, which `_hpa` says."""
+    override = planned.incident.override
+    if override is None or planned.incident.pause is not None:
+        return planned
+    state = State(override.min_replicas, override.max_replicas, planned.state.active)
+    return dataclasses.replace(planned, state=state)
 
 
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -258,6 +274,8 @@ def _hpa(
         return Hpa(HpaState.NOT_OWNED, **seen)
     if planned is None:
         return Hpa(HpaState.UNKNOWN, **seen)
+    if planned.incident.pause is not None:
+        return Hpa(HpaState.PAUSED, **seen)
     try:
         model = parse_scheduled_pod_autoscaler(autoscaler)
     except InvalidObject:
@@ -403,6 +421,7 @@ def _block(report: StatusReport, entry: AutoscalerStatus, *, wide: bool) -> list
             ],
         ]
         lines.extend("  " + line for line in columns(rows))
+        lines.extend("  " + line for line in incident_lines(planned.incident))
         if wide and hpa.current_replicas is not None:
             lines.append(
                 f"  replicas: {hpa.current_replicas} now, {_optional(hpa.desired_replicas)} "
@@ -518,6 +537,7 @@ def _entry_document(entry: AutoscalerStatus) -> dict[str, Any]:
             }
             for e in entry.events
         ],
+        "incident": None if planned is None else incident_fields(planned.incident),
     }
     if planned is None:
         return document

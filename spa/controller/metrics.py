@@ -17,6 +17,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from spa import __version__
+from spa.controller.decide.incident import OVERRIDDEN_CONDITION, PAUSED_CONDITION
 
 __all__ = ["CACHED_OBJECTS", "CachedObjects", "ControllerMetrics"]
 
@@ -77,7 +78,8 @@ class CachedObjects(Collector):
     """Series read from the informer caches at scrape time: each object's `.status.condition`
     (`spa_autoscaler_condition`, `spa_schedule_condition`: 1, labelled with the condition) and
     the base bounds of each SPA's spec (`spa_autoscaler_spec_min_replicas`, `..._max_replicas`),
-    to compare with the bounds in force.
+    to compare with the bounds in force, and whether it is paused or overridden
+    (`spa_autoscaler_incident`).
 
     Read from the caches rather than set by the reconciler, so the series always show what the
     API server holds (the cache holds our own writes as soon as they are answered) and need no
@@ -116,6 +118,12 @@ class CachedObjects(Collector):
                 "maxReplicas of the ScheduledPodAutoscaler's base HPA spec.",
                 labels=["namespace", "name"],
             ),
+            "incident": GaugeMetricFamily(
+                "spa_autoscaler_incident",
+                "1 while the ScheduledPodAutoscaler is paused or overridden (its Paused or "
+                "Overridden condition is True), labelled with that condition.",
+                labels=["namespace", "name", "condition"],
+            ),
             "schedule": GaugeMetricFamily(
                 "spa_schedule_condition",
                 "1 for the Schedule's .status.condition (Available, Progressing, Degraded, ...).",
@@ -134,6 +142,8 @@ class CachedObjects(Collector):
                 namespace, name = _namespace_name(obj)
                 if condition := _condition(obj):
                     add("condition", (namespace, name, condition), 1)
+                for held in _incidents(obj):
+                    add("incident", (namespace, name, held), 1)
                 hpa = (obj.get("spec") or {}).get("horizontalPodAutoscalerSpec") or {}
                 for bound, field in (("min", "minReplicas"), ("max", "maxReplicas")):
                     # An invalid spec (a string, say) has no bound to report.
@@ -153,6 +163,19 @@ def _namespace_name(obj: dict[str, Any]) -> tuple[str, str]:
 
 def _condition(obj: dict[str, Any]) -> str:
     return str((obj.get("status") or {}).get("condition") or "")
+
+
+def _incidents(obj: dict[str, Any]) -> list[str]:
+    """The incident conditions that hold (docs/operations.md, "Incidents"), as the status
+    says: what the controller last decided, so the series needs no clock of its own."""
+    conditions = (obj.get("status") or {}).get("conditions") or ()
+    return [
+        str(entry.get("type"))
+        for entry in conditions
+        if isinstance(entry, dict)
+        and entry.get("type") in (PAUSED_CONDITION, OVERRIDDEN_CONDITION)
+        and entry.get("status") == "True"
+    ]
 
 
 CACHED_OBJECTS = CachedObjects()

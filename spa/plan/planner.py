@@ -29,6 +29,7 @@ from spa.api import (
     parse_scheduled_pod_autoscaler,
     wire,
 )
+from spa.api.incident import Incident, incident_at
 from spa.api.membership import membership
 from spa.api.validation import _suggestion, unknown_status_fields
 from spa.plan.manifests import Document, ReadError
@@ -88,6 +89,10 @@ class AutoscalerPlan:
     """Its valid Schedules, suspended and completed ones too, by name."""
     skipped: list[SkippedWindow] = field(default_factory=list)
     """Windows skipped in the horizon (an excluded date, a holiday), by time, then Schedule."""
+    incident: Incident = field(default_factory=Incident)
+    """Its pause and override at the plan's start, by the controller's rule (spa/api/incident.py).
+    `state` and `transitions` stay the schedule's: the incident says what holds instead, and
+    until when."""
 
 
 @dataclass(slots=True)
@@ -124,6 +129,7 @@ def build_plan(
     # an invalid one still takes one of the SPA's places (spa/api/membership.py).
     naming: dict[tuple[str, str], list[dict[str, Any]]] = {}
     seen: dict[tuple[str, str, str], Document] = {}
+    annotations: dict[tuple[str, str], Any] = {}
 
     for document in documents:
         identity = _identify(document, errors)
@@ -168,6 +174,9 @@ def build_plan(
                 errors.add(identity, error)
         else:
             autoscalers[(identity.namespace, identity.name)] = autoscaler
+            annotations[(identity.namespace, identity.name)] = (body.get("metadata") or {}).get(
+                "annotations"
+            )
 
     # The controller's membership rule, before anything else is said of a Schedule: one
     # controlled by another kind of object, or beyond the SPA's limit (the oldest win;
@@ -252,10 +261,23 @@ def build_plan(
                     ),
                     key=lambda entry: (entry.time, entry.schedule),
                 ),
+                incident=incident_at(
+                    _annotations(annotations.get((namespace, name))),
+                    base_max=base.max_replicas,
+                    instant=at,
+                ),
             )
         )
     plan.errors = errors.in_file_order()
     return plan
+
+
+def _annotations(found: Any) -> dict[str, str]:
+    """The string annotations of a document (the API server allows nothing else; a manifest
+    may hold anything, and the rule reads only its two)."""
+    if not isinstance(found, Mapping):
+        return {}
+    return {str(k): v for k, v in found.items() if isinstance(v, str)}
 
 
 def _target(body: Mapping[str, Any]) -> str | None:

@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 
 import yaml
 
+from spa.api.incident import Incident, describe_override, describe_pause
 from spa.plan.planner import AutoscalerPlan, Plan, PlanError, SkippedWindow
 from spa.plan.schedules import PlannedSchedule, ScheduleState, format_local, zone_name
 from spa.schedule import State, format_instant
@@ -23,6 +24,8 @@ __all__ = [
     "describe_schedule_state",
     "encode",
     "error_fields",
+    "incident_fields",
+    "incident_lines",
     "join_lines",
     "local_times",
     "max_text",
@@ -67,7 +70,8 @@ def render_json(plan: Plan) -> str:
         ]
         autoscalers.append(
             f'{head[:-1]}, "transitions": {_lines(transitions, depth=3)}, '
-            f'"skipped": {_lines(skipped, depth=3)}}}'
+            f'"skipped": {_lines(skipped, depth=3)}, '
+            f'"incident": {encode(incident_fields(autoscaler.incident))}}}'
         )
     errors = [encode(error_fields(error)) for error in plan.errors]
     return "\n".join(
@@ -117,6 +121,40 @@ def state_fields(state: State) -> dict[str, Any]:
         "maxReplicas": state.max_replicas,
         "activeSchedules": list(state.active),
     }
+
+
+def incident_fields(incident: Incident) -> dict[str, Any] | None:
+    """A pause and an override in force, and malformed annotations, as the JSON of
+    docs/plan.md and docs/status.md writes them; None when there is none of them."""
+    if incident.pause is None and incident.override is None and not incident.errors:
+        return None
+    pause, override = incident.pause, incident.override
+    return {
+        "paused": None
+        if pause is None
+        else {"until": None if pause.until is None else format_instant(pause.until)},
+        "override": None
+        if override is None
+        else {
+            "minReplicas": override.min_replicas,
+            "maxReplicas": override.max_replicas,
+            "until": format_instant(override.until),
+        },
+        "errors": [str(error) for error in incident.errors],
+    }
+
+
+def incident_lines(incident: Incident) -> list[str]:
+    """The pause, the override and malformed annotations, one line each, as the table and
+    `kubectl spa status` say them (the words of the controller's conditions)."""
+    lines = []
+    if incident.pause is not None:
+        lines.append(f"{describe_pause(incident.pause)}: the controller leaves the HPA as it is")
+    if incident.override is not None:
+        wins = " (the pause wins while both hold)" if incident.pause is not None else ""
+        lines.append(f"{describe_override(incident.override)}, then the schedule{wins}")
+    lines += [f"ignored: {error}" for error in incident.errors]
+    return lines
 
 
 def error_fields(error: PlanError) -> dict[str, Any]:
@@ -174,6 +212,7 @@ def render_table(plan: Plan) -> str:
         lines.extend(columns(rows))
         for autoscaler in plan.autoscalers:
             lines += ["", f"{autoscaler.namespace}/{autoscaler.name}{_base_text(autoscaler)}:"]
+            lines.extend("  " + line for line in incident_lines(autoscaler.incident))
             lines.extend("  " + line for line in schedule_rows(autoscaler))
             lines.append("")
             if not autoscaler.transitions:

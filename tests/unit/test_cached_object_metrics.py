@@ -88,3 +88,27 @@ def test_two_managers_seeing_one_object_report_it_once_and_stop_when_removed() -
     assert 'name="web"' in generate_latest(registry).decode()
     remove_second()
     assert 'name="web"' not in generate_latest(registry).decode()
+
+
+def test_paused_and_overridden_autoscalers_as_their_conditions_say() -> None:
+    collector = CachedObjects()
+    paused = _autoscaler("web", "Available", minReplicas=1, maxReplicas=2)
+    paused["status"]["conditions"] = [
+        {"type": "Paused", "status": "True", "reason": "Paused"},
+        {"type": "Overridden", "status": "False", "reason": "OverrideExpired"},
+        {"type": "Ready", "status": "True", "reason": "Applied"},
+    ]
+    overridden = _autoscaler("api", "Available", minReplicas=1, maxReplicas=2)
+    overridden["status"]["conditions"] = [
+        {"type": "Overridden", "status": "True", "reason": "Overridden"}
+    ]
+    collector.add(autoscalers=lambda: [paused, overridden], schedules=list)
+    incidents = {
+        labels: value
+        for (name, labels), value in _samples(collector).items()
+        if name == "spa_autoscaler_incident"
+    }
+    assert incidents == {
+        (("condition", "Paused"), ("name", "web"), ("namespace", "shop")): 1,
+        (("condition", "Overridden"), ("name", "api"), ("namespace", "shop")): 1,
+    }

@@ -115,6 +115,7 @@ def test_json_contract(manifests: Path) -> None:
                     },
                 ],
                 "skipped": [],
+                "incident": None,
             }
         ],
         "errors": [

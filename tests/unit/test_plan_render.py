@@ -80,6 +80,7 @@ def test_json_is_the_contract(found: list[AutoscalerPlan], problems: list[PlanEr
                     }
                     for k in a.skipped
                 ],
+                "incident": None,
             }
             for a in found
         ],

@@ -17,8 +17,10 @@ from spa.api import (
     parse_scheduled_pod_autoscaler,
     wire,
 )
+from spa.api.incident import incident_at
 from spa.controller.decide import status
 from spa.controller.decide.hpa import FOREIGN_HPA_RECHECK_SECONDS, Standing, converge
+from spa.controller.decide.incident import held, incident_conditions
 from spa.controller.decide.membership import Evaluated, evaluate, membership, uid
 from spa.controller.decide.plan import (
     AutoscalerReport,
@@ -34,7 +36,7 @@ from spa.controller.decide.plan import (
 from spa.controller.decide.reasons import Event, Reason
 from spa.controller.decide.snapshot import Snapshot, dying
 from spa.controller.desired import controller_owner_uid
-from spa.schedule import next_transition, state_at
+from spa.schedule import State, next_transition, state_at
 
 __all__ = ["decide"]
 
@@ -63,6 +65,19 @@ def decide(snapshot: Snapshot) -> Plan:
     base = autoscaler_base(model)
     state = state_at(base, rules, snapshot.instant)
     upcoming = next_transition(base, rules, snapshot.instant)
+    # Pause and override for incidents (spa/api/incident.py, docs/operations.md): a pause
+    # leaves the HPA alone, an override holds its bounds instead of the schedule's; either
+    # ends by itself at its `until`, when the key wakes up to return to the schedule.
+    incident = incident_at(
+        (autoscaler.get("metadata") or {}).get("annotations"),
+        base_max=base.max_replicas,
+        instant=snapshot.instant,
+    )
+    paused = incident.pause is not None
+    if incident.override is not None and not paused:
+        override = incident.override
+        state = State(override.min_replicas, override.max_replicas, state.active)
+    upcoming = _earliest(upcoming, incident.wake_at)
 
     if snapshot.attempts.hpa_written:
         # HPAs first: when a whole fleet is due at one boundary (or at the first start), every
@@ -71,17 +86,27 @@ def decide(snapshot: Snapshot) -> Plan:
         # statuses and Events. Only a write that changed the HPA comes back at once, so this
         # cannot loop.
         return Plan(replace(snapshot.memory, expected_boundary=upcoming), Final(BackOfQueue()))
-    standing = converge(snapshot, autoscaler, model, state)
+    if paused:
+        # No write of the HPA at all, not even its creation (docs/operations.md).
+        standing: Plan | Standing = Standing(snapshot.memory, applied=False)
+    else:
+        standing = converge(snapshot, autoscaler, model, state)
     if isinstance(standing, Plan):
         return standing
     memory = replace(standing.memory, expected_boundary=upcoming)
 
     reason = Reason.APPLIED
-    if standing.problem is not None:
+    if paused:
+        reason = Reason.PAUSED
+    elif standing.problem is not None:
         assert standing.reason is not None  # a problem comes with its reason
         reason = standing.reason
+    elif incident.override is not None:
+        reason = Reason.OVERRIDDEN
     elif state.max_raised:
         reason = Reason.MAX_RAISED_TO_MIN
+    kept = held(snapshot.hpa) if paused else None
+    conditions, incident_events = incident_conditions(autoscaler, incident)
     events: list[Event] = list(standing.events)
     if memory.scale_up_event is not None:
         events.append(memory.scale_up_event)
@@ -96,8 +121,12 @@ def decide(snapshot: Snapshot) -> Plan:
         applied=standing.applied,
         problem=standing.problem,
         reason=reason,
+        paused=paused,
+        held=kept,
+        incident=conditions,
     )
     statuses: list[StatusWrite] = [AutoscalerStatusWrite(autoscaler, autoscaler_status)]
+    events += incident_events
     events += status_events
     for entry in evaluated:
         write, warning = status.schedule_status(
@@ -107,7 +136,11 @@ def decide(snapshot: Snapshot) -> Plan:
         events += warning
     refused_statuses, refused_events = status.refused_statuses(snapshot, autoscaler, refused)
     report = AutoscalerReport(
-        replicas=(state.min_replicas, state.max_replicas) if standing.applied else None,
+        replicas=kept
+        if paused
+        else (state.min_replicas, state.max_replicas)
+        if standing.applied
+        else None,
         schedules={
             str(entry.obj["metadata"]["name"]): standing.applied
             and entry.obj["metadata"]["name"] in state.active
@@ -124,6 +157,13 @@ def decide(snapshot: Snapshot) -> Plan:
             problem=standing.problem,
         ),
     )
+
+
+def _earliest(first: int | None, second: int | None) -> int | None:
+    """The earlier of two instants, either of which may be None (never)."""
+    if first is None or second is None:
+        return first if second is None else second
+    return min(first, second)
 
 
 def _requeue(standing: Standing, upcoming: int | None) -> WakeUp:

@@ -44,6 +44,15 @@ class Reason(enum.StrEnum):
     SCALE_FORBIDDEN = "ScaleForbidden"
     TARGET_NOT_FOUND = "TargetNotFound"
     NO_SCALE_SUBRESOURCE = "NoScaleSubresource"
+    # Pause and override for incidents (spa/api/incident.py): the SPA's Paused and Overridden
+    # conditions, their Events, and the Ready reason while one holds.
+    PAUSED = "Paused"
+    PAUSE_EXPIRED = "PauseExpired"
+    PAUSE_ENDED = "PauseEnded"
+    OVERRIDDEN = "Overridden"
+    OVERRIDE_EXPIRED = "OverrideExpired"
+    OVERRIDE_ENDED = "OverrideEnded"
+    INVALID_ANNOTATION = "InvalidAnnotation"
 
 
 class EventType(enum.StrEnum):

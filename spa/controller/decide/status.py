@@ -8,6 +8,7 @@ one place, so that a status and its Event can never disagree and each Warning is
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import overload
 
 from spa.api import (
@@ -18,6 +19,7 @@ from spa.api import (
     ScheduleStatus,
     wire,
 )
+from spa.controller.decide.incident import IncidentCondition
 from spa.controller.decide.membership import Evaluated
 from spa.controller.decide.plan import ScheduleStatusWrite, StatusWrite
 from spa.controller.decide.reasons import Event, EventType, Reason
@@ -96,10 +98,16 @@ def autoscaler_status(
     applied: bool,
     problem: str | None,
     reason: Reason,
+    paused: bool = False,
+    held: tuple[int, int] | None = None,
+    incident: Sequence[IncidentCondition] = (),
 ) -> tuple[ScheduledPodAutoscalerStatus, list[Event]]:
     """The SPA's status (Available or Degraded with `problem`; its Ready condition with
-    `reason`; the last immediate scale-up's condition), and a Warning when a Ready reason
-    worth one is new."""
+    `reason`; the last immediate scale-up's condition; the `incident` conditions), and a
+    Warning when a Ready reason worth one is new.
+
+    While `paused`, the bounds in force are those the HPA keeps (`held`, None without an HPA)
+    and Ready is False: the HPA has whatever it had, not necessarily what the schedule wants."""
     metadata = autoscaler["metadata"]
     current = autoscaler.get("status") or {}
     now = format_instant(snapshot.instant)
@@ -108,7 +116,21 @@ def autoscaler_status(
         if problem is None
         else ScheduledPodAutoscalerCondition.Degraded
     )
-    if problem is not None:
+    if paused:
+        wants = (
+            f" (the schedule wants minReplicas {state.min_replicas}, maxReplicas "
+            f"{state.max_replicas})"
+            if state is not None
+            else ""
+        )
+        message = (
+            f"paused: the HorizontalPodAutoscaler keeps minReplicas {held[0]}, maxReplicas "
+            f"{held[1]}{wants}"
+            if held is not None
+            else "paused: there is no HorizontalPodAutoscaler, and none is created until the "
+            "pause ends"
+        )
+    elif problem is not None:
         message = problem
     elif state is not None and state.max_raised:
         message = (
@@ -119,7 +141,7 @@ def autoscaler_status(
         message = f"HPA has minReplicas {state.min_replicas}, maxReplicas {state.max_replicas}"
     else:
         message = ""
-    in_force = state if applied else None
+    in_force = (state.min_replicas, state.max_replicas) if applied and state is not None else None
     conditions = with_condition(
         current.get("conditions"),
         type_="Ready",
@@ -129,6 +151,18 @@ def autoscaler_status(
         generation=metadata.get("generation"),
         now=now,
     )
+    if paused:
+        in_force = held
+    for entry in incident:
+        conditions = with_condition(
+            conditions,
+            type_=entry.type,
+            status=entry.status,
+            reason=entry.reason,
+            message=entry.message,
+            generation=metadata.get("generation"),
+            now=now,
+        )
     if snapshot.memory.scale_up is not None:
         scale_status, scale_reason, scale_message = snapshot.memory.scale_up
         conditions = with_condition(
@@ -145,8 +179,8 @@ def autoscaler_status(
         last_transition_time=_since(current, condition, now),
         conditions=[valid for entry in conditions if (valid := _condition(entry)) is not None],
         observed_generation=metadata.get("generation"),
-        min_replicas=in_force.min_replicas if in_force is not None else None,
-        max_replicas=in_force.max_replicas if in_force is not None else None,
+        min_replicas=in_force[0] if in_force is not None else None,
+        max_replicas=in_force[1] if in_force is not None else None,
         active_schedules=list(state.active) if state is not None else [],
         next_transition_time=format_instant(upcoming) if upcoming is not None else None,
     )

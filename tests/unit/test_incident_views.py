@@ -1,0 +1,91 @@
+"""Pause and override as `spa plan` and `kubectl spa status` show them, by the controller's own
+rule (spa/api/incident.py): the line, the JSON, and what "wanted now" and the HPA state become
+(docs/plan.md, docs/status.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from spa.api.incident import OVERRIDE_ANNOTATION, PAUSED_UNTIL_ANNOTATION
+from spa.cli.status import HpaState, build_status, render_status
+from spa.plan import Document, build_plan, render_json, render_table
+from spa.schedule import format_instant
+from tests.unit.test_status import AT, hpa_for, objects
+from tests.unit.test_status import autoscaler as live_autoscaler
+
+UNTIL = format_instant(AT + 7200)
+
+
+def annotated(**annotations: str) -> dict[str, Any]:
+    spa = live_autoscaler(condition="Available")
+    spa["metadata"]["annotations"] = annotations
+    return spa
+
+
+def test_the_plan_shows_an_override_and_keeps_the_schedules_values() -> None:
+    spa = annotated(**{OVERRIDE_ANNOTATION: f"min=20,until={UNTIL}"})
+    plan = build_plan([Document("spa.yaml", 1, spa)], [], at=AT, until=AT + 86400)
+    [planned] = plan.autoscalers
+    assert (planned.state.min_replicas, planned.state.max_replicas) == (3, 10)
+    assert json.loads(render_json(plan))["autoscalers"][0]["incident"] == {
+        "paused": None,
+        "override": {"minReplicas": 20, "maxReplicas": 20, "until": UNTIL},
+        "errors": [],
+    }
+    assert (
+        f"  overridden to minReplicas 20, maxReplicas 20 until {UNTIL}, then the schedule"
+        in render_table(plan).splitlines()
+    )
+
+
+def test_the_plan_names_a_malformed_annotation_and_an_expired_one_is_not_shown() -> None:
+    spa = annotated(
+        **{
+            PAUSED_UNTIL_ANNOTATION: "later",
+            OVERRIDE_ANNOTATION: f"min=2,until={format_instant(AT)}",
+        }
+    )
+    plan = build_plan([Document("spa.yaml", 1, spa)], [], at=AT, until=AT + 86400)
+    incident = json.loads(render_json(plan))["autoscalers"][0]["incident"]
+    assert incident["paused"] is None
+    assert incident["override"] is None
+    [error] = incident["errors"]
+    assert error.startswith(f'metadata.annotations["{PAUSED_UNTIL_ANNOTATION}"]: must be')
+    assert f"  ignored: {error}" in render_table(plan).splitlines()
+    assert plan.errors == []
+
+
+def test_status_wants_the_override_and_compares_the_hpa_with_it() -> None:
+    spa = annotated(**{OVERRIDE_ANNOTATION: f"min=20,max=40,until={UNTIL}"})
+    report = build_status(objects(autoscalers=[spa], hpas=[hpa_for(spa, 20, 40)]), at=AT)
+    [entry] = report.autoscalers
+    assert entry.hpa.state is HpaState.IN_SYNC
+    [web] = json.loads(render_status(report, "json"))["autoscalers"]
+    assert web["wanted"] == {"minReplicas": 20, "maxReplicas": 40, "activeSchedules": ["push"]}
+    assert web["incident"]["override"] == {"minReplicas": 20, "maxReplicas": 40, "until": UNTIL}
+    table = render_status(report, "table")
+    assert f"  overridden to minReplicas 20, maxReplicas 40 until {UNTIL}, then the schedule" in (
+        table.splitlines()
+    )
+
+
+def test_status_of_a_paused_autoscaler_leaves_the_hpa_as_it_is() -> None:
+    spa = annotated(**{PAUSED_UNTIL_ANNOTATION: UNTIL})
+    report = build_status(objects(autoscalers=[spa], hpas=[hpa_for(spa, 3, 10)]), at=AT)
+    [entry] = report.autoscalers
+    assert entry.hpa.state is HpaState.PAUSED
+    [web] = json.loads(render_status(report, "json"))["autoscalers"]
+    assert web["hpa"]["state"] == "Paused"
+    assert web["incident"] == {"paused": {"until": UNTIL}, "override": None, "errors": []}
+    table = render_status(report, "table").splitlines()
+    assert "shop/web   Available   HPA left as it is (paused)" in table
+    assert f"  paused until {UNTIL}: the controller leaves the HPA as it is" in table
+
+
+def test_status_without_annotations_has_no_incident() -> None:
+    spa = live_autoscaler(condition="Available")
+    report = build_status(objects(autoscalers=[spa], hpas=[hpa_for(spa, 10, 20)]), at=AT)
+    [web] = json.loads(render_status(report, "json"))["autoscalers"]
+    assert web["incident"] is None
+    assert web["hpa"]["state"] == "InSync"
