@@ -151,6 +151,27 @@ examples:
   # Outside the cluster, on two namespaces, with readable logs
   %(prog)s --kubeconfig ~/.kube/config --namespace shop --namespace blog --log-format text
 """,
+    "pause": """\
+examples:
+  # Leave the HPA of web alone during an incident, until resumed
+  %(prog)s web -n shop
+
+  # The same for three hours only; the schedule applies again after them
+  %(prog)s web -n shop --for 3h
+""",
+    "override": """\
+examples:
+  # Hold at least 20 replicas (and at most the spec's maxReplicas) for two hours
+  %(prog)s web -n shop --min 20 --for 2h
+
+  # Hold 20 to 40 for 90 minutes
+  %(prog)s web -n shop --min 20 --max 40 --for 90m
+""",
+    "resume": """\
+examples:
+  # End a pause and an override of web now: the schedule applies again
+  %(prog)s web -n shop
+""",
     "completion": """\
 examples:
   # bash: for this shell, then for every new one
@@ -284,7 +305,7 @@ def build_parser(*, prog: str | None = None) -> argparse.ArgumentParser:
             ),
         )
     )
-    add_incident_commands(commands)
+    add_incident_commands(commands, command=_command)
     add_run_arguments(
         _command(
             commands,

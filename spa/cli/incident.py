@@ -43,9 +43,13 @@ FIELD_MANAGER = "kubectl-spa"
 EXIT_NOT_FOUND = 1
 
 
-def add_incident_commands(commands: Any) -> None:
-    """The three subcommands, on the `spa` parser's subparsers."""
-    pause = commands.add_parser(
+def add_incident_commands(
+    commands: Any, *, command: Callable[..., argparse.ArgumentParser]
+) -> None:
+    """The three subcommands, on the `spa` parser's subparsers; `command` makes each one as
+    spa/cli/__init__.py makes all of them (its help ending with its examples)."""
+    pause = command(
+        commands,
         "pause",
         help="leave a ScheduledPodAutoscaler's HPA alone (no writes) until resumed or --for ends",
         description=(
@@ -63,7 +67,8 @@ def add_incident_commands(commands: Any) -> None:
         metavar="DURATION",
         help="how long, as a Go duration such as 90m or 2h (at most 744h; default: until resumed)",
     )
-    override = commands.add_parser(
+    override = command(
+        commands,
         "override",
         help="hold given min/maxReplicas on a ScheduledPodAutoscaler's HPA for --for",
         description=(
@@ -99,7 +104,8 @@ def add_incident_commands(commands: Any) -> None:
         help="how long, as a Go duration such as 90m or 2h (at most 744h); required: an "
         "override always ends",
     )
-    resume = commands.add_parser(
+    resume = command(
+        commands,
         "resume",
         help="end a pause and an override at once: the schedule applies again",
         description=(

@@ -77,7 +77,7 @@ def test_a_command_added_to_the_parser_is_completed_without_a_change(cluster: Cl
     def parser() -> argparse.ArgumentParser:
         root = build_parser(prog="kubectl spa")
         [commands] = [a for a in root._actions if isinstance(a, argparse._SubParsersAction)]
-        pause = commands.add_parser("pause", help="pause an autoscaler")
+        pause = commands.add_parser("hold", help="hold an autoscaler")
         pause.add_argument("name", metavar="NAME")
         pause.add_argument("-n", "--namespace")
         pause.add_argument("--until", metavar="RFC3339")
@@ -88,11 +88,14 @@ def test_a_command_added_to_the_parser_is_completed_without_a_change(cluster: Cl
         found, _ = complete_words(parser(), words, autoscalers=cluster.autoscalers)
         return [value for value, _ in found]
 
-    assert "pause" in run("")
-    assert run("pause", "--") == ["--help", "--namespace", "--until", "--reason"]
-    assert run("pause", "--reason", "") == ["release", "incident"]
-    assert run("pause", "-n", "shop", "w") == ["web", "worker"]
-    assert run("pause", "--until", "") == []  # a time: no file names
+    assert "hold" in run("")
+    assert run("hold", "--") == ["--help", "--namespace", "--until", "--reason"]
+    assert run("hold", "--reason", "") == ["release", "incident"]
+    assert run("hold", "-n", "shop", "w") == ["web", "worker"]
+    assert run("hold", "--until", "") == []  # a time: no file names
+    # The incident commands, added to the parser by spa/cli/incident.py, name an SPA too.
+    for command in ("pause", "override", "resume"):
+        assert run(command, "-n", "shop", "w") == ["web", "worker"]
 
 
 def test_flags_once_a_dash_is_typed_with_their_help(cluster: Cluster) -> None:
@@ -211,7 +214,15 @@ def test_kubectl_complete_prints_the_protocol(
     assert kubectl_complete([]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == ":4"
-    assert [line.split("\t")[0] for line in out[:-1]] == ["plan", "status", "run", "completion"]
+    assert [line.split("\t")[0] for line in out[:-1]] == [
+        "plan",
+        "status",
+        "pause",
+        "override",
+        "resume",
+        "run",
+        "completion",
+    ]
     # A cluster that cannot be read: no candidate, no message, success.
     assert kubectl_complete(["status", ""]) == 0
     assert capsys.readouterr() == (":4\n", "")
