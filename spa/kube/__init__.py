@@ -1,8 +1,9 @@
 """The only package that imports ``kubernetes``: a thin asyncio API client that speaks raw JSON
-dicts (see :class:`KubeClient`; :class:`BlockingKubeClient` is its blocking face for tests and
-benchmarks), the resource coordinates the controller uses, and the errors it raises.
-Everything above it (``spa.runtime``, ``spa.controller``) goes through here, which keeps the
-generated client's types and exceptions out of the rest.
+dicts (see :class:`KubeClient`; :class:`BlockingKubeClient` is its blocking face for
+``kubectl spa``'s reads, the tests and the benchmarks), the resource coordinates the controller
+uses, which HPA version the server speaks (:func:`discover_hpa`), and the errors it raises.
+Everything above it (``spa.runtime``, ``spa.controller``, ``spa.cli``) goes through here,
+which keeps the generated client's types and exceptions out of the rest.
 """
 
 from spa.kube.blocking import BlockingKubeClient, BlockingWatchStream, connect_blocking

@@ -1,10 +1,11 @@
 """A blocking face of :class:`spa.kube.KubeClient`, for code that is not on an event loop.
 
-Who needs it: the test harness and the benchmarks, which drive the cluster from plain
-functions and threads while the controller under test runs elsewhere. The controller itself
-never uses it. There is no second HTTP implementation: every call is the asyncio client's,
-run on a private event loop in one daemon thread and waited for. Calls from several threads
-are fine (they are serialised onto that loop, where they run concurrently).
+Who needs it: `kubectl spa status` and `kubectl spa plan --from-cluster`, whose reads
+(spa/cli/cluster.py) are plain functions, and the test harness and the benchmarks, which drive
+the cluster from plain functions and threads while the controller under test runs elsewhere.
+The controller itself never uses it. There is no second HTTP implementation: every call is the
+asyncio client's, run on a private event loop in one daemon thread and waited for. Calls from
+several threads are fine (they are serialised onto that loop, where they run concurrently).
 """
 
 from __future__ import annotations

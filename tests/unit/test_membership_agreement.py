@@ -24,8 +24,8 @@ from spa.api.membership import (
     membership,
 )
 from spa.cli.cluster import ClusterObjects
-from spa.cli.status import HpaState, build_status
-from spa.plan import Document, build_plan
+from spa.cli.status import HpaState, StatusReport, build_status
+from spa.plan import Document, Plan, build_plan
 from tests.unit.spa_model import OURS, Server, at, autoscaler, schedule
 
 CAMPAIGN: dict[str, Any] = {
@@ -82,6 +82,26 @@ APPLIED = {f"s{i:03d}" for i in range(MAX_SCHEDULES_PER_AUTOSCALER)} - {"s001"}
 NOT_APPLIED = {"campaign", "s001", "s100", "s101"}
 
 
+def plan_of(bodies: list[dict[str, Any]], file: str = "cluster") -> Plan:
+    """`spa plan` of these objects, as manifests of one file, for the day from NOW."""
+    documents = [Document(file, index, body) for index, body in enumerate(bodies, 1)]
+    return build_plan(documents, [], at=NOW, until=NOW + 86400)
+
+
+def status_of(server: Server) -> StatusReport:
+    """`kubectl spa status` of the cluster as the controller left it."""
+    assert server.autoscaler is not None
+    return build_status(
+        ClusterObjects(
+            server="https://cluster",
+            autoscalers=[copy.deepcopy(server.autoscaler)],
+            schedules=copy.deepcopy(server.schedules),
+            hpas=[copy.deepcopy(server.hpa)] if server.hpa is not None else [],
+        ),
+        at=NOW,
+    )
+
+
 def test_the_controller_the_plan_and_the_status_agree_on_what_applies() -> None:
     # The controller: adopt, create the HPA, then write every status.
     server = Server(autoscaler(), copy.deepcopy(fleet()))
@@ -101,13 +121,7 @@ def test_the_controller_the_plan_and_the_status_agree_on_what_applies() -> None:
     assert hpa_bounds == (6, 20)
 
     # `spa plan` of the same objects, as manifests.
-    bodies = [autoscaler(), *fleet()]
-    plan = build_plan(
-        [Document("cluster", index, body) for index, body in enumerate(bodies, 1)],
-        [],
-        at=NOW,
-        until=NOW + 86400,
-    )
+    plan = plan_of([autoscaler(), *fleet()])
     (planned,) = plan.autoscalers
     assert {s.name for s in planned.schedules} == APPLIED
     assert (planned.state.min_replicas, planned.state.max_replicas) == hpa_bounds
@@ -123,17 +137,7 @@ def test_the_controller_the_plan_and_the_status_agree_on_what_applies() -> None:
         assert "; ".join(said[name]) == conditions[name][1]
 
     # `kubectl spa status` of the cluster as the controller left it.
-    assert server.autoscaler is not None
-    report = build_status(
-        ClusterObjects(
-            server="https://cluster",
-            autoscalers=[copy.deepcopy(server.autoscaler)],
-            schedules=copy.deepcopy(server.schedules),
-            hpas=[copy.deepcopy(server.hpa)],
-        ),
-        at=NOW,
-    )
-    (entry,) = report.autoscalers
+    (entry,) = status_of(server).autoscalers
     assert entry.plan is not None
     assert {s.name for s in entry.plan.schedules} == APPLIED
     assert entry.hpa.state is HpaState.IN_SYNC
@@ -182,27 +186,12 @@ def test_a_foreign_schedule_that_is_invalid_too_is_said_foreign_alone_by_all_thr
     assert ("ForeignController", f"Schedule campaign: {FOREIGN}") in events  # on the SPA
     assert "InvalidSchedule" not in {reason for reason, _ in events}  # "mine" is valid
 
-    plan = build_plan(
-        [Document("cluster", index, body) for index, body in enumerate([spa, *objects], 1)],
-        [],
-        at=NOW,
-        until=NOW + 86400,
-    )
+    plan = plan_of([spa, *objects])
     said = [(error.field, error.message) for error in plan.errors if error.name == "campaign"]
     assert said == [(None, FOREIGN)]
     assert all(s.name != "campaign" for planned in plan.autoscalers for s in planned.schedules)
 
-    assert server.autoscaler is not None
-    report = build_status(
-        ClusterObjects(
-            server="https://cluster",
-            autoscalers=[copy.deepcopy(server.autoscaler)],
-            schedules=copy.deepcopy(server.schedules),
-            hpas=[copy.deepcopy(server.hpa)] if server.hpa is not None else [],
-        ),
-        at=NOW,
-    )
-    (entry,) = report.autoscalers
+    (entry,) = status_of(server).autoscalers
     assert [p.message for p in entry.problems if p.name == "campaign"] == [FOREIGN]
 
 
@@ -248,12 +237,7 @@ def test_manifests_without_creation_times_keep_the_first_100_by_name() -> None:
         body = schedule(f"s{index:03d}")
         del body["metadata"]["creationTimestamp"], body["metadata"]["uid"]
         bodies.append(body)
-    plan = build_plan(
-        [Document("web.yaml", index, body) for index, body in enumerate(bodies, 1)],
-        [],
-        at=NOW,
-        until=NOW + 86400,
-    )
+    plan = plan_of(bodies, "web.yaml")
     (planned,) = plan.autoscalers
     assert [s.name for s in planned.schedules] == [
         f"s{i:03d}" for i in range(MAX_SCHEDULES_PER_AUTOSCALER)
