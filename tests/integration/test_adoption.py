@@ -21,7 +21,7 @@ import pytest
 from spa.api.adoption import ADOPT_ANNOTATION
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL, SPEC_HASH_ANNOTATION
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
-from spa.kube import NotFound
+from spa.kube import HPA_V2, NotFound
 from tests.integration.harness import (
     Kube,
     Running,
@@ -35,6 +35,15 @@ from tests.integration.harness import (
 pytestmark = pytest.mark.integration
 
 BIN = Path(sys.executable).parent
+BY_HAND = "by-hand"
+
+
+def create_users_hpa(kube: Kube, namespace: str, target: str = "web") -> dict[str, Any]:
+    """The HPA, created under a field manager of its own (the harness's client would otherwise
+    name the controller's)."""
+    return kube.client.create(
+        HPA_V2, namespace, users_hpa(namespace, target), field_manager=BY_HAND
+    )
 
 
 def users_hpa(namespace: str, target: str = "web") -> dict[str, Any]:
@@ -62,6 +71,21 @@ def asking(namespace: str, value: str = "true") -> dict[str, Any]:
     spa = autoscaler("web", namespace)
     spa["metadata"]["annotations"] = {ADOPT_ANNOTATION: value}
     return spa
+
+
+def untouched(before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """The controller wrote nothing to the HPA. (Its resourceVersion may move all the same: the
+    real HPA controller writes its status.)"""
+    fields = ("labels", "annotations", "ownerReferences")
+    return (
+        after["spec"] == before["spec"]
+        and all(after["metadata"].get(f) == before["metadata"].get(f) for f in fields)
+        and _ours(after) == _ours(before)
+    )
+
+
+def _ours(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in obj["metadata"].get("managedFields") or () if e["manager"] == FIELD_MANAGER]
 
 
 def reasons(kube: Kube, namespace: str) -> list[str]:
@@ -96,7 +120,7 @@ def kubectl_spa_status(kubeconfig: Path, namespace: str) -> dict[str, Any]:
 async def test_a_users_hpa_is_adopted_converges_and_is_collected_with_the_spa(
     cluster: Any, kube: Kube, namespace: str
 ) -> None:
-    before = kube.create(users_hpa(namespace))
+    before = create_users_hpa(kube, namespace)
     spa = kube.create(asking(namespace))
     # No controller yet: the status tells what it will do, by the controller's own rule.
     assert kubectl_spa_status(cluster.kubeconfig, namespace)["state"] == "WillAdopt"
@@ -125,8 +149,13 @@ async def test_a_users_hpa_is_adopted_converges_and_is_collected_with_the_spa(
         assert SPEC_HASH_ANNOTATION in hpa["metadata"]["annotations"]
         assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (3, 10)
         assert hpa["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 70
-        managers = {entry["manager"] for entry in hpa["metadata"]["managedFields"]}
-        assert FIELD_MANAGER in managers
+        # The fields it set are the controller's field manager's now; the rest stay the user's.
+        [mine] = _ours(hpa)
+        assert "f:ownerReferences" in mine["fieldsV1"]["f:metadata"]
+        assert "f:minReplicas" in mine["fieldsV1"]["f:spec"]
+        [theirs] = [e for e in hpa["metadata"]["managedFields"] if e["manager"] == BY_HAND]
+        assert "f:team" in theirs["fieldsV1"]["f:metadata"]["f:labels"]
+        assert "f:minReplicas" not in theirs["fieldsV1"].get("f:spec", {})
         await condition_becomes(kube, SCHEDULED_POD_AUTOSCALERS, namespace, "web", "Available")
         await eventually(lambda: "Adopted" in reasons(kube, namespace), what="Adopted event")
         assert "HPAConflict" not in reasons(kube, namespace)
@@ -141,15 +170,14 @@ async def test_a_users_hpa_is_adopted_converges_and_is_collected_with_the_spa(
 async def test_without_the_annotation_the_hpa_is_left_alone_until_asked(
     controller: Running, kube: Kube, namespace: str
 ) -> None:
-    before = kube.create(users_hpa(namespace))
+    before = create_users_hpa(kube, namespace)
     kube.create(autoscaler("web", namespace))
     status = await condition_becomes(kube, SCHEDULED_POD_AUTOSCALERS, namespace, "web", "Degraded")
     ready = next(c for c in status["conditions"] if c["type"] == "Ready")
     assert ready["reason"] == "HPAConflict"
     assert f'{ADOPT_ANNOTATION}="true" to adopt it' in ready["message"]
     await eventually(lambda: "HPAConflict" in reasons(kube, namespace), what="HPAConflict")
-    hpa = kube.hpa(namespace, "web")
-    assert hpa["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+    assert untouched(before, kube.hpa(namespace, "web"))
 
     # Asked later (kubectl annotate): the SPA's watch event brings the adoption.
     kube.merge(
@@ -184,7 +212,7 @@ async def test_an_adoption_that_is_not_safe_is_refused_and_said(
     value: str,
     why: str,
 ) -> None:
-    before = kube.create(users_hpa(namespace, hpa_target))
+    before = create_users_hpa(kube, namespace, hpa_target)
     kube.create(asking(namespace, value))
     status = await condition_becomes(kube, SCHEDULED_POD_AUTOSCALERS, namespace, "web", "Degraded")
     ready = next(c for c in status["conditions"] if c["type"] == "Ready")
@@ -194,7 +222,7 @@ async def test_an_adoption_that_is_not_safe_is_refused_and_said(
         lambda: "HPAAdoptionRefused" in reasons(kube, namespace), what="HPAAdoptionRefused"
     )
     hpa = kube.hpa(namespace, "web")
-    assert hpa["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+    assert untouched(before, hpa)
     assert "ownerReferences" not in hpa["metadata"]
     shown = kubectl_spa_status(cluster.kubeconfig, namespace)
     assert shown["state"] == "AdoptionRefused"
@@ -206,7 +234,7 @@ async def test_the_documented_undo_keeps_the_hpa(
 ) -> None:
     """docs/operations.md, "To undo": drop the annotation, then the ownerReference and the
     label in one kubectl patch, then delete the SPA; the HPA stays, with the SPA's spec."""
-    kube.create(users_hpa(namespace))
+    create_users_hpa(kube, namespace)
     kube.create(asking(namespace))
     await eventually(lambda: kube.bounds(namespace, "web") == (3, 10), what="adopted")
     for command in (
