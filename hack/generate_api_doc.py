@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from spa.api.adoption import ADOPT_ANNOTATION
 from spa.api.crd import schedule_crd, scheduled_pod_autoscaler_crd
 from spa.api.incident import (
     INDEFINITE,
@@ -103,6 +104,54 @@ _NOT_EXPANDED = {
 }
 
 
+# Adoption is asked for by an annotation, not a spec field: no schema holds it, so it is
+# written here, with its name from the one rule that reads it (spa/api/adoption.py).
+_ADOPT_ROW = (
+    f'| `{ADOPT_ANNOTATION}` | `"true"` or `"false"` (absent: `"false"`) | With `"true"`, an '
+    "HPA of the SPA's name that the SPA does not control is adopted, if it has no controller "
+    "and scales the SPA's workload; otherwise it is left untouched and the SPA is "
+    "`Degraded`. |"
+)
+ADOPTION = f"""\
+### Adopting an existing HPA
+
+| annotation | value | meaning |
+|---|---|---|
+{_ADOPT_ROW}
+
+The controller adopts an HPA somebody made (by hand, with another tool) only when its
+ScheduledPodAutoscaler asks for it, and only when that is safe: the HPA has no controller
+ownerReference (an object has one controller at most), and its `scaleTargetRef` names the same
+workload as the SPA's (same API group, kind and name; the version may differ). Adopting is one
+write (a JSON merge patch made only if the HPA is still at the version read) that makes the SPA
+its controller (`controller: true`, `blockOwnerDeletion: true`), adds the controller's label and
+spec-hash annotation and sets its spec to the SPA's: from then on it is the SPA's generated HPA.
+Every refusal names its reason in the SPA's Ready condition and a Warning Event
+(`HPAAdoptionRefused`); an adoption is announced by a Normal Event `Adopted`. Without the
+annotation nothing changes: the HPA is left untouched (`HPAConflict`). How to adopt, what
+happens to the HPA's own labels and fields, and how to undo it: [operations.md](operations.md),
+"Adopting an existing HPA".
+
+Why an annotation and not a field of `spec`:
+
+- It is a permission for a one-time migration, not part of the autoscaling the SPA declares:
+  once the HPA is adopted its ownerReference is the lasting record, and removing the
+  annotation changes nothing. A spec field would claim a lasting meaning (and a new
+  `generation`) for what acts once.
+- It needs no change of the CRDs, whose schema is the original Go controller's plus what
+  scheduling needs. A cluster whose CRDs lag the controller (Helm installs the chart's `crds/`
+  but never upgrades them) still stores it, where an unknown spec field would be dropped
+  silently by the structural schema and the adoption would never happen, with no error.
+- It is written like the other annotations of this group (`autoscaling.d-kuro.github.io/...`),
+  in the SPA's manifest in Git or with `kubectl annotate`; the controller only reads it, so a
+  GitOps tool sees no drift.
+
+The API server cannot check an annotation's value, so the controller does: anything but
+`"true"` or `"false"` refuses the adoption with the annotation named
+(`metadata.annotations["{ADOPT_ANNOTATION}"]: must be "true" or "false", not 'yes'`).
+"""
+
+
 def _rows(
     node: dict[str, Any], path: str, required: bool, rows: list[str], rules: list[str]
 ) -> None:
@@ -180,6 +229,8 @@ def _kind_section(crd: dict[str, Any]) -> list[str]:
     for column in version.get("additionalPrinterColumns", []):
         shown = "`-o wide` only" if column.get("priority", 0) else "always"
         lines.append(f"| {column['name']} | `{column['jsonPath']}` | {column['type']} | {shown} |")
+    if names["kind"] == "ScheduledPodAutoscaler":
+        lines += ["", ADOPTION.rstrip("\n")]
     return lines
 
 

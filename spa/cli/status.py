@@ -35,6 +35,7 @@ from spa.api import (
     parse_scheduled_pod_autoscaler,
     wire,
 )
+from spa.api.adoption import ADOPT_ANNOTATION, Takeover, takeover
 from spa.cli.cluster import (
     ClusterObjects,
     cluster_plan,
@@ -50,6 +51,7 @@ from spa.controller.desired import (
     compare_hpa,
     controller_owner_uid,
     desired_hpa,
+    orphaned_hpa,
 )
 from spa.controller.main import ClusterFailure
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
@@ -92,6 +94,11 @@ class HpaState(enum.StrEnum):
     """No HPA of the SPA's name."""
     NOT_OWNED = "NotOwned"
     """An HPA of the SPA's name that this SPA does not control (docs/architecture.md)."""
+    WILL_ADOPT = "WillAdopt"
+    """An HPA of the SPA's name that this SPA does not control yet, and adopts at its next
+    reconcile (spa/api/adoption.py; one of ours left by an orphan deletion, too)."""
+    ADOPTION_REFUSED = "AdoptionRefused"
+    """Like NOT_OWNED, but the SPA asks to adopt it and may not (`detail` says why)."""
     UNKNOWN = "Unknown"
     """HPAs could not be read, or the SPA is invalid."""
     PAUSED = "Paused"
@@ -103,6 +110,8 @@ _HPA_TEXT = {
     HpaState.OUT_OF_SYNC: "HPA out of sync (not applied yet, or the controller is not running)",
     HpaState.MISSING: "no HPA",
     HpaState.NOT_OWNED: "HPA of that name not controlled by this SPA",
+    HpaState.WILL_ADOPT: "HPA of that name not controlled by this SPA yet: will adopt",
+    HpaState.ADOPTION_REFUSED: "HPA of that name not controlled by this SPA: adoption refused",
     HpaState.UNKNOWN: "HPA unknown",
     HpaState.PAUSED: "HPA left as it is (paused)",
 }
@@ -115,6 +124,8 @@ class Hpa:
     max_replicas: int | None = None
     current_replicas: int | None = None
     desired_replicas: int | None = None
+    # Of an HPA this SPA does not control: why it is not adopted (the controller's words).
+    detail: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +274,7 @@ def _hpa(
     if current is None:
         return Hpa(HpaState.MISSING)
     spec, status = current.get("spec") or {}, current.get("status") or {}
-    seen = {
+    seen: dict[str, Any] = {
         "min_replicas": spec.get("minReplicas", 1),
         "max_replicas": spec.get("maxReplicas"),
         "current_replicas": status.get("currentReplicas"),
@@ -271,7 +282,7 @@ def _hpa(
     }
     uid = (autoscaler.get("metadata") or {}).get("uid")
     if controller_owner_uid(current) != uid:
-        return Hpa(HpaState.NOT_OWNED, **seen)
+        return _not_owned(autoscaler, planned, current, seen)
     if planned is None:
         return Hpa(HpaState.UNKNOWN, **seen)
     if planned.incident.pause is not None:
@@ -298,6 +309,40 @@ def _hpa(
         comparison is HpaComparison.ASK_SERVER and bounds_match
     )
     return Hpa(HpaState.IN_SYNC if in_sync else HpaState.OUT_OF_SYNC, **seen)
+
+
+def _not_owned(
+    autoscaler: Mapping[str, Any],
+    planned: AutoscalerPlan | None,
+    current: wire.HorizontalPodAutoscaler,
+    seen: Mapping[str, Any],
+) -> Hpa:
+    """An HPA of the SPA's name that it does not control: whether the controller adopts it,
+    by its own rule (spa/api/adoption.py, and the orphan of ours it takes back unasked), which
+    only a valid SPA reaches."""
+    if planned is None:
+        return Hpa(HpaState.NOT_OWNED, **seen)
+    try:
+        model = parse_scheduled_pod_autoscaler(autoscaler)
+    except InvalidObject:
+        return Hpa(HpaState.NOT_OWNED, **seen)
+    if orphaned_hpa(current):
+        return Hpa(HpaState.WILL_ADOPT, **seen)
+    typed = wire.typed(wire.ScheduledPodAutoscaler, autoscaler)
+    desired = desired_hpa(typed, model, planned.state, api_version=str(current.get("apiVersion")))
+    verdict = takeover(
+        typed["metadata"].get("annotations"), current, target=desired["spec"]["scaleTargetRef"]
+    )
+    if verdict.takeover is Takeover.ADOPT:
+        return Hpa(HpaState.WILL_ADOPT, **seen)
+    if verdict.takeover is Takeover.REFUSE:
+        return Hpa(HpaState.ADOPTION_REFUSED, **seen, detail=verdict.why)
+    detail = (
+        f'not adopted without the annotation {ADOPT_ANNOTATION}="true"'
+        if verdict.why is None
+        else f"cannot be adopted: {verdict.why}"
+    )
+    return Hpa(HpaState.NOT_OWNED, **seen, detail=detail)
 
 
 def _problems(
@@ -401,7 +446,7 @@ def _block(report: StatusReport, entry: AutoscalerStatus, *, wide: bool) -> list
     hpa, planned = entry.hpa, entry.plan
     lines = [
         f"{entry.namespace}/{entry.name}   {entry.condition or 'no status yet'}   "
-        f"{_HPA_TEXT[hpa.state]}"
+        f"{_HPA_TEXT[hpa.state]}" + ("" if hpa.detail is None else f": {hpa.detail}")
     ]
     if planned is not None and planned.base is not None:
         base_min = planned.base.min_replicas
@@ -521,6 +566,7 @@ def _entry_document(entry: AutoscalerStatus) -> dict[str, Any]:
             "maxReplicas": hpa.max_replicas,
             "currentReplicas": hpa.current_replicas,
             "desiredReplicas": hpa.desired_replicas,
+            "detail": hpa.detail,
         },
         "schedules": [],
         "transitions": [],

@@ -392,12 +392,15 @@ class Reconciler:
             )
         else:
             logger.info(
-                "applied HPA with minReplicas %s, maxReplicas %s%s",
+                "%s HPA with minReplicas %s, maxReplicas %s%s",
+                "adopted the" if isinstance(write, PatchHpa) and write.adopts else "applied",
                 spec.get("minReplicas"),
                 spec.get("maxReplicas"),
                 "" if changed else " (the server stored nothing new)",
             )
-        return HpaWritten(write.wanted, answer, changed)
+        return HpaWritten(
+            write.wanted, answer, changed, adopted=isinstance(write, PatchHpa) and write.adopts
+        )
 
     async def _patch_bounds(self, write: PatchBounds, logger: ObjectLogger) -> Outcome:
         try:

@@ -330,6 +330,10 @@ class Server:
         if dry_run:
             self.writes.append("dry-run")
             return {"spec": self.spell(merged(self.hpa, body)["spec"])}
+        # A resourceVersion in the patch is a precondition (a compare-and-swap).
+        expected = (body.get("metadata") or {}).get("resourceVersion")
+        if expected is not None and expected != self.hpa["metadata"].get("resourceVersion"):
+            raise Conflict(409, "Conflict", "the object has been modified")
         before = self.hpa["metadata"]["resourceVersion"]
         self.hpa = self._store_hpa(merged(self.hpa, body))
         self.writes.append("patch" if self.hpa["metadata"]["resourceVersion"] != before else "noop")

@@ -571,9 +571,11 @@ def test_every_reason_keeps_its_wire_value_and_is_documented() -> None:
     and each is in the docs' tables (Ready's `Applied` is the only one that says nothing)."""
     assert sorted(Reason) == sorted(
         [
+            "Adopted",
             "AdoptionFailed",
             "Applied",
             "ForeignController",
+            "HPAAdoptionRefused",
             "HPAConflict",
             "HPANotConverging",
             "HPARejected",

@@ -16,6 +16,7 @@ from spa.api import (
     parse_schedule,
     parse_scheduled_pod_autoscaler,
 )
+from spa.api.adoption import ADOPT_ANNOTATION
 from spa.cli import main
 from spa.cli.cluster import ClusterObjects
 from spa.cli.status import HpaState, build_status, render_status
@@ -109,6 +110,7 @@ def test_in_sync_with_wanted_bounds_next_transitions_and_local_times() -> None:
         "maxReplicas": 20,
         "currentReplicas": 4,
         "desiredReplicas": 10,
+        "detail": None,
     }
     assert web["transitions"][0] == {
         "time": "2026-11-23T04:00:00Z",
@@ -143,6 +145,74 @@ def test_hpa_states(hpa: Any, state: HpaState) -> None:
     found = hpa(spa)
     report = build_status(objects(autoscalers=[spa], hpas=[found] if found else []), at=AT)
     assert report.autoscalers[0].hpa.state is state
+
+
+def users_hpa(target: str = "web", **metadata: Any) -> dict[str, Any]:
+    """An HPA somebody made by hand, with the SPA's name."""
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "namespace": "shop", **metadata},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
+            "minReplicas": 2,
+            "maxReplicas": 4,
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("annotations", "hpa", "state", "detail"),
+    [
+        (
+            {},
+            users_hpa(),
+            HpaState.NOT_OWNED,
+            'annotation autoscaling.d-kuro.github.io/adopt="true"',
+        ),
+        ({ADOPT_ANNOTATION: "true"}, users_hpa(), HpaState.WILL_ADOPT, None),
+        (
+            {ADOPT_ANNOTATION: "true"},
+            users_hpa("api"),
+            HpaState.ADOPTION_REFUSED,
+            "its scaleTargetRef is Deployment/api (apps/v1), not the ScheduledPodAutoscaler's "
+            "Deployment/web (apps/v1)",
+        ),
+        (
+            {ADOPT_ANNOTATION: "true"},
+            users_hpa(
+                ownerReferences=[
+                    {"apiVersion": "v1", "kind": "Foo", "name": "x", "uid": "u", "controller": True}
+                ]
+            ),
+            HpaState.ADOPTION_REFUSED,
+            "it is controlled by Foo x",
+        ),
+        (
+            {},
+            users_hpa(labels={"app.kubernetes.io/managed-by": "scheduled-pod-autoscaler"}),
+            HpaState.WILL_ADOPT,  # ours, left by an orphan deletion: taken back unasked
+            None,
+        ),
+    ],
+)
+def test_an_hpa_of_somebody_else_says_whether_the_controller_adopts_it(
+    annotations: dict[str, str], hpa: dict[str, Any], state: HpaState, detail: str | None
+) -> None:
+    spa = autoscaler()
+    spa["metadata"]["annotations"] = annotations
+    report = build_status(objects(autoscalers=[spa], hpas=[hpa]), at=AT)
+    [entry] = report.autoscalers
+    assert entry.hpa.state is state
+    if detail is None:
+        assert entry.hpa.detail is None
+    else:
+        assert entry.hpa.detail is not None
+        assert detail in entry.hpa.detail
+        assert detail in render_status(report, "table").splitlines()[2]
+    [web] = json.loads(render_status(report, "json"))["autoscalers"]
+    assert web["hpa"]["state"] == state.value
+    assert web["hpa"]["detail"] == entry.hpa.detail
 
 
 def test_hpas_that_cannot_be_read_are_unknown_and_said_so() -> None:

@@ -3,7 +3,8 @@
 Why a module of its own: "one write, then nothing" (docs/architecture.md, "Convergence") is the
 subtlest rule family of the controller: the server's spelling of our spec learned by a dry-run,
 the safety net against a write that would loop, a name taken by somebody else's HPA, the
-refusals the user must fix and the bounds-only fallback after one. Each returns either a
+refusals the user must fix and the bounds-only fallback after one, and the adoption of an HPA
+somebody made before the SPA (on request: spa/api/adoption.py). Each returns either a
 :class:`~spa.controller.decide.plan.Plan` whose action is an HPA step, or a :class:`Standing`.
 """
 
@@ -12,10 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from spa.api import ScheduledPodAutoscaler, wire
+from spa.api.adoption import ADOPT_ANNOTATION, Takeover, takeover
 from spa.controller.decide.memory import Attempts, Memory, Refusal
 from spa.controller.decide.plan import CreateHpa, DryRunHpa, PatchBounds, PatchHpa, Plan
 from spa.controller.decide.reasons import Event, EventType, Reason
-from spa.controller.decide.scaleup import plan_scale_up
+from spa.controller.decide.scaleup import ScaleUp, plan_scale_up
 from spa.controller.decide.snapshot import Snapshot
 from spa.controller.desired import (
     SPEC_HASH_ANNOTATION,
@@ -68,22 +70,26 @@ def converge(
             return _refused_hpa(memory, autoscaler, attempts.hpa_refusal, applied=False)
         return Plan(memory, CreateHpa(desired, wanted, scale_up))
     if controller_owner_uid(current) != autoscaler["metadata"]["uid"] and not orphaned_hpa(current):
-        problem = (
-            f"HorizontalPodAutoscaler {snapshot.key} already exists and is not controlled by "
-            "this ScheduledPodAutoscaler; it is left untouched (delete it or rename the "
-            "ScheduledPodAutoscaler)"
-        )
-        events: tuple[Event, ...] = ()
-        if not memory.foreign_hpa:
-            events = (Event(autoscaler, EventType.WARNING, Reason.HPA_CONFLICT, problem),)
-        return Standing(
-            replace(memory, foreign_hpa=True),
-            applied=False,
-            problem=problem,
-            reason=Reason.HPA_CONFLICT,
-            events=events,
-        )
-    memory = replace(memory, foreign_hpa=False)
+        return _foreign(snapshot, autoscaler, current, desired, scale_up)
+    converged = _ours(snapshot, autoscaler, current, desired, state, scale_up)
+    if isinstance(converged, Standing) and converged.memory.adopted:
+        return _announced(converged, autoscaler, snapshot.key)
+    return converged
+
+
+def _ours(
+    snapshot: Snapshot,
+    autoscaler: wire.ScheduledPodAutoscaler,
+    current: wire.HorizontalPodAutoscaler,
+    desired: wire.NewHorizontalPodAutoscaler,
+    state: State,
+    scale_up: ScaleUp | None,
+) -> Plan | Standing:
+    """The write an HPA this SPA controls (or one of ours it adopts back after an orphan
+    deletion) needs next, or where it stands."""
+    wanted = str(desired["metadata"]["annotations"][SPEC_HASH_ANNOTATION])
+    memory = replace(snapshot.memory, foreign_hpa=False)
+    attempts = snapshot.attempts
     if attempts.hpa_refusal is not None:
         return _after_refusal(memory, autoscaler, current, state, attempts)
     patch = hpa_patch(current, desired)
@@ -105,6 +111,83 @@ def converge(
     if memory.last_write == (wanted, version):
         return _not_converging(memory, autoscaler)
     return Plan(memory, PatchHpa(current, patch, wanted, scale_up))
+
+
+def _foreign(
+    snapshot: Snapshot,
+    autoscaler: wire.ScheduledPodAutoscaler,
+    current: wire.HorizontalPodAutoscaler,
+    desired: wire.NewHorizontalPodAutoscaler,
+    scale_up: ScaleUp | None,
+) -> Plan | Standing:
+    """An HPA of the SPA's name that it does not control: adopted in one write when the SPA
+    asks for it and it is safe (the rule of spa/api/adoption.py, which `kubectl spa status`
+    shares), else left untouched, the SPA Degraded and a Warning said once per problem."""
+    # Our label-filtered cache cannot hold it: read it again at each reconcile until it is
+    # ours (adopted) or gone.
+    memory = replace(snapshot.memory, foreign_hpa=True)
+    verdict = takeover(
+        autoscaler["metadata"].get("annotations"),
+        current,
+        target=desired["spec"]["scaleTargetRef"],
+    )
+    taken = (
+        f"HorizontalPodAutoscaler {snapshot.key} already exists and is not controlled by this "
+        "ScheduledPodAutoscaler"
+    )
+    reason, retry = Reason.HPA_ADOPTION_REFUSED, False
+    if verdict.takeover is Takeover.ADOPT:
+        refusal = snapshot.attempts.hpa_refusal
+        if refusal is None:
+            patch = hpa_patch(current, desired)
+            # A compare-and-swap: the patch replaces ownerReferences whole, so a controller
+            # reference added since the HPA was read must make it fail (409), not vanish.
+            patch["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+            wanted = str(desired["metadata"]["annotations"][SPEC_HASH_ANNOTATION])
+            return Plan(memory, PatchHpa(current, patch, wanted, scale_up, adopts=True))
+        problem = f"{taken}; the API server refused its adoption: {refusal.message}"
+        retry = True
+    elif verdict.takeover is Takeover.REFUSE:
+        problem = f"{taken}; adoption refused: {verdict.why}"
+    else:
+        reason = Reason.HPA_CONFLICT
+        if verdict.why is None:
+            problem = (
+                f"{taken}; it is left untouched (delete it, rename the ScheduledPodAutoscaler, or "
+                f'annotate the ScheduledPodAutoscaler {ADOPT_ANNOTATION}="true" to adopt it)'
+            )
+        else:
+            problem = (
+                f"{taken}; it is left untouched (delete it or rename the "
+                f"ScheduledPodAutoscaler; it cannot be adopted: {verdict.why})"
+            )
+    events: tuple[Event, ...] = ()
+    if memory.reported_problem != problem:
+        events = (Event(autoscaler, EventType.WARNING, reason, problem),)
+    return Standing(
+        replace(memory, reported_problem=problem),
+        applied=False,
+        problem=problem,
+        reason=reason,
+        retry=retry,
+        events=events,
+    )
+
+
+def _announced(standing: Standing, autoscaler: wire.ScheduledPodAutoscaler, key: str) -> Standing:
+    """The Standing after an adoption, with its Event (said once: it is forgotten then)."""
+    event = Event(
+        autoscaler,
+        EventType.NORMAL,
+        Reason.ADOPTED,
+        f"adopted HorizontalPodAutoscaler {key}: this ScheduledPodAutoscaler is its controller "
+        "now, and its spec follows the ScheduledPodAutoscaler's",
+    )
+    return replace(
+        standing,
+        memory=replace(standing.memory, adopted=False),
+        events=(event, *standing.events),
+    )
 
 
 def changed_by(write: CreateHpa | PatchHpa, answer: wire.HorizontalPodAutoscaler) -> bool:

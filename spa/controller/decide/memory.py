@@ -67,6 +67,8 @@ class Memory:
     # scale-up happens at boundaries only (docs/schedules.md). Unknown after a restart: the
     # HPA's own minReplicas is the measure then.
     applied_min: int | None = None
+    # Somebody's HPA was adopted (spa/api/adoption.py) and its Event is not recorded yet.
+    adopted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,11 +107,13 @@ class OwnersSet:
 @dataclass(frozen=True, slots=True)
 class HpaWritten:
     """The API server's answer to a create or a patch of the desired spec (`wanted`, its
-    hash); `changed`: the write changed the HPA (a create always does)."""
+    hash); `changed`: the write changed the HPA (a create always does); `adopted`: the write
+    adopted somebody's HPA."""
 
     wanted: str
     answer: wire.HorizontalPodAutoscaler
     changed: bool
+    adopted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +179,7 @@ Outcome = (
 def absorb(memory: Memory, outcome: Outcome) -> Memory:
     """The Memory after `outcome`."""
     match outcome:
-        case HpaWritten(wanted, answer):
+        case HpaWritten(wanted, answer, adopted=adopted):
             # Remember what the server stored for our desired spec, as its answer says.
             version = str(answer["metadata"].get("resourceVersion"))
             return replace(
@@ -183,6 +187,7 @@ def absorb(memory: Memory, outcome: Outcome) -> Memory:
                 stored_spec=(wanted, spec_hash(answer.get("spec") or {})),
                 last_write=(wanted, version),
                 reported_problem=None,
+                adopted=memory.adopted or adopted,
             )
         case DryRunAnswered(wanted, answer):
             return replace(memory, stored_spec=(wanted, spec_hash(answer.get("spec") or {})))

@@ -75,6 +75,8 @@ class PatchHpa:
     wanted: str
     # What to do right after it, if it changed the HPA.
     scale_up: ScaleUp | None = None
+    # It adopts somebody's HPA (spa/api/adoption.py): its answer is announced by an Event.
+    adopts: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,10 @@ class Reason(enum.StrEnum):
     HPA_CONFLICT = "HPAConflict"
     HPA_REJECTED = "HPARejected"
     HPA_NOT_CONVERGING = "HPANotConverging"
+    # Adopting somebody's HPA of the SPA's name, on request (spa/api/adoption.py): refused
+    # (Ready's reason and a Warning), done (a Normal Event).
+    HPA_ADOPTION_REFUSED = "HPAAdoptionRefused"
+    ADOPTED = "Adopted"
     # A window of the SPA started or ended (Normal).
     SCHEDULE_STARTED = "ScheduleStarted"
     SCHEDULE_ENDED = "ScheduleEnded"
