@@ -51,10 +51,11 @@ from kubernetes import watch  # noqa: E402
 from bench.load import log, machine, summary  # noqa: E402
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
 from spa.kube import BlockingKubeClient, Resource, connect_blocking  # noqa: E402
+from tests.builders import autoscaler, deployment, schedule  # noqa: E402
 from tests.integration.harness import install_crds  # noqa: E402
 from tests.integration.processes import spa_run  # noqa: E402
 from tests.testenv.controlplane import ControlPlane  # noqa: E402
-from tests.testenv.kwok import NODE_CAPACITY, START_DELAY_ANNOTATION  # noqa: E402
+from tests.testenv.kwok import NODE_CAPACITY  # noqa: E402
 
 DEPLOYMENT = Resource("apps", "v1", "deployments", "Deployment", True)
 SA_NAMESPACE = SA_NAME = "scheduled-pod-autoscaler"
@@ -67,65 +68,31 @@ SETUP_SECONDS = 20
 HPA_SYNC_SECONDS = 15
 
 
-def deployment(name: str, delay: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {
-                    "labels": {"app": name},
-                    "annotations": {START_DELAY_ANNOTATION: f"{delay}s"},
-                },
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "app",
-                            "image": "registry.example/app:1",
-                            "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
-                        }
-                    ]
-                },
-            },
-        },
-    }
-
-
-def autoscaler(name: str, mode: str, delay: int) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "horizontalPodAutoscalerSpec": {
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
-            "minReplicas": 1,
-            "maxReplicas": 10,
-        },
-        "scaleUpImmediately": mode != "hpa",
-    }
-    if mode == "lead":
-        spec["leadTime"] = f"{delay + LEAD_MARGIN_SECONDS}s"
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "ScheduledPodAutoscaler",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
+def fleet_autoscaler(name: str, mode: str, delay: int) -> dict[str, Any]:
+    """SPA `name` (base 1/10) of the group `mode`: hpa leaves raising the target to the HPA
+    controller, immediate raises it at the start, lead also starts the window a start-up delay
+    and a margin early."""
+    lead = f"{delay + LEAD_MARGIN_SECONDS}s" if mode == "lead" else None
+    return autoscaler(
+        name=name,
+        namespace=None,
+        minReplicas=1,
+        metrics=None,
+        scaleUpImmediately=mode != "hpa",
+        leadTime=lead,
+    )
 
 
 def window(name: str, boundary: datetime) -> dict[str, Any]:
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "Schedule",
-        "metadata": {"name": f"{name}-peak"},
-        "spec": {
-            "scaleTargetRef": {"name": name},
-            "type": "Daily",
-            "startTime": boundary.strftime("%H:%M"),
-            "endTime": (boundary + timedelta(minutes=10)).strftime("%H:%M"),
-            "minReplicas": WINDOW_MIN,
-        },
-    }
+    return schedule(
+        name=f"{name}-peak",
+        namespace=None,
+        target=name,
+        type="Daily",
+        startTime=boundary.strftime("%H:%M"),
+        endTime=(boundary + timedelta(minutes=10)).strftime("%H:%M"),
+        minReplicas=WINDOW_MIN,
+    )
 
 
 class DeploymentTimes:
@@ -206,8 +173,18 @@ def run_round(
     objects: list[tuple[Resource, dict[str, Any]]] = []
     for (mode, delay), names in groups.items():
         for name in names:
-            objects.append((DEPLOYMENT, deployment(name, delay)))
-            objects.append((SCHEDULED_POD_AUTOSCALERS, autoscaler(name, mode, delay)))
+            objects.append(
+                (
+                    DEPLOYMENT,
+                    deployment(
+                        name=name,
+                        namespace=None,
+                        start_delay=f"{delay}s",
+                        requests={"cpu": "10m", "memory": "16Mi"},
+                    ),
+                )
+            )
+            objects.append((SCHEDULED_POD_AUTOSCALERS, fleet_autoscaler(name, mode, delay)))
             objects.append((SCHEDULES, window(name, boundary)))
     admin = connect_blocking(kubeconfig=str(plane.kubeconfig), pool_size=32)
     began = time.monotonic()

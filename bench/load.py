@@ -69,6 +69,7 @@ from spa.kube import (  # noqa: E402
     Resource,
     connect_blocking,
 )
+from tests.builders import autoscaler, schedule  # noqa: E402
 from tests.integration.harness import install_crds  # noqa: E402
 from tests.testenv.audit import (  # noqa: E402
     AuditEvent,
@@ -112,30 +113,6 @@ def _local(instant: datetime, zone: str) -> datetime:
     return instant.astimezone(ZoneInfo(zone))
 
 
-def autoscaler(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "ScheduledPodAutoscaler",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": {
-            "horizontalPodAutoscalerSpec": {
-                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
-                "minReplicas": BASE_MIN,
-                "maxReplicas": BASE_MAX,
-                "metrics": [
-                    {
-                        "type": "Resource",
-                        "resource": {
-                            "name": "cpu",
-                            "target": {"type": "Utilization", "averageUtilization": 70},
-                        },
-                    }
-                ],
-            }
-        },
-    }
-
-
 def window_minutes(n: int) -> int:
     """How long the flipping window of an N-SPA fleet lasts: 5 min, and 1 min more per 400
     SPAs above 2,000 (at load 10 on this machine the controller writes about 65 times per
@@ -168,12 +145,7 @@ def schedules(index: int, name: str, boundary: datetime, now: datetime) -> list[
     whole run, one Weekly three days away, one OneShot next month."""
 
     def make(suffix: str, spec: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "apiVersion": "autoscaling.d-kuro.github.io/v1",
-            "kind": "Schedule",
-            "metadata": {"name": f"{name}-{suffix}", "namespace": NAMESPACE},
-            "spec": {"scaleTargetRef": {"name": name}, **spec},
-        }
+        return schedule(name=f"{name}-{suffix}", namespace=NAMESPACE, target=name, **spec)
 
     zone = ZONES[index % len(ZONES)]
     other = ZONES[(index + 1) % len(ZONES)]
@@ -474,7 +446,14 @@ class Scenario:
         names = [f"app-{i:05d}" for i in range(n)]
         objects: list[tuple[Resource, dict[str, Any]]] = []
         for i, name in enumerate(names):
-            objects.append((SCHEDULED_POD_AUTOSCALERS, autoscaler(name)))
+            objects.append(
+                (
+                    SCHEDULED_POD_AUTOSCALERS,
+                    autoscaler(
+                        name=name, namespace=NAMESPACE, minReplicas=BASE_MIN, maxReplicas=BASE_MAX
+                    ),
+                )
+            )
             objects += [(SCHEDULES, obj) for obj in schedules(i, name, placeholder, now)]
         took = create_all(admin, objects)
         self.result["create_seconds"] = took
@@ -583,9 +562,9 @@ class Scenario:
             status = spa.get("status") or {}
             if status.get("observedGeneration") != spa["metadata"].get("generation"):
                 return False
-        for schedule in list(scheds.objects.values()):
-            status = schedule.get("status") or {}
-            if status.get("observedGeneration") != schedule["metadata"].get("generation"):
+        for sched in list(scheds.objects.values()):
+            status = sched.get("status") or {}
+            if status.get("observedGeneration") != sched["metadata"].get("generation"):
                 return False
         return True
 

@@ -73,6 +73,7 @@ from spa.kube import (  # noqa: E402
     connect_blocking,
 )
 from spa.plan import Document, build_plan  # noqa: E402
+from tests.builders import autoscaler, schedule  # noqa: E402
 from tests.integration.harness import install_crds  # noqa: E402
 from tests.testenv.audit import service_account_user  # noqa: E402
 from tests.testenv.controlplane import ControlPlane  # noqa: E402
@@ -127,30 +128,6 @@ def log(message: str) -> None:
 # -- the fleet ------------------------------------------------------------------------------------
 
 
-def autoscaler(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "ScheduledPodAutoscaler",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": {
-            "horizontalPodAutoscalerSpec": {
-                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
-                "minReplicas": BASE_MIN,
-                "maxReplicas": BASE_MAX,
-                "metrics": [
-                    {
-                        "type": "Resource",
-                        "resource": {
-                            "name": "cpu",
-                            "target": {"type": "Utilization", "averageUtilization": 70},
-                        },
-                    }
-                ],
-            }
-        },
-    }
-
-
 def window(rng: random.Random, start: datetime, minutes: int) -> dict[str, Any]:
     """A Schedule spec for [start, start + minutes) in a random zone and type."""
     zone = rng.choice(ZONES)
@@ -184,19 +161,18 @@ def fleet(rng: random.Random, spas: int, first: datetime, minutes: int) -> list[
     per_spa = max(2, minutes // 4)
     for index in range(spas):
         name = f"app-{index:03d}"
-        objects.append(autoscaler(name))
+        objects.append(
+            autoscaler(name=name, namespace=NAMESPACE, minReplicas=BASE_MIN, maxReplicas=BASE_MAX)
+        )
         for number in range(per_spa):
             start = first + timedelta(minutes=rng.randrange(minutes))
             objects.append(
-                {
-                    "apiVersion": "autoscaling.d-kuro.github.io/v1",
-                    "kind": "Schedule",
-                    "metadata": {"name": f"{name}-w{number}", "namespace": NAMESPACE},
-                    "spec": {
-                        "scaleTargetRef": {"name": name},
-                        **window(rng, start, rng.randint(1, 4)),
-                    },
-                }
+                schedule(
+                    name=f"{name}-w{number}",
+                    namespace=NAMESPACE,
+                    target=name,
+                    **window(rng, start, rng.randint(1, 4)),
+                )
             )
     return objects
 

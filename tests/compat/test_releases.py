@@ -37,6 +37,7 @@ from spa.kube import (
     Resource,
     connect_blocking,
 )
+from tests.builders import autoscaler, deployment, schedule
 from tests.integration.processes import CONTROLLER_NAMESPACE, log_lines, spa_run, wait_for
 from tests.testenv import ControlPlane, kubernetes_version
 
@@ -120,58 +121,33 @@ def next_minute(after: float = 15.0) -> datetime:
     return start if (start - now).total_seconds() >= after else start + timedelta(minutes=1)
 
 
-def deployment(name: str, namespace: str) -> dict[str, Any]:
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                # No kubelet here: the pods stay Pending, which the HPA does not mind.
-                "spec": {"containers": [{"name": "web", "image": "registry.invalid/web:1"}]},
-            },
-        },
-    }
-
-
 def autoscaler_and_schedule(
     namespace: str, name: str, start: datetime, end: datetime
 ) -> list[dict[str, Any]]:
-    """SPA `name` (base 2/5) and a Daily Schedule `name` raising it to 4/8 from `start` to `end`."""
-    metric = {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}
+    """SPA `name` (base 2/5) and a Daily Schedule `name` raising it to 4/8 from `start` to `end`,
+    with the Deployment it scales (no kubelet here: the pods stay Pending, which the HPA does
+    not mind)."""
+    cpu_60 = {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}
     return [
-        deployment(name, namespace),
-        {
-            "apiVersion": "autoscaling.d-kuro.github.io/v1",
-            "kind": "ScheduledPodAutoscaler",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {
-                "horizontalPodAutoscalerSpec": {
-                    "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
-                    "minReplicas": 2,
-                    "maxReplicas": 5,
-                    "metrics": [{"type": "Resource", "resource": metric}],
-                }
-            },
-        },
-        {
-            "apiVersion": "autoscaling.d-kuro.github.io/v1",
-            "kind": "Schedule",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {
-                "scaleTargetRef": {"name": name},
-                "type": "Daily",
-                "startTime": start.strftime("%H:%M"),
-                "endTime": end.strftime("%H:%M"),
-                "timeZone": "UTC",
-                "minReplicas": 4,
-                "maxReplicas": 8,
-            },
-        },
+        deployment(name=name, namespace=namespace),
+        autoscaler(
+            name=name,
+            namespace=namespace,
+            minReplicas=2,
+            maxReplicas=5,
+            metrics=[{"type": "Resource", "resource": cpu_60}],
+        ),
+        schedule(
+            name=name,
+            namespace=namespace,
+            target=name,
+            type="Daily",
+            startTime=start.strftime("%H:%M"),
+            endTime=end.strftime("%H:%M"),
+            timeZone="UTC",
+            minReplicas=4,
+            maxReplicas=8,
+        ),
     ]
 
 
@@ -238,7 +214,9 @@ def test_release(
     )
 
     # The samples go in before the controller starts: it must pick up what already exists.
-    kubectl(plane, "apply", "-f", "-", input=manifest([deployment("nginx", "default")]))
+    kubectl(
+        plane, "apply", "-f", "-", input=manifest([deployment(name="nginx", namespace="default")])
+    )
     kubectl(plane, "apply", "--server-side", "-f", str(REPO / "config" / "samples"))
 
     admin = connect_blocking(kubeconfig=str(plane.kubeconfig))

@@ -16,12 +16,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-import pytest
-
 from spa.controller.manager import LeaderElection, Manager
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import HPA_V2, BlockingKubeClient, NotFound, Resource, connect, connect_blocking
 from spa.runtime import FakeClock
+from tests.builders import DAILY_NOON, autoscaler, schedule
 
 REPO = Path(__file__).resolve().parents[2]
 _T = TypeVar("_T")
@@ -72,54 +71,21 @@ async def condition_becomes(
     return await eventually(reached, within=within, what=f"{name} {condition}")
 
 
-def autoscaler(
-    name: str, namespace: str, *, minimum: int | None = 3, maximum: int = 10
-) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
-        "maxReplicas": maximum,
-        "metrics": [
-            {
-                "type": "Resource",
-                "resource": {
-                    "name": "cpu",
-                    "target": {"type": "Utilization", "averageUtilization": 70},
-                },
-            }
-        ],
-    }
-    if minimum is not None:
-        spec["minReplicas"] = minimum
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "ScheduledPodAutoscaler",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"horizontalPodAutoscalerSpec": spec},
-    }
-
-
-def schedule(name: str, namespace: str, target: str, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "Schedule",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"scaleTargetRef": {"name": target}, **spec},
-    }
-
-
-def noon_schedule(name: str, namespace: str, **spec: Any) -> dict[str, Any]:
-    """The Schedule `<name>-noon` of SPA `name`: Daily 12:00-13:00 UTC with `spec`'s values."""
-    return schedule(
-        f"{name}-noon", namespace, name, type="Daily", startTime="12:00", endTime="13:00", **spec
-    )
-
-
 def create_noon_fleet(kube: Kube, namespace: str, names: list[str]) -> None:
     """An SPA (base 3/10) per name, each with a Schedule `<name>-noon`: Daily 12:00-13:00 UTC
     raising it to 5/20, the fleet that flips at one instant in the fault and ordering tests."""
     for name in names:
-        kube.create(autoscaler(name, namespace))
-        kube.create(noon_schedule(name, namespace, minReplicas=5, maxReplicas=20))
+        kube.create(autoscaler(name=name, namespace=namespace))
+        kube.create(
+            schedule(
+                name=f"{name}-noon",
+                namespace=namespace,
+                target=name,
+                **DAILY_NOON,
+                minReplicas=5,
+                maxReplicas=20,
+            )
+        )
 
 
 @dataclass
@@ -189,17 +155,14 @@ def install_crds(cluster: Any) -> None:
     )
 
 
-@pytest.fixture(scope="session")
-def crds(cluster: Any) -> None:
-    """The project's CRDs, applied once per run."""
-    install_crds(cluster)
-
-
-@pytest.fixture
-def kube(cluster: Any, crds: None) -> Iterator[Kube]:
+@contextlib.contextmanager
+def admin(cluster: Any) -> Iterator[Kube]:
+    """A :class:`Kube` with the cluster's admin credentials, closed afterwards."""
     client = connect_blocking(kubeconfig=str(cluster.kubeconfig))
-    yield Kube(client)
-    client.close()
+    try:
+        yield Kube(client)
+    finally:
+        client.close()
 
 
 @dataclass
@@ -245,12 +208,3 @@ async def running_controller(
         if not task.done():
             await running.stop()
         await client.close()
-
-
-@pytest.fixture
-async def controller(cluster: Any, crds: None, namespace: str) -> AsyncIterator[Running]:
-    """The controller watching the test's namespace, its clock at Monday 2026-11-16 11:00 UTC."""
-    async with running_controller(
-        cluster.kubeconfig, [namespace], start=utc("2026-11-16T11:00:00")
-    ) as running:
-        yield running

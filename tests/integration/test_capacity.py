@@ -22,21 +22,20 @@ from typing import Any
 import pytest
 
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
-from spa.kube import Resource, connect_blocking
+from spa.kube import Resource
+from tests.builders import DAILY_NOON, autoscaler, deployment, schedule
 from tests.integration.harness import (
     Kube,
     Running,
-    autoscaler,
+    admin,
     eventually,
     install_crds,
-    noon_schedule,
     running_controller,
     utc,
 )
 from tests.integration.processes import CONTROLLER_NAMESPACE
 from tests.testenv import ControlPlane
 from tests.testenv.fixtures import private_control_plane
-from tests.testenv.kwok import START_DELAY_ANNOTATION
 
 pytestmark = pytest.mark.integration
 
@@ -69,9 +68,9 @@ def controller_identity(plane: ControlPlane) -> Path:
 
 @pytest.fixture
 def kube(plane: ControlPlane) -> Iterator[Kube]:
-    client = connect_blocking(kubeconfig=str(plane.kubeconfig))
-    yield Kube(client)
-    client.close()
+    """tests/integration/conftest.py's `kube`, on this module's control plane."""
+    with admin(plane) as client:
+        yield client
 
 
 @pytest.fixture
@@ -89,41 +88,8 @@ async def controller(controller_identity: Path, namespace: str) -> AsyncIterator
         yield running
 
 
-def deployment(name: str, namespace: str, replicas: int, start_delay: str = "1s") -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {
-                    "labels": {"app": name},
-                    "annotations": {START_DELAY_ANNOTATION: start_delay},
-                },
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "app",
-                            "image": "registry.example/app:1",
-                            "resources": {"requests": {"cpu": "50m", "memory": "32Mi"}},
-                        }
-                    ]
-                },
-            },
-        },
-    }
-
-
-def spa_with(name: str, namespace: str, minimum: int, **spec: Any) -> dict[str, Any]:
-    document = autoscaler(name, namespace, minimum=minimum, maximum=10)
-    document["spec"].update(spec)
-    return document
-
-
-def noon(name: str, namespace: str, minimum: int, **spec: Any) -> dict[str, Any]:
-    return noon_schedule(name, namespace, minReplicas=minimum, **spec)
+# The pods' requests: what kwok's nodes (tests/testenv/kwok.py) have room for.
+REQUESTS = {"cpu": "50m", "memory": "32Mi"}
 
 
 def replicas(kube: Kube, namespace: str, name: str) -> tuple[int, int]:
@@ -162,9 +128,15 @@ async def hpa_synced_once(kube: Kube, namespace: str, name: str) -> None:
 async def test_immediate_scale_up_raises_at_the_boundary_and_the_hpa_keeps_it(
     kube: Kube, namespace: str, controller: Running
 ) -> None:
-    kube.client.create(DEPLOYMENT, namespace, deployment("web", namespace, 2))
-    kube.create(spa_with("web", namespace, 2))
-    kube.create(noon("web", namespace, 6))
+    kube.client.create(
+        DEPLOYMENT,
+        namespace,
+        deployment(
+            name="web", namespace=namespace, replicas=2, start_delay="1s", requests=REQUESTS
+        ),
+    )
+    kube.create(autoscaler(name="web", namespace=namespace, minReplicas=2))
+    kube.create(schedule(name="web-noon", namespace=namespace, minReplicas=6, **DAILY_NOON))
     await eventually(lambda: kube.bounds(namespace, "web") == (2, 10), what="HPA 2/10")
     await hpa_synced_once(kube, namespace, "web")
 
@@ -197,9 +169,17 @@ async def test_immediate_scale_up_raises_at_the_boundary_and_the_hpa_keeps_it(
 async def test_no_write_when_the_target_already_has_enough(
     kube: Kube, namespace: str, controller: Running
 ) -> None:
-    kube.client.create(DEPLOYMENT, namespace, deployment("big", namespace, 8))
-    kube.create(spa_with("big", namespace, 2))
-    kube.create(noon("big", namespace, 6))
+    kube.client.create(
+        DEPLOYMENT,
+        namespace,
+        deployment(
+            name="big", namespace=namespace, replicas=8, start_delay="1s", requests=REQUESTS
+        ),
+    )
+    kube.create(autoscaler(name="big", namespace=namespace, minReplicas=2))
+    kube.create(
+        schedule(name="big-noon", namespace=namespace, target="big", minReplicas=6, **DAILY_NOON)
+    )
     await eventually(lambda: kube.bounds(namespace, "big") == (2, 10), what="HPA 2/10")
     controller.clock.set(utc("2026-11-16T12:00:00"))
     await eventually(lambda: kube.bounds(namespace, "big") == (6, 10), what="HPA 6/10")
@@ -212,9 +192,17 @@ async def test_no_write_when_the_target_already_has_enough(
 async def test_with_scale_up_immediately_false_only_the_hpa_acts(
     kube: Kube, namespace: str, controller: Running
 ) -> None:
-    kube.client.create(DEPLOYMENT, namespace, deployment("web", namespace, 2))
-    kube.create(spa_with("web", namespace, 2, scaleUpImmediately=False))
-    kube.create(noon("web", namespace, 6))
+    kube.client.create(
+        DEPLOYMENT,
+        namespace,
+        deployment(
+            name="web", namespace=namespace, replicas=2, start_delay="1s", requests=REQUESTS
+        ),
+    )
+    kube.create(
+        autoscaler(name="web", namespace=namespace, minReplicas=2, scaleUpImmediately=False)
+    )
+    kube.create(schedule(name="web-noon", namespace=namespace, minReplicas=6, **DAILY_NOON))
     await eventually(lambda: kube.bounds(namespace, "web") == (2, 10), what="HPA 2/10")
     await hpa_synced_once(kube, namespace, "web")
 
@@ -256,10 +244,10 @@ async def test_a_target_that_cannot_be_scaled_degrades_with_a_message(
     reason: str,
     message: str,
 ) -> None:
-    document = spa_with("odd", namespace, 2)
-    document["spec"]["horizontalPodAutoscalerSpec"]["scaleTargetRef"] = target
-    kube.create(document)
-    kube.create(noon("odd", namespace, 6))
+    kube.create(autoscaler(name="odd", namespace=namespace, minReplicas=2, scaleTargetRef=target))
+    kube.create(
+        schedule(name="odd-noon", namespace=namespace, target="odd", minReplicas=6, **DAILY_NOON)
+    )
     await eventually(lambda: kube.bounds(namespace, "odd") == (2, 10), what="HPA 2/10")
     controller.clock.set(utc("2026-11-16T12:00:00"))
     # The HPA path still applies: the bounds follow the window.
@@ -283,9 +271,15 @@ async def test_a_target_that_cannot_be_scaled_degrades_with_a_message(
 async def test_lead_time_makes_the_pods_ready_before_the_start(
     kube: Kube, namespace: str, controller: Running
 ) -> None:
-    kube.client.create(DEPLOYMENT, namespace, deployment("web", namespace, 2, start_delay="3s"))
-    kube.create(spa_with("web", namespace, 2, leadTime="10m"))
-    kube.create(noon("web", namespace, 5))
+    kube.client.create(
+        DEPLOYMENT,
+        namespace,
+        deployment(
+            name="web", namespace=namespace, replicas=2, start_delay="3s", requests=REQUESTS
+        ),
+    )
+    kube.create(autoscaler(name="web", namespace=namespace, minReplicas=2, leadTime="10m"))
+    kube.create(schedule(name="web-noon", namespace=namespace, minReplicas=5, **DAILY_NOON))
     await eventually(lambda: kube.bounds(namespace, "web") == (2, 10), what="HPA 2/10")
     status = await eventually(
         lambda: (

@@ -17,20 +17,17 @@ import pytest
 from spa.controller.desired import FIELD_MANAGER
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import HPA_V2, NotFound
+from tests.builders import DAILY_NOON, autoscaler, schedule
 from tests.integration.harness import (
     Kube,
     Running,
-    autoscaler,
     condition_becomes,
     eventually,
     running_controller,
-    schedule,
     utc,
 )
 
 pytestmark = pytest.mark.integration
-
-DAILY_NOON = {"type": "Daily", "startTime": "12:00", "endTime": "13:00"}
 
 
 def ours(obj: dict[str, Any]) -> list[dict[str, Any]]:
@@ -55,7 +52,7 @@ async def bounds_become(kube: Kube, namespace: str, name: str, expected: tuple[i
 async def test_hpa_is_created_with_the_base_spec_and_owned(
     controller: Running, kube: Kube, namespace: str
 ) -> None:
-    created = kube.create(autoscaler("web", namespace))
+    created = kube.create(autoscaler(name="web", namespace=namespace))
     hpa = await eventually(lambda: kube.hpa(namespace, "web"), what="HPA")
     assert hpa["spec"]["minReplicas"] == 3
     assert hpa["spec"]["maxReplicas"] == 10
@@ -87,8 +84,16 @@ async def test_hpa_is_created_with_the_base_spec_and_owned(
 async def test_window_applies_at_its_boundaries_and_returns_to_base(
     controller: Running, kube: Kube, namespace: str
 ) -> None:
-    kube.create(autoscaler("web", namespace))
-    kube.create(schedule("noon", namespace, "web", minReplicas=5, maxReplicas=20, **DAILY_NOON))
+    kube.create(autoscaler(name="web", namespace=namespace))
+    kube.create(
+        schedule(
+            name="noon",
+            namespace=namespace,
+            minReplicas=5,
+            maxReplicas=20,
+            **DAILY_NOON,
+        )
+    )
     await bounds_become(kube, namespace, "web", (3, 10))
     status = await eventually(
         lambda: (
@@ -139,12 +144,12 @@ async def test_original_readme_timeline(
     cluster: Any, crds: None, kube: Kube, namespace: str
 ) -> None:
     """Three schedules one after another on Saturday 2020-10-31; the HPA returns to base between."""
-    kube.create(autoscaler("nginx", namespace))
+    kube.create(autoscaler(name="nginx", namespace=namespace))
     kube.create(
         schedule(
-            "test-1",
-            namespace,
-            "nginx",
+            name="test-1",
+            namespace=namespace,
+            target="nginx",
             type="Weekly",
             startDayOfWeek="Saturday",
             endDayOfWeek="Saturday",
@@ -156,9 +161,9 @@ async def test_original_readme_timeline(
     )
     kube.create(
         schedule(
-            "test-2",
-            namespace,
-            "nginx",
+            name="test-2",
+            namespace=namespace,
+            target="nginx",
             type="Daily",
             startTime="20:20",
             endTime="20:25",
@@ -168,9 +173,9 @@ async def test_original_readme_timeline(
     )
     kube.create(
         schedule(
-            "test-3",
-            namespace,
-            "nginx",
+            name="test-3",
+            namespace=namespace,
+            target="nginx",
             type="OneShot",
             startTime="2020-10-31T20:30",
             endTime="2020-10-31T20:35",
@@ -202,13 +207,20 @@ async def test_original_readme_timeline(
 async def test_overlapping_windows_take_the_highest_of_each_field(
     controller: Running, kube: Kube, namespace: str
 ) -> None:
-    kube.create(autoscaler("web", namespace))
-    kube.create(schedule("floor", namespace, "web", minReplicas=5, maxReplicas=10, **DAILY_NOON))
+    kube.create(autoscaler(name="web", namespace=namespace))
     kube.create(
         schedule(
-            "ceiling",
-            namespace,
-            "web",
+            name="floor",
+            namespace=namespace,
+            minReplicas=5,
+            maxReplicas=10,
+            **DAILY_NOON,
+        )
+    )
+    kube.create(
+        schedule(
+            name="ceiling",
+            namespace=namespace,
             maxReplicas=20,
             type="Daily",
             startTime="12:30",
@@ -228,8 +240,8 @@ async def test_overlapping_windows_take_the_highest_of_each_field(
 async def test_min_above_max_raises_max_and_warns(
     controller: Running, kube: Kube, namespace: str
 ) -> None:
-    kube.create(autoscaler("web", namespace))
-    kube.create(schedule("big", namespace, "web", minReplicas=20, **DAILY_NOON))
+    kube.create(autoscaler(name="web", namespace=namespace))
+    kube.create(schedule(name="big", namespace=namespace, minReplicas=20, **DAILY_NOON))
     controller.clock.set(utc("2026-11-16T12:00:00"))
     await bounds_become(kube, namespace, "web", (20, 20))
     events = await eventually(
@@ -247,8 +259,16 @@ async def test_min_above_max_raises_max_and_warns(
 async def test_suspended_schedule_never_applies(
     controller: Running, kube: Kube, namespace: str
 ) -> None:
-    kube.create(autoscaler("web", namespace))
-    kube.create(schedule("paused", namespace, "web", minReplicas=9, suspend=True, **DAILY_NOON))
+    kube.create(autoscaler(name="web", namespace=namespace))
+    kube.create(
+        schedule(
+            name="paused",
+            namespace=namespace,
+            minReplicas=9,
+            suspend=True,
+            **DAILY_NOON,
+        )
+    )
     controller.clock.set(utc("2026-11-16T12:30:00"))
     await eventually(
         lambda: kube.status(SCHEDULES, namespace, "paused").get("condition") == "Suspend"
@@ -260,12 +280,11 @@ async def test_dst_boundary_in_new_york(
     cluster: Any, crds: None, kube: Kube, namespace: str
 ) -> None:
     """02:30 does not exist on 2026-03-08 in New York: the window starts at the jump, 07:00Z."""
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     kube.create(
         schedule(
-            "gap",
-            namespace,
-            "web",
+            name="gap",
+            namespace=namespace,
             type="Daily",
             startTime="02:30",
             endTime="04:00",
@@ -296,9 +315,9 @@ async def test_schedule_before_its_autoscaler_is_degraded_then_adopted(
 ) -> None:
     kube.create(
         schedule(
-            "early",
-            namespace,
-            "later",
+            name="early",
+            namespace=namespace,
+            target="later",
             minReplicas=4,
             type="Daily",
             startTime="10:00",
@@ -307,7 +326,7 @@ async def test_schedule_before_its_autoscaler_is_degraded_then_adopted(
     )
     status = await condition_becomes(kube, SCHEDULES, namespace, "early", "Degraded")
     assert status["message"] == f"ScheduledPodAutoscaler {namespace}/later not found"
-    created = kube.create(autoscaler("later", namespace))
+    created = kube.create(autoscaler(name="later", namespace=namespace))
     await bounds_become(kube, namespace, "later", (4, 10))
     owners = kube.get(SCHEDULES, namespace, "early")["metadata"]["ownerReferences"]
     assert [(o["kind"], o["uid"], o["controller"]) for o in owners] == [
@@ -321,13 +340,13 @@ async def test_schedule_before_its_autoscaler_is_degraded_then_adopted(
 async def test_retargeting_reparents_the_schedule(
     controller: Running, kube: Kube, namespace: str
 ) -> None:
-    kube.create(autoscaler("a", namespace))
-    b = kube.create(autoscaler("b", namespace))
+    kube.create(autoscaler(name="a", namespace=namespace))
+    b = kube.create(autoscaler(name="b", namespace=namespace))
     kube.create(
         schedule(
-            "moving",
-            namespace,
-            "a",
+            name="moving",
+            namespace=namespace,
+            target="a",
             minReplicas=7,
             type="Daily",
             startTime="10:00",
@@ -346,7 +365,7 @@ async def test_retargeting_reparents_the_schedule(
 async def test_manual_hpa_edit_and_deletion_are_reverted(
     controller: Running, kube: Kube, namespace: str
 ) -> None:
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     await bounds_become(kube, namespace, "web", (3, 10))
     kube.merge(HPA_V2, namespace, "web", {"spec": {"minReplicas": 1, "maxReplicas": 2}})
     await bounds_become(kube, namespace, "web", (3, 10))
@@ -361,12 +380,11 @@ async def test_manual_hpa_edit_and_deletion_are_reverted(
 async def test_autoscaler_spec_change_follows_with_active_window(
     controller: Running, kube: Kube, namespace: str
 ) -> None:
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     kube.create(
         schedule(
-            "floor",
-            namespace,
-            "web",
+            name="floor",
+            namespace=namespace,
             minReplicas=5,
             type="Daily",
             startTime="10:00",
@@ -400,7 +418,7 @@ async def test_unowned_hpa_is_left_alone(controller: Running, kube: Kube, namesp
         },
     }
     before = kube.create(foreign)
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     status = await condition_becomes(kube, SCHEDULED_POD_AUTOSCALERS, namespace, "web", "Degraded")
     ready = next(c for c in status["conditions"] if c["type"] == "Ready")
     assert "already exists and is not controlled by this ScheduledPodAutoscaler" in ready["message"]
@@ -417,7 +435,7 @@ async def test_unowned_hpa_is_left_alone(controller: Running, kube: Kube, namesp
 async def test_deleting_the_autoscaler_collects_its_hpa(
     controller: Running, kube: Kube, namespace: str
 ) -> None:
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     await bounds_become(kube, namespace, "web", (3, 10))
     kube.delete(SCHEDULED_POD_AUTOSCALERS, namespace, "web")
 
@@ -427,13 +445,19 @@ async def test_deleting_the_autoscaler_collects_its_hpa(
 async def test_invalid_schedule_is_degraded_and_the_others_still_apply(
     controller: Running, kube: Kube, namespace: str
 ) -> None:
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     # An unknown zone passes the CRD's schema (zones are not listed there): the controller
     # judges it.
     kube.create(
-        schedule("typo", namespace, "web", minReplicas=9, timeZone="Asia/Tokio", **DAILY_NOON)
+        schedule(
+            name="typo",
+            namespace=namespace,
+            minReplicas=9,
+            timeZone="Asia/Tokio",
+            **DAILY_NOON,
+        )
     )
-    kube.create(schedule("good", namespace, "web", minReplicas=4, **DAILY_NOON))
+    kube.create(schedule(name="good", namespace=namespace, minReplicas=4, **DAILY_NOON))
     controller.clock.set(utc("2026-11-16T12:00:00"))
     await bounds_become(kube, namespace, "web", (4, 10))
     status = await condition_becomes(kube, SCHEDULES, namespace, "typo", "Degraded")
@@ -455,9 +479,9 @@ async def test_same_name_in_two_namespaces_do_not_interfere(
         {"metadata": {"name": other}},
     )
     try:
-        kube.create(autoscaler("web", namespace))
-        kube.create(autoscaler("web", other))
-        kube.create(schedule("noon", namespace, "web", minReplicas=8, **DAILY_NOON))
+        kube.create(autoscaler(name="web", namespace=namespace))
+        kube.create(autoscaler(name="web", namespace=other))
+        kube.create(schedule(name="noon", namespace=namespace, minReplicas=8, **DAILY_NOON))
         async with running_controller(
             cluster.kubeconfig, [namespace, other], start=utc("2026-11-16T12:00:00")
         ):
@@ -481,8 +505,8 @@ async def test_same_name_in_two_namespaces_do_not_interfere(
 async def test_metrics_endpoint_reports_values(
     controller: Running, kube: Kube, namespace: str
 ) -> None:
-    kube.create(autoscaler("web", namespace))
-    kube.create(schedule("noon", namespace, "web", minReplicas=5, **DAILY_NOON))
+    kube.create(autoscaler(name="web", namespace=namespace))
+    kube.create(schedule(name="noon", namespace=namespace, minReplicas=5, **DAILY_NOON))
     # At base first, so that noon is a transition: a patch, with its lag measured.
     await bounds_become(kube, namespace, "web", (3, 10))
     await eventually(
@@ -578,12 +602,11 @@ async def test_a_crashed_informer_is_restarted_and_the_controller_not_ready_mean
     assert "restarting after a failure: informer schedules" in body
     await eventually(ready, within=30, what="ready again")
     assert crashes == 0
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     kube.create(
         schedule(
-            "now",
-            namespace,
-            "web",
+            name="now",
+            namespace=namespace,
             type="Daily",
             startTime="10:00",
             endTime="12:00",
@@ -598,12 +621,12 @@ async def test_retargeting_to_a_missing_autoscaler_releases_the_schedule(
     controller: Running, kube: Kube, namespace: str
 ) -> None:
     """The Schedule is Degraded and no longer owned, so deleting its old SPA keeps it."""
-    kube.create(autoscaler("a", namespace))
+    kube.create(autoscaler(name="a", namespace=namespace))
     kube.create(
         schedule(
-            "moving",
-            namespace,
-            "a",
+            name="moving",
+            namespace=namespace,
+            target="a",
             minReplicas=7,
             type="Daily",
             startTime="10:00",
@@ -629,12 +652,11 @@ async def test_a_holiday_skips_the_window_and_the_hpa_stays_at_its_base(
 ) -> None:
     """Thursday 2026-11-26 is Thanksgiving, a US public holiday: the noon window of a Schedule
     that skips holidays does not happen, and the next one is Friday's (docs/schedules.md)."""
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     kube.create(
         schedule(
-            "workdays",
-            namespace,
-            "web",
+            name="workdays",
+            namespace=namespace,
             minReplicas=5,
             maxReplicas=20,
             holidays={"country": "US"},
@@ -643,7 +665,7 @@ async def test_a_holiday_skips_the_window_and_the_hpa_stays_at_its_base(
     )
     # The same window without a calendar and without bounds: it shows the controller did act
     # at noon, and leaves the bounds to the other.
-    kube.create(schedule("marker", namespace, "web", **DAILY_NOON))
+    kube.create(schedule(name="marker", namespace=namespace, **DAILY_NOON))
     async with running_controller(
         cluster.kubeconfig, [namespace], start=utc("2026-11-26T11:00:00")
     ) as running:

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from spa.plan import build_plan, read_documents
+from tests.builders import schedule
 from tests.integration.harness import CRD_NAMES, REPO
 from tests.testenv.fixtures import RunKubectl
 from tests.unit.plan_corpus import TARGET_AUTOSCALER
@@ -108,21 +109,14 @@ def test_samples_apply_and_kubectl_prints_the_spec_columns(
 
 @pytest.mark.usefixtures("crds")
 def test_apiserver_enforces_the_cel_rules(run_kubectl: RunKubectl, namespace: str) -> None:
-    weekly_without_days = {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "Schedule",
-        "metadata": {"name": "no-days", "namespace": namespace},
-        "spec": {
-            "scaleTargetRef": {
-                "apiVersion": "autoscaling.d-kuro.github.io/v1",
-                "kind": "ScheduledPodAutoscaler",
-                "name": "nginx",
-            },
-            "type": "Weekly",
-            "startTime": "10:00",
-            "endTime": "11:00",
-        },
-    }
+    weekly_without_days = schedule(
+        name="no-days",
+        namespace=namespace,
+        target="nginx",
+        type="Weekly",
+        startTime="10:00",
+        endTime="11:00",
+    )
     result = run_kubectl(
         "apply", "--server-side", "-f", "-", input=yaml.safe_dump(weekly_without_days)
     )

@@ -21,7 +21,8 @@ import pytest
 
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import HPA_V2, BlockingKubeClient, connect_blocking
-from tests.integration.harness import REPO, autoscaler, install_crds, schedule
+from tests.builders import autoscaler, schedule
+from tests.integration.harness import REPO, install_crds
 from tests.integration.processes import spa_run, wait_for
 from tests.testenv.audit import AuditLog, audit_policy, service_account_user
 from tests.testenv.controlplane import ControlPlane
@@ -85,11 +86,18 @@ def test_no_writes_between_boundaries_and_one_patch_per_change(
     client = connect_blocking(kubeconfig=str(plane.kubeconfig))
     try:
         for name, kind, zone in zip(names, kinds, zones, strict=True):
-            client.create(SCHEDULED_POD_AUTOSCALERS, NAMESPACE, autoscaler(name, NAMESPACE))
+            client.create(
+                SCHEDULED_POD_AUTOSCALERS, NAMESPACE, autoscaler(name=name, namespace=NAMESPACE)
+            )
             client.create(
                 SCHEDULES,
                 NAMESPACE,
-                schedule(f"{name}-prescale", NAMESPACE, name, **starting_at(boundary, zone, kind)),
+                schedule(
+                    name=f"{name}-prescale",
+                    namespace=NAMESPACE,
+                    target=name,
+                    **starting_at(boundary, zone, kind),
+                ),
             )
             # A window active throughout (an hour either side), in another zone.
             around = now.astimezone(ZoneInfo("Australia/Sydney"))
@@ -97,9 +105,9 @@ def test_no_writes_between_boundaries_and_one_patch_per_change(
                 SCHEDULES,
                 NAMESPACE,
                 schedule(
-                    f"{name}-daytime",
-                    NAMESPACE,
-                    name,
+                    name=f"{name}-daytime",
+                    namespace=NAMESPACE,
+                    target=name,
                     type="Daily",
                     timeZone="Australia/Sydney",
                     startTime=f"{around - timedelta(hours=1):%H:%M}",

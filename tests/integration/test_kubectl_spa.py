@@ -25,7 +25,8 @@ import yaml
 from spa.controller.exitcodes import EXIT_FORBIDDEN, EXIT_UNREACHABLE
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import HPA_V2
-from tests.integration.harness import REPO, Kube, autoscaler, schedule
+from tests.builders import autoscaler, schedule
+from tests.integration.harness import REPO, Kube
 from tests.integration.processes import spa_run, wait_for
 from tests.testenv.kubeconfig import write_kubeconfig
 
@@ -66,12 +67,11 @@ def test_status_of_a_running_controller(
     now = datetime.now(UTC)
     tokyo = ZoneInfo("Asia/Tokyo")
     later = (now + timedelta(hours=3)).astimezone(tokyo).replace(second=0, microsecond=0)
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     kube.create(
         schedule(
-            "now",
-            namespace,
-            "web",
+            name="now",
+            namespace=namespace,
             type="Daily",
             startTime=hh_mm(now - timedelta(minutes=30)),
             endTime=hh_mm(now + timedelta(minutes=90)),
@@ -81,9 +81,8 @@ def test_status_of_a_running_controller(
     )
     kube.create(
         schedule(
-            "tokyo",
-            namespace,
-            "web",
+            name="tokyo",
+            namespace=namespace,
             type="Daily",
             startTime=hh_mm(later),
             endTime=hh_mm(later + timedelta(hours=1)),
@@ -91,9 +90,21 @@ def test_status_of_a_running_controller(
             minReplicas=8,
         )
     )
-    typo = {"type": "Daily", "startTime": "08:00", "endTime": "09:00", "timeZone": "Europe/Londn"}
-    kube.create(schedule("typo", namespace, "web", **typo))
-    kube.create(schedule("paused", namespace, "web", **{**typo, "timeZone": "UTC"}, suspend=True))
+    typo: dict[str, Any] = {
+        "type": "Daily",
+        "startTime": "08:00",
+        "endTime": "09:00",
+        "timeZone": "Europe/Londn",
+    }
+    kube.create(schedule(name="typo", namespace=namespace, **typo))
+    kube.create(
+        schedule(
+            name="paused",
+            namespace=namespace,
+            **{**typo, "timeZone": "UTC"},
+            suspend=True,
+        )
+    )
     admin = cluster.kubeconfig
     with spa_run(controller_kubeconfig, namespace, log=tmp_path / "spa-run.log") as process:
         wait_for(lambda: kube.bounds(namespace, "web") == (6, 12), within=30, what="window on")
@@ -141,7 +152,7 @@ def test_status_of_a_running_controller(
 def test_kubectl_flags_choose_cluster_and_namespaces(
     cluster: Any, kube: Kube, namespace: str, tmp_path: Path
 ) -> None:
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     config = yaml.safe_load(Path(cluster.kubeconfig).read_text())
     admin = config["contexts"][0]
     config["contexts"].append(
@@ -173,7 +184,7 @@ def test_read_only_roles(
     cluster: Any, controller_kubeconfig: Path, kube: Kube, namespace: str
 ) -> None:
     # config/rbac (applied with the controller's RBAC) adds both kinds to the `view` role.
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     cluster.run_kubectl(
         "create",
         "rolebinding",
@@ -218,7 +229,14 @@ def test_plan_from_cluster_is_the_plan_of_the_same_manifests(
     for document in samples:
         kube.create(document)
     kube.create(
-        schedule("orphan", namespace, "gone", type="Daily", startTime="1:00", endTime="2:00")
+        schedule(
+            name="orphan",
+            namespace=namespace,
+            target="gone",
+            type="Daily",
+            startTime="1:00",
+            endTime="2:00",
+        )
     )
     at = ["--at", "2026-11-23T00:00:00Z", "--days", "7", "-o", "json"]
     live = kubectl_spa(
@@ -257,7 +275,7 @@ def _documents(stream: Any, found: queue.Queue[dict[str, Any]]) -> None:
 def test_watch_prints_again_when_something_changes(
     cluster: Any, kube: Kube, namespace: str, tmp_path: Path
 ) -> None:
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     command = [str(BIN / "kubectl"), "spa", "status", "web", "-n", namespace, "-o", "json"]
     environment = {
         **os.environ,

@@ -14,7 +14,8 @@ import yaml
 
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL
 from spa.kube import HPA_V2, ApiError, connect_blocking
-from tests.integration.harness import Kube, autoscaler
+from tests.builders import autoscaler
+from tests.integration.harness import Kube
 from tests.integration.processes import CONTROLLER_NAMESPACE, spa_run, wait_for
 
 pytestmark = pytest.mark.integration
@@ -101,7 +102,7 @@ def test_the_namespaced_install_grants_only_the_watched_namespaces_and_suffices(
     kubeconfig = cluster.service_account_kubeconfig(
         CONTROLLER_NAMESPACE, account, path=tmp_path / "sa.kubeconfig", create=False
     )
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     with spa_run(kubeconfig, namespace, log=tmp_path / "spa-run.log") as process:
         wait_for(lambda: kube.bounds(namespace, "web") == (3, 10), within=60, what="HPA")
         process.send_signal(signal.SIGTERM)
@@ -154,7 +155,7 @@ def test_the_admission_policy_lets_the_controller_write_only_its_own_hpas(
     finally:
         client.close()
     # And the controller itself works as before: create, then patch (incl. its dry runs).
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     with spa_run(controller_kubeconfig, namespace, log=tmp_path / "spa-run.log") as process:
         wait_for(lambda: kube.bounds(namespace, "web") == (3, 10), within=60, what="HPA")
         kube.client.patch(

@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 from spa.plan import PlanError, build_plan, read_documents
 from spa.plan.decoding import Decoded, decode_stream
 from tests.testenv.fixtures import RunKubectl
+from tests.unit.kubectl_scalars import REFUSED, SCALARS, same
 from tests.unit.plan_corpus import NAME, TARGET_AUTOSCALER, manifests
-from tests.unit.test_decoding import REFUSED, SCALARS, same
 
 pytestmark = pytest.mark.integration
 

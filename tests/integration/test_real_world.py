@@ -13,20 +13,18 @@ import pytest
 from spa.controller.reconciler import MAX_SCHEDULES_PER_AUTOSCALER
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import HPA_V2, NotFound, Resource
+from tests.builders import DAILY_NOON, autoscaler, schedule
 from tests.integration.harness import (
     Kube,
     Running,
-    autoscaler,
     condition_becomes,
     eventually,
-    schedule,
     utc,
 )
 from tests.reliability.common import ticking
 
 pytestmark = pytest.mark.integration
 
-DAILY_NOON = {"type": "Daily", "startTime": "12:00", "endTime": "13:00"}
 CONFIG_MAP = Resource("", "v1", "configmaps", "ConfigMap", True)
 RESOURCE_QUOTA = Resource("", "v1", "resourcequotas", "ResourceQuota", True)
 
@@ -76,11 +74,11 @@ async def test_a_schedule_controlled_by_another_kind_is_left_alone_and_the_rest_
         "uid": config_map["metadata"]["uid"],
         "controller": True,
     }
-    kube.create(autoscaler("web", namespace))
-    taken = schedule("taken", namespace, "web", minReplicas=9, **DAILY_NOON)
+    kube.create(autoscaler(name="web", namespace=namespace))
+    taken = schedule(name="taken", namespace=namespace, minReplicas=9, **DAILY_NOON)
     taken["metadata"]["ownerReferences"] = [foreign_owner]
     kube.create(taken)
-    kube.create(schedule("good", namespace, "web", minReplicas=4, **DAILY_NOON))
+    kube.create(schedule(name="good", namespace=namespace, minReplicas=4, **DAILY_NOON))
     controller.clock.set(utc("2026-11-16T12:00:00"))
 
     await eventually(lambda: kube.bounds(namespace, "web") == (4, 10), what="good applied")
@@ -97,8 +95,8 @@ async def test_a_schedule_controlled_by_another_kind_is_left_alone_and_the_rest_
 
 
 async def _spa_with_schedule(kube: Kube, namespace: str) -> None:
-    kube.create(autoscaler("web", namespace))
-    kube.create(schedule("noon", namespace, "web", minReplicas=5, **DAILY_NOON))
+    kube.create(autoscaler(name="web", namespace=namespace))
+    kube.create(schedule(name="noon", namespace=namespace, minReplicas=5, **DAILY_NOON))
     await eventually(lambda: kube.bounds(namespace, "web") == (3, 10), what="HPA")
     await adopted(kube, namespace, "noon", "web")
 
@@ -140,7 +138,7 @@ async def test_orphan_deletion_keeps_the_dependents_and_a_new_spa_adopts_them(
         )
     )
 
-    created = kube.create(autoscaler("web", namespace, minimum=2))
+    created = kube.create(autoscaler(name="web", namespace=namespace, minReplicas=2))
     uid = created["metadata"]["uid"]
     await eventually(
         lambda: [o["uid"] for o in owners(kube, HPA_V2, namespace, "web")] == [uid],
@@ -156,8 +154,8 @@ async def test_orphan_deletion_keeps_the_dependents_and_a_new_spa_adopts_them(
 async def test_an_hpa_spec_the_server_rejects_degrades_and_the_bounds_still_follow(
     controller: Running, kube: Kube, namespace: str
 ) -> None:
-    kube.create(autoscaler("web", namespace))
-    kube.create(schedule("noon", namespace, "web", minReplicas=5, **DAILY_NOON))
+    kube.create(autoscaler(name="web", namespace=namespace))
+    kube.create(schedule(name="noon", namespace=namespace, minReplicas=5, **DAILY_NOON))
     await eventually(lambda: kube.bounds(namespace, "web") == (3, 10), what="HPA")
     good_metrics = kube.get(SCHEDULED_POD_AUTOSCALERS, namespace, "web")["spec"][
         "horizontalPodAutoscalerSpec"
@@ -211,7 +209,7 @@ async def test_a_forbidden_hpa_create_degrades_and_is_retried_until_allowed(
         what="the quota counted",
     )
     async with ticking(controller.clock):
-        kube.create(autoscaler("web", namespace))
+        kube.create(autoscaler(name="web", namespace=namespace))
         status = await condition_becomes(
             kube, SCHEDULED_POD_AUTOSCALERS, namespace, "web", "Degraded"
         )
@@ -233,12 +231,19 @@ async def test_a_forbidden_hpa_create_degrades_and_is_retried_until_allowed(
 async def test_schedules_beyond_the_limit_are_degraded_and_ignored(
     controller: Running, kube: Kube, namespace: str
 ) -> None:
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     count = MAX_SCHEDULES_PER_AUTOSCALER + 1
     names = [f"s{index:03d}" for index in range(count)]
     for index, name in enumerate(names):
         # The newest (the last) asks for the most: it must not apply.
-        kube.create(schedule(name, namespace, "web", minReplicas=4 + index // 100, **DAILY_NOON))
+        kube.create(
+            schedule(
+                name=name,
+                namespace=namespace,
+                minReplicas=4 + index // 100,
+                **DAILY_NOON,
+            )
+        )
     controller.clock.set(utc("2026-11-16T12:00:00"))
     await eventually(lambda: kube.bounds(namespace, "web") == (4, 10), within=60, what="bounds")
     status = await condition_becomes(kube, SCHEDULES, namespace, names[-1], "Degraded", within=60)
@@ -253,8 +258,8 @@ async def test_events_about_objects_with_the_longest_names_are_recorded(
     controller: Running, kube: Kube, namespace: str
 ) -> None:
     long_name = "z" * 253
-    kube.create(autoscaler("web", namespace))
-    kube.create(schedule(long_name, namespace, "web", timeZone="Asia/Tokio", **DAILY_NOON))
+    kube.create(autoscaler(name="web", namespace=namespace))
+    kube.create(schedule(name=long_name, namespace=namespace, timeZone="Asia/Tokio", **DAILY_NOON))
     event = await eventually(
         lambda: next(
             (

@@ -3,33 +3,25 @@ object, and repeats are folded into one Event with a count."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Any
-
 import pytest
 
-from spa.kube import CONFIGMAP, EVENT, KubeClient, connect
+from spa.kube import CONFIGMAP, EVENT, KubeClient
 from spa.runtime import EventRecorder
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-async def kube(cluster: Any) -> AsyncIterator[KubeClient]:
-    client = await connect(kubeconfig=str(cluster.kubeconfig))
-    yield client
-    await client.close()
-
-
-async def test_events_are_created_and_repeats_aggregated(kube: KubeClient, namespace: str) -> None:
-    target = await kube.create(
+async def test_events_are_created_and_repeats_aggregated(
+    kube_client: KubeClient, namespace: str
+) -> None:
+    target = await kube_client.create(
         CONFIGMAP,
         namespace,
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "target"}},
     )
     target.setdefault("apiVersion", "v1")
     target.setdefault("kind", "ConfigMap")
-    recorder = EventRecorder(kube, instance="test-pod")
+    recorder = EventRecorder(kube_client, instance="test-pod")
     try:
         recorder.warning(target, "MinAboveMax", "min 20 > max 10; max raised to 20")
         recorder.warning(target, "MinAboveMax", "min 20 > max 10; max raised to 20")
@@ -37,7 +29,7 @@ async def test_events_are_created_and_repeats_aggregated(kube: KubeClient, names
         await recorder.flush()
     finally:
         await recorder.close()
-    events = (await kube.list(EVENT, namespace=namespace)).items
+    events = (await kube_client.list(EVENT, namespace=namespace)).items
     mine = {e["reason"]: e for e in events if e["involvedObject"].get("name") == "target"}
     assert set(mine) == {"MinAboveMax", "WindowStarted"}
     warning = mine["MinAboveMax"]

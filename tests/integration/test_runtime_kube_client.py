@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -25,40 +24,33 @@ from spa.kube import (
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-async def kube(cluster: Any) -> AsyncIterator[KubeClient]:
-    client = await connect(kubeconfig=str(cluster.kubeconfig))
-    yield client
-    await client.close()
-
-
 def configmap(name: str, **data: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
 
 
-async def test_crud_and_error_mapping(kube: KubeClient, namespace: str) -> None:
-    created = await kube.create(CONFIGMAP, namespace, configmap("a", k="1"))
+async def test_crud_and_error_mapping(kube_client: KubeClient, namespace: str) -> None:
+    created = await kube_client.create(CONFIGMAP, namespace, configmap("a", k="1"))
     assert created["metadata"]["namespace"] == namespace
     with pytest.raises(Conflict):
-        await kube.create(CONFIGMAP, namespace, configmap("a"))
-    got = await kube.get(CONFIGMAP, namespace, "a")
+        await kube_client.create(CONFIGMAP, namespace, configmap("a"))
+    got = await kube_client.get(CONFIGMAP, namespace, "a")
     assert got["data"] == {"k": "1"}
 
     # update is a compare-and-swap on resourceVersion.
     got["data"]["k"] = "2"
-    updated = await kube.update(CONFIGMAP, namespace, "a", got)
+    updated = await kube_client.update(CONFIGMAP, namespace, "a", got)
     got["data"]["k"] = "3"
     with pytest.raises(Conflict) as stale:
-        await kube.update(CONFIGMAP, namespace, "a", got)
+        await kube_client.update(CONFIGMAP, namespace, "a", got)
     assert stale.value.status == 409
     assert updated["data"] == {"k": "2"}
 
-    await kube.delete(CONFIGMAP, namespace, "a")
+    await kube_client.delete(CONFIGMAP, namespace, "a")
     with pytest.raises(NotFound) as missing:
-        await kube.get(CONFIGMAP, namespace, "a")
+        await kube_client.get(CONFIGMAP, namespace, "a")
     assert missing.value.reason == "NotFound"
     with pytest.raises(NotFound):
-        await kube.delete(CONFIGMAP, namespace, "a")
+        await kube_client.delete(CONFIGMAP, namespace, "a")
 
 
 @pytest.mark.parametrize(
@@ -80,10 +72,10 @@ async def test_crud_and_error_mapping(kube: KubeClient, namespace: str) -> None:
     ],
 )
 async def test_patch_types(
-    kube: KubeClient, namespace: str, patch_type: Any, body: Any, expected: dict[str, str]
+    kube_client: KubeClient, namespace: str, patch_type: Any, body: Any, expected: dict[str, str]
 ) -> None:
-    await kube.create(CONFIGMAP, namespace, configmap("p", k="0", gone="x"))
-    patched = await kube.patch(
+    await kube_client.create(CONFIGMAP, namespace, configmap("p", k="0", gone="x"))
+    patched = await kube_client.patch(
         CONFIGMAP,
         namespace,
         "p",
@@ -121,23 +113,23 @@ async def test_list_follows_pagination_and_returns_a_resource_version(
     await small_pages.close()
 
 
-async def test_discovery_serves(kube: KubeClient) -> None:
-    assert await kube.serves("v1")
-    assert await kube.serves("autoscaling/v2")
-    assert await kube.serves("coordination.k8s.io/v1")
+async def test_discovery_serves(kube_client: KubeClient) -> None:
+    assert await kube_client.serves("v1")
+    assert await kube_client.serves("autoscaling/v2")
+    assert await kube_client.serves("coordination.k8s.io/v1")
     # v2beta2 was removed in Kubernetes 1.26; the reconciler falls back only when needed.
-    assert not await kube.serves("autoscaling/v2beta2")
-    assert not await kube.serves("no.such.group/v1")
+    assert not await kube_client.serves("autoscaling/v2beta2")
+    assert not await kube_client.serves("no.such.group/v1")
 
 
 async def test_request_hook_counts_verbs_resources_and_codes(
-    kube: KubeClient, namespace: str
+    kube_client: KubeClient, namespace: str
 ) -> None:
     records: list[RequestRecord] = []
-    kube.add_request_hook(records.append)
-    await kube.create(CONFIGMAP, namespace, configmap("h"))
+    kube_client.add_request_hook(records.append)
+    await kube_client.create(CONFIGMAP, namespace, configmap("h"))
     with pytest.raises(NotFound):
-        await kube.get(CONFIGMAP, namespace, "nope")
+        await kube_client.get(CONFIGMAP, namespace, "nope")
     assert [(r.verb, r.resource, r.code) for r in records] == [
         ("create", "configmaps", 201),
         ("get", "configmaps", 404),
@@ -161,13 +153,13 @@ async def test_unreachable_server_is_api_unavailable(apiserver_proxy: Any) -> No
 
 
 async def test_watch_stream_delivers_events_and_close_unblocks_it(
-    kube: KubeClient, namespace: str
+    kube_client: KubeClient, namespace: str
 ) -> None:
-    listed = await kube.list(CONFIGMAP, namespace=namespace)
-    stream = await kube.watch(
+    listed = await kube_client.list(CONFIGMAP, namespace=namespace)
+    stream = await kube_client.watch(
         CONFIGMAP, namespace=namespace, resource_version=listed.resource_version, timeout_seconds=60
     )
-    await kube.create(CONFIGMAP, namespace, configmap("w"))
+    await kube_client.create(CONFIGMAP, namespace, configmap("w"))
 
     def ours(event: Any) -> bool:
         # The namespace is new: kube-controller-manager may add its kube-root-ca.crt meanwhile.
@@ -195,10 +187,10 @@ async def test_a_closed_client_refuses_requests_without_opening_connections(
     assert len(pools) == 0
 
 
-async def test_connections_use_tcp_keepalive(kube: KubeClient, namespace: str) -> None:
+async def test_connections_use_tcp_keepalive(kube_client: KubeClient, namespace: str) -> None:
     """So a watch on a silently dead connection ends within minutes, not at its read timeout."""
-    await kube.create(CONFIGMAP, namespace, configmap("keepalive"))
-    (pool,) = kube.connector._conns.values()  # idle pooled connections, by host
+    await kube_client.create(CONFIGMAP, namespace, configmap("keepalive"))
+    (pool,) = kube_client.connector._conns.values()  # idle pooled connections, by host
     protocol, _ = pool[0]
     sock = protocol.transport.get_extra_info("socket")
     assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1

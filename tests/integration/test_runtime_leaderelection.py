@@ -5,22 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 
-from spa.kube import LEASE, KubeClient, connect
+from spa.kube import LEASE, KubeClient
 from spa.runtime import LeaderElector
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-async def kube(cluster: Any) -> AsyncIterator[KubeClient]:
-    client = await connect(kubeconfig=str(cluster.kubeconfig))
-    yield client
-    await client.close()
 
 
 class Watched:
@@ -54,15 +45,19 @@ async def wait_for_leader(*electors: LeaderElector, within: float) -> tuple[Lead
     raise AssertionError(f"no leader within {within}s")
 
 
-def elector(kube: KubeClient, namespace: str, identity: str, **timing: float) -> LeaderElector:
-    return LeaderElector(kube, namespace=namespace, name="spa-leader", identity=identity, **timing)
+def elector(
+    kube_client: KubeClient, namespace: str, identity: str, **timing: float
+) -> LeaderElector:
+    return LeaderElector(
+        kube_client, namespace=namespace, name="spa-leader", identity=identity, **timing
+    )
 
 
 async def test_one_leader_and_immediate_failover_on_graceful_release(
-    kube: KubeClient, namespace: str
+    kube_client: KubeClient, namespace: str
 ) -> None:
-    a = elector(kube, namespace, "a")  # defaults: 15 s / 10 s / 2 s
-    b = elector(kube, namespace, "b")
+    a = elector(kube_client, namespace, "a")  # defaults: 15 s / 10 s / 2 s
+    b = elector(kube_client, namespace, "b")
     watched = Watched(a, b)
     task_a = asyncio.create_task(a.run())
     first, _ = await wait_for_leader(a, within=10)
@@ -71,7 +66,7 @@ async def test_one_leader_and_immediate_failover_on_graceful_release(
     await asyncio.sleep(5)  # a renews a few times while b keeps trying
     assert a.is_leader
     assert not b.is_leader
-    lease = await kube.get(LEASE, namespace, "spa-leader")
+    lease = await kube_client.get(LEASE, namespace, "spa-leader")
     assert lease["spec"]["holderIdentity"] == "a"
     assert lease["spec"]["leaseDurationSeconds"] == 15
     assert lease["spec"]["renewTime"].endswith("Z")
@@ -83,7 +78,7 @@ async def test_one_leader_and_immediate_failover_on_graceful_release(
     takeover = time.monotonic() - released_at
     assert second is b
     assert takeover < 3  # b's next retry (2 s), not the 15 s lease duration
-    assert (await kube.get(LEASE, namespace, "spa-leader"))["spec"]["holderIdentity"] == "b"
+    assert (await kube_client.get(LEASE, namespace, "spa-leader"))["spec"]["holderIdentity"] == "b"
     await watched.stop()
     assert watched.max_concurrent_leaders() == 1
     task_b.cancel()
@@ -91,19 +86,19 @@ async def test_one_leader_and_immediate_failover_on_graceful_release(
 
 
 async def test_crashed_leader_is_replaced_within_the_lease_duration(
-    kube: KubeClient, namespace: str
+    kube_client: KubeClient, namespace: str
 ) -> None:
     # Shorter timings than production so the crash case takes seconds, not a quarter minute.
     timing = {"lease_duration": 4.0, "renew_deadline": 3.0, "retry_period": 0.5}
     a = LeaderElector(
-        kube,
+        kube_client,
         namespace=namespace,
         name="spa-leader",
         identity="a",
         release_on_cancel=False,  # a crash: the Lease is not handed back
         **timing,
     )
-    b = elector(kube, namespace, "b", **timing)
+    b = elector(kube_client, namespace, "b", **timing)
     watched = Watched(a, b)
     task_a = asyncio.create_task(a.run())
     await wait_for_leader(a, within=10)
@@ -123,7 +118,7 @@ async def test_crashed_leader_is_replaced_within_the_lease_duration(
     assert takeover <= 4.0 + 0.5 + 1.0
     await watched.stop()
     assert watched.max_concurrent_leaders() == 1
-    lease = await kube.get(LEASE, namespace, "spa-leader")
+    lease = await kube_client.get(LEASE, namespace, "spa-leader")
     assert lease["spec"]["holderIdentity"] == "b"
     assert lease["spec"]["leaseTransitions"] == 1
     task_b.cancel()

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.integration.harness import Kube, autoscaler
+from tests.builders import autoscaler
+from tests.integration.harness import Kube
 from tests.integration.processes import spa_run, wait_for
 
 pytestmark = pytest.mark.integration
@@ -60,7 +61,7 @@ def test_metrics_over_https_only_for_identities_allowed_to_get_them(
         "subjects": [{"kind": "ServiceAccount", "name": "prometheus", "namespace": namespace}],
     }
     cluster.run_kubectl("apply", "-f", "-", input=yaml.safe_dump(binding), check=True)
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     port = free_port()
     url = f"https://127.0.0.1:{port}/metrics"
     insecure = ssl.create_default_context()

@@ -16,7 +16,8 @@ import pytest
 
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import HPA_V2, LEASE
-from tests.integration.harness import Kube, autoscaler, schedule
+from tests.builders import autoscaler, schedule
+from tests.integration.harness import Kube
 from tests.integration.processes import (
     CONTROLLER_NAMESPACE,
     leader_election_args,
@@ -47,12 +48,11 @@ def test_window_starts_and_ends_on_real_minute_boundaries(
     if (start - now).total_seconds() < 5:  # leave time to create the objects first
         start += timedelta(minutes=1)
     end = start + timedelta(minutes=1)
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     kube.create(
         schedule(
-            "soon",
-            namespace,
-            "web",
+            name="soon",
+            namespace=namespace,
             type="Daily",
             startTime=start.strftime("%H:%M"),
             endTime=end.strftime("%H:%M"),
@@ -114,7 +114,7 @@ def test_leader_failover_after_sigkill(
 ) -> None:
     lease = f"spa-test-{namespace[-6:]}"
     election = leader_election_args(lease)
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     logs = [tmp_path / "first.log", tmp_path / "second.log"]
     with (
         spa_run(controller_kubeconfig, namespace, *election, log=logs[0]) as first,

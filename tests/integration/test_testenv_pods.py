@@ -14,35 +14,14 @@ import pytest
 from kubernetes import client as k8s
 from kubernetes import watch
 
+from tests.builders import deployment
 from tests.testenv import ControlPlane
-from tests.testenv.kwok import NODE_CAPACITY, START_DELAY_ANNOTATION
+from tests.testenv.kwok import NODE_CAPACITY
 
 pytestmark = pytest.mark.integration
 
 
-def deployment(name: str, replicas: int, start_delay: str | None = None) -> dict[str, Any]:
-    annotations = {START_DELAY_ANNOTATION: start_delay} if start_delay is not None else {}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}, "annotations": annotations},
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "app",
-                            "image": "registry.example/app:1",
-                            "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
-                        }
-                    ]
-                },
-            },
-        },
-    }
+REQUESTS = {"cpu": "100m", "memory": "64Mi"}
 
 
 def _ready(obj: Any) -> bool:
@@ -116,7 +95,9 @@ def test_a_deployments_pods_become_ready_on_the_nodes(
     api_client: k8s.ApiClient, namespace: str
 ) -> None:
     apps = k8s.AppsV1Api(api_client)
-    apps.create_namespaced_deployment(namespace, deployment("web", 4))
+    apps.create_namespaced_deployment(
+        namespace, deployment(name="web", namespace=None, replicas=4, requests=REQUESTS)
+    )
     wait_ready(apps, namespace, "web", 4, timeout=60)
     pods = k8s.CoreV1Api(api_client).list_namespaced_pod(namespace).items
     assert len(pods) == 4
@@ -131,8 +112,19 @@ def test_the_start_delay_is_honoured(api_client: k8s.ApiClient, namespace: str) 
     times = PodTimes(api_client, namespace)
     try:
         apps = k8s.AppsV1Api(api_client)
-        apps.create_namespaced_deployment(namespace, deployment("slow", 2, f"{delay:g}s"))
-        apps.create_namespaced_deployment(namespace, deployment("fast", 2))
+        apps.create_namespaced_deployment(
+            namespace,
+            deployment(
+                name="slow",
+                namespace=None,
+                replicas=2,
+                start_delay=f"{delay:g}s",
+                requests=REQUESTS,
+            ),
+        )
+        apps.create_namespaced_deployment(
+            namespace, deployment(name="fast", namespace=None, replicas=2, requests=REQUESTS)
+        )
         wait_ready(apps, namespace, "slow", 2, timeout=60)
         wait_ready(apps, namespace, "fast", 2, timeout=60)
         # The watch may deliver the last event a moment after the Deployment status says so.
@@ -156,7 +148,9 @@ def test_the_start_delay_is_honoured(api_client: k8s.ApiClient, namespace: str) 
 def test_scaling_down_removes_pods(api_client: k8s.ApiClient, namespace: str) -> None:
     apps = k8s.AppsV1Api(api_client)
     core = k8s.CoreV1Api(api_client)
-    apps.create_namespaced_deployment(namespace, deployment("web", 3))
+    apps.create_namespaced_deployment(
+        namespace, deployment(name="web", namespace=None, replicas=3, requests=REQUESTS)
+    )
     wait_ready(apps, namespace, "web", 3, timeout=60)
     apps.patch_namespaced_deployment_scale("web", namespace, {"spec": {"replicas": 1}})
     # Without a kubelet nobody would confirm the graceful deletion; kwok's stage does.

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.harness import REPO, Kube, autoscaler, schedule
+from tests.builders import autoscaler, schedule
+from tests.integration.harness import REPO, Kube
 from tests.integration.processes import wait_for
 
 __all__ = [
@@ -55,12 +56,12 @@ def active_window(kube: Kube, namespace: str, name: str = "web") -> None:
     """An SPA (base 3/10) and a OneShot Schedule, active from an hour ago to an hour ahead,
     that raises it to WINDOW_BOUNDS."""
     now = datetime.now(UTC)
-    kube.create(autoscaler(name, namespace))
+    kube.create(autoscaler(name=name, namespace=namespace))
     kube.create(
         schedule(
-            f"{name}-now",
-            namespace,
-            name,
+            name=f"{name}-now",
+            namespace=namespace,
+            target=name,
             type="OneShot",
             timeZone="UTC",
             startTime=f"{now - timedelta(hours=1):%Y-%m-%dT%H:%M}",

@@ -24,12 +24,11 @@ from typing import Any
 import pytest
 import yaml
 
-from spa.kube import connect_blocking
-from tests.integration.harness import CRD_NAMES, Kube
+from tests.integration.harness import CRD_NAMES, Kube, admin
 from tests.integration.processes import leader_election_args, spa_run
+from tests.kubernetes_schemas import validate
 from tests.packaging.common import REPO, active_window, helm_binary, window_applied
 from tests.testenv.controlplane import ControlPlane
-from tests.unit.test_manifests import _validate as validate_schema
 
 pytestmark = [pytest.mark.packaging]
 
@@ -172,7 +171,7 @@ def test_every_rendered_object_is_valid_for_kubernetes_1_25(
     for document in _documents(_template(helm, name)):
         if document["apiVersion"].startswith("monitoring.coreos.com/"):
             continue  # prometheus-operator kinds: not in the Kubernetes schemas
-        assert validate_schema(document, "1.25") is None
+        assert validate(document, "1.25") is None
 
 
 def test_default_values_render_what_config_install_renders(helm: Callable[..., str]) -> None:
@@ -243,9 +242,8 @@ def plane(control_plane_factory: Callable[..., ControlPlane]) -> ControlPlane:
 
 @pytest.fixture
 def plane_kube(plane: ControlPlane) -> Iterator[Kube]:
-    client = connect_blocking(kubeconfig=str(plane.kubeconfig))
-    yield Kube(client)
-    client.close()
+    with admin(plane) as client:
+        yield client
 
 
 def _kubectl(plane: ControlPlane, *args: str) -> str:

@@ -28,7 +28,8 @@ import yaml
 from spa import __version__
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from spa.kube import connect_blocking
-from tests.integration.harness import Kube, autoscaler, schedule
+from tests.builders import autoscaler, schedule
+from tests.integration.harness import Kube
 from tests.integration.processes import (
     CONTROLLER_NAMESPACE,
     leader_election_args,
@@ -272,11 +273,19 @@ def test_a_real_prometheus_finds_every_series_the_rules_and_dashboard_use(
     # `shop`: a window in force, an SPA whose HPA the API server refuses (a metric without its
     # source passes the CRD, not the HPA validation), a Schedule whose SPA does not exist.
     active_window(kube, "shop")
-    refused = autoscaler("refused", "shop")
-    refused["spec"]["horizontalPodAutoscalerSpec"]["metrics"] = [{"type": "Resource"}]
-    kube.create(refused)
-    kube.create(schedule("orphan", "shop", "ghost", type="Daily", startTime="01:00",
-                         endTime="02:00", minReplicas=2, maxReplicas=4))  # fmt: skip
+    kube.create(autoscaler(name="refused", namespace="shop", metrics=[{"type": "Resource"}]))
+    kube.create(
+        schedule(
+            name="orphan",
+            namespace="shop",
+            target="ghost",
+            type="Daily",
+            startTime="01:00",
+            endTime="02:00",
+            minReplicas=2,
+            maxReplicas=4,
+        )
+    )
     # `faults`: another process, without leader election, whose watches break and relist.
     active_window(kube, "faults")
     ports = {name: free_port() for name in ("leader", "leader-probes", "plain", "plain-probes")}

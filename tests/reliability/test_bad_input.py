@@ -23,12 +23,11 @@ from hypothesis import strategies as st
 from spa.api import InvalidObject, compile_schedule, parse_schedule
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import ApiError
+from tests.builders import autoscaler, schedule
 from tests.integration.harness import (
     Kube,
-    autoscaler,
     eventually,
     running_controller,
-    schedule,
     utc,
 )
 from tests.reliability.common import MONDAY_11, bounds_of, report, sample, ticking
@@ -257,20 +256,12 @@ class Corpus:
 
 
 def bad_schedule(corpus: Corpus, spec: dict[str, Any]) -> dict[str, Any]:
-    document = schedule(corpus.name("bad"), corpus.namespace, TARGET)
-    document["spec"].update(spec)
-    return document
+    return schedule(name=corpus.name("bad"), namespace=corpus.namespace, target=TARGET, **spec)
 
 
 def bad_autoscaler(corpus: Corpus, change: dict[str, Any]) -> dict[str, Any]:
-    document = autoscaler(corpus.name("badspa"), corpus.namespace)
-    spec = document["spec"]["horizontalPodAutoscalerSpec"]
-    for key, value in change.items():
-        if value is None:
-            spec.pop(key, None)
-        else:
-            spec[key] = value
-    return document
+    """The valid SPA with `change` to its HPA spec (None removes a field)."""
+    return autoscaler(name=corpus.name("badspa"), namespace=corpus.namespace, **change)
 
 
 def generate(corpus: Corpus, examples: int) -> int:
@@ -308,12 +299,12 @@ def condition_of(kube: Kube, kind: str, namespace: str, name: str) -> tuple[str,
 async def test_bad_input_is_rejected_or_degraded_and_the_valid_spa_is_still_served(
     cluster: Any, kube: Kube, namespace: str
 ) -> None:
-    kube.create(autoscaler(TARGET, namespace))
+    kube.create(autoscaler(name=TARGET, namespace=namespace))
     kube.create(
         schedule(
-            "noon",
-            namespace,
-            TARGET,
+            name="noon",
+            namespace=namespace,
+            target=TARGET,
             type="Daily",
             startTime="12:00",
             endTime="13:00",

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
-from tests.integration.harness import Kube, autoscaler, schedule
+from tests.builders import autoscaler, schedule
+from tests.integration.harness import Kube
 from tests.integration.processes import (
     count_writes,
     spa_run,
@@ -36,7 +37,7 @@ def test_sigkill_during_a_mass_transition_then_restart_finishes_without_double_w
     controller_kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
 ) -> None:
     for name in NAMES:
-        kube.create(autoscaler(name, namespace))
+        kube.create(autoscaler(name=name, namespace=namespace))
     first, second, third = (tmp_path / f"{n}.log" for n in ("first", "second", "third"))
     with spa_run(controller_kubeconfig, namespace, log=first) as process:
         wait_for(
@@ -54,9 +55,9 @@ def test_sigkill_during_a_mass_transition_then_restart_finishes_without_double_w
     for name in NAMES:
         kube.create(
             schedule(
-                f"{name}-now",
-                namespace,
-                name,
+                name=f"{name}-now",
+                namespace=namespace,
+                target=name,
                 type="Daily",
                 startTime=start,
                 endTime=end,

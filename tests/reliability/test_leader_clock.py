@@ -23,11 +23,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.harness import Kube, autoscaler
+from tests.builders import autoscaler
+from tests.integration.harness import Kube
 from tests.integration.processes import leader_election_args, log_time, spa_run, wait_for, writes
 from tests.reliability.common import bounds_of, report
-from tests.reliability.test_leader_failover import (
+from tests.reliability.leases import (
     LEASE_DURATION,
+    NAMES,
     RETRY_PERIOD,
     LeaseHistory,
     drift,
@@ -37,7 +39,6 @@ from tests.reliability.test_leader_failover import (
 
 pytestmark = [pytest.mark.integration, pytest.mark.reliability, pytest.mark.e2e, pytest.mark.slow]
 
-NAMES = [f"web-{i}" for i in range(10)]
 LIBFAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
 # The follower's skew exceeds the lease duration: judged by wall clocks, every Lease it reads
 # has expired. The leader's is less: its renewTime lies in the future for a follower.
@@ -61,7 +62,7 @@ def skewed(offset: str) -> dict[str, str]:
 def fleet(kube: Kube, namespace: str) -> tuple[str, list[str]]:
     """The SPAs, and the Lease both replicas campaign for with its `spa run` flags."""
     for name in NAMES:
-        kube.create(autoscaler(name, namespace))
+        kube.create(autoscaler(name=name, namespace=namespace))
     lease = f"spa-skew-{namespace[-6:]}"
     return lease, leader_election_args(lease)
 

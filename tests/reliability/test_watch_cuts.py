@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
+from tests.builders import schedule
 from tests.integration.harness import (
     Kube,
     create_noon_fleet,
     eventually,
     running_controller,
-    schedule,
     utc,
 )
 from tests.reliability.common import (
@@ -88,9 +88,9 @@ async def test_windows_apply_while_connections_are_cut_every_few_seconds(
     for name in NAMES:
         kube.create(
             schedule(
-                f"{name}-long",
-                namespace,
-                name,
+                name=f"{name}-long",
+                namespace=namespace,
+                target=name,
                 type="Weekly",
                 startDayOfWeek="Monday",
                 endDayOfWeek="Monday",
@@ -101,9 +101,9 @@ async def test_windows_apply_while_connections_are_cut_every_few_seconds(
         )
         kube.create(
             schedule(
-                f"{name}-once",
-                namespace,
-                name,
+                name=f"{name}-once",
+                namespace=namespace,
+                target=name,
                 type="OneShot",
                 startTime="2026-11-16T13:15",
                 endTime="2026-11-16T13:45",

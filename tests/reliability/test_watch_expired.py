@@ -22,7 +22,13 @@ from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from spa.controller.watches import add_indexes
 from spa.kube import HPA_V2, NotFound, connect
 from spa.runtime import EventRecorder, FakeClock, Store
-from tests.integration.harness import Kube, autoscaler, eventually, running_controller, utc
+from tests.builders import autoscaler
+from tests.integration.harness import (
+    Kube,
+    eventually,
+    running_controller,
+    utc,
+)
 from tests.reliability.common import MONDAY_11, bounds_of, hpa_writes, report, sample, ticking
 
 pytestmark = [pytest.mark.integration, pytest.mark.reliability]
@@ -43,7 +49,7 @@ async def test_watches_expired_by_compaction_relist_exactly_the_missed_changes(
 ) -> None:
     caplog.set_level(logging.INFO)
     for name in NAMES:
-        kube.create(autoscaler(name, namespace))
+        kube.create(autoscaler(name=name, namespace=namespace))
     async with (
         running_controller(
             apiserver_proxy.kubeconfig, [namespace], start=utc(MONDAY_11)
@@ -69,7 +75,7 @@ async def test_watches_expired_by_compaction_relist_exactly_the_missed_changes(
             {"spec": {"horizontalPodAutoscalerSpec": {"maxReplicas": 15}}},
         )
         kube.delete(SCHEDULED_POD_AUTOSCALERS, namespace, "web-1")
-        kube.create(autoscaler("web-new", namespace, minimum=2, maximum=4))
+        kube.create(autoscaler(name="web-new", namespace=namespace, minReplicas=2, maxReplicas=4))
         writes_before = hpa_writes()
         revision = await asyncio.to_thread(control_plane.expire_resource_versions)
         resumed = time.monotonic()
@@ -130,7 +136,7 @@ async def test_a_stale_cache_does_not_resurrect_the_hpa_of_a_deleted_spa(
     """What case 3 hit now and then: the HPA informer saw the garbage collector delete the
     HPA of an SPA deleted during the outage before the SPA informer saw the SPA go. The
     reconcile (real stores, real API server) must not create the HPA again."""
-    created = kube.create(autoscaler("gone", namespace))
+    created = kube.create(autoscaler(name="gone", namespace=namespace))
     kube.delete(SCHEDULED_POD_AUTOSCALERS, namespace, "gone")
     client = await connect(kubeconfig=str(cluster.kubeconfig))
     try:

@@ -27,6 +27,7 @@ from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.controller.watches import add_indexes
 from spa.kube import HPA_V2, Conflict, ListResult, NotFound, PatchType, Resource, error_from_status
 from spa.runtime import FakeClock, Result, Store
+from tests import builders
 
 KEY = "shop/web"
 UID = "uid-web"
@@ -38,35 +39,21 @@ def at(hour: int, minute: int = 0) -> int:
     return int(dt.datetime(2026, 11, 16, hour, minute, tzinfo=dt.UTC).timestamp())
 
 
+# 1000 requests per second per pod: a quantity the API server spells its own way (`kilo`).
+RPS_1000 = {
+    "type": "Pods",
+    "pods": {
+        "metric": {"name": "rps"},
+        "target": {"type": "AverageValue", "averageValue": 1000},
+    },
+}
+
+
 def autoscaler(**metadata: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "ScheduledPodAutoscaler",
-        "metadata": {
-            "name": "web",
-            "namespace": "shop",
-            "uid": UID,
-            "generation": 1,
-            "resourceVersion": "1",
-            **metadata,
-        },
-        "spec": {
-            "horizontalPodAutoscalerSpec": {
-                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                "minReplicas": 3,
-                "maxReplicas": 10,
-                "metrics": [
-                    {
-                        "type": "Pods",
-                        "pods": {
-                            "metric": {"name": "rps"},
-                            "target": {"type": "AverageValue", "averageValue": 1000},
-                        },
-                    }
-                ],
-            }
-        },
-    }
+    """The SPA shop/web (base 3/10 on :data:`RPS_1000`) as this server stores it; `metadata`
+    adds to its metadata or replaces a part."""
+    stored = {"uid": UID, "generation": 1, "resourceVersion": "1", **metadata}
+    return builders.autoscaler(metadata=stored, metrics=[RPS_1000])
 
 
 def schedule(
@@ -78,29 +65,17 @@ def schedule(
     created: str = "2026-11-01T00:00:00Z",
     **spec: Any,
 ) -> dict[str, Any]:
-    metadata: dict[str, Any] = {
-        "name": name,
-        "namespace": "shop",
+    """The Schedule shop/`name` of web as this server stores it: Daily from `start` to `end`,
+    5/20, unless `spec` says otherwise; controlled by `owner` if given."""
+    stored = {
         "uid": f"uid-{name}",
         "generation": 1,
         "creationTimestamp": created,
+        "ownerReferences": None if owner is None else [owner],
     }
-    if owner is not None:
-        metadata["ownerReferences"] = [owner]
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "Schedule",
-        "metadata": metadata,
-        "spec": {
-            "scaleTargetRef": {"name": "web"},
-            "type": "Daily",
-            "startTime": start,
-            "endTime": end,
-            "minReplicas": 5,
-            "maxReplicas": 20,
-            **spec,
-        },
-    }
+    window = {"type": "Daily", "startTime": start, "endTime": end}
+    bounds = {"minReplicas": 5, "maxReplicas": 20}
+    return builders.schedule(name=name, metadata=stored, **(window | bounds | spec))
 
 
 OURS: dict[str, Any] = dict(owner_reference(wire.typed(wire.ScheduledPodAutoscaler, autoscaler())))

@@ -21,8 +21,9 @@ from spa.kube import (
     error_from_status,
 )
 from spa.runtime import Store
+from tests.builders import autoscaler, schedule
 
-SPA = {"metadata": {"namespace": "shop", "name": "web", "uid": "uid-web"}}
+SPA = autoscaler(metadata={"uid": "uid-web"})
 
 
 class ScriptedKube:
@@ -126,9 +127,10 @@ def hpa(version: str = "1") -> dict[str, Any]:
     return {"metadata": {"namespace": "shop", "name": "web", "resourceVersion": version}}
 
 
-def schedule(version: str, owners: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    metadata = {"namespace": "shop", "name": "push", "uid": "u", "resourceVersion": version}
-    return {"metadata": metadata | ({"ownerReferences": owners} if owners else {})}
+def push(version: str, owners: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The Schedule shop/push at resourceVersion `version`."""
+    metadata = {"uid": "u", "resourceVersion": version, "ownerReferences": owners}
+    return schedule(name="push", metadata=metadata)
 
 
 def status_error(code: int, message: str = "no") -> Exception:
@@ -185,10 +187,10 @@ async def test_a_dry_run_is_not_recorded_in_the_cache() -> None:
 
 async def test_adoption_is_a_compare_and_swap_retried_on_conflict() -> None:
     other = {"apiVersion": "v1", "kind": "ConfigMap", "name": "cm", "uid": "c", "controller": False}
-    kube = ScriptedKube(Conflict(409, "Conflict", "changed"), schedule("2", [other]), schedule("3"))
+    kube = ScriptedKube(Conflict(409, "Conflict", "changed"), push("2", [other]), push("3"))
     act, _ = actuator(kube)
-    adopted = await act.set_schedule_owner(schedule("1"), SPA)
-    assert adopted == schedule("3")
+    adopted = await act.set_schedule_owner(push("1"), SPA)
+    assert adopted == push("3")
     first, _, second = kube.calls
     assert first[1][0] is SCHEDULES
     assert first[1][3]["metadata"]["resourceVersion"] == "1"
@@ -201,7 +203,7 @@ async def test_adoption_is_a_compare_and_swap_retried_on_conflict() -> None:
 async def test_a_refused_adoption_is_an_owner_not_changed_with_the_servers_message() -> None:
     act, _ = actuator(ScriptedKube(status_error(422, "Only one reference can have Controller")))
     with pytest.raises(OwnerNotChanged) as failed:
-        await act.set_schedule_owner(schedule("1"), SPA)
+        await act.set_schedule_owner(push("1"), SPA)
     assert (
         failed.value.message
         == "the API server refused to adopt it: Only one reference can have Controller"

@@ -2,29 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from prometheus_client import CollectorRegistry, generate_latest
 
 from spa.controller.metrics import CachedObjects
-
-
-def _autoscaler(name: str, condition: str | None, **bounds: Any) -> dict[str, Any]:
-    obj: dict[str, Any] = {
-        "metadata": {"namespace": "shop", "name": name},
-        "spec": {"horizontalPodAutoscalerSpec": bounds},
-    }
-    if condition is not None:
-        obj["status"] = {"condition": condition}
-    return obj
-
-
-def _schedule(name: str, target: str, condition: str) -> dict[str, Any]:
-    return {
-        "metadata": {"namespace": "shop", "name": name},
-        "spec": {"scaleTargetRef": {"name": target}},
-        "status": {"condition": condition},
-    }
+from tests.builders import autoscaler, schedule
 
 
 def _samples(collector: CachedObjects) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -38,11 +19,11 @@ def _samples(collector: CachedObjects) -> dict[tuple[str, tuple[tuple[str, str],
 def test_conditions_and_base_bounds_of_what_the_caches_hold() -> None:
     collector = CachedObjects()
     autoscalers = [
-        _autoscaler("web", "Degraded", minReplicas=3, maxReplicas=10),
+        autoscaler(minReplicas=3, maxReplicas=10, status={"condition": "Degraded"}),
         # Not reconciled yet (no status), and an invalid bound the CRD let through.
-        _autoscaler("new", None, minReplicas="three", maxReplicas=4),
+        autoscaler(name="new", minReplicas="three", maxReplicas=4),
     ]
-    schedules = [_schedule("lunch", "web", "Progressing")]
+    schedules = [schedule(name="lunch", status={"condition": "Progressing"})]
     collector.add(autoscalers=lambda: autoscalers, schedules=lambda: schedules)
     assert _samples(collector) == {
         (
@@ -63,7 +44,7 @@ def test_conditions_and_base_bounds_of_what_the_caches_hold() -> None:
         ): 1,
     }
     # A change in the cache shows at the next scrape; a deleted object is gone with no call.
-    autoscalers[0] = _autoscaler("web", "Available", minReplicas=3, maxReplicas=10)
+    autoscalers[0] = autoscaler(minReplicas=3, maxReplicas=10, status={"condition": "Available"})
     schedules.clear()
     samples = _samples(collector)
     assert (
@@ -78,7 +59,7 @@ def test_two_managers_seeing_one_object_report_it_once_and_stop_when_removed() -
     collector = CachedObjects()
     registry = CollectorRegistry()
     registry.register(collector)
-    autoscalers = [_autoscaler("web", "Available", minReplicas=1, maxReplicas=2)]
+    autoscalers = [autoscaler(minReplicas=1, maxReplicas=2, status={"condition": "Available"})]
     remove_first = collector.add(autoscalers=lambda: autoscalers, schedules=list)
     remove_second = collector.add(autoscalers=lambda: autoscalers, schedules=list)
     # A duplicate series would make the exposition invalid; the registry text has each once.

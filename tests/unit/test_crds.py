@@ -34,6 +34,7 @@ from spa.api.resources import (
     ScheduledPodAutoscalerStatus,
     ScheduleStatus,
 )
+from tests.builders import autoscaler, schedule
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "config"
@@ -316,59 +317,32 @@ def test_samples_pass_the_api_servers_validation(where: str, document: dict[str,
 # --- each rule against the bad input it exists for ------------------------------------------------
 
 
-def _schedule(**spec: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "scaleTargetRef": {"name": "web"},
-        "type": "Weekly",
-        "startDayOfWeek": "Monday",
-        "endDayOfWeek": "Friday",
-        "startTime": "9:00",
-        "endTime": "18:30",
-        "minReplicas": 2,
-        "maxReplicas": 5,
-    }
-    base.update(spec)
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "Schedule",
-        "metadata": {"name": "s", "namespace": "default"},
-        "spec": {k: v for k, v in base.items() if v is not None},
-    }
-
-
-def _autoscaler(**hpa: Any) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-        "minReplicas": 2,
-        "maxReplicas": 10,
-    }
-    spec.update(hpa)
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "ScheduledPodAutoscaler",
-        "metadata": {"name": "web", "namespace": "default"},
-        "spec": {"horizontalPodAutoscalerSpec": {k: v for k, v in spec.items() if v is not None}},
-    }
-
-
-def _with_lead(autoscaler: dict[str, Any], lead: str) -> dict[str, Any]:
-    return {**autoscaler, "spec": {**autoscaler["spec"], "leadTime": lead}}
-
-
-ONE_SHOT = {"type": "OneShot", "startDayOfWeek": None, "endDayOfWeek": None}
-CRON = {
-    "type": "Cron",
-    "startDayOfWeek": None,
-    "endDayOfWeek": None,
-    "startTime": None,
-    "endTime": None,
-    "schedule": "0 8 * * MON-FRI",
-    "duration": "10h",
-}
-
-
-def _cron(**spec: Any) -> dict[str, Any]:
-    return _schedule(**{**CRON, **spec})
+# A valid Weekly Schedule, a valid SPA and a valid Cron Schedule; each case changes a field of
+# their spec (None leaves it out).
+_schedule = functools.partial(
+    schedule,
+    name="s",
+    namespace="default",
+    type="Weekly",
+    startDayOfWeek="Monday",
+    endDayOfWeek="Friday",
+    startTime="9:00",
+    endTime="18:30",
+    minReplicas=2,
+    maxReplicas=5,
+)
+_autoscaler = functools.partial(autoscaler, namespace="default", minReplicas=2, metrics=None)
+ONE_SHOT: dict[str, Any] = {"type": "OneShot", "startDayOfWeek": None, "endDayOfWeek": None}
+_cron = functools.partial(
+    _schedule,
+    type="Cron",
+    startDayOfWeek=None,
+    endDayOfWeek=None,
+    startTime=None,
+    endTime=None,
+    schedule="0 8 * * MON-FRI",
+    duration="10h",
+)
 
 
 # Inputs that pass the schema and must be stopped by exactly one CEL rule.
@@ -425,7 +399,7 @@ CEL_CASES = [
         "endDate must not be before startDate",
     ),
     (_schedule(leadTime="24h0m1s"), "leadTime must be at most 24h"),
-    (_with_lead(_autoscaler(), "1441m"), "leadTime must be at most 24h"),
+    (_autoscaler(leadTime="1441m"), "leadTime must be at most 24h"),
 ]
 
 
@@ -479,7 +453,7 @@ GOOD = [
     _schedule(leadTime="1h30m"),
     _schedule(leadTime="24h"),
     _schedule(leadTime="0"),
-    _with_lead(_autoscaler(), "90s"),
+    _autoscaler(leadTime="90s"),
     _autoscaler(),
     _autoscaler(minReplicas=None),
     _autoscaler(

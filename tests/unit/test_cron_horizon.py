@@ -21,6 +21,7 @@ from spa.plan import Document, build_plan, render_table
 from spa.plan.schedules import ScheduleState
 from spa.schedule import CronExpression, CronWindow, RecurringWindow, Timeline, load_zone
 from spa.schedule.windows import DEFAULT_HORIZON_SECONDS, DEFAULT_HORIZON_YEARS
+from tests.builders import autoscaler, schedule
 
 CYCLE_DAYS = 146_097  # 400 Gregorian years; 20,871 weeks
 DAY = 86_400
@@ -161,33 +162,13 @@ def test_an_expression_that_never_matches_has_no_next_start() -> None:
 
 
 def test_the_plan_names_the_start_and_the_horizon() -> None:
-    autoscaler = {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "ScheduledPodAutoscaler",
-        "metadata": {"name": "web", "namespace": "shop"},
-        "spec": {
-            "horizontalPodAutoscalerSpec": {
-                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                "maxReplicas": 8,
-            }
-        },
-    }
-
-    def schedule(name: str, expression: str) -> dict[str, object]:
-        return {
-            "apiVersion": "autoscaling.d-kuro.github.io/v1",
-            "kind": "Schedule",
-            "metadata": {"name": name, "namespace": "shop"},
-            "spec": {
-                "scaleTargetRef": {"name": "web"},
-                "type": "Cron",
-                "schedule": expression,
-                "duration": "1h",
-                "minReplicas": 5,
-            },
-        }
-
-    bodies = [autoscaler, schedule("leap", "0 2 29 2 *"), schedule("never", "0 2 */31 2 1#5")]
+    bodies = [
+        autoscaler(maxReplicas=8, minReplicas=None, metrics=None),
+        schedule(name="leap", type="Cron", schedule="0 2 29 2 *", duration="1h", minReplicas=5),
+        schedule(
+            name="never", type="Cron", schedule="0 2 */31 2 1#5", duration="1h", minReplicas=5
+        ),
+    ]
     documents = [Document("m.yaml", index, body) for index, body in enumerate(bodies, 1)]
     plan = build_plan(documents, [], at=utc("2026-11-25T00:00"), until=utc("2026-12-02T00:00"))
     assert plan.errors == []

@@ -1,10 +1,8 @@
 """The manifest reader against kubectl: every value read as kubectl reads it, documents cut where
 kubectl cuts them, and the limits that keep any input cheap.
 
-SCALARS was recorded with kubectl v1.36.4 (`kubectl create --dry-run=client -o json -f FILE` on a
-document `spec: {v: VALUE}`; numbers beyond int64 written here as the float64 kubectl holds).
-tests/integration/test_plan_parity.py runs the same table against the real kubectl, so it cannot
-drift from what kubectl does.
+The table of values kubectl reads (tests/unit/kubectl_scalars.py) is checked here against the
+reader, and by tests/integration/test_plan_parity.py against the real kubectl.
 """
 
 from __future__ import annotations
@@ -12,7 +10,6 @@ from __future__ import annotations
 import math
 import time
 import tracemalloc
-from typing import Any
 
 import pytest
 import yaml
@@ -20,199 +17,7 @@ import yaml
 from spa.api.validation import WrittenNumber
 from spa.plan import decoding
 from spa.plan.decoding import MAX_DEPTH, Decoded, Failed, decode_stream
-
-REFUSED = object()
-"""kubectl refuses the document."""
-
-SCALARS: list[tuple[str, Any]] = [
-    ("12:00", "12:00"),
-    ("2026-12-25", "2026-12-25"),
-    ("yes", True),
-    ("no", False),
-    ("on", True),
-    ("off", False),
-    ("y", True),
-    ("n", False),
-    ("Yes", True),
-    ("NO", False),
-    ("True", True),
-    ("true", True),
-    ("FALSE", False),
-    ("0x10", 16),
-    ("1e3", 1000),
-    ("~", None),
-    (".inf", REFUSED),
-    ("-.inf", REFUSED),
-    (".nan", REFUSED),
-    ("010", 8),
-    ("0o10", 8),
-    ("123456789012345678901234567890", 1.2345678901234568e29),
-    ("1_000", 1000),
-    ("2026-12-25T10:00:00Z", "2026-12-25T10:00:00Z"),
-    ("1.0", 1),
-    ("+12", 12),
-    ("null", None),
-    ("Null", None),
-    ("NULL", None),
-    ("0b101", 5),
-    ("1:30:00", "1:30:00"),
-    ("1.5e3", 1500),
-    ("12e3", 12000),
-    ("-0", 0),
-    ("0.", 0),
-    (".5", 0.5),
-    ("1E3", 1000),
-    ("9223372036854775807", 9223372036854775807),
-    ("9223372036854775808", 9.223372036854776e18),
-    ("-9223372036854775809", -9.223372036854776e18),
-    ("-9223372036854775808", -9223372036854775808),
-    ("1e400", "1e400"),
-    ("=", "="),
-    ("0777", 511),
-    ("08", 8),
-    ("2026-1-5", "2026-1-5"),
-    ("12:00:00", "12:00:00"),
-    ("190:20:30", "190:20:30"),
-    ("0X10", 16),
-    ("0xFF", 255),
-    ("+.inf", REFUSED),
-    (".Inf", REFUSED),
-    (".INF", REFUSED),
-    ("1.", 1),
-    ("+0x10", 16),
-    ("-0x10", -16),
-    ("''", ""),
-    ('"12:00"', "12:00"),
-    ("0o777", 511),
-    ("1e-3", 0.001),
-    ("-1e3", -1000),
-    ("1.5", 1.5),
-    ("+1.5", 1.5),
-    ("1,000", "1,000"),
-    ("0b1", 1),
-    ("!!str 12", "12"),
-    ('!!int "12"', 12),
-    ("!!float 1", 1),
-    ("!!binary aGVsbG8=", "hello"),
-    ("!!timestamp 2026-12-25", "2026-12-25"),
-    ("!!bool yes", True),
-    ("!!set {a}", {"a": None}),
-    ("<<", "<<"),
-    ("2026-12-25t10:00:00z", "2026-12-25t10:00:00z"),
-    ("1.0e+3", 1000),
-    ("1e+3", 1000),
-    ("+.5", 0.5),
-    (".1e3", 100),
-    ("0e0", 0),
-    ("-.5", -0.5),
-    ("18446744073709551615", 1.8446744073709552e19),
-    ("18446744073709551616", 1.8446744073709552e19),
-    ("1e21", 1e21),
-    ("1e20", 1e20),
-    ("-0.0", 0),
-    ("0x_10", 16),
-    ("1__0", 10),
-    ("_1", "_1"),
-    ("0b_1", 1),
-    ("-0b101", -5),
-    ("0o", "0o"),
-    ("00", 0),
-    ("0.0e0", 0),
-    ("1e-400", 0),
-    ("!!int 1.5", REFUSED),
-    ("!!bool 1", REFUSED),
-    ("!!null x", REFUSED),
-    ("!foo bar", "bar"),
-    ("! 12", "12"),
-    ("!!str", ""),
-    ("!!float 1e400", REFUSED),
-    ("!!binary '!!!'", REFUSED),
-    ("!!int 0x1F", 31),
-    ("!!str {a: 1}", {"a": 1}),
-    ("!!map [1]", [1]),
-    ("!!timestamp foo", REFUSED),
-    ('!!null ""', None),
-    ("!!merge <<", "<<"),
-    ('"<<"', "<<"),
-    ("{yes: 1, 0x10: 2, 1.5: 3, 1e3: 4}", {"1.5": 3, "1000": 4, "16": 2, "true": 1}),
-    ("{~: 5}", REFUSED),
-    ("{18446744073709551615: 5}", REFUSED),
-    ("{.inf: 5}", {".inf": 5}),
-    (
-        "{1e20: 5, 0.1: 6, 1e6: 7, 123456.7: 8, 1e-5: 9, 0.0001: 10, 100000: 11, -2.5e-7: 13, "
-        "3.4e39: 14, 16777217: 15}",
-        {
-            "-2.5e-07": 13,
-            ".inf": 14,
-            "0.0001": 10,
-            "0.1": 6,
-            "100000": 11,
-            "123456.7": 8,
-            "16777217": 15,
-            "1e+06": 7,
-            "1e+20": 5,
-            "1e-05": 9,
-        },
-    ),
-    ("{a: 1, a: 2}", {"a": 2}),
-    (
-        "[&b {x: 1, y: 2}, {x: 0, <<: *b}, {<<: *b, x: 0}, {<<: [*b, {y: 9, z: 3}]}]",
-        [
-            {"true": 2, "x": 1},
-            {"true": 2, "x": 1},
-            {"true": 2, "x": 0},
-            {"true": 2, "x": 1, "z": 3},
-        ],
-    ),
-    ("{<<: [1]}", REFUSED),
-    ("{<<: ~}", REFUSED),
-    ("{'<<': {a: 1}}", {"<<": {"a": 1}}),
-    ("{!!merge '<<': {a: 1}}", {"a": 1}),
-    ("[&a [1], {<<: *a}]", REFUSED),
-    ("[&a 5, *a, {*a : 1}]", [5, 5, {"5": 1}]),
-    ("[&a {b: 1}, {*a : 1}]", REFUSED),
-    ("{? [a] : 1}", REFUSED),
-    ("0b-1", -1),
-    ("0b+1", 1),
-    ("0b", "0b"),
-    ("-0b", "-0b"),
-    ("+0b1", 1),
-    ("0x", "0x"),
-    ("0x1p3", "0x1p3"),
-    ("inf", "inf"),
-    (".5_0", 0.5),
-    ("1e3_0", 1e30),
-    ("1_0.5", 10.5),
-    ("+-1", "+-1"),
-    ("2026-02-30", "2026-02-30"),
-    ("2026-13-01", "2026-13-01"),
-    ("0001-01-01", "0001-01-01"),
-    ("2026-12-25 10:00:00", "2026-12-25 10:00:00"),
-    ("2026-12-25T10:00:00", "2026-12-25T10:00:00"),
-    ("!!timestamp 2026-12-25T10:00:00", REFUSED),
-    ("!!timestamp 2026-12-25 10:00:00", "2026-12-25 10:00:00"),
-    ("!!timestamp 2026-02-30", REFUSED),
-    ("0x8000000000000000", 9.223372036854776e18),
-    ("0xFFFFFFFFFFFFFFFF", 1.8446744073709552e19),
-    ("0x10000000000000000", "0x10000000000000000"),
-    ("-0x8000000000000000", -9223372036854775808),
-    ("-0x8000000000000001", "-0x8000000000000001"),
-    ("0b1111111111111111111111111111111111111111111111111111111111111111", 1.8446744073709552e19),
-    ("01777777777777777777777", 1.8446744073709552e19),
-    ("02000000000000000000000", 2e21),
-    ("9007199254740993", 9007199254740993),
-    ("1e17", 100000000000000000),
-    ("9.3e18", 9.3e18),
-    ("-9.3e18", -9.3e18),
-    ("4.9e-324", 5e-324),
-    ("2e-324", 0),
-    ("!!float 18446744073709551615", REFUSED),
-    ("!!int 18446744073709551615", 1.8446744073709552e19),
-    ("!!float 9223372036854775807", 9.223372036854776e18),
-    ('"\\x41"', "A"),
-    ("'it''s'", "it's"),
-    ("|-", ""),
-]
+from tests.unit.kubectl_scalars import REFUSED, SCALARS, same
 
 
 def read_value(value: str) -> object:
@@ -222,24 +27,6 @@ def read_value(value: str) -> object:
         return REFUSED
     assert isinstance(result.value, dict)
     return result.value["spec"].get("v", "<absent>")
-
-
-def _json_type(value: object) -> type:
-    return float if isinstance(value, float) else type(value)
-
-
-def same(ours: object, expected: object) -> bool:
-    """Equal, with the same JSON types (1 and 1.0 and True differ; a WrittenNumber is a float
-    that also carries its text)."""
-    if _json_type(ours) is not _json_type(expected):
-        return False
-    if isinstance(expected, dict):
-        assert isinstance(ours, dict)
-        return ours.keys() == expected.keys() and all(same(ours[k], expected[k]) for k in ours)
-    if isinstance(expected, list):
-        assert isinstance(ours, list)
-        return len(ours) == len(expected) and all(map(same, ours, expected))
-    return ours == expected
 
 
 @pytest.mark.parametrize(("value", "expected"), SCALARS, ids=[value for value, _ in SCALARS])

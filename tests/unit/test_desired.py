@@ -21,20 +21,14 @@ from spa.controller.desired import (
     with_condition,
 )
 from spa.schedule import State
+from tests.builders import autoscaler
 
-AUTOSCALER: dict[str, Any] = {
-    "apiVersion": "autoscaling.d-kuro.github.io/v1",
-    "kind": "ScheduledPodAutoscaler",
-    "metadata": {"name": "nginx", "namespace": "shop", "uid": "uid-1", "generation": 2},
-    "spec": {
-        "horizontalPodAutoscalerSpec": {
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "nginx"},
-            "minReplicas": 3,
-            "maxReplicas": 10,
-            "behavior": {"scaleDown": {"stabilizationWindowSeconds": 60}},
-        }
-    },
-}
+AUTOSCALER = autoscaler(
+    name="nginx",
+    metadata={"uid": "uid-1", "generation": 2},
+    metrics=None,
+    behavior={"scaleDown": {"stabilizationWindowSeconds": 60}},
+)
 
 
 PUSH_ACTIVE = State(5, 20, ("push",))

@@ -8,7 +8,6 @@ the next transition is the first minute at which the answer changes.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -29,36 +28,10 @@ from spa.schedule import (
     transitions_between,
     weekdays_between,
 )
+from tests.unit.time_zones import ZONES, zone_changes
 
-ZONES = [
-    "UTC",
-    "America/New_York",  # west, DST at 02:00
-    "Europe/Berlin",  # east, DST at 02:00/03:00
-    "Australia/Sydney",  # southern hemisphere
-    "Australia/Lord_Howe",  # half-hour DST shift
-    "Asia/Kolkata",  # half-hour offset, no DST
-    "America/Havana",  # DST at midnight: some days have no 00:00
-    "America/Santiago",  # southern hemisphere, DST at 24:00
-    "Pacific/Chatham",  # +12:45 / +13:45
-    "Africa/Casablanca",  # DST suspended for Ramadan: several changes a year
-]
 HORIZON = 8 * 86400
 MINUTE = 60
-
-
-@functools.cache
-def zone_changes(name: str) -> tuple[int, ...]:
-    """Instants in 2024-2030 at which the zone's offset changes (hourly scan, rounded)."""
-    zone = load_zone(name)
-    start = int(datetime(2024, 1, 1, tzinfo=ZoneInfo("UTC")).timestamp())
-    found = []
-    previous = datetime.fromtimestamp(start, zone).utcoffset()
-    for instant in range(start, start + 7 * 365 * 86400, 3600):
-        offset = datetime.fromtimestamp(instant, zone).utcoffset()
-        if offset != previous:
-            found.append(instant)
-            previous = offset
-    return tuple(found) or (start + 180 * 86400,)
 
 
 def reference_instant(wall: datetime, zone: ZoneInfo) -> int:

@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from datetime import UTC, date, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,8 @@ from spa.schedule import (
     weekdays_between,
     with_lead,
 )
-from tests.unit.test_engine_calendar_properties import (
+from tests.builders import autoscaler, schedule
+from tests.unit.calendar_reference import (
     HORIZON,
     PROPERTY_SETTINGS,
     Case,
@@ -312,35 +314,12 @@ def test_lead_with_calendars_matches_the_reference(case_: tuple[int, Case], lead
 HUGE = "99999999999999999999h"
 
 
-def schedule(**spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "Schedule",
-        "metadata": {"name": "s"},
-        "spec": {
-            "scaleTargetRef": {"name": "web"},
-            "type": "Daily",
-            "startTime": "08:00",
-            "endTime": "09:00",
-            **spec,
-        },
-    }
-
-
-def autoscaler(**spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "ScheduledPodAutoscaler",
-        "metadata": {"name": "web"},
-        "spec": {
-            "horizontalPodAutoscalerSpec": {
-                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                "minReplicas": 1,
-                "maxReplicas": 5,
-            },
-            **spec,
-        },
-    }
+# A Daily Schedule 08:00-09:00 and its SPA (base 1/5), without a namespace as in a manifest
+# for `spa plan` (which reads them as in `default`).
+_schedule = partial(
+    schedule, name="s", namespace=None, type="Daily", startTime="08:00", endTime="09:00"
+)
+_autoscaler = partial(autoscaler, namespace=None, minReplicas=1, maxReplicas=5, metrics=None)
 
 
 @pytest.mark.parametrize(
@@ -357,14 +336,14 @@ def autoscaler(**spec: Any) -> dict[str, Any]:
     ],
 )
 def test_lead_time_reads_go_durations(text: str, seconds: int) -> None:
-    assert compile_schedule(parse_schedule(schedule(leadTime=text)).spec).lead == seconds
-    assert autoscaler_lead(parse_scheduled_pod_autoscaler(autoscaler(leadTime=text))) == seconds
+    assert compile_schedule(parse_schedule(_schedule(leadTime=text)).spec).lead == seconds
+    assert autoscaler_lead(parse_scheduled_pod_autoscaler(_autoscaler(leadTime=text))) == seconds
 
 
 @pytest.mark.parametrize("text", ["90s", "5m", "1h30m", "1.5h", "1.1h", "24h", "0.25h", "2h0m30s"])
 def test_a_cron_duration_and_a_lead_time_read_the_same_text_alike(text: str) -> None:
     """One reading of Go durations (durationpy) for both fields; only their ranges differ."""
-    lead = compile_schedule(parse_schedule(schedule(leadTime=text)).spec).lead
+    lead = compile_schedule(parse_schedule(_schedule(leadTime=text)).spec).lead
     assert parse_duration(text) == lead
 
 
@@ -385,18 +364,15 @@ def test_a_cron_duration_and_a_lead_time_read_the_same_text_alike(text: str) -> 
 )
 def test_bad_lead_times_name_the_field(value: object, message: str) -> None:
     with pytest.raises(InvalidObject) as schedule_error:
-        compile_schedule(parse_schedule(schedule(leadTime=value)).spec)
+        compile_schedule(parse_schedule(_schedule(leadTime=value)).spec)
     assert str(schedule_error.value).startswith(message)
     with pytest.raises(InvalidObject) as autoscaler_error:
-        parse_scheduled_pod_autoscaler(autoscaler(leadTime=value))
+        parse_scheduled_pod_autoscaler(_autoscaler(leadTime=value))
     assert str(autoscaler_error.value).startswith(message)
 
 
-def cron(duration: str) -> dict[str, Any]:
-    """A Cron Schedule whose windows open at 02:00 each day and last `duration`."""
-    document = schedule(type="Cron", schedule="0 2 * * *", duration=duration)
-    del document["spec"]["startTime"], document["spec"]["endTime"]
-    return document
+# A Cron Schedule whose windows open at 02:00 each day and last `duration`.
+_cron = partial(_schedule, type="Cron", startTime=None, endTime=None, schedule="0 2 * * *")
 
 
 @pytest.mark.parametrize("text", ["30000000000h", HUGE])
@@ -407,7 +383,7 @@ def test_a_cron_duration_too_large_to_read_is_out_of_range(text: str) -> None:
     with pytest.raises(WallClockError, match=re.escape(range_error)):
         parse_duration(text)
     with pytest.raises(InvalidObject) as error:
-        compile_schedule(parse_schedule(cron(text)).spec)
+        compile_schedule(parse_schedule(_cron(duration=text)).spec)
     assert error.value.errors == (FieldError("spec.duration", range_error),)
 
 
@@ -432,10 +408,10 @@ def test_a_duration_durationpy_cannot_hold_is_above_either_fields_limit(
         parse_duration("9999999999h")
     lead_error = FieldError("spec.leadTime", "must be at most 24h, got '9999999999h'")
     with pytest.raises(InvalidObject) as schedule_error:
-        compile_schedule(parse_schedule(schedule(leadTime="9999999999h")).spec)
+        compile_schedule(parse_schedule(_schedule(leadTime="9999999999h")).spec)
     assert schedule_error.value.errors == (lead_error,)
     with pytest.raises(InvalidObject) as autoscaler_error:
-        parse_scheduled_pod_autoscaler(autoscaler(leadTime="9999999999h"))
+        parse_scheduled_pod_autoscaler(_autoscaler(leadTime="9999999999h"))
     assert autoscaler_error.value.errors == (lead_error,)
 
 
@@ -443,16 +419,16 @@ def test_a_duration_durationpy_cannot_hold_is_above_either_fields_limit(
     ("documents", "error"),
     [
         (
-            [autoscaler(), schedule(leadTime=HUGE)],
+            [_autoscaler(), _schedule(leadTime=HUGE)],
             f"(document 2) Schedule default/s: spec.leadTime: must be at most 24h, got '{HUGE}'",
         ),
         (
-            [autoscaler(leadTime="30000000000h"), schedule()],
+            [_autoscaler(leadTime="30000000000h"), _schedule()],
             "(document 1) ScheduledPodAutoscaler default/web: spec.leadTime: must be at most "
             "24h, got '30000000000h'",
         ),
         (
-            [autoscaler(), cron(HUGE)],
+            [_autoscaler(), _cron(duration=HUGE)],
             "(document 2) Schedule default/s: spec.duration: must be from 1m to 744h (31 days), "
             f"got {HUGE}",
         ),
@@ -475,17 +451,17 @@ def test_plan_reports_a_duration_too_large_to_read_as_its_fields_error(
 
 
 def test_the_schedules_lead_time_overrides_the_autoscalers() -> None:
-    spa_lead = autoscaler_lead(parse_scheduled_pod_autoscaler(autoscaler(leadTime="10m")))
-    inherited = compile_schedule(parse_schedule(schedule()).spec)
-    own = compile_schedule(parse_schedule(schedule(leadTime="2m")).spec)
-    none = compile_schedule(parse_schedule(schedule(leadTime="0")).spec)
+    spa_lead = autoscaler_lead(parse_scheduled_pod_autoscaler(_autoscaler(leadTime="10m")))
+    inherited = compile_schedule(parse_schedule(_schedule()).spec)
+    own = compile_schedule(parse_schedule(_schedule(leadTime="2m")).spec)
+    none = compile_schedule(parse_schedule(_schedule(leadTime="0")).spec)
     monday_8 = utc("2026-11-16T08:00:00")
     first = {
         name: Timeline(compiled.applied_window(spa_lead)).next_boundary(monday_8 - HOUR)
         for name, compiled in (("inherited", inherited), ("own", own), ("none", none))
     }
     assert first == {"inherited": monday_8 - 600, "own": monday_8 - 120, "none": monday_8}
-    assert autoscaler_lead(parse_scheduled_pod_autoscaler(autoscaler())) == 0
+    assert autoscaler_lead(parse_scheduled_pod_autoscaler(_autoscaler())) == 0
 
 
 def spa_plan(tmp_path: Path, documents: list[dict[str, Any]], *args: str) -> str:
@@ -502,7 +478,7 @@ def spa_plan(tmp_path: Path, documents: list[dict[str, Any]], *args: str) -> str
 
 
 def test_plan_shows_the_effective_start(tmp_path: Path) -> None:
-    documents = [autoscaler(leadTime="15m"), schedule(minReplicas=4)]
+    documents = [_autoscaler(leadTime="15m"), _schedule(minReplicas=4)]
     output = spa_plan(
         tmp_path, documents, "--at", "2026-11-16T07:00:00Z", "--days", "1", "-o", "json"
     )
@@ -516,7 +492,7 @@ def test_plan_shows_the_effective_start(tmp_path: Path) -> None:
 def test_plan_of_a_cron_schedule_with_lead_and_an_excluded_date(tmp_path: Path) -> None:
     # Cron 00:30 daily for 2 h, 2026-11-17 excluded, the SPA's 5 min of lead: the 16th's and
     # 18th's windows apply from 00:25; the 17th's is listed as skipped at its effective start.
-    cron = schedule(
+    cron = _schedule(
         type="Cron",
         startTime=None,
         endTime=None,
@@ -525,7 +501,7 @@ def test_plan_of_a_cron_schedule_with_lead_and_an_excluded_date(tmp_path: Path) 
         excludeDates=["2026-11-17"],
         minReplicas=4,
     )
-    documents = [autoscaler(leadTime="5m"), cron]
+    documents = [_autoscaler(leadTime="5m"), cron]
     args = ("--at", "2026-11-15T12:00:00Z", "--days", "3")
     planned = json.loads(spa_plan(tmp_path, documents, *args, "-o", "json"))["autoscalers"][0]
     assert [(t["time"], t["minReplicas"]) for t in planned["transitions"]] == [

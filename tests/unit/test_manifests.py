@@ -1,7 +1,7 @@
 """The install manifests: current with the generator, valid for their Kubernetes versions, and
 granting exactly what the controller needs.
 
-Validation uses the real Kubernetes API schemas that kubernetes-validate ships: 1.25 (the first
+Validation uses the real Kubernetes API schemas (tests/kubernetes_schemas.py): 1.25 (the first
 release with CEL rules on by default) for the v1 manifests, 1.15 (the last without
 apiextensions v1) for config/legacy, both strict, so an unknown or misplaced field fails.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import subprocess
-import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -20,6 +19,7 @@ import pytest
 import yaml
 
 from spa.controller.options import add_run_arguments
+from tests.kubernetes_schemas import validate
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "config"
@@ -28,11 +28,6 @@ GROUP = "autoscaling.d-kuro.github.io"
 
 RECENT = "1.25"
 LEGACY = "1.15"
-
-with warnings.catch_warnings():
-    # 1.25.x still imports distutils and pkg_resources.
-    warnings.simplefilter("ignore", DeprecationWarning)
-    from kubernetes_validate import utils as kubernetes_validate
 
 
 def _generator() -> ModuleType:
@@ -136,20 +131,6 @@ def test_legacy_install_differs_only_in_the_crds_and_seccomp() -> None:
 # --- the real Kubernetes schemas ---------------------------------------------------------------
 
 
-def _validate(document: dict[str, Any], version: str) -> str | None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        try:
-            kubernetes_validate.validate(document, version, strict=True)
-        except kubernetes_validate.ValidationError as error:
-            path = ".".join(str(p) for p in error.path)
-            return f"{document['kind']}/{document['metadata']['name']}: {path}: {error.message}"
-        except kubernetes_validate.SchemaNotFoundError as error:
-            # A kind unknown to that version is a failure, never a skip.
-            return error.message
-    return None
-
-
 def _cases() -> list[tuple[str, str, dict[str, Any]]]:
     cases = []
     for directory, version in (("crd", RECENT), ("rbac", RECENT), ("legacy", LEGACY)):
@@ -168,18 +149,18 @@ def _cases() -> list[tuple[str, str, dict[str, Any]]]:
 def test_manifest_validates_against_kubernetes(
     where: str, version: str, document: dict[str, Any]
 ) -> None:
-    assert _validate(document, version) is None, where
+    assert validate(document, version) is None, where
 
 
 def test_the_validation_catches_what_it_should() -> None:
     # The check itself must be able to fail: the modern seccomp field is unknown to 1.15, and
     # a misspelt CRD field is unknown everywhere.
     deployment = _one(_install(), "Deployment", NAMESPACE)
-    assert _validate(deployment, RECENT) is None
-    assert "seccompProfile" in str(_validate(deployment, LEGACY))
+    assert validate(deployment, RECENT) is None
+    assert "seccompProfile" in str(validate(deployment, LEGACY))
     crd = _one(_install(), "CustomResourceDefinition", f"schedules.{GROUP}")
     crd["spec"]["versions"][0]["additionalPrinterColumn"] = []
-    assert _validate(crd, RECENT) is not None
+    assert validate(crd, RECENT) is not None
 
 
 # --- RBAC ---------------------------------------------------------------------------------------

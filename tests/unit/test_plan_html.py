@@ -5,47 +5,23 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from functools import partial
 from html.parser import HTMLParser
 from typing import Any
 
 from spa.plan import Document, Plan, PlanError, build_plan, render_html
 from spa.plan.html import axis_zone
 from spa.schedule import instant_of
+from tests.builders import autoscaler, schedule
 
 
 def at(text: str) -> int:
     return instant_of(datetime.fromisoformat(text))
 
 
-def autoscaler(name: str, namespace: str = "shop") -> dict[str, Any]:
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "ScheduledPodAutoscaler",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "horizontalPodAutoscalerSpec": {
-                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
-                "minReplicas": 2,
-                "maxReplicas": 8,
-            }
-        },
-    }
-
-
-def daily(name: str, target: str, zone: str, start: str = "09:00") -> dict[str, Any]:
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "Schedule",
-        "metadata": {"name": name, "namespace": "shop"},
-        "spec": {
-            "scaleTargetRef": {"name": target},
-            "type": "Daily",
-            "startTime": start,
-            "endTime": "17:00",
-            "timeZone": zone,
-            "minReplicas": 5,
-        },
-    }
+# SPAs with base 2/8, and Schedules raising minReplicas to 5 each day from 09:00 to 17:00.
+_autoscaler = partial(autoscaler, minReplicas=2, maxReplicas=8, metrics=None)
+_daily = partial(schedule, type="Daily", startTime="09:00", endTime="17:00", minReplicas=5)
 
 
 def plan_of(*bodies: dict[str, Any]) -> Plan:
@@ -74,10 +50,10 @@ class Page(HTMLParser):
 
 def test_one_self_contained_page_with_a_timeline_per_autoscaler() -> None:
     plan = plan_of(
-        autoscaler("web"),
-        autoscaler("api"),
-        autoscaler("web", namespace="other"),
-        daily("office", "web", "Europe/Berlin"),
+        _autoscaler(name="web"),
+        _autoscaler(name="api"),
+        _autoscaler(name="web", namespace="other"),
+        _daily(name="office", target="web", timeZone="Europe/Berlin"),
     )
     text = render_html(plan)
     page = Page()
@@ -97,7 +73,7 @@ def test_one_self_contained_page_with_a_timeline_per_autoscaler() -> None:
 
 
 def test_text_from_the_manifests_is_escaped() -> None:
-    plan = plan_of(autoscaler("web"), daily("office", "web", "UTC"))
+    plan = plan_of(_autoscaler(name="web"), _daily(name="office", target="web", timeZone="UTC"))
     plan.errors.append(PlanError("<b>evil</b>.yaml", 1, "bad <script>alert(1)</script>"))
     text = render_html(plan)
     assert "<script>" not in text
@@ -107,11 +83,11 @@ def test_text_from_the_manifests_is_escaped() -> None:
 
 def test_the_axis_is_in_the_zone_most_schedules_use() -> None:
     plan = plan_of(
-        autoscaler("web"),
-        autoscaler("api"),
-        daily("a", "web", "Asia/Tokyo"),
-        daily("b", "web", "Europe/Berlin"),
-        daily("c", "web", "Europe/Berlin", start="10:00"),
+        _autoscaler(name="web"),
+        _autoscaler(name="api"),
+        _daily(name="a", target="web", timeZone="Asia/Tokyo"),
+        _daily(name="b", target="web", timeZone="Europe/Berlin"),
+        _daily(name="c", target="web", timeZone="Europe/Berlin", startTime="10:00"),
     )
     zones = {f"{a.namespace}/{a.name}": axis_zone(a).key for a in plan.autoscalers}
     assert zones == {"shop/api": "UTC", "shop/web": "Europe/Berlin"}

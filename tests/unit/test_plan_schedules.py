@@ -4,6 +4,7 @@ table: docs/plan.md, "The table"."""
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from spa.plan import Document, Plan, build_plan, render_table
 from spa.plan.render import local_times, transition_zones
 from spa.plan.schedules import ScheduleState, format_local
 from spa.schedule import instant_of, load_zone
+from tests.builders import autoscaler, schedule
 
 AT = "2026-03-08T06:30:00Z"
 
@@ -20,28 +22,9 @@ def at(text: str) -> int:
     return instant_of(datetime.fromisoformat(text))
 
 
-def autoscaler(name: str = "web") -> dict[str, Any]:
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "ScheduledPodAutoscaler",
-        "metadata": {"name": name, "namespace": "shop"},
-        "spec": {
-            "horizontalPodAutoscalerSpec": {
-                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
-                "minReplicas": 2,
-                "maxReplicas": 8,
-            }
-        },
-    }
-
-
-def schedule(name: str, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "Schedule",
-        "metadata": {"name": name, "namespace": "shop"},
-        "spec": {"scaleTargetRef": {"name": "web"}, "minReplicas": 4, **spec},
-    }
+# The SPA shop/web (base 2/8) and its Schedules, which raise minReplicas to 4 unless they say.
+_autoscaler = partial(autoscaler, minReplicas=2, maxReplicas=8, metrics=None)
+_schedule = partial(schedule, minReplicas=4)
 
 
 def plan_of(*bodies: dict[str, Any], start: str = AT, end: str = "2026-03-15T06:30:00Z") -> Plan:
@@ -53,12 +36,16 @@ def plan_of(*bodies: dict[str, Any], start: str = AT, end: str = "2026-03-15T06:
 
 def test_every_valid_schedule_is_listed_with_its_state() -> None:
     plan = plan_of(
-        autoscaler(),
-        schedule("now", type="Daily", startTime="06:00", endTime="07:00"),
-        schedule("soon", type="Daily", startTime="09:00", endTime="10:00"),
-        schedule("later", type="OneShot", startTime="2026-04-01T09:00", endTime="2026-04-01T10:00"),
-        schedule("over", type="OneShot", startTime="2026-03-01T09:00", endTime="2026-03-01T10:00"),
-        schedule("paused", type="Daily", startTime="09:00", endTime="10:00", suspend=True),
+        _autoscaler(),
+        _schedule(name="now", type="Daily", startTime="06:00", endTime="07:00"),
+        _schedule(name="soon", type="Daily", startTime="09:00", endTime="10:00"),
+        _schedule(
+            name="later", type="OneShot", startTime="2026-04-01T09:00", endTime="2026-04-01T10:00"
+        ),
+        _schedule(
+            name="over", type="OneShot", startTime="2026-03-01T09:00", endTime="2026-03-01T10:00"
+        ),
+        _schedule(name="paused", type="Daily", startTime="09:00", endTime="10:00", suspend=True),
     )
     [web] = plan.autoscalers
     states = {s.name: s.state for s in web.schedules}
@@ -84,9 +71,9 @@ def test_every_valid_schedule_is_listed_with_its_state() -> None:
 
 def test_window_words() -> None:
     plan = plan_of(
-        autoscaler(),
-        schedule(
-            "weekly",
+        _autoscaler(),
+        _schedule(
+            name="weekly",
             type="Weekly",
             startDayOfWeek="Friday",
             endDayOfWeek="Monday",
@@ -94,8 +81,8 @@ def test_window_words() -> None:
             endTime="02:00",
             timeZone="Europe/Berlin",
         ),
-        schedule(
-            "one-day",
+        _schedule(
+            name="one-day",
             type="Weekly",
             startDayOfWeek="Sunday",
             endDayOfWeek="Sunday",
@@ -128,11 +115,13 @@ def test_format_local(instant: str, zone: str, expected: str) -> None:
 
 def test_local_time_of_a_transition_is_given_in_each_zone_that_changes_then() -> None:
     plan = plan_of(
-        autoscaler(),
+        _autoscaler(),
         # 13:00 in Tokyo and 23:00 the day before in New York are both 04:00 UTC.
-        schedule("tokyo", type="Daily", startTime="11:50", endTime="13:00", timeZone="Asia/Tokyo"),
-        schedule(
-            "new-york",
+        _schedule(
+            name="tokyo", type="Daily", startTime="11:50", endTime="13:00", timeZone="Asia/Tokyo"
+        ),
+        _schedule(
+            name="new-york",
             type="Daily",
             startTime="23:00",
             endTime="01:30",

@@ -7,12 +7,9 @@ from typing import Any
 from spa.kube import ApiUnavailable, NotFound
 from spa.runtime import EventRecorder, FakeClock
 from spa.runtime.events import event_name
+from tests.builders import autoscaler
 
-SPA = {
-    "apiVersion": "autoscaling.d-kuro.github.io/v1",
-    "kind": "ScheduledPodAutoscaler",
-    "metadata": {"name": "web", "namespace": "shop", "uid": "u-1", "resourceVersion": "7"},
-}
+SPA = autoscaler(metadata={"uid": "u-1", "resourceVersion": "7"})
 
 
 class RecordingClient:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bench.soak import NAMESPACE, Oracle, Truth, Write, compare
+from tests.builders import autoscaler, schedule
 
 T0 = datetime(2026, 11, 23, 11, 0, tzinfo=UTC).timestamp()  # a Monday, 11:00 UTC
 HPA = "app-000"
@@ -16,31 +17,17 @@ HPA = "app-000"
 def manifests() -> list[dict[str, Any]]:
     """One SPA (2/10) and one Daily window 11:01-11:03 UTC setting 5/15."""
     return [
-        {
-            "apiVersion": "autoscaling.d-kuro.github.io/v1",
-            "kind": "ScheduledPodAutoscaler",
-            "metadata": {"name": HPA, "namespace": NAMESPACE},
-            "spec": {
-                "horizontalPodAutoscalerSpec": {
-                    "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": HPA},
-                    "minReplicas": 2,
-                    "maxReplicas": 10,
-                }
-            },
-        },
-        {
-            "apiVersion": "autoscaling.d-kuro.github.io/v1",
-            "kind": "Schedule",
-            "metadata": {"name": f"{HPA}-w0", "namespace": NAMESPACE},
-            "spec": {
-                "scaleTargetRef": {"name": HPA},
-                "type": "Daily",
-                "startTime": "11:01",
-                "endTime": "11:03",
-                "minReplicas": 5,
-                "maxReplicas": 15,
-            },
-        },
+        autoscaler(name=HPA, namespace=NAMESPACE, minReplicas=2, metrics=None),
+        schedule(
+            name=f"{HPA}-w0",
+            namespace=NAMESPACE,
+            target=HPA,
+            type="Daily",
+            startTime="11:01",
+            endTime="11:03",
+            minReplicas=5,
+            maxReplicas=15,
+        ),
     ]
 
 

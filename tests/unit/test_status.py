@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import pytest
@@ -22,39 +23,19 @@ from spa.cli.cluster import ClusterObjects
 from spa.cli.status import HpaState, build_status, render_status
 from spa.controller.desired import desired_hpa
 from spa.schedule import State, instant_of
+from tests.builders import autoscaler, schedule
 
 AT = instant_of(datetime.fromisoformat("2026-11-23T03:00:00Z"))  # Mon 12:00 in Tokyo
 SERVER = "https://127.0.0.1:6443"
 
 
-def autoscaler(name: str = "web", **status: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "ScheduledPodAutoscaler",
-        "metadata": {"name": name, "namespace": "shop", "uid": f"uid-{name}"},
-        "spec": {
-            "horizontalPodAutoscalerSpec": {
-                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
-                "minReplicas": 3,
-                "maxReplicas": 10,
-            }
-        },
-        "status": status,
-    }
+# The SPA web (base 3/10) and its Schedules, as the API server returns them: with a uid and a
+# status.
+_autoscaler = partial(autoscaler, metadata={"uid": "uid-web"}, metrics=None, status={})
+_schedule = partial(schedule, status={"condition": "Available"})
 
-
-def schedule(name: str, target: str = "web", status: Any = None, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "Schedule",
-        "metadata": {"name": name, "namespace": "shop"},
-        "spec": {"scaleTargetRef": {"name": target}, **spec},
-        "status": status or {"condition": "Available"},
-    }
-
-
-PUSH = schedule(
-    "push",
+PUSH = _schedule(
+    name="push",
     type="Daily",
     startTime="11:50",
     endTime="13:00",
@@ -87,14 +68,14 @@ def event(involved: str, name: str, reason: str, when: str, **more: Any) -> dict
 def objects(**fields: Any) -> ClusterObjects:
     return ClusterObjects(
         server=SERVER,
-        autoscalers=fields.pop("autoscalers", [autoscaler()]),
+        autoscalers=fields.pop("autoscalers", [_autoscaler()]),
         schedules=fields.pop("schedules", [PUSH]),
         **fields,
     )
 
 
 def test_in_sync_with_wanted_bounds_next_transitions_and_local_times() -> None:
-    spa = autoscaler(condition="Available")
+    spa = _autoscaler(status={"condition": "Available"})
     report = build_status(objects(autoscalers=[spa], hpas=[hpa_for(spa, 10, 20)]), at=AT)
     [entry] = report.autoscalers
     assert entry.hpa.state is HpaState.IN_SYNC
@@ -141,7 +122,7 @@ def test_in_sync_with_wanted_bounds_next_transitions_and_local_times() -> None:
     ],
 )
 def test_hpa_states(hpa: Any, state: HpaState) -> None:
-    spa = autoscaler()
+    spa = _autoscaler()
     found = hpa(spa)
     report = build_status(objects(autoscalers=[spa], hpas=[found] if found else []), at=AT)
     assert report.autoscalers[0].hpa.state is state
@@ -228,8 +209,8 @@ def test_degraded_objects_and_invalid_schedules_are_told_once() -> None:
     with pytest.raises(InvalidObject) as invalid:
         compile_schedule(
             parse_schedule(
-                schedule(
-                    "typo",
+                _schedule(
+                    name="typo",
                     type="Daily",
                     startTime="08:00",
                     endTime="09:00",
@@ -239,21 +220,25 @@ def test_degraded_objects_and_invalid_schedules_are_told_once() -> None:
         )
     typo_message = str(invalid.value)
     assert typo_message.startswith("spec.timeZone: unknown time zone 'Europe/Londn'")
-    spa = autoscaler(
-        condition="Degraded",
-        conditions=[
-            {"type": "Ready", "status": "False", "reason": "HPAConflict", "message": "taken"}
-        ],
+    spa = _autoscaler(
+        status={
+            "condition": "Degraded",
+            "conditions": [
+                {"type": "Ready", "status": "False", "reason": "HPAConflict", "message": "taken"}
+            ],
+        }
     )
-    typo = schedule(
-        "typo",
+    typo = _schedule(
+        name="typo",
         status={"condition": "Degraded", "message": typo_message},
         type="Daily",
         startTime="08:00",
         endTime="09:00",
         timeZone="Europe/Londn",
     )
-    orphan = schedule("orphan", target="gone", type="Daily", startTime="08:00", endTime="09:00")
+    orphan = _schedule(
+        name="orphan", target="gone", type="Daily", startTime="08:00", endTime="09:00"
+    )
     report = build_status(objects(autoscalers=[spa], schedules=[PUSH, typo, orphan]), at=AT)
     [entry] = report.autoscalers
     assert [(p.kind, p.name, p.message) for p in entry.problems] == [
@@ -301,7 +286,9 @@ def test_events_of_the_spa_and_its_schedules_newest_first() -> None:
 
 def test_one_spa_by_name_and_wide_output() -> None:
     report = build_status(
-        objects(autoscalers=[autoscaler("web"), autoscaler("api")]), at=AT, name="web"
+        objects(autoscalers=[_autoscaler(), _autoscaler(name="api", metadata={"uid": "uid-api"})]),
+        at=AT,
+        name="web",
     )
     assert [a.name for a in report.autoscalers] == ["web"]
     wide = render_status(report, "wide")

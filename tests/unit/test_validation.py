@@ -6,6 +6,7 @@ import copy
 import json
 from collections.abc import Callable
 from datetime import date, timedelta
+from functools import partial
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from spa.api import (
+    API_VERSION,
     FieldError,
     InvalidObject,
     compile_schedule,
@@ -22,65 +24,37 @@ from spa.api import (
 from spa.api.validation import WrittenNumber
 from spa.schedule import OneShotWindow, RecurringWindow, Weekday
 from spa.schedule.wallclock import WELL_KNOWN_ZONES, zone_names, zones_abbreviated
+from tests.builders import autoscaler, schedule
 
-SPA: dict[str, Any] = {
-    "apiVersion": "autoscaling.d-kuro.github.io/v1",
-    "kind": "ScheduledPodAutoscaler",
-    "metadata": {"name": "nginx", "namespace": "default"},
-    "spec": {
-        "horizontalPodAutoscalerSpec": {
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "nginx"},
-            "minReplicas": 3,
-            "maxReplicas": 10,
-            "metrics": [
-                {
-                    "type": "Resource",
-                    "resource": {
-                        "name": "cpu",
-                        "target": {"type": "Utilization", "averageUtilization": 70},
-                    },
-                }
-            ],
-            "behavior": {
-                "scaleDown": {
-                    "stabilizationWindowSeconds": 300,
-                    "policies": [{"type": "Percent", "value": 10, "periodSeconds": 60}],
-                }
-            },
+# The README's example, with a scale-down behavior.
+SPA = autoscaler(
+    name="nginx",
+    namespace="default",
+    behavior={
+        "scaleDown": {
+            "stabilizationWindowSeconds": 300,
+            "policies": [{"type": "Percent", "value": 10, "periodSeconds": 60}],
         }
     },
-}
+)
 
-SCHEDULE: dict[str, Any] = {
-    "apiVersion": "autoscaling.d-kuro.github.io/v1",
-    "kind": "Schedule",
-    "metadata": {"name": "push", "namespace": "default"},
-    "spec": {
-        "scaleTargetRef": {
-            "apiVersion": "autoscaling.d-kuro.github.io/v1",
-            "kind": "ScheduledPodAutoscaler",
-            "name": "nginx",
-        },
-        "type": "Weekly",
-        "startDayOfWeek": "Monday",
-        "endDayOfWeek": "Wednesday",
-        "startTime": "11:50",
-        "endTime": "13:00",
-        "timeZone": "Asia/Tokyo",
-        "minReplicas": 10,
-        "maxReplicas": 20,
-    },
-}
-
-
-def with_spec(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
-    document = copy.deepcopy(base)
-    for key, value in changes.items():
-        if value is None:
-            document["spec"].pop(key, None)
-        else:
-            document["spec"][key] = value
-    return document
+# A valid Weekly Schedule, Monday to Wednesday 11:50-13:00 in Tokyo; a case changes its spec's
+# fields (None removes one).
+_push = partial(
+    schedule,
+    name="push",
+    namespace="default",
+    scaleTargetRef={"apiVersion": API_VERSION, "kind": "ScheduledPodAutoscaler", "name": "nginx"},
+    type="Weekly",
+    startDayOfWeek="Monday",
+    endDayOfWeek="Wednesday",
+    startTime="11:50",
+    endTime="13:00",
+    timeZone="Asia/Tokyo",
+    minReplicas=10,
+    maxReplicas=20,
+)
+SCHEDULE = _push()
 
 
 def messages(document: dict[str, Any]) -> list[str]:
@@ -103,14 +77,12 @@ def test_valid_weekly_schedule_compiles() -> None:
 
 
 def test_oneshot_compiles() -> None:
-    document = with_spec(
-        SCHEDULE, type="OneShot", startTime="2026-09-01T10:00", endTime="2026-09-10T19:00"
-    )
+    document = _push(type="OneShot", startTime="2026-09-01T10:00", endTime="2026-09-10T19:00")
     assert isinstance(compile_schedule(parse_schedule(document).spec).window, OneShotWindow)
 
 
 def test_daily_ignores_weekdays_and_accepts_blank_ones() -> None:
-    document = with_spec(SCHEDULE, type="Daily", startDayOfWeek="", endDayOfWeek=None)
+    document = _push(type="Daily", startDayOfWeek="", endDayOfWeek=None)
     window = compile_schedule(parse_schedule(document).spec).window
     assert isinstance(window, RecurringWindow)
     assert window.days is None
@@ -137,7 +109,7 @@ def test_daily_ignores_weekdays_and_accepts_blank_ones() -> None:
     ],
 )
 def test_semantic_errors_name_the_field(changes: dict[str, Any], expected: str) -> None:
-    assert any(message.startswith(expected) for message in messages(with_spec(SCHEDULE, **changes)))
+    assert any(message.startswith(expected) for message in messages(_push(**changes)))
 
 
 @pytest.mark.parametrize(
@@ -155,14 +127,12 @@ def test_semantic_errors_name_the_field(changes: dict[str, Any], expected: str) 
 )
 def test_structural_errors_name_the_field(changes: dict[str, Any], field: str) -> None:
     with pytest.raises(InvalidObject) as caught:
-        parse_schedule(with_spec(SCHEDULE, **changes))
+        parse_schedule(_push(**changes))
     assert field in [error.field for error in caught.value.errors]
 
 
 def test_every_problem_is_reported_at_once() -> None:
-    found = messages(
-        with_spec(SCHEDULE, timeZone="Mars/Base", startTime="7pm", startDayOfWeek=None)
-    )
+    found = messages(_push(timeZone="Mars/Base", startTime="7pm", startDayOfWeek=None))
     assert [message.split(":")[0] for message in found] == [
         "spec.timeZone",
         "spec.startTime",
@@ -245,8 +215,8 @@ def test_arbitrary_documents_never_raise_anything_but_invalid_object(document: A
 
 
 def test_structural_and_window_errors_are_reported_together() -> None:
-    document = with_spec(
-        SCHEDULE, minReplicas=0, timeZone="Asia/Tokio", startTime="25:00", startDayOfWeek="Mondy"
+    document = _push(
+        minReplicas=0, timeZone="Asia/Tokio", startTime="25:00", startDayOfWeek="Mondy"
     )
     with pytest.raises(InvalidObject) as caught:
         parse_schedule(document)
@@ -334,7 +304,7 @@ def test_structural_and_window_errors_are_reported_together() -> None:
     ],
 )
 def test_messages_are_ours(changes: dict[str, Any], expected: str) -> None:
-    document = with_spec(SCHEDULE, **changes)
+    document = _push(**changes)
     found = problems(lambda: compile_schedule(parse_schedule(document).spec))
     assert found is not None
     assert expected in [str(error) for error in found]
@@ -342,23 +312,23 @@ def test_messages_are_ours(changes: dict[str, Any], expected: str) -> None:
 
 def test_a_time_zone_abbreviation_names_the_zones_that_use_it() -> None:
     # CEST got "did you mean 'EST'?", a US zone; the zones that show CEST are in tzdata.
-    [cest] = messages(with_spec(SCHEDULE, timeZone="CEST"))
+    [cest] = messages(_push(timeZone="CEST"))
     assert cest.startswith(
         "spec.timeZone: unknown time zone 'CEST'; it is an abbreviation, used by "
         "Europe/Berlin, Europe/Paris, Europe/Rome, Europe/Madrid and "
     )
     assert cest.endswith(" more: write the IANA name of the zone you mean")
     # An ambiguous one names every zone; any case is understood.
-    [ist] = messages(with_spec(SCHEDULE, timeZone="ist"))
+    [ist] = messages(_push(timeZone="ist"))
     assert ist == (
         "spec.timeZone: unknown time zone 'ist'; it is an abbreviation, used by Europe/Dublin, "
         "Asia/Jerusalem, Asia/Kolkata: write the IANA name of the zone you mean"
     )
     # A zone name in the wrong case, and a typo, still get the name.
-    assert messages(with_spec(SCHEDULE, timeZone="cet")) == [
+    assert messages(_push(timeZone="cet")) == [
         "spec.timeZone: unknown time zone 'cet'; did you mean 'CET'?"
     ]
-    assert messages(with_spec(SCHEDULE, timeZone="Europe/Berln")) == [
+    assert messages(_push(timeZone="Europe/Berln")) == [
         "spec.timeZone: unknown time zone 'Europe/Berln'; did you mean 'Europe/Berlin'?"
     ]
 
@@ -404,13 +374,13 @@ def test_the_abbreviation_table_offers_current_zone_names_only() -> None:
     ],
 )
 def test_a_time_of_24_00_says_how_to_write_midnight(changes: dict[str, Any], expected: str) -> None:
-    assert messages(with_spec(SCHEDULE, **changes)) == [expected]
+    assert messages(_push(**changes)) == [expected]
 
 
 def test_an_integer_beyond_int64_is_shown_as_written() -> None:
     # The reader keeps the digits of a number kubectl sends as a float64 (1.2345678901234567e+31).
     number = WrittenNumber(12345678901234567890123456789012, "12345678901234567890123456789012")
-    assert messages(with_spec(SCHEDULE, minReplicas=number)) == [
+    assert messages(_push(minReplicas=number)) == [
         "spec.minReplicas: must be an integer, got 12345678901234567890123456789012 (too large: "
         "kubectl sends an integer beyond 64 bits as a floating-point number)"
     ]
@@ -420,7 +390,7 @@ def test_an_integer_beyond_int64_is_shown_as_written() -> None:
 
 def test_a_long_wrong_value_is_shortened() -> None:
     with pytest.raises(InvalidObject) as caught:
-        parse_schedule(with_spec(SCHEDULE, minReplicas="9" * 70_000))
+        parse_schedule(_push(minReplicas="9" * 70_000))
     [error] = caught.value.errors
     assert error.message.startswith("must be an integer, got '99999")
     assert error.message.endswith("... (70,000 characters) (too large for a number)")
@@ -444,7 +414,7 @@ def test_a_very_deep_value_is_an_error_of_its_field() -> None:
     for _ in range(900):
         deep = [deep]
     with pytest.raises(InvalidObject) as caught:
-        parse_schedule(with_spec(SCHEDULE, bogus=deep, minReplicas=deep))
+        parse_schedule(_push(bogus=deep, minReplicas=deep))
     assert {str(error) for error in caught.value.errors} == {
         "spec.minReplicas: must be an integer, got a list",
         "spec.bogus: unknown field",
@@ -464,4 +434,4 @@ def test_a_whole_number_written_as_a_float_is_not_an_integer_to_the_models() -> 
     # The reader turns 5.0 into 5 as kubectl does (tests/unit/test_decoding.py); a float that
     # reaches the models is a float.
     with pytest.raises(InvalidObject, match=r"must be an integer, got 5\.0"):
-        parse_schedule(with_spec(SCHEDULE, minReplicas=5.0))
+        parse_schedule(_push(minReplicas=5.0))

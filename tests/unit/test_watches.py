@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from spa.controller.watches import add_indexes, all_keys, watch
 from spa.runtime import Store
+from tests.builders import autoscaler, owner, schedule
 
 SPA_UID = "uid-web"
 
@@ -28,23 +30,12 @@ class FakeInformer:
             callback(*objects)
 
 
-def spa(name: str = "web", uid: str = SPA_UID) -> dict[str, Any]:
-    return {"metadata": {"namespace": "shop", "name": name, "uid": uid}}
-
-
-def schedule(target: str, owner_uid: str | None = None) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"namespace": "shop", "name": "push", "uid": "uid-push"}
-    if owner_uid:
-        metadata["ownerReferences"] = [
-            {
-                "apiVersion": "autoscaling.d-kuro.github.io/v1",
-                "kind": "ScheduledPodAutoscaler",
-                "name": "web",
-                "uid": owner_uid,
-                "controller": True,
-            }
-        ]
-    return {"metadata": metadata, "spec": {"scaleTargetRef": {"name": target}}}
+# The SPA shop/web and its Schedule push: not owned, or controlled by web.
+_autoscaler = partial(autoscaler, metadata={"uid": SPA_UID})
+_schedule = partial(schedule, name="push", metadata={"uid": "uid-push"})
+_owned = partial(
+    schedule, name="push", metadata={"uid": "uid-push", "ownerReferences": [owner(uid=SPA_UID)]}
+)
 
 
 def wired() -> tuple[FakeInformer, FakeInformer, FakeInformer, list[str], list[str]]:
@@ -59,38 +50,38 @@ def wired() -> tuple[FakeInformer, FakeInformer, FakeInformer, list[str], list[s
         enqueue=woken.append,
         schedule_deleted=lambda obj: forgotten.append(obj["metadata"]["uid"]),
     )
-    autoscalers.store.upsert(spa())
+    autoscalers.store.upsert(_autoscaler())
     return autoscalers, schedules, hpas, woken, forgotten
 
 
 def test_an_spa_and_its_hpa_wake_their_own_key() -> None:
     autoscalers, _, hpas, woken, _ = wired()
-    autoscalers.fire("add", spa())
-    hpas.fire("update", spa(), spa())
-    hpas.fire("delete", spa())
+    autoscalers.fire("add", _autoscaler())
+    hpas.fire("update", _autoscaler(), _autoscaler())
+    hpas.fire("delete", _autoscaler())
     assert woken == ["shop/web"] * 3
 
 
 def test_a_schedule_wakes_the_spa_it_names_and_the_one_that_controls_it() -> None:
     _, schedules, _, woken, _ = wired()
-    schedules.fire("add", schedule("web"))
+    schedules.fire("add", _schedule(target="web"))
     assert woken == ["shop/web"]
     woken.clear()
     # Retargeted from web (which controls it) to api: both must look again.
-    schedules.fire("update", schedule("web", SPA_UID), schedule("api", SPA_UID))
+    schedules.fire("update", _owned(target="web"), _owned(target="api"))
     assert woken == ["shop/api", "shop/web"]
 
 
 def test_a_deleted_schedule_is_forgotten_and_wakes_its_spa() -> None:
     _, schedules, _, woken, forgotten = wired()
-    schedules.fire("delete", schedule("web", SPA_UID))
+    schedules.fire("delete", _owned(target="web"))
     assert forgotten == ["uid-push"]
     assert woken == ["shop/web"]
 
 
 def test_resync_covers_spas_and_the_missing_ones_schedules_name() -> None:
     autoscalers, schedules, _, _, _ = wired()
-    schedules.store.upsert(schedule("missing"))
+    schedules.store.upsert(_schedule(target="missing"))
     assert all_keys(autoscalers=autoscalers.store, schedules=schedules.store) == [
         "shop/missing",
         "shop/web",

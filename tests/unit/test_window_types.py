@@ -28,6 +28,7 @@ from spa.api.window_types import (
     TimeFormat,
     only_used_by,
 )
+from tests.builders import schedule
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEDULE_CRD = ROOT / "config" / "crd" / "autoscaling.d-kuro.github.io_schedules.yaml"
@@ -86,12 +87,7 @@ def _spec(kind: ScheduleType, **changes: Any) -> dict[str, Any]:
 
 
 def _controller_errors(spec: dict[str, Any]) -> dict[str | None, str]:
-    document = {
-        "apiVersion": "autoscaling.d-kuro.github.io/v1",
-        "kind": "Schedule",
-        "metadata": {"name": "s", "namespace": "default"},
-        "spec": spec,
-    }
+    document = schedule(name="s", namespace="default", **spec)
     try:
         compile_schedule(parse_schedule(document).spec)
     except InvalidObject as invalid:
