@@ -19,8 +19,8 @@ from spa.api.incident import OVERRIDE_ANNOTATION, PAUSED_UNTIL_ANNOTATION
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from spa.kube import HPA_V2
 from tests.integration.harness import Kube, Running, autoscaler, eventually, schedule, utc
+from tests.integration.kubectl import kubectl_spa, status_json
 from tests.integration.processes import spa_run, wait_for
-from tests.integration.test_kubectl_spa import kubectl_spa, status_json
 
 pytestmark = pytest.mark.integration
 

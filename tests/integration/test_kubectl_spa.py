@@ -11,7 +11,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -27,34 +26,11 @@ from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import HPA_V2
 from tests.builders import autoscaler, schedule
 from tests.integration.harness import REPO, Kube
+from tests.integration.kubectl import BIN, kubectl_spa, status_json
 from tests.integration.processes import spa_run, wait_for
 from tests.testenv.kubeconfig import write_kubeconfig
 
 pytestmark = pytest.mark.integration
-
-BIN = Path(sys.executable).parent
-
-
-def kubectl_spa(
-    *arguments: str, kubeconfig: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    """`kubectl spa ...` as a user runs it: kubectl execs `kubectl-spa` from PATH."""
-    return subprocess.run(
-        [str(BIN / "kubectl"), "spa", *arguments],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-        env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
-        | ({"KUBECONFIG": str(kubeconfig)} if kubeconfig else {}),
-    )
-
-
-def status_json(kubeconfig: Path, *arguments: str) -> dict[str, Any]:
-    result = kubectl_spa("status", *arguments, "-o", "json", kubeconfig=kubeconfig)
-    assert result.returncode == 0, result.stderr
-    document: dict[str, Any] = json.loads(result.stdout)
-    return document
 
 
 def hh_mm(moment: datetime) -> str:

@@ -73,16 +73,27 @@ def test_two_managers_seeing_one_object_report_it_once_and_stop_when_removed() -
 
 def test_paused_and_overridden_autoscalers_as_their_conditions_say() -> None:
     collector = CachedObjects()
-    paused = _autoscaler("web", "Available", minReplicas=1, maxReplicas=2)
-    paused["status"]["conditions"] = [
-        {"type": "Paused", "status": "True", "reason": "Paused"},
-        {"type": "Overridden", "status": "False", "reason": "OverrideExpired"},
-        {"type": "Ready", "status": "True", "reason": "Applied"},
-    ]
-    overridden = _autoscaler("api", "Available", minReplicas=1, maxReplicas=2)
-    overridden["status"]["conditions"] = [
-        {"type": "Overridden", "status": "True", "reason": "Overridden"}
-    ]
+    paused = autoscaler(
+        minReplicas=1,
+        maxReplicas=2,
+        status={
+            "condition": "Available",
+            "conditions": [
+                {"type": "Paused", "status": "True", "reason": "Paused"},
+                {"type": "Overridden", "status": "False", "reason": "OverrideExpired"},
+                {"type": "Ready", "status": "True", "reason": "Applied"},
+            ],
+        },
+    )
+    overridden = autoscaler(
+        name="api",
+        minReplicas=1,
+        maxReplicas=2,
+        status={
+            "condition": "Available",
+            "conditions": [{"type": "Overridden", "status": "True", "reason": "Overridden"}],
+        },
+    )
     collector.add(autoscalers=lambda: [paused, overridden], schedules=list)
     incidents = {
         labels: value

@@ -11,14 +11,13 @@ from spa.api.incident import OVERRIDE_ANNOTATION, PAUSED_UNTIL_ANNOTATION
 from spa.cli.status import HpaState, build_status, render_status
 from spa.plan import Document, build_plan, render_json, render_table
 from spa.schedule import format_instant
-from tests.unit.test_status import AT, hpa_for, objects
-from tests.unit.test_status import autoscaler as live_autoscaler
+from tests.unit.status_objects import AT, hpa_for, live_autoscaler, objects
 
 UNTIL = format_instant(AT + 7200)
 
 
 def annotated(**annotations: str) -> dict[str, Any]:
-    spa = live_autoscaler(condition="Available")
+    spa = live_autoscaler(status={"condition": "Available"})
     spa["metadata"]["annotations"] = annotations
     return spa
 
@@ -84,7 +83,7 @@ def test_status_of_a_paused_autoscaler_leaves_the_hpa_as_it_is() -> None:
 
 
 def test_status_without_annotations_has_no_incident() -> None:
-    spa = live_autoscaler(condition="Available")
+    spa = live_autoscaler(status={"condition": "Available"})
     report = build_status(objects(autoscalers=[spa], hpas=[hpa_for(spa, 10, 20)]), at=AT)
     [web] = json.loads(render_status(report, "json"))["autoscalers"]
     assert web["incident"] is None

@@ -4,8 +4,6 @@ returns them (docs/status.md). tests/integration/test_kubectl_spa.py runs it on 
 from __future__ import annotations
 
 import json
-from datetime import datetime
-from functools import partial
 from typing import Any
 
 import pytest
@@ -15,63 +13,14 @@ from spa.api import (
     InvalidObject,
     compile_schedule,
     parse_schedule,
-    parse_scheduled_pod_autoscaler,
 )
 from spa.api.adoption import ADOPT_ANNOTATION
 from spa.cli import main
-from spa.cli.cluster import ClusterObjects
 from spa.cli.status import HpaState, build_status, render_status
-from spa.controller.desired import desired_hpa
-from spa.schedule import State, instant_of
-from tests.builders import autoscaler, schedule
-
-AT = instant_of(datetime.fromisoformat("2026-11-23T03:00:00Z"))  # Mon 12:00 in Tokyo
-SERVER = "https://127.0.0.1:6443"
-
-
-# The SPA web (base 3/10) and its Schedules, as the API server returns them: with a uid and a
-# status.
-_autoscaler = partial(autoscaler, metadata={"uid": "uid-web"}, metrics=None, status={})
-_schedule = partial(schedule, status={"condition": "Available"})
-
-PUSH = _schedule(
-    name="push",
-    type="Daily",
-    startTime="11:50",
-    endTime="13:00",
-    timeZone="Asia/Tokyo",
-    minReplicas=10,
-    maxReplicas=20,
-)
-
-
-def hpa_for(spa: dict[str, Any], minimum: int, maximum: int) -> dict[str, Any]:
-    """The HPA exactly as the controller writes it for these bounds."""
-    model = parse_scheduled_pod_autoscaler(spa)
-    hpa = desired_hpa(spa, model, State(minimum, maximum, ()), api_version="autoscaling/v2")
-    hpa["status"] = {"currentReplicas": 4, "desiredReplicas": 10}
-    return hpa
-
-
-def event(involved: str, name: str, reason: str, when: str, **more: Any) -> dict[str, Any]:
-    return {
-        "metadata": {"namespace": "shop", "name": f"{name}.{reason}"},
-        "involvedObject": {"kind": involved, "name": name, "namespace": "shop"},
-        "type": more.get("type", "Normal"),
-        "reason": reason,
-        "message": more.get("message", f"{reason} of {name}"),
-        "count": more.get("count", 1),
-        "lastTimestamp": when,
-    }
-
-
-def objects(**fields: Any) -> ClusterObjects:
-    return ClusterObjects(
-        server=SERVER,
-        autoscalers=fields.pop("autoscalers", [_autoscaler()]),
-        schedules=fields.pop("schedules", [PUSH]),
-        **fields,
-    )
+from spa.schedule import State
+from tests.unit.status_objects import AT, PUSH, SERVER, event, hpa_for, objects
+from tests.unit.status_objects import live_autoscaler as _autoscaler
+from tests.unit.status_objects import live_schedule as _schedule
 
 
 def test_in_sync_with_wanted_bounds_next_transitions_and_local_times() -> None:
@@ -180,7 +129,7 @@ def users_hpa(target: str = "web", **metadata: Any) -> dict[str, Any]:
 def test_an_hpa_of_somebody_else_says_whether_the_controller_adopts_it(
     annotations: dict[str, str], hpa: dict[str, Any], state: HpaState, detail: str | None
 ) -> None:
-    spa = autoscaler()
+    spa = _autoscaler()
     spa["metadata"]["annotations"] = annotations
     report = build_status(objects(autoscalers=[spa], hpas=[hpa]), at=AT)
     [entry] = report.autoscalers
@@ -298,7 +247,10 @@ def test_one_spa_by_name_and_wide_output() -> None:
 
 
 def test_names_as_kubectl_get_prints_them() -> None:
-    report = build_status(objects(autoscalers=[autoscaler("web"), autoscaler("api")]), at=AT)
+    report = build_status(
+        objects(autoscalers=[_autoscaler(), _autoscaler(name="api", metadata={"uid": "uid-api"})]),
+        at=AT,
+    )
     assert render_status(report, "name") == (
         "scheduledpodautoscaler.autoscaling.d-kuro.github.io/api\n"
         "scheduledpodautoscaler.autoscaling.d-kuro.github.io/web"
@@ -320,8 +272,10 @@ def test_no_headers_leaves_out_the_heading_line(output: str) -> None:
 
 def test_a_selection_leaves_out_the_schedules_of_other_autoscalers() -> None:
     # Listed with `-l`: only "web" came back; "api" exists but was not selected.
-    api_schedule = schedule("api-push", "api", type="Daily", startTime="1:00", endTime="2:00")
-    found = objects(autoscalers=[autoscaler("web")], schedules=[PUSH, api_schedule])
+    api_schedule = _schedule(
+        name="api-push", target="api", type="Daily", startTime="1:00", endTime="2:00"
+    )
+    found = objects(autoscalers=[_autoscaler()], schedules=[PUSH, api_schedule])
     selected = build_status(found, at=AT, selection=True)
     assert [a.name for a in selected.autoscalers] == ["web"]
     assert selected.errors == []
