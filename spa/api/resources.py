@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field
 
 from spa.api.base import ApiModel, LenientModel
-from spa.api.hpa import HorizontalPodAutoscalerSpec, Replicas
+from spa.api.hpa import HorizontalPodAutoscalerSpec, MinReplicas, Replicas
 
 __all__ = [
     "API_VERSION",
@@ -227,8 +227,10 @@ class ScheduleSpec(ApiModel):
     and the last window has ended, the Schedule is Completed. Not for OneShot."""
     time_zone: Annotated[str, Field(max_length=64)] | None = None
     """IANA time zone such as Asia/Tokyo; default UTC. Case-sensitive."""
-    min_replicas: Replicas | None = None
-    """minReplicas while the window is active; unset leaves the base value."""
+    min_replicas: MinReplicas | None = None
+    """minReplicas while the window is active; unset leaves the base value. 0 (scale to zero)
+    needs an Object or External metric on the ScheduledPodAutoscaler and the API server's
+    HPAScaleToZero feature gate."""
     max_replicas: Replicas | None = None
     """maxReplicas while the window is active; unset leaves the base value."""
     lead_time: Duration | None = None

@@ -28,6 +28,8 @@ class Reason(enum.StrEnum):
     HPA_CONFLICT = "HPAConflict"
     HPA_REJECTED = "HPARejected"
     HPA_NOT_CONVERGING = "HPANotConverging"
+    # The API server stored the HPA without fields of the SPA's spec (a Warning, said once).
+    HPA_FIELD_DROPPED = "HPAFieldDropped"
     # A window of the SPA started or ended (Normal).
     SCHEDULE_STARTED = "ScheduleStarted"
     SCHEDULE_ENDED = "ScheduleEnded"
