@@ -134,11 +134,12 @@ def _in_sync(
 
 def dropped_fields(desired: Mapping[str, Any], stored: Mapping[str, Any]) -> Iterator[str]:
     """The paths (`behavior.scaleUp.tolerance`) of the fields with a value in `desired` that
-    `stored` lacks. Empty maps and lists are not said: the server drops or defaults them as a
-    matter of spelling (docs/architecture.md, "Convergence"), never as an unknown field; a
-    list whose length the server changed is not looked into."""
+    `stored` lacks. Maps and lists with nothing but empty values in them are not said: the
+    server drops or defaults them as a matter of spelling (`selector: {matchLabels: {}}`,
+    docs/architecture.md, "Convergence"), never as an unknown field; a list whose length the
+    server changed is not looked into."""
     for key, value in desired.items():
-        if value is None or (isinstance(value, Mapping | list) and not value):
+        if _empty(value):
             continue
         if key not in stored:
             yield key
@@ -150,6 +151,14 @@ def dropped_fields(desired: Mapping[str, Any], stored: Mapping[str, Any]) -> Ite
             for index, (item, kept) in enumerate(zip(value, existing, strict=True)):
                 if isinstance(item, Mapping) and isinstance(kept, Mapping):
                     yield from (f"{key}[{index}].{path}" for path in dropped_fields(item, kept))
+
+
+def _empty(value: object) -> bool:
+    if isinstance(value, Mapping):
+        return all(_empty(item) for item in value.values())
+    if isinstance(value, list):
+        return all(_empty(item) for item in value)
+    return value is None
 
 
 def changed_by(write: CreateHpa | PatchHpa, answer: wire.HorizontalPodAutoscaler) -> bool:
