@@ -104,7 +104,8 @@ class ScheduledPodAutoscalerSpec(ApiModel):
     scale_up_immediately: bool | None = None
     """When a window raises minReplicas above the target's replicas, also raise the target
     through its /scale subresource at once instead of waiting for the HPA controller's next
-    sync (never down, never above maxReplicas, never from 0). Unset means true."""
+    sync (never down, never above maxReplicas, never from 0 unless minReplicas rises from 0).
+    Unset means true."""
 
 
 class ScheduledPodAutoscalerStatus(LenientModel):
