@@ -180,13 +180,13 @@ SCALE_TO_ZERO_NEEDS = (
 
 
 def window_scale_to_zero_error(
-    schedule: ScheduleSpec, autoscaler: ScheduledPodAutoscaler, *, owner: str
+    min_replicas: int | None, autoscaler: ScheduledPodAutoscaler, *, owner: str
 ) -> FieldError | None:
     """A Schedule's minReplicas 0 on an SPA whose metrics cannot scale to zero: the API server
-    would refuse the HPA when the window starts, so `spa plan` says it now (docs/schedules.md,
-    "Scale to zero")."""
+    would refuse the HPA when the window starts, so the controller and `spa plan` refuse the
+    Schedule instead (docs/schedules.md, "Scale to zero")."""
     spec = autoscaler.spec.horizontal_pod_autoscaler_spec
-    if schedule.min_replicas != 0 or spec.scales_to_zero():
+    if min_replicas != 0 or spec.scales_to_zero():
         return None
     return FieldError(
         "spec.minReplicas",

@@ -220,7 +220,9 @@ def build_plan(
                 ),
             )
             continue
-        zero = window_scale_to_zero_error(spec, autoscalers[owner], owner=f"{owner[0]}/{owner[1]}")
+        zero = window_scale_to_zero_error(
+            compiled.min_replicas, autoscalers[owner], owner=f"{owner[0]}/{owner[1]}"
+        )
         if zero is not None:
             errors.add(identity, zero)
             continue

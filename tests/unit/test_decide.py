@@ -346,6 +346,42 @@ def test_a_target_the_hpa_scaled_to_zero_is_raised_when_min_replicas_rises_from_
     assert server.scaled_to == [5]
 
 
+def test_a_window_of_zero_without_an_object_or_external_metric_is_refused_alone() -> None:
+    # The SPA scales on a Pods metric: the API server would refuse minReplicas 0. The Schedule
+    # is refused on its own, as `spa plan` refuses it; the other window still applies.
+    server = Server(
+        autoscaler(),
+        [
+            schedule("night", owner=OURS, minReplicas=0),
+            schedule("peak", owner=OURS, start="10:00", end="11:00"),
+        ],
+    )
+    plans = []
+    memory = None
+    for hour in (9, 9, 10, 10, 10):
+        plan, memory, _ = server.reconcile(at(hour), memory)
+        plans.append(plan)
+    assert server.hpa is not None
+    assert (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"]) == (5, 20)
+    assert server.autoscaler is not None
+    assert server.autoscaler["status"]["condition"] == "Available"
+    assert server.autoscaler["status"]["activeSchedules"] == ["peak"]
+    night = next(s for s in server.schedules if s["metadata"]["name"] == "night")
+    expected = (
+        "spec.minReplicas: must not be 0: ScheduledPodAutoscaler shop/web has no Object or "
+        "External metric (scale to zero: the API server requires such a metric, and its "
+        'HPAScaleToZero feature gate; docs/schedules.md, "Scale to zero")'
+    )
+    assert (night["status"]["condition"], night["status"]["message"]) == ("Degraded", expected)
+    warnings = [
+        event.message
+        for plan in plans
+        for event in plan.events
+        if event.reason == Reason.INVALID_SCHEDULE and event.obj is not server.autoscaler
+    ]
+    assert warnings.count(expected) == 1
+
+
 def test_a_target_at_zero_is_left_alone_when_min_replicas_rises_from_one() -> None:
     # The control of the test above: from a minReplicas of 1, 0 replicas are somebody's
     # choice (the HPA is off), and the scale-up leaves them.
