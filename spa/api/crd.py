@@ -264,7 +264,7 @@ SCHEDULED_POD_AUTOSCALER_RULES: tuple[Rule, ...] = (
             "!has(self.minReplicas) || self.minReplicas > 0 || (has(self.metrics)"
             " && self.metrics.exists(m, m.type == 'Object' || m.type == 'External'))"
         ),
-        message=("minReplicas must not be 0 without an Object or External metric (scale to zero)"),
+        message="minReplicas must not be 0 without an Object or External metric (scale to zero)",
     ),
     *(
         # A quantity is an int or a string here; string() spells both, sign first.

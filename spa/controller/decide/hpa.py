@@ -3,7 +3,8 @@
 Why a module of its own: "one write, then nothing" (docs/architecture.md, "Convergence") is the
 subtlest rule family of the controller: the server's spelling of our spec learned by a dry-run,
 the safety net against a write that would loop, a name taken by somebody else's HPA, the
-refusals the user must fix and the bounds-only fallback after one. Each returns either a
+refusals the user must fix and the bounds-only fallback after one, and the fields a server
+prunes from our spec (said once, never written again). Each returns either a
 :class:`~spa.controller.decide.plan.Plan` whose action is an HPA step, or a :class:`Standing`.
 """
 
@@ -154,6 +155,7 @@ def dropped_fields(desired: Mapping[str, Any], stored: Mapping[str, Any]) -> Ite
 
 
 def _empty(value: object) -> bool:
+    """Nothing but maps and lists down to None (or nothing at all)."""
     if isinstance(value, Mapping):
         return all(_empty(item) for item in value.values())
     if isinstance(value, list):
