@@ -11,6 +11,7 @@ two other answers.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -185,6 +186,52 @@ async def test_scale_to_zero_with_the_gate_on_is_applied(
         running.clock.set(utc("2026-11-16T12:00:00"))
         await eventually(lambda: gated_kube.bounds(namespace, "consumer") == (0, 4))
     assert events_of(gated_kube, namespace, "HPARejected") == []
+
+
+def _deployment_replicas(plane: ControlPlane, namespace: str, name: str) -> int:
+    shown = plane.run_kubectl(
+        "get", "deployment", name, "-n", namespace, "-o", "jsonpath={.spec.replicas}", check=True
+    )
+    return int(shown.stdout)
+
+
+async def test_a_target_scaled_to_zero_is_raised_when_a_window_lifts_min_replicas(
+    gated: ControlPlane, gated_kube: Kube
+) -> None:
+    # The HPA controller leaves a target at 0 replicas alone once minReplicas is above 0
+    # ("scaling is disabled"), so only immediate scale-up brings it back at the window's start
+    # (docs/schedules.md, "Scale to zero").
+    namespace = _namespace(gated, "wake")
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "consumer", "namespace": namespace},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": "consumer"}},
+            "template": {
+                "metadata": {"labels": {"app": "consumer"}},
+                "spec": {"containers": [{"name": "c", "image": "registry.invalid/c:1"}]},
+            },
+        },
+    }
+    gated.run_kubectl("apply", "-f", "-", input=json.dumps(deployment), check=True)
+    gated_kube.create(scaling_to_zero("consumer", namespace))
+    gated_kube.create(noon_schedule("consumer", namespace, minReplicas=3, maxReplicas=10))
+    async with running_controller(gated.kubeconfig, [namespace], start=START) as running:
+        await eventually(lambda: gated_kube.bounds(namespace, "consumer") == (0, 10))
+        await eventually(
+            lambda: ready_condition(gated_kube, namespace, "consumer").get("status") == "True"
+        )
+        assert _deployment_replicas(gated, namespace, "consumer") == 0
+        running.clock.set(utc("2026-11-16T12:00:00"))
+        await eventually(lambda: gated_kube.bounds(namespace, "consumer") == (3, 10))
+        await eventually(
+            lambda: _deployment_replicas(gated, namespace, "consumer") == 3,
+            what="the target raised from 0",
+        )
+    [raised] = events_of(gated_kube, namespace, "ScaledUp")
+    assert raised["message"].startswith("raised Deployment consumer from 0 to 3 replicas")
 
 
 async def test_a_dropped_tolerance_is_warned_once_and_never_written_again(
