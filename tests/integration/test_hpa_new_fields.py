@@ -152,8 +152,8 @@ GATES = {"HPAScaleToZero": True, "HPAConfigurableTolerance": False}
 
 @pytest.fixture(scope="module")
 def gated() -> Iterator[ControlPlane]:
-    if default_minor() < 35:
-        pytest.skip("HPAConfigurableTolerance can be turned off from Kubernetes 1.33")
+    if default_minor() < 33:
+        pytest.skip("the HPAConfigurableTolerance gate exists from Kubernetes 1.33")
     with private_control_plane(feature_gates=GATES, nodes=0) as plane:
         install_crds(plane)
         yield plane
