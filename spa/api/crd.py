@@ -257,6 +257,27 @@ SCHEDULED_POD_AUTOSCALER_RULES: tuple[Rule, ...] = (
         rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",
         message="minReplicas must not be greater than maxReplicas",
     ),
+    # The API server's own rule for an HPA's minReplicas 0 (docs/schedules.md, "Scale to
+    # zero"); the feature gate it also needs is the server's to check.
+    Rule(
+        rule=(
+            "!has(self.minReplicas) || self.minReplicas > 0 || (has(self.metrics)"
+            " && self.metrics.exists(m, m.type == 'Object' || m.type == 'External'))"
+        ),
+        message="minReplicas must not be 0 without an Object or External metric (scale to zero)",
+    ),
+    *(
+        # A quantity is an int or a string here; string() spells both, sign first.
+        Rule(
+            rule=(
+                f"!has(self.behavior) || !has(self.behavior.{direction})"
+                f" || !has(self.behavior.{direction}.tolerance)"
+                f" || !string(self.behavior.{direction}.tolerance).startsWith('-')"
+            ),
+            message=f"behavior.{direction}.tolerance must not be negative",
+        )
+        for direction in ("scaleUp", "scaleDown")
+    ),
 )
 """CEL rules on an SPA's `spec.horizontalPodAutoscalerSpec`."""
 

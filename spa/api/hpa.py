@@ -22,6 +22,8 @@ __all__ = [
     "HorizontalPodAutoscalerSpec",
     "MetricSpec",
     "MetricTarget",
+    "MinReplicas",
+    "NonNegativeQuantity",
     "Quantity",
 ]
 
@@ -41,8 +43,21 @@ def _check_quantity(value: object) -> object:
     raise ValueError("must be a Kubernetes quantity such as 500m, 2, 1Gi or 1e3")
 
 
+def _check_non_negative(value: object) -> object:
+    # As the API server validates an HPA's behavior tolerance: a quantity whose sign is not -.
+    value = _check_quantity(value)
+    if (isinstance(value, int) and value < 0) or (isinstance(value, str) and value[:1] == "-"):
+        raise ValueError("must not be negative (a fraction such as 0.05 or 50m, or 0)")
+    return value
+
+
 Quantity = Annotated[int | str, BeforeValidator(_check_quantity)]
+NonNegativeQuantity = Annotated[int | str, BeforeValidator(_check_non_negative)]
 Replicas = Annotated[int, Field(ge=1, le=INT32_MAX)]
+# minReplicas may be 0: HPA scale-to-zero, which the API server allows only with its
+# HPAScaleToZero feature gate and an Object or External metric (docs/schedules.md,
+# "Scale to zero"); the metric rule is checked where the metrics are known.
+MinReplicas = Annotated[int, Field(ge=0, le=INT32_MAX)]
 
 
 class CrossVersionObjectReference(ApiModel):
@@ -147,12 +162,20 @@ class HPAScalingRules(ApiModel):
     stabilization_window_seconds: Annotated[int, Field(ge=0, le=3600)] | None = None
     select_policy: ScalingPolicySelect | None = None
     policies: list[HPAScalingPolicy] | None = None
-    tolerance: Quantity | None = None
+    tolerance: NonNegativeQuantity | None = None
+    """The ratio by which the metric may differ from its target before the HPA scales in this
+    direction (0.1 when unset). autoscaling/v2 from Kubernetes 1.33 (HPAConfigurableTolerance
+    feature gate; on by default from 1.35); an API server without it drops the field, and the
+    controller says so once (docs/schedules.md, "Newer HPA fields")."""
 
 
 class HorizontalPodAutoscalerBehavior(ApiModel):
     scale_up: HPAScalingRules | None = None
     scale_down: HPAScalingRules | None = None
+
+
+SCALE_TO_ZERO_METRICS = frozenset({MetricSourceType.Object, MetricSourceType.External})
+"""The metric types that let minReplicas be 0: they do not come from the target's pods."""
 
 
 class HorizontalPodAutoscalerSpec(ApiModel):
@@ -162,9 +185,14 @@ class HorizontalPodAutoscalerSpec(ApiModel):
     """The workload to scale, usually a Deployment."""
     max_replicas: Replicas
     """Upper bound outside schedule windows."""
-    min_replicas: Replicas | None = None
-    """Lower bound outside schedule windows; unset means 1."""
+    min_replicas: MinReplicas | None = None
+    """Lower bound outside schedule windows; unset means 1. 0 (scale to zero) needs an Object
+    or External metric and the API server's HPAScaleToZero feature gate."""
     metrics: list[MetricSpec] | None = None
     """The metrics the HPA scales on, as in autoscaling/v2."""
     behavior: HorizontalPodAutoscalerBehavior | None = None
     """Scale-up and scale-down behaviour, as in autoscaling/v2."""
+
+    def scales_to_zero(self) -> bool:
+        """Whether minReplicas 0 is allowed with these metrics (the API server's rule)."""
+        return any(metric.type in SCALE_TO_ZERO_METRICS for metric in self.metrics or ())

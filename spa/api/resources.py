@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field
 
 from spa.api.base import ApiModel, LenientModel
-from spa.api.hpa import HorizontalPodAutoscalerSpec, Replicas
+from spa.api.hpa import HorizontalPodAutoscalerSpec, MinReplicas, Replicas
 
 __all__ = [
     "API_VERSION",
@@ -104,7 +104,8 @@ class ScheduledPodAutoscalerSpec(ApiModel):
     scale_up_immediately: bool | None = None
     """When a window raises minReplicas above the target's replicas, also raise the target
     through its /scale subresource at once instead of waiting for the HPA controller's next
-    sync (never down, never above maxReplicas, never from 0). Unset means true."""
+    sync (never down, never above maxReplicas, never from 0 unless minReplicas rises from 0).
+    Unset means true."""
 
 
 class ScheduledPodAutoscalerStatus(LenientModel):
@@ -230,8 +231,10 @@ class ScheduleSpec(ApiModel):
     and the last window has ended, the Schedule is Completed. Not for OneShot."""
     time_zone: Annotated[str, Field(max_length=64)] | None = None
     """IANA time zone such as Asia/Tokyo; default UTC. Case-sensitive."""
-    min_replicas: Replicas | None = None
-    """minReplicas while the window is active; unset leaves the base value."""
+    min_replicas: MinReplicas | None = None
+    """minReplicas while the window is active; unset leaves the base value. 0 (scale to zero)
+    needs an Object or External metric on the ScheduledPodAutoscaler and the API server's
+    HPAScaleToZero feature gate."""
     max_replicas: Replicas | None = None
     """maxReplicas while the window is active; unset leaves the base value."""
     lead_time: Duration | None = None

@@ -71,6 +71,7 @@ from spa.schedule.public_holidays import UnknownSubdivision
 from spa.schedule.wallclock import LOCAL_DATETIME_PATTERN, zone_names, zones_abbreviated
 
 __all__ = [
+    "SCALE_TO_ZERO_NEEDS",
     "CompiledSchedule",
     "FieldError",
     "InvalidObject",
@@ -82,6 +83,7 @@ __all__ = [
     "parse_schedule",
     "parse_scheduled_pod_autoscaler",
     "unknown_status_fields",
+    "window_scale_to_zero_error",
 ]
 
 Model = TypeVar("Model", ScheduledPodAutoscaler, Schedule)
@@ -162,7 +164,36 @@ def parse_scheduled_pod_autoscaler(document: Mapping[str, Any]) -> ScheduledPodA
                 )
             ]
         )
+    if spec.min_replicas == 0 and not spec.scales_to_zero():
+        raise InvalidObject(
+            [FieldError("spec.horizontalPodAutoscalerSpec.minReplicas", SCALE_TO_ZERO_NEEDS)]
+        )
     return autoscaler
+
+
+SCALE_TO_ZERO_NEEDS = (
+    "must not be 0 without an Object or External metric in horizontalPodAutoscalerSpec.metrics "
+    "(scale to zero: the API server requires such a metric, and its HPAScaleToZero feature "
+    'gate; docs/schedules.md, "Scale to zero")'
+)
+"""Why minReplicas 0 is refused for an SPA whose metrics all come from the target's pods."""
+
+
+def window_scale_to_zero_error(
+    min_replicas: int | None, autoscaler: ScheduledPodAutoscaler, *, owner: str
+) -> FieldError | None:
+    """A Schedule's minReplicas 0 on an SPA whose metrics cannot scale to zero: the API server
+    would refuse the HPA when the window starts, so the controller and `spa plan` refuse the
+    Schedule instead (docs/schedules.md, "Scale to zero")."""
+    spec = autoscaler.spec.horizontal_pod_autoscaler_spec
+    if min_replicas != 0 or spec.scales_to_zero():
+        return None
+    return FieldError(
+        "spec.minReplicas",
+        f"must not be 0: ScheduledPodAutoscaler {owner} has no Object or External metric "
+        "(scale to zero: the API server requires such a metric, and its HPAScaleToZero "
+        'feature gate; docs/schedules.md, "Scale to zero")',
+    )
 
 
 def parse_schedule(document: Mapping[str, Any]) -> Schedule:

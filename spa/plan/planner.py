@@ -31,7 +31,7 @@ from spa.api import (
 )
 from spa.api.incident import Incident, incident_at
 from spa.api.membership import membership
-from spa.api.validation import _suggestion, unknown_status_fields
+from spa.api.validation import _suggestion, unknown_status_fields, window_scale_to_zero_error
 from spa.plan.manifests import Document, ReadError
 from spa.plan.schedules import PlannedSchedule, plan_schedule
 from spa.schedule import (
@@ -228,6 +228,12 @@ def build_plan(
                     f"ScheduledPodAutoscaler {missing} is not among the given manifests",
                 ),
             )
+            continue
+        zero = window_scale_to_zero_error(
+            compiled.min_replicas, autoscalers[owner], owner=f"{owner[0]}/{owner[1]}"
+        )
+        if zero is not None:
+            errors.add(identity, zero)
             continue
         lead = autoscaler_lead(autoscalers[owner])
         seen_schedule = plan_schedule(identity.name, spec, compiled, at=at, until=until, lead=lead)

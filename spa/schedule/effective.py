@@ -65,7 +65,8 @@ def _state(base: Base, active: Iterable[Rule]) -> State:
         if rule.max_replicas is not None and (maximum is None or rule.max_replicas > maximum):
             maximum = rule.max_replicas
     if minimum is None:
-        minimum = base.min_replicas or DEFAULT_MIN_REPLICAS
+        # `is None`, not `or`: a base minReplicas of 0 (scale to zero) is a value.
+        minimum = DEFAULT_MIN_REPLICAS if base.min_replicas is None else base.min_replicas
     if maximum is None:
         maximum = base.max_replicas
     return State(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -38,7 +39,13 @@ from spa.kube import (
     connect_blocking,
 )
 from tests.builders import autoscaler, deployment, schedule
-from tests.integration.processes import CONTROLLER_NAMESPACE, log_lines, spa_run, wait_for
+from tests.integration.processes import (
+    CONTROLLER_NAMESPACE,
+    log_lines,
+    spa_run,
+    wait_for,
+    writes,
+)
 from tests.testenv import ControlPlane, kubernetes_version
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e, pytest.mark.slow, pytest.mark.compat]
@@ -382,6 +389,109 @@ def test_a_lead_time_too_large_to_read_is_reported_without_cel_rules(
     errors = [line for line in lines if line.get("level") in ("error", "critical")]
     assert not errors, errors
     assert not [line for line in lines if "reconcile failed" in str(line.get("msg", ""))]
+
+
+# The first release that serves an HPA's behavior tolerance (docs/schedules.md, "Newer HPA
+# fields"; alpha behind HPAConfigurableTolerance in 1.33, on by default from 1.35).
+TOLERANCE_MINOR = 33
+
+
+def test_a_tolerance_the_release_does_not_serve_is_warned_about_once(
+    control_plane_factory: Callable[..., ControlPlane], tmp_path: Path
+) -> None:
+    """On a release without the field the API server prunes the SPA's tolerance from the HPA
+    silently. The controller keeps the HPA it got (one create, no write after it however often
+    it reconciles), the SPA stays Available, and one Warning event says what was dropped."""
+    if int(kubernetes_version().split(".")[1]) >= TOLERANCE_MINOR:
+        pytest.skip("this release serves behavior tolerance")
+    plane = control_plane_factory(nodes=0)
+    minor = plane.binaries.minor
+    install = plane.run_kubectl(*install_command("install", minor))
+    assert install.returncode == 0, install.stderr
+    kubectl(
+        plane,
+        "wait",
+        "--for=condition=Established",
+        "--timeout=60s",
+        *(f"crd/{name}" for name in CRD_NAMES),
+    )
+    namespace = "tolerance"
+    now = datetime.now(UTC)
+    objects = autoscaler_and_schedule(
+        namespace, "web", now + timedelta(hours=2), now + timedelta(hours=3)
+    )
+    spec = objects[1]["spec"]["horizontalPodAutoscalerSpec"]
+    spec["behavior"] = {"scaleUp": {"tolerance": "50m"}, "scaleDown": {"tolerance": "100m"}}
+    kubectl(
+        plane,
+        "apply",
+        "-f",
+        "-",
+        input=manifest(
+            [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, *objects]
+        ),
+    )
+    # The CRD keeps the field (it is in the SPA's schema): only the HPA's server prunes it.
+    admin = connect_blocking(kubeconfig=str(plane.kubeconfig))
+    hpa = hpa_resource(minor)
+    log = tmp_path / "spa-run.log"
+    sa_kubeconfig = plane.service_account_kubeconfig(
+        CONTROLLER_NAMESPACE, "scheduled-pod-autoscaler", create=False
+    )
+
+    def dropped() -> list[dict[str, Any]]:
+        return [
+            event
+            for event in admin.list(EVENT, namespace=namespace).items
+            if event["reason"] == "HPAFieldDropped" and event["involvedObject"]["name"] == "web"
+        ]
+
+    try:
+        stored = admin.get(SCHEDULED_POD_AUTOSCALERS, namespace, "web")["spec"]
+        assert stored["horizontalPodAutoscalerSpec"]["behavior"] == spec["behavior"]
+        with spa_run(sa_kubeconfig, None, log=log) as process:
+            created = wait_for(
+                lambda: get_or_none(admin, hpa, namespace, "web"), within=30, what="the HPA"
+            )
+            assert "tolerance" not in (created["spec"].get("behavior") or {}).get("scaleUp", {})
+            assert "tolerance" not in (created["spec"].get("behavior") or {}).get("scaleDown", {})
+            [warning] = wait_for(dropped, within=15, what="an HPAFieldDropped Warning")
+            assert warning["type"] == "Warning"
+            assert warning["message"].startswith(
+                "the API server stored the HorizontalPodAutoscaler without "
+                "behavior.scaleUp.tolerance, behavior.scaleDown.tolerance: "
+            )
+            status = admin.get(SCHEDULED_POD_AUTOSCALERS, namespace, "web")["status"]
+            assert status["condition"] == "Available"
+            # A change of the spec is one patch, pruned again and not warned about again; the
+            # HPA controller's status updates (every second here) keep reconciling meanwhile.
+            admin.patch(
+                SCHEDULED_POD_AUTOSCALERS,
+                namespace,
+                "web",
+                {"spec": {"horizontalPodAutoscalerSpec": {"maxReplicas": 6}}},
+                patch_type="merge",
+                field_manager="test",
+            )
+            wait_for(
+                lambda: (
+                    bounds(admin, hpa, namespace, "web") == (2, 6)
+                    and admin.get(SCHEDULED_POD_AUTOSCALERS, namespace, "web")["status"].get(
+                        "maxReplicas"
+                    )
+                    == 6
+                ),
+                within=15,
+                what="the new maxReplicas on the HPA and in the status",
+            )
+            time.sleep(3)  # room for a loop of writes to show, were there one
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=15) == 0
+        [said] = dropped()
+        assert said.get("count", 1) == 1
+        assert [line["msg"].split(" ")[0] for line in writes(log)] == ["created", "applied"]
+    finally:
+        admin.close()
 
 
 def check_cel_rules_refused(plane: ControlPlane) -> None:

@@ -95,8 +95,9 @@ HAND_WRITTEN_SCHEDULES: list[tuple[str, dict[str, Any]]] = [
         {"type": "OneShot", "startTime": "2026-11-20T10:00+09:00", "endTime": "2026-11-21T10:00"},
     ),
     (
-        "minReplicas 0",
-        {"type": "Daily", "startTime": "10:00", "endTime": "11:00", "minReplicas": 0},
+        # 0 is scale to zero, valid for a Schedule (docs/schedules.md, "Scale to zero").
+        "negative minReplicas",
+        {"type": "Daily", "startTime": "10:00", "endTime": "11:00", "minReplicas": -1},
     ),
     (
         "negative maxReplicas",

@@ -224,6 +224,14 @@ class Ports:
     scheduler: int = field(default_factory=free_port)
 
 
+def feature_gate_args(gates: Mapping[str, bool]) -> list[str]:
+    """The `--feature-gates` flag for `gates` (none for none), in a stable order."""
+    if not gates:
+        return []
+    spelled = ",".join(f"{name}={str(on).lower()}" for name, on in sorted(gates.items()))
+    return [f"--feature-gates={spelled}"]
+
+
 class ControlPlane(Cluster):
     """etcd + kube-apiserver + kube-controller-manager + kube-scheduler + kwok in `workdir`.
 
@@ -241,9 +249,13 @@ class ControlPlane(Cluster):
         ports: Ports | None = None,
         audit_policy: Mapping[str, Any] | None = None,
         nodes: int = DEFAULT_NODES,
+        feature_gates: Mapping[str, bool] | None = None,
     ) -> None:
         """`audit_policy` (an audit.k8s.io/v1 Policy, e.g. `tests.testenv.audit.audit_policy()`)
-        turns on the API server's JSON audit log at `audit_log`; off by default (it costs)."""
+        turns on the API server's JSON audit log at `audit_log`; off by default (it costs).
+        `feature_gates` (`{"HPAScaleToZero": True}`) are given to kube-apiserver and
+        kube-controller-manager alike, as a cluster turns a gate on in both (the API server
+        validates a field, the controller acts on it): docs/development.md, "Feature gates"."""
         workdir = workdir.resolve()
         super().__init__(workdir / "kubeconfig", workdir)
         # Resolved first: missing binaries must fail before anything starts.
@@ -254,8 +266,9 @@ class ControlPlane(Cluster):
         self._fixed_ports = ports is not None
         self.with_controller_manager = controller_manager
         self.nodes = nodes
-        self.extra_apiserver_args = list(extra_apiserver_args)
-        self.extra_controller_manager_args = list(extra_controller_manager_args)
+        gates = feature_gate_args(feature_gates or {})
+        self.extra_apiserver_args = [*gates, *extra_apiserver_args]
+        self.extra_controller_manager_args = [*gates, *extra_controller_manager_args]
         self.audit_policy = dict(audit_policy) if audit_policy is not None else None
         self.audit_log: Path | None = workdir / "audit.log" if audit_policy is not None else None
         self.pki: Pki | None = None

@@ -344,6 +344,18 @@ _cron = functools.partial(
     duration="10h",
 )
 
+_CPU_METRIC = {
+    "type": "Resource",
+    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}},
+}
+_QUEUE_METRIC = {
+    "type": "External",
+    "external": {
+        "metric": {"name": "queue"},
+        "target": {"type": "AverageValue", "averageValue": "30"},
+    },
+}
+
 
 # Inputs that pass the schema and must be stopped by exactly one CEL rule.
 CEL_CASES = [
@@ -371,6 +383,19 @@ CEL_CASES = [
     ),
     (_schedule(minReplicas=6, maxReplicas=5), "maxReplicas must not be less than minReplicas"),
     (_autoscaler(minReplicas=11), "minReplicas must not be greater than maxReplicas"),
+    (_autoscaler(minReplicas=0), "minReplicas must not be 0 without an Object or External"),
+    (
+        _autoscaler(minReplicas=0, metrics=[_CPU_METRIC]),
+        "minReplicas must not be 0 without an Object or External",
+    ),
+    (
+        _autoscaler(behavior={"scaleUp": {"tolerance": "-0.05"}}),
+        "behavior.scaleUp.tolerance must not be negative",
+    ),
+    (
+        _autoscaler(behavior={"scaleDown": {"tolerance": -1}}),
+        "behavior.scaleDown.tolerance must not be negative",
+    ),
     (_schedule(type="WeeklySpan", startDayOfWeek=None), "startDayOfWeek is required for a Weekly"),
     (_schedule(startTime=None), "startTime is required for a Weekly, Daily, OneShot or"),
     (_schedule(type="Daily", endTime=None), "endTime is required for a Weekly, Daily, OneShot or"),
@@ -456,6 +481,10 @@ GOOD = [
     _autoscaler(leadTime="90s"),
     _autoscaler(),
     _autoscaler(minReplicas=None),
+    _autoscaler(minReplicas=0, metrics=[_CPU_METRIC, _QUEUE_METRIC]),
+    _autoscaler(minReplicas=0, metrics=[{**_QUEUE_METRIC, "type": "Object"}]),
+    _autoscaler(behavior={"scaleUp": {"tolerance": "0.05"}, "scaleDown": {"tolerance": 0}}),
+    _autoscaler(behavior={"scaleUp": {"tolerance": 1}, "scaleDown": {"tolerance": "50m"}}),
     _autoscaler(
         minReplicas=10,
         metrics=[
@@ -498,7 +527,7 @@ SCHEMA_CASES = [
     _schedule(startTime="24:00"),
     _schedule(endTime="9:5"),
     _schedule(startDayOfWeek="monday"),
-    _schedule(minReplicas=0),
+    _schedule(minReplicas=-1),
     _schedule(maxReplicas=2**31),
     _schedule(minReplica=3),
     _schedule(scaleTargetRef=None),
@@ -516,7 +545,7 @@ SCHEMA_CASES = [
     _cron(duration="90"),
     _cron(duration="1h30ms"),
     _autoscaler(maxReplicas=None),
-    _autoscaler(minReplicas=0),
+    _autoscaler(minReplicas=-1),
     _autoscaler(
         metrics=[
             {

@@ -33,6 +33,7 @@ from spa.controller.decide import (
     compile_window,
     decide,
 )
+from spa.controller.decide.hpa import dropped_fields
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL
 from spa.runtime import Result
 from tests.unit.spa_model import (
@@ -43,6 +44,7 @@ from tests.unit.spa_model import (
     at,
     autoscaler,
     hpa_writes,
+    kilo,
     schedule,
 )
 
@@ -220,6 +222,178 @@ def test_the_servers_spelling_is_learned_by_one_dry_run_and_never_written_again(
     for _ in range(3):
         server.reconcile(at(9), memory)
     assert server.writes[1:] == ["dry-run", "status ScheduledPodAutoscaler"]
+
+
+def _without_tolerance(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spelling of an API server that does not serve behavior tolerance (a release before
+    1.33, or its feature gate off): it prunes the field silently."""
+    spelled = kilo(spec)
+    for rules in (spelled.get("behavior") or {}).values():
+        rules.pop("tolerance", None)
+    return spelled
+
+
+def _with_tolerance() -> dict[str, Any]:
+    obj = autoscaler()
+    obj["spec"]["horizontalPodAutoscalerSpec"]["behavior"] = {
+        "scaleUp": {"tolerance": "0.05"},
+        "scaleDown": {"tolerance": "50m", "stabilizationWindowSeconds": 60},
+    }
+    return obj
+
+
+def _dropped_warnings(plans: list[Final]) -> list[str]:
+    return [
+        event.message
+        for plan in plans
+        for event in plan.events
+        if event.reason == Reason.HPA_FIELD_DROPPED and event.type == EventType.WARNING
+    ]
+
+
+def test_a_field_the_server_drops_is_said_once_and_never_written_again() -> None:
+    server = Server(_with_tolerance(), [schedule("peak", owner=OURS)], spell=_without_tolerance)
+    plans = []
+    memory = None
+    for hour in (9, 9, 9, 9, 10, 10, 10):
+        plan, memory, _ = server.reconcile(at(hour), memory)
+        plans.append(plan)
+    # One create, one patch at the window's start: the missing field writes nothing more.
+    assert hpa_writes(server) == ["create", "patch"]
+    assert server.hpa is not None
+    assert "tolerance" not in server.hpa["spec"]["behavior"]["scaleUp"]
+    assert _dropped_warnings(plans) == [
+        "the API server stored the HorizontalPodAutoscaler without "
+        "behavior.scaleUp.tolerance, behavior.scaleDown.tolerance: this Kubernetes release "
+        "does not serve the field, or its feature gate is off (behavior tolerance: Kubernetes "
+        "1.33 and later, feature gate HPAConfigurableTolerance); the HPA runs without it"
+    ]
+    assert server.autoscaler is not None
+    assert server.autoscaler["status"]["condition"] == "Available"
+    # A restart remembers nothing: one dry-run, no write, and the Warning once more.
+    plan, memory, _ = server.reconcile(at(10) + 60)
+    plans = [plan]
+    for _ in range(3):
+        plan, memory, _ = server.reconcile(at(10) + 120, memory)
+        plans.append(plan)
+    assert hpa_writes(server) == ["create", "patch"]
+    assert server.writes.count("dry-run") == 1
+    assert len(_dropped_warnings(plans)) == 1
+
+
+def test_a_field_the_server_keeps_is_not_warned_about() -> None:
+    server = Server(_with_tolerance(), [schedule("peak", owner=OURS)])
+    plans = []
+    memory = None
+    for hour in (9, 9, 10, 10):
+        plan, memory, _ = server.reconcile(at(hour), memory)
+        plans.append(plan)
+    assert server.hpa is not None
+    assert server.hpa["spec"]["behavior"]["scaleUp"]["tolerance"] == "0.05"
+    assert _dropped_warnings(plans) == []
+    assert memory.reported_dropped == ()
+
+
+@pytest.mark.parametrize(
+    ("desired", "stored", "expected"),
+    [
+        (
+            {"behavior": {"scaleUp": {"tolerance": "0.05"}}},
+            {"behavior": {"scaleUp": {}}},
+            ["behavior.scaleUp.tolerance"],
+        ),
+        ({"behavior": {"scaleUp": {"tolerance": "0.05"}}}, {}, ["behavior"]),
+        # Spelling, not unknown fields: empty values dropped or defaulted, lists replaced.
+        ({"metrics": []}, {"metrics": [{"type": "Resource"}]}, []),
+        (
+            {"metrics": [{"external": {"metric": {"name": "q", "selector": {"matchLabels": {}}}}}]},
+            {"metrics": [{"external": {"metric": {"name": "q"}}}]},
+            [],
+        ),
+        (
+            {"metrics": [{"type": "Pods", "pods": {"x": 1}}]},
+            {"metrics": [{"type": "Pods"}]},
+            ["metrics[0].pods"],
+        ),
+        ({"minReplicas": 3}, {"minReplicas": 3, "extra": 1}, []),
+    ],
+)
+def test_dropped_fields_are_the_values_the_server_did_not_store(
+    desired: dict[str, Any], stored: dict[str, Any], expected: list[str]
+) -> None:
+    assert list(dropped_fields(desired, stored)) == expected
+
+
+def test_a_target_the_hpa_scaled_to_zero_is_raised_when_min_replicas_rises_from_zero() -> None:
+    obj = autoscaler()
+    hpa = obj["spec"]["horizontalPodAutoscalerSpec"]
+    hpa["minReplicas"] = 0
+    hpa["metrics"] = [
+        {
+            "type": "External",
+            "external": {
+                "metric": {"name": "queue_depth"},
+                "target": {"type": "AverageValue", "averageValue": "30"},
+            },
+        }
+    ]
+    server = Server(obj, [schedule("peak", owner=OURS)], target_replicas=0)
+    memory = None
+    for hour in (9, 9, 10, 10):
+        _, memory, _ = server.reconcile(at(hour), memory)
+    assert server.hpa is not None
+    assert server.hpa["spec"]["minReplicas"] == 5
+    assert server.scaled_to == [5]
+
+
+def test_a_window_of_zero_without_an_object_or_external_metric_is_refused_alone() -> None:
+    # The SPA scales on a Pods metric: the API server would refuse minReplicas 0. The Schedule
+    # is refused on its own, as `spa plan` refuses it; the other window still applies.
+    server = Server(
+        autoscaler(),
+        [
+            schedule("night", owner=OURS, minReplicas=0),
+            schedule("peak", owner=OURS, start="10:00", end="11:00"),
+        ],
+    )
+    plans = []
+    memory = None
+    for hour in (9, 9, 10, 10, 10):
+        plan, memory, _ = server.reconcile(at(hour), memory)
+        plans.append(plan)
+    assert server.hpa is not None
+    assert (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"]) == (5, 20)
+    assert server.autoscaler is not None
+    assert server.autoscaler["status"]["condition"] == "Available"
+    assert server.autoscaler["status"]["activeSchedules"] == ["peak"]
+    night = next(s for s in server.schedules if s["metadata"]["name"] == "night")
+    expected = (
+        "spec.minReplicas: must not be 0: ScheduledPodAutoscaler shop/web has no Object or "
+        "External metric (scale to zero: the API server requires such a metric, and its "
+        'HPAScaleToZero feature gate; docs/schedules.md, "Scale to zero")'
+    )
+    assert (night["status"]["condition"], night["status"]["message"]) == ("Degraded", expected)
+    warnings = [
+        event.message
+        for plan in plans
+        for event in plan.events
+        if event.reason == Reason.INVALID_SCHEDULE and event.obj is not server.autoscaler
+    ]
+    assert warnings.count(expected) == 1
+
+
+def test_a_target_at_zero_is_left_alone_when_min_replicas_rises_from_one() -> None:
+    # The control of the test above: from a minReplicas of 1, 0 replicas are somebody's
+    # choice (the HPA is off), and the scale-up leaves them.
+    server = Server(autoscaler(minReplicas=None), [schedule("peak", owner=OURS)], target_replicas=0)
+    server.autoscaler = autoscaler()
+    assert server.autoscaler is not None
+    server.autoscaler["spec"]["horizontalPodAutoscalerSpec"]["minReplicas"] = 1
+    memory = None
+    for hour in (9, 9, 10, 10):
+        _, memory, _ = server.reconcile(at(hour), memory)
+    assert server.scale_ups == [ScaleUp("apps/v1", "Deployment", "web", 5)]
+    assert server.scaled_to == []
 
 
 def test_an_edit_of_the_hpa_is_undone() -> None:
@@ -577,6 +751,7 @@ def test_every_reason_keeps_its_wire_value_and_is_documented() -> None:
             "ForeignController",
             "HPAAdoptionRefused",
             "HPAConflict",
+            "HPAFieldDropped",
             "HPANotConverging",
             "HPARejected",
             "InvalidAnnotation",

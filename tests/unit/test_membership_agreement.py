@@ -154,7 +154,7 @@ FOREIGN = (
 
 @pytest.mark.parametrize(
     "invalid",
-    [{"timeZone": "Europe/Nowhere"}, {"minReplicas": 0}],
+    [{"timeZone": "Europe/Nowhere"}, {"minReplicas": -1}],
     ids=["compile_schedule refuses it", "the model refuses it"],
 )
 @pytest.mark.parametrize("autoscaler_valid", [True, False], ids=["SPA valid", "SPA invalid"])

@@ -143,3 +143,49 @@ def test_local_time_of_a_transition_is_given_in_each_zone_that_changes_then() ->
     )
     assert local("2026-11-23T02:50:00Z") == "Mon 2026-11-23 11:50 JST Asia/Tokyo"
     assert local("2026-11-23T03:00:00Z") == "-"
+
+
+def _scales_to_zero(body: dict[str, Any]) -> dict[str, Any]:
+    body["spec"]["horizontalPodAutoscalerSpec"]["metrics"] = [
+        {
+            "type": "External",
+            "external": {
+                "metric": {"name": "queue_depth"},
+                "target": {"type": "AverageValue", "averageValue": "30"},
+            },
+        }
+    ]
+    return body
+
+
+def test_a_window_of_zero_is_planned_when_its_autoscaler_can_scale_to_zero() -> None:
+    plan = plan_of(
+        _scales_to_zero(autoscaler()),
+        schedule("night", type="Daily", startTime="06:00", endTime="07:00", minReplicas=0),
+    )
+    [web] = plan.autoscalers
+    assert (web.state.min_replicas, web.state.active) == (0, ("night",))
+
+
+def test_a_window_of_zero_is_refused_at_its_field_when_the_autoscaler_cannot() -> None:
+    bodies = [
+        autoscaler(),
+        schedule("night", type="Daily", startTime="06:00", endTime="07:00", minReplicas=0),
+    ]
+    documents = [Document("m.yaml", index, body) for index, body in enumerate(bodies, 1)]
+    plan = build_plan(documents, [], at=at(AT), until=at("2026-03-15T06:30:00Z"))
+    [error] = plan.errors
+    assert (error.name, error.field) == ("night", "spec.minReplicas")
+    assert error.message.startswith(
+        "must not be 0: ScheduledPodAutoscaler shop/web has no Object or External metric"
+    )
+    [web] = plan.autoscalers
+    assert web.schedules == []
+    assert web.state.min_replicas == 2
+
+
+def test_a_base_of_zero_is_the_base_not_the_default() -> None:
+    body = _scales_to_zero(autoscaler())
+    body["spec"]["horizontalPodAutoscalerSpec"]["minReplicas"] = 0
+    [web] = plan_of(body).autoscalers
+    assert (web.state.min_replicas, web.state.max_replicas) == (0, 8)

@@ -115,7 +115,7 @@ def test_semantic_errors_name_the_field(changes: dict[str, Any], expected: str) 
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
-        ({"minReplicas": 0}, "spec.minReplicas"),
+        ({"minReplicas": -1}, "spec.minReplicas"),
         ({"maxReplicas": 2**31}, "spec.maxReplicas"),
         ({"type": "Hourly"}, "spec.type"),
         ({"startDayOfWeek": "Mondy"}, "spec.startDayOfWeek"),
@@ -145,6 +145,93 @@ def test_autoscaler_min_above_max_is_invalid() -> None:
     document["spec"]["horizontalPodAutoscalerSpec"]["minReplicas"] = 11
     with pytest.raises(InvalidObject, match=r"minReplicas: must not be greater than maxReplicas"):
         parse_scheduled_pod_autoscaler(document)
+
+
+EXTERNAL_METRIC = {
+    "type": "External",
+    "external": {
+        "metric": {"name": "queue_depth"},
+        "target": {"type": "AverageValue", "averageValue": "30"},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("metrics", "valid"),
+    [
+        (None, False),
+        ([SPA["spec"]["horizontalPodAutoscalerSpec"]["metrics"][0]], False),
+        ([SPA["spec"]["horizontalPodAutoscalerSpec"]["metrics"][0], EXTERNAL_METRIC], True),
+        ([{**EXTERNAL_METRIC, "type": "Object"}], True),
+    ],
+)
+def test_a_base_min_of_zero_needs_an_object_or_external_metric(
+    metrics: list[dict[str, Any]] | None, valid: bool
+) -> None:
+    document = copy.deepcopy(SPA)
+    hpa = document["spec"]["horizontalPodAutoscalerSpec"]
+    hpa["minReplicas"] = 0
+    if metrics is None:
+        del hpa["metrics"]
+    else:
+        hpa["metrics"] = metrics
+    if valid:
+        assert (
+            parse_scheduled_pod_autoscaler(document).spec.horizontal_pod_autoscaler_spec.to_wire()[
+                "minReplicas"
+            ]
+            == 0
+        )
+        return
+    with pytest.raises(InvalidObject) as caught:
+        parse_scheduled_pod_autoscaler(document)
+    assert [str(error) for error in caught.value.errors] == [
+        "spec.horizontalPodAutoscalerSpec.minReplicas: must not be 0 without an Object or "
+        "External metric in horizontalPodAutoscalerSpec.metrics (scale to zero: the API server "
+        'requires such a metric, and its HPAScaleToZero feature gate; docs/schedules.md, "Scale '
+        'to zero")'
+    ]
+
+
+def test_a_window_min_of_zero_is_valid_on_its_own() -> None:
+    compiled = compile_schedule(parse_schedule(_push(minReplicas=0)).spec)
+    assert compiled.min_replicas == 0
+
+
+@pytest.mark.parametrize("tolerance", ["0.05", "50m", 0, "0", "1e-2", 1])
+def test_a_tolerance_passes_through_as_written(tolerance: object) -> None:
+    document = copy.deepcopy(SPA)
+    behavior = document["spec"]["horizontalPodAutoscalerSpec"]["behavior"]
+    behavior["scaleUp"] = {"tolerance": tolerance}
+    behavior["scaleDown"]["tolerance"] = tolerance
+    hpa = parse_scheduled_pod_autoscaler(document).spec.horizontal_pod_autoscaler_spec
+    wired = hpa.to_wire()["behavior"]
+    assert (wired["scaleUp"]["tolerance"], wired["scaleDown"]["tolerance"]) == (
+        tolerance,
+        tolerance,
+    )
+
+
+@pytest.mark.parametrize(
+    ("direction", "tolerance", "expected"),
+    [
+        ("scaleUp", "-0.05", "must not be negative"),
+        ("scaleDown", -1, "must not be negative"),
+        ("scaleUp", "five percent", "must be a Kubernetes quantity"),
+    ],
+)
+def test_a_bad_tolerance_is_refused_at_its_field(
+    direction: str, tolerance: object, expected: str
+) -> None:
+    document = copy.deepcopy(SPA)
+    document["spec"]["horizontalPodAutoscalerSpec"]["behavior"][direction] = {
+        "tolerance": tolerance
+    }
+    with pytest.raises(InvalidObject) as caught:
+        parse_scheduled_pod_autoscaler(document)
+    [error] = caught.value.errors
+    assert error.field == f"spec.horizontalPodAutoscalerSpec.behavior.{direction}.tolerance"
+    assert expected in str(error)
 
 
 @pytest.mark.parametrize(
@@ -216,7 +303,7 @@ def test_arbitrary_documents_never_raise_anything_but_invalid_object(document: A
 
 def test_structural_and_window_errors_are_reported_together() -> None:
     document = _push(
-        minReplicas=0, timeZone="Asia/Tokio", startTime="25:00", startDayOfWeek="Mondy"
+        minReplicas=-1, timeZone="Asia/Tokio", startTime="25:00", startDayOfWeek="Mondy"
     )
     with pytest.raises(InvalidObject) as caught:
         parse_schedule(document)
@@ -264,7 +351,8 @@ def test_structural_and_window_errors_are_reported_together() -> None:
             {"scaleTargetRef": {"name": "x", "kind": "Deployment"}},
             "spec.scaleTargetRef.kind: must be ScheduledPodAutoscaler, got 'Deployment'",
         ),
-        ({"minReplicas": 0}, "spec.minReplicas: must be at least 1, got 0"),
+        ({"minReplicas": -1}, "spec.minReplicas: must be at least 0, got -1"),
+        ({"maxReplicas": 0}, "spec.maxReplicas: must be at least 1, got 0"),
         (
             {"description": "d" * 70_000},
             "spec.description: must be at most 1024 characters, got 70,000",

@@ -60,7 +60,7 @@ def decide(snapshot: Snapshot) -> Plan:
         return _invalid_autoscaler(snapshot, autoscaler, members, refused, str(invalid))
 
     lead = autoscaler_lead(model)
-    evaluated = [evaluate(snapshot, member, lead) for member in members]
+    evaluated = [evaluate(snapshot, member, lead, model) for member in members]
     rules = [entry.rule for entry in evaluated if entry.rule is not None]
     base = autoscaler_base(model)
     state = state_at(base, rules, snapshot.instant)

@@ -3,14 +3,17 @@
 Why a module of its own: "one write, then nothing" (docs/architecture.md, "Convergence") is the
 subtlest rule family of the controller: the server's spelling of our spec learned by a dry-run,
 the safety net against a write that would loop, a name taken by somebody else's HPA, the
-refusals the user must fix and the bounds-only fallback after one, and the adoption of an HPA
-somebody made before the SPA (on request: spa/api/adoption.py). Each returns either a
+refusals the user must fix and the bounds-only fallback after one, the adoption of an HPA
+somebody made before the SPA (on request: spa/api/adoption.py), and the fields a server
+prunes from our spec (said once, never written again). Each returns either a
 :class:`~spa.controller.decide.plan.Plan` whose action is an HPA step, or a :class:`Standing`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from spa.api import ScheduledPodAutoscaler, wire
 from spa.api.adoption import ADOPT_ANNOTATION, Takeover, takeover
@@ -30,7 +33,7 @@ from spa.controller.desired import (
 )
 from spa.schedule import State
 
-__all__ = ["FOREIGN_HPA_RECHECK_SECONDS", "Standing", "converge"]
+__all__ = ["FOREIGN_HPA_RECHECK_SECONDS", "Standing", "converge", "dropped_fields"]
 
 # How often a name taken by somebody else's HPA is looked at again (a read, never a write).
 FOREIGN_HPA_RECHECK_SECONDS = 60.0
@@ -106,7 +109,7 @@ def _ours(
         return Plan(memory, DryRunHpa(current, patch, wanted))
     if comparison is HpaComparison.IN_SYNC:
         in_force = replace(memory, reported_problem=None, applied_min=state.min_replicas)
-        return Standing(in_force, applied=True)
+        return _in_sync(in_force, autoscaler, current, desired)
     version = str((current.get("metadata") or {}).get("resourceVersion"))
     if memory.last_write == (wanted, version):
         return _not_converging(memory, autoscaler)
@@ -188,6 +191,59 @@ def _announced(standing: Standing, autoscaler: wire.ScheduledPodAutoscaler, key:
         memory=replace(standing.memory, adopted=False),
         events=(event, *standing.events),
     )
+
+
+def _in_sync(
+    memory: Memory,
+    autoscaler: wire.ScheduledPodAutoscaler,
+    current: wire.HorizontalPodAutoscaler,
+    desired: wire.NewHorizontalPodAutoscaler,
+) -> Standing:
+    """In force; and if the server stored it without fields of our spec (an API server that
+    does not know them, or whose feature gate for them is off: it prunes them silently), a
+    Warning says which, once. In sync all the same: the server's answer is what it stored, so
+    writing again would change nothing (docs/schedules.md, "Newer HPA fields")."""
+    dropped = tuple(dropped_fields(desired["spec"], current.get("spec") or {}))
+    events: tuple[Event, ...] = ()
+    if dropped and dropped != memory.reported_dropped:
+        message = (
+            f"the API server stored the HorizontalPodAutoscaler without {', '.join(dropped)}: "
+            "this Kubernetes release does not serve the field, or its feature gate is off "
+            "(behavior tolerance: Kubernetes 1.33 and later, feature gate "
+            "HPAConfigurableTolerance); the HPA runs without it"
+        )
+        events = (Event(autoscaler, EventType.WARNING, Reason.HPA_FIELD_DROPPED, message),)
+    return Standing(replace(memory, reported_dropped=dropped), applied=True, events=events)
+
+
+def dropped_fields(desired: Mapping[str, Any], stored: Mapping[str, Any]) -> Iterator[str]:
+    """The paths (`behavior.scaleUp.tolerance`) of the fields with a value in `desired` that
+    `stored` lacks. Maps and lists with nothing but empty values in them are not said: the
+    server drops or defaults them as a matter of spelling (`selector: {matchLabels: {}}`,
+    docs/architecture.md, "Convergence"), never as an unknown field; a list whose length the
+    server changed is not looked into."""
+    for key, value in desired.items():
+        if _empty(value):
+            continue
+        if key not in stored:
+            yield key
+            continue
+        existing = stored[key]
+        if isinstance(value, Mapping) and isinstance(existing, Mapping):
+            yield from (f"{key}.{path}" for path in dropped_fields(value, existing))
+        elif isinstance(value, list) and isinstance(existing, list) and len(value) == len(existing):
+            for index, (item, kept) in enumerate(zip(value, existing, strict=True)):
+                if isinstance(item, Mapping) and isinstance(kept, Mapping):
+                    yield from (f"{key}[{index}].{path}" for path in dropped_fields(item, kept))
+
+
+def _empty(value: object) -> bool:
+    """Nothing but maps and lists down to None (or nothing at all)."""
+    if isinstance(value, Mapping):
+        return all(_empty(item) for item in value.values())
+    if isinstance(value, list):
+        return all(_empty(item) for item in value)
+    return value is None
 
 
 def changed_by(write: CreateHpa | PatchHpa, answer: wire.HorizontalPodAutoscaler) -> bool:

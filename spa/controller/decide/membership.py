@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spa.api import CompiledSchedule, InvalidObject, wire
+from spa.api import CompiledSchedule, InvalidObject, ScheduledPodAutoscaler, wire
 from spa.api.membership import controller_owner_uid
 from spa.api.membership import membership as shared_membership
+from spa.api.validation import window_scale_to_zero_error
 from spa.controller.decide.plan import SetOwner
 from spa.controller.decide.reasons import Reason
 from spa.controller.decide.snapshot import Snapshot
@@ -61,11 +62,23 @@ def membership(
     return members, refused, adoptions
 
 
-def evaluate(snapshot: Snapshot, schedule: wire.Schedule, lead: int = 0) -> Evaluated:
-    """`lead`: the SPA's leadTime (0 where there is no valid SPA: only the status is wanted)."""
+def evaluate(
+    snapshot: Snapshot,
+    schedule: wire.Schedule,
+    lead: int = 0,
+    autoscaler: ScheduledPodAutoscaler | None = None,
+) -> Evaluated:
+    """`lead`: the SPA's leadTime (0 where there is no valid SPA: only the status is wanted);
+    `autoscaler`: the valid SPA, whose metrics decide whether a window of 0 may apply."""
     compiled, timeline = snapshot.compile(schedule, lead)
     if isinstance(compiled, InvalidObject):
         return Evaluated(schedule, None, None, str(compiled), Reason.INVALID_SCHEDULE)
+    if autoscaler is not None and (
+        zero := window_scale_to_zero_error(compiled.min_replicas, autoscaler, owner=snapshot.key)
+    ):
+        # As `spa plan` says it: the API server would refuse the whole HPA at the window's
+        # start; refused alone, the Schedule stops none of the others.
+        return Evaluated(schedule, compiled, None, str(zero), Reason.INVALID_SCHEDULE)
     rule = None
     if not compiled.suspend and timeline is not None:
         rule = Rule(

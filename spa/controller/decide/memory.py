@@ -54,6 +54,9 @@ class Memory:
     foreign_hpa: bool = False
     # The HPA problem last reported by a Warning (said once, not at every retry).
     reported_problem: str | None = None
+    # The fields of the desired spec the API server dropped from the HPA, last reported by a
+    # Warning (said once per process, not at every boundary's write).
+    reported_dropped: tuple[str, ...] = ()
     # The transition the last reconcile expected next (to measure how late it was applied).
     expected_boundary: int | None = None
     # (status, reason, message) of the last immediate scale-up, for the SPA's condition

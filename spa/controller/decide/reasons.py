@@ -32,6 +32,8 @@ class Reason(enum.StrEnum):
     # (Ready's reason and a Warning), done (a Normal Event).
     HPA_ADOPTION_REFUSED = "HPAAdoptionRefused"
     ADOPTED = "Adopted"
+    # The API server stored the HPA without fields of the SPA's spec (a Warning, said once).
+    HPA_FIELD_DROPPED = "HPAFieldDropped"
     # A window of the SPA started or ended (Normal).
     SCHEDULE_STARTED = "ScheduleStarted"
     SCHEDULE_ENDED = "ScheduleEnded"

@@ -53,6 +53,10 @@ class ScaleUp:
     kind: str
     name: str
     minimum: int
+    # The raise starts from minReplicas 0 (scale to zero): a target at 0 replicas is then the
+    # HPA's doing, and the HPA leaves a target at 0 alone once minReplicas is above 0, so the
+    # scale-up raises it from 0 too (docs/schedules.md, "Scale to zero").
+    from_zero: bool = False
 
     @property
     def target(self) -> str:
@@ -116,17 +120,21 @@ def plan_scale_up(
         return None
     before = applied_min
     if before is None:
-        before = int((current.get("spec") or {}).get("minReplicas") or 1)
+        written = (current.get("spec") or {}).get("minReplicas")
+        before = 1 if written is None else int(written)
     if state.min_replicas <= before:
         return None
     ref = model.spec.horizontal_pod_autoscaler_spec.scale_target_ref
-    return ScaleUp(ref.api_version or "v1", ref.kind, ref.name, state.min_replicas)
+    return ScaleUp(
+        ref.api_version or "v1", ref.kind, ref.name, state.min_replicas, from_zero=before == 0
+    )
 
 
 def replicas_to_set(scale_up: ScaleUp, replicas: int) -> int | None:
     """The replicas to write on a target that has `replicas`, or None to leave it: never down,
-    never from 0 (scaling to 0 turns the HPA off, and so this too)."""
-    if replicas == 0 or replicas >= scale_up.minimum:
+    never from 0 (scaling to 0 turns the HPA off, and so this too), unless the raise starts
+    from minReplicas 0, where 0 replicas are the HPA's own scale to zero."""
+    if (replicas == 0 and not scale_up.from_zero) or replicas >= scale_up.minimum:
         return None
     return scale_up.minimum
 
