@@ -145,33 +145,28 @@ def test_local_time_of_a_transition_is_given_in_each_zone_that_changes_then() ->
     assert local("2026-11-23T03:00:00Z") == "-"
 
 
-def _scales_to_zero(body: dict[str, Any]) -> dict[str, Any]:
-    body["spec"]["horizontalPodAutoscalerSpec"]["metrics"] = [
-        {
-            "type": "External",
-            "external": {
-                "metric": {"name": "queue_depth"},
-                "target": {"type": "AverageValue", "averageValue": "30"},
-            },
-        }
-    ]
-    return body
+# An External metric: what lets an HPA scale to zero (docs/schedules.md, "Scale to zero").
+_QUEUE_DEPTH = {
+    "type": "External",
+    "external": {
+        "metric": {"name": "queue_depth"},
+        "target": {"type": "AverageValue", "averageValue": "30"},
+    },
+}
+_NIGHT = {"name": "night", "type": "Daily", "startTime": "06:00", "endTime": "07:00"}
 
 
 def test_a_window_of_zero_is_planned_when_its_autoscaler_can_scale_to_zero() -> None:
     plan = plan_of(
-        _scales_to_zero(autoscaler()),
-        schedule("night", type="Daily", startTime="06:00", endTime="07:00", minReplicas=0),
+        _autoscaler(metrics=[_QUEUE_DEPTH]),
+        _schedule(**_NIGHT, minReplicas=0),
     )
     [web] = plan.autoscalers
     assert (web.state.min_replicas, web.state.active) == (0, ("night",))
 
 
 def test_a_window_of_zero_is_refused_at_its_field_when_the_autoscaler_cannot() -> None:
-    bodies = [
-        autoscaler(),
-        schedule("night", type="Daily", startTime="06:00", endTime="07:00", minReplicas=0),
-    ]
+    bodies = [_autoscaler(), _schedule(**_NIGHT, minReplicas=0)]
     documents = [Document("m.yaml", index, body) for index, body in enumerate(bodies, 1)]
     plan = build_plan(documents, [], at=at(AT), until=at("2026-03-15T06:30:00Z"))
     [error] = plan.errors
@@ -185,7 +180,5 @@ def test_a_window_of_zero_is_refused_at_its_field_when_the_autoscaler_cannot() -
 
 
 def test_a_base_of_zero_is_the_base_not_the_default() -> None:
-    body = _scales_to_zero(autoscaler())
-    body["spec"]["horizontalPodAutoscalerSpec"]["minReplicas"] = 0
-    [web] = plan_of(body).autoscalers
+    [web] = plan_of(_autoscaler(minReplicas=0, metrics=[_QUEUE_DEPTH])).autoscalers
     assert (web.state.min_replicas, web.state.max_replicas) == (0, 8)
