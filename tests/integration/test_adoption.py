@@ -22,10 +22,10 @@ from spa.api.adoption import ADOPT_ANNOTATION
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL, SPEC_HASH_ANNOTATION
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from spa.kube import HPA_V2, NotFound
+from tests.builders import autoscaler
 from tests.integration.harness import (
     Kube,
     Running,
-    autoscaler,
     condition_becomes,
     eventually,
     running_controller,
@@ -68,7 +68,7 @@ def users_hpa(namespace: str, target: str = "web") -> dict[str, Any]:
 
 def asking(namespace: str, value: str = "true") -> dict[str, Any]:
     """The SPA `web` (base 3/10, Deployment web), asking to adopt."""
-    spa = autoscaler("web", namespace)
+    spa = autoscaler(name="web", namespace=namespace)
     spa["metadata"]["annotations"] = {ADOPT_ANNOTATION: value}
     return spa
 
@@ -171,7 +171,7 @@ async def test_without_the_annotation_the_hpa_is_left_alone_until_asked(
     controller: Running, kube: Kube, namespace: str
 ) -> None:
     before = create_users_hpa(kube, namespace)
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     status = await condition_becomes(kube, SCHEDULED_POD_AUTOSCALERS, namespace, "web", "Degraded")
     ready = next(c for c in status["conditions"] if c["type"] == "Ready")
     assert ready["reason"] == "HPAConflict"

@@ -20,13 +20,12 @@ from prometheus_client import REGISTRY
 
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from spa.kube import ApiError, connect_blocking
+from tests.builders import DAILY_NOON, autoscaler, schedule
 from tests.integration.harness import (
     Kube,
     Running,
-    autoscaler,
     eventually,
     install_crds,
-    noon_schedule,
     running_controller,
     utc,
 )
@@ -49,13 +48,13 @@ START = utc("2026-11-16T11:00:00")
 
 
 def with_tolerance(name: str, namespace: str) -> dict[str, Any]:
-    body = autoscaler(name, namespace)
+    body = autoscaler(name=name, namespace=namespace)
     body["spec"]["horizontalPodAutoscalerSpec"]["behavior"] = copy.deepcopy(TOLERANCE)
     return body
 
 
 def scaling_to_zero(name: str, namespace: str) -> dict[str, Any]:
-    body = autoscaler(name, namespace, minimum=0)
+    body = autoscaler(name=name, namespace=namespace, minReplicas=0)
     body["spec"]["horizontalPodAutoscalerSpec"]["metrics"] = [QUEUE_METRIC]
     return body
 
@@ -115,7 +114,7 @@ def test_a_base_of_zero_without_an_object_or_external_metric_is_refused_by_the_c
     kube: Kube, namespace: str
 ) -> None:
     with pytest.raises(ApiError) as refused:
-        kube.create(autoscaler("web", namespace, minimum=0))
+        kube.create(autoscaler(name="web", namespace=namespace, minReplicas=0))
     assert refused.value.status == 422
     assert "minReplicas must not be 0 without an Object or External metric" in (
         refused.value.message
@@ -176,7 +175,16 @@ async def test_scale_to_zero_with_the_gate_on_is_applied(
 ) -> None:
     namespace = _namespace(gated, "zero")
     gated_kube.create(scaling_to_zero("consumer", namespace))
-    gated_kube.create(noon_schedule("consumer", namespace, minReplicas=0, maxReplicas=4))
+    gated_kube.create(
+        schedule(
+            name="consumer-noon",
+            namespace=namespace,
+            target="consumer",
+            **DAILY_NOON,
+            minReplicas=0,
+            maxReplicas=4,
+        )
+    )
     async with running_controller(gated.kubeconfig, [namespace], start=START) as running:
         await eventually(lambda: gated_kube.bounds(namespace, "consumer") == (0, 10))
         await eventually(
@@ -217,7 +225,16 @@ async def test_a_target_scaled_to_zero_is_raised_when_a_window_lifts_min_replica
     }
     gated.run_kubectl("apply", "-f", "-", input=json.dumps(deployment), check=True)
     gated_kube.create(scaling_to_zero("consumer", namespace))
-    gated_kube.create(noon_schedule("consumer", namespace, minReplicas=3, maxReplicas=10))
+    gated_kube.create(
+        schedule(
+            name="consumer-noon",
+            namespace=namespace,
+            target="consumer",
+            **DAILY_NOON,
+            minReplicas=3,
+            maxReplicas=10,
+        )
+    )
     async with running_controller(gated.kubeconfig, [namespace], start=START) as running:
         await eventually(lambda: gated_kube.bounds(namespace, "consumer") == (0, 10))
         await eventually(
@@ -239,7 +256,16 @@ async def test_a_dropped_tolerance_is_warned_once_and_never_written_again(
 ) -> None:
     namespace = _namespace(gated, "dropped")
     gated_kube.create(with_tolerance("web", namespace))
-    gated_kube.create(noon_schedule("web", namespace, minReplicas=5, maxReplicas=20))
+    gated_kube.create(
+        schedule(
+            name="web-noon",
+            namespace=namespace,
+            target="web",
+            **DAILY_NOON,
+            minReplicas=5,
+            maxReplicas=20,
+        )
+    )
     before = hpa_writes()
     async with running_controller(gated.kubeconfig, [namespace], start=START) as running:
         hpa = await eventually(lambda: gated_kube.hpa(namespace, "web"), what="HPA")

@@ -18,13 +18,12 @@ import pytest
 from spa.api.incident import OVERRIDE_ANNOTATION, PAUSED_UNTIL_ANNOTATION
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from spa.kube import HPA_V2
-from tests.integration.harness import Kube, Running, autoscaler, eventually, schedule, utc
+from tests.builders import DAILY_NOON, autoscaler, schedule
+from tests.integration.harness import Kube, Running, eventually, utc
 from tests.integration.kubectl import kubectl_spa, status_json
 from tests.integration.processes import spa_run, wait_for
 
 pytestmark = pytest.mark.integration
-
-DAILY_NOON = {"type": "Daily", "startTime": "12:00", "endTime": "13:00"}
 
 
 def annotate(kube: Kube, namespace: str, annotations: dict[str, str | None]) -> None:
@@ -46,8 +45,17 @@ def events(kube: Kube, namespace: str, reason: str) -> list[dict[str, Any]]:
 
 
 async def web_with_noon_window(kube: Kube, namespace: str) -> None:
-    kube.create(autoscaler("web", namespace))
-    kube.create(schedule("noon", namespace, "web", minReplicas=5, maxReplicas=20, **DAILY_NOON))
+    kube.create(autoscaler(name="web", namespace=namespace))
+    kube.create(
+        schedule(
+            name="noon",
+            namespace=namespace,
+            target="web",
+            minReplicas=5,
+            maxReplicas=20,
+            **DAILY_NOON,
+        )
+    )
     await eventually(lambda: kube.bounds(namespace, "web") == (3, 10), what="HPA at base")
 
 
@@ -169,7 +177,7 @@ async def test_a_malformed_annotation_is_a_warning_and_the_schedule_keeps_applyi
 def test_kubectl_spa_pause_override_resume(
     cluster: Any, controller_kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
 ) -> None:
-    kube.create(autoscaler("web", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
     admin = cluster.kubeconfig
     with spa_run(controller_kubeconfig, namespace, log=tmp_path / "spa-run.log"):
         wait_for(lambda: kube.bounds(namespace, "web") == (3, 10), within=30, what="HPA")
