@@ -325,7 +325,7 @@ def test_unreachable_api_server(cluster: Any, tmp_path: Path) -> None:
 
 
 def labelled(name: str, namespace: str, **labels: str) -> dict[str, Any]:
-    body = autoscaler(name, namespace)
+    body = autoscaler(name=name, namespace=namespace)
     body["metadata"]["labels"] = labels
     return body
 
@@ -336,7 +336,14 @@ def test_status_of_a_label_selection(cluster: Any, kube: Kube, namespace: str) -
     kube.create(labelled("blog", namespace, team="content"))
     # The Schedule of an SPA that is not selected is neither shown nor taken for an orphan.
     kube.create(
-        schedule("night", namespace, "blog", type="Daily", startTime="1:00", endTime="2:00")
+        schedule(
+            name="night",
+            namespace=namespace,
+            target="blog",
+            type="Daily",
+            startTime="1:00",
+            endTime="2:00",
+        )
     )
     admin = cluster.kubeconfig
 
@@ -387,8 +394,8 @@ def kubectl_complete(kubeconfig: Path, *words: str) -> list[str]:
 def test_kubectl_completes_the_plugin_from_the_cluster(
     cluster: Any, kube: Kube, namespace: str
 ) -> None:
-    kube.create(autoscaler("web", namespace))
-    kube.create(autoscaler("api", namespace))
+    kube.create(autoscaler(name="web", namespace=namespace))
+    kube.create(autoscaler(name="api", namespace=namespace))
     admin = Path(cluster.kubeconfig)
     assert kubectl_complete(admin, "status", "-n", namespace, "") == ["api", "web", ":4"]
     assert kubectl_complete(admin, "status", "-n", namespace, "w") == ["web", ":4"]
