@@ -220,13 +220,18 @@ def _chart(plan: Plan, autoscaler: AutoscalerPlan) -> str:
         parts.append(
             f'<text x="{_LEFT}" y="{rows_top + 16}">no Schedule: the base values apply</text>'
         )
-    offset = from_instant(plan.at).astimezone(zone).strftime("%z")
-    parts.append(
+    parts.append(_zone_footer(plan.at, zone, height))
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def _zone_footer(at: int, zone: ZoneInfo, height: int) -> str:
+    """The chart's last line: which zone its times are in, and its offset at the start."""
+    offset = from_instant(at).astimezone(zone).strftime("%z")
+    return (
         f'<text x="{_LEFT}" y="{height - 4}">local time in {escape(zone_name(zone))} '
         f"(UTC{offset[:3]}:{offset[3:]} at the start)</text>"
     )
-    parts.append("</svg>")
-    return "\n".join(parts)
 
 
 def _nice_ceiling(value: int) -> int:
@@ -602,11 +607,7 @@ def _diff_chart(diff: PlanDiff, autoscaler: AutoscalerDiff) -> str:
             f'width="6" height="14" fill="{CHANGE_COLORS[entry.change]}">'
             f"<title>{escape(_mark_title(entry))}</title></rect>"
         )
-    offset = from_instant(diff.at).astimezone(zone).strftime("%z")
-    parts.append(
-        f'<text x="{_LEFT}" y="{height - 4}">local time in {escape(zone_name(zone))} '
-        f"(UTC{offset[:3]}:{offset[3:]} at the start)</text>"
-    )
+    parts.append(_zone_footer(diff.at, zone, height))
     parts.append("</svg>")
     return "\n".join(parts)
 

@@ -164,17 +164,7 @@ def _foreign(
                 f"{taken}; it is left untouched (delete it or rename the "
                 f"ScheduledPodAutoscaler; it cannot be adopted: {verdict.why})"
             )
-    events: tuple[Event, ...] = ()
-    if memory.reported_problem != problem:
-        events = (Event(autoscaler, EventType.WARNING, reason, problem),)
-    return Standing(
-        replace(memory, reported_problem=problem),
-        applied=False,
-        problem=problem,
-        reason=reason,
-        retry=retry,
-        events=events,
-    )
+    return _hpa_problem(memory, autoscaler, problem, reason, applied=False, retry=retry)
 
 
 def _announced(standing: Standing, autoscaler: wire.ScheduledPodAutoscaler, key: str) -> Standing:
@@ -310,7 +300,10 @@ def _hpa_problem(
     reason: Reason,
     *,
     applied: bool,
+    retry: bool = True,
 ) -> Standing:
+    """Where the HPA stands when something is wrong with it: the problem in the status, and a
+    Warning the first time it is this problem (said once, not at every reconcile)."""
     events: tuple[Event, ...] = ()
     if memory.reported_problem != problem:
         events = (Event(autoscaler, EventType.WARNING, reason, problem),)
@@ -319,6 +312,6 @@ def _hpa_problem(
         applied=applied,
         problem=problem,
         reason=reason,
-        retry=True,
+        retry=retry,
         events=events,
     )
