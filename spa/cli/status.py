@@ -280,13 +280,15 @@ def _hpa(
         "current_replicas": status.get("currentReplicas"),
         "desired_replicas": status.get("desiredReplicas"),
     }
+    # Paused first, as the controller: it writes nothing to the HPA then, ours or not (no
+    # adoption either) (docs/status.md, "Pause and override").
+    if planned is not None and planned.incident.pause is not None:
+        return Hpa(HpaState.PAUSED, **seen)
     uid = (autoscaler.get("metadata") or {}).get("uid")
     if controller_owner_uid(current) != uid:
         return _not_owned(autoscaler, planned, current, seen)
     if planned is None:
         return Hpa(HpaState.UNKNOWN, **seen)
-    if planned.incident.pause is not None:
-        return Hpa(HpaState.PAUSED, **seen)
     try:
         model = parse_scheduled_pod_autoscaler(autoscaler)
     except InvalidObject:

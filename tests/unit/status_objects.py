@@ -24,6 +24,7 @@ __all__ = [
     "live_autoscaler",
     "live_schedule",
     "objects",
+    "users_hpa",
 ]
 
 AT = instant_of(datetime.fromisoformat("2026-11-23T03:00:00Z"))  # Mon 12:00 in Tokyo
@@ -73,3 +74,17 @@ def objects(**fields: Any) -> ClusterObjects:
         schedules=fields.pop("schedules", [PUSH]),
         **fields,
     )
+
+
+def users_hpa(target: str = "web", **metadata: Any) -> dict[str, Any]:
+    """An HPA somebody made by hand, with the SPA's name."""
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "namespace": "shop", **metadata},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
+            "minReplicas": 2,
+            "maxReplicas": 4,
+        },
+    }

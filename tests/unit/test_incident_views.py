@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from spa.api.adoption import ADOPT_ANNOTATION
 from spa.api.incident import OVERRIDE_ANNOTATION, PAUSED_UNTIL_ANNOTATION
 from spa.cli.status import HpaState, build_status, render_status
 from spa.plan import Document, build_plan, render_json, render_table
 from spa.schedule import format_instant
-from tests.unit.status_objects import AT, hpa_for, live_autoscaler, objects
+from tests.unit.status_objects import AT, hpa_for, live_autoscaler, objects, users_hpa
 
 UNTIL = format_instant(AT + 7200)
 
@@ -88,3 +89,14 @@ def test_status_without_annotations_has_no_incident() -> None:
     [web] = json.loads(render_status(report, "json"))["autoscalers"]
     assert web["incident"] is None
     assert web["hpa"]["state"] == "InSync"
+
+
+def test_a_paused_autoscaler_adopts_nothing_and_status_says_paused() -> None:
+    # The controller writes nothing to the HPA while paused, not even the adopting patch.
+    spa = annotated(**{PAUSED_UNTIL_ANNOTATION: UNTIL, ADOPT_ANNOTATION: "true"})
+    report = build_status(objects(autoscalers=[spa], hpas=[users_hpa()]), at=AT)
+    [entry] = report.autoscalers
+    assert entry.hpa.state is HpaState.PAUSED
+    del spa["metadata"]["annotations"][PAUSED_UNTIL_ANNOTATION]
+    report = build_status(objects(autoscalers=[spa], hpas=[users_hpa()]), at=AT)
+    assert report.autoscalers[0].hpa.state is HpaState.WILL_ADOPT

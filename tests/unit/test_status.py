@@ -18,7 +18,7 @@ from spa.api.adoption import ADOPT_ANNOTATION
 from spa.cli import main
 from spa.cli.status import HpaState, build_status, render_status
 from spa.schedule import State
-from tests.unit.status_objects import AT, PUSH, SERVER, event, hpa_for, objects
+from tests.unit.status_objects import AT, PUSH, SERVER, event, hpa_for, objects, users_hpa
 from tests.unit.status_objects import live_autoscaler as _autoscaler
 from tests.unit.status_objects import live_schedule as _schedule
 
@@ -75,20 +75,6 @@ def test_hpa_states(hpa: Any, state: HpaState) -> None:
     found = hpa(spa)
     report = build_status(objects(autoscalers=[spa], hpas=[found] if found else []), at=AT)
     assert report.autoscalers[0].hpa.state is state
-
-
-def users_hpa(target: str = "web", **metadata: Any) -> dict[str, Any]:
-    """An HPA somebody made by hand, with the SPA's name."""
-    return {
-        "apiVersion": "autoscaling/v2",
-        "kind": "HorizontalPodAutoscaler",
-        "metadata": {"name": "web", "namespace": "shop", **metadata},
-        "spec": {
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
-            "minReplicas": 2,
-            "maxReplicas": 4,
-        },
-    }
 
 
 @pytest.mark.parametrize(
