@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from spa.api import wire
 from spa.api.resources import GROUP
-from spa.api.validation import FieldError
+from spa.api.validation import FieldError, annotation_field
 from spa.api.validation import _described as _value  # how every message shows an input
 
 __all__ = [
@@ -72,7 +72,7 @@ def adopt_requested(annotations: Mapping[str, str] | None) -> bool | FieldError:
     if value in _VALUES:
         return _VALUES[value]
     return FieldError(
-        f'metadata.annotations["{ADOPT_ANNOTATION}"]',
+        annotation_field(ADOPT_ANNOTATION),
         f'must be "true" or "false", not {_value(value)}',
     )
 

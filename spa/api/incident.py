@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from spa.api.resources import GO_DURATION_PATTERN, GROUP
-from spa.api.validation import FieldError, _described
+from spa.api.validation import FieldError, _described, annotation_field
 from spa.schedule import format_instant, go_duration_seconds
 
 __all__ = [
@@ -177,11 +177,6 @@ def describe_override(override: Override) -> str:
         f"overridden to minReplicas {override.min_replicas}, maxReplicas "
         f"{override.max_replicas} until {format_instant(override.until)}"
     )
-
-
-def annotation_field(annotation: str) -> str:
-    """Where an error about `annotation` points, as every FieldError names its field."""
-    return f'metadata.annotations["{annotation}"]'
 
 
 def _pause(text: str) -> Pause | FieldError:

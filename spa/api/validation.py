@@ -76,6 +76,7 @@ __all__ = [
     "FieldError",
     "InvalidObject",
     "WrittenNumber",
+    "annotation_field",
     "autoscaler_base",
     "autoscaler_lead",
     "compile_schedule",
@@ -119,6 +120,12 @@ class FieldError:
 
     def __str__(self) -> str:
         return self.message if self.field is None else f"{self.field}: {self.message}"
+
+
+def annotation_field(annotation: str) -> str:
+    """Where an error about the annotation `annotation` points, as every FieldError names its
+    field: `metadata.annotations["autoscaling.d-kuro.github.io/adopt"]`."""
+    return f'metadata.annotations["{annotation}"]'
 
 
 class InvalidObject(ValueError):
