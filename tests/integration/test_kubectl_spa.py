@@ -405,9 +405,14 @@ def test_kubectl_completes_the_plugin_from_the_cluster(
     assert [line.split("\t")[0] for line in commands[:-1]] == [
         "plan",
         "status",
+        "pause",
+        "override",
+        "resume",
         "run",
         "completion",
     ]
+    # The incident commands name an SPA: from the cluster too.
+    assert kubectl_complete(admin, "pause", "-n", namespace, "a") == ["api", ":4"]
     assert kubectl_complete(admin, "status", "-o", "") == [
         "table", "wide", "json", "yaml", "name", ":4"
     ]  # fmt: skip
