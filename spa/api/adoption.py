@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from spa.api import wire
 from spa.api.resources import GROUP
 from spa.api.validation import FieldError, annotation_field
-from spa.api.validation import _described as _value  # how every message shows an input
+from spa.api.validation import described as _value  # how every message shows an input
 
 __all__ = [
     "ADOPT_ANNOTATION",

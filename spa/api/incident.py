@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from spa.api.resources import GO_DURATION_PATTERN, GROUP
-from spa.api.validation import FieldError, _described, annotation_field
+from spa.api.validation import FieldError, annotation_field, described
 from spa.schedule import format_instant, go_duration_seconds
 
 __all__ = [
@@ -31,7 +31,6 @@ __all__ = [
     "Incident",
     "Override",
     "Pause",
-    "annotation_field",
     "describe_override",
     "describe_pause",
     "incident_at",
@@ -146,11 +145,11 @@ def parse_for(text: str) -> int:
     most 744h. ValueError says why not."""
     if re.fullmatch(GO_DURATION_PATTERN, text) is None:
         raise ValueError(
-            f"{_described(text)} is not a duration: write it as Go does, such as 90m, 2h or 1h30m"
+            f"{described(text)} is not a duration: write it as Go does, such as 90m, 2h or 1h30m"
         )
     total = go_duration_seconds(text)  # None: too large to read, far above the limit
     if total is None or not 0 < total <= MAX_FOR_SECONDS:
-        raise ValueError(f"must be more than 0 and at most 744h (31 days), got {_described(text)}")
+        raise ValueError(f"must be more than 0 and at most 744h (31 days), got {described(text)}")
     return math.ceil(total)
 
 
@@ -187,7 +186,7 @@ def _pause(text: str) -> Pause | FieldError:
         return FieldError(
             annotation_field(PAUSED_UNTIL_ANNOTATION),
             f"must be an RFC 3339 time such as 2026-11-25T15:00:00Z, or {INDEFINITE!r}; "
-            f"got {_described(text)}",
+            f"got {described(text)}",
         )
     return Pause(until)
 
@@ -203,18 +202,18 @@ def _override(text: str, *, base_max: int) -> Override | FieldError:
             return FieldError(
                 name,
                 "must be min=N,max=M,until=TIME (max optional), such as "
-                f"min=20,max=40,until=2026-11-25T15:00:00Z; got {_described(text)}",
+                f"min=20,max=40,until=2026-11-25T15:00:00Z; got {described(text)}",
             )
         fields[key] = value.strip()
     if "min" not in fields or "until" not in fields:
         missing = "min" if "min" not in fields else "until"
-        return FieldError(name, f"{missing} is required; got {_described(text)}")
+        return FieldError(name, f"{missing} is required; got {described(text)}")
     minimum = _replicas(fields["min"])
     if minimum is None:
         return FieldError(
             name,
             f"min must be an integer from {MIN_REPLICAS} to {MAX_REPLICAS}; "
-            f"got {_described(fields['min'])}",
+            f"got {described(fields['min'])}",
         )
     maximum = max(minimum, base_max)
     if "max" in fields:
@@ -223,7 +222,7 @@ def _override(text: str, *, base_max: int) -> Override | FieldError:
             return FieldError(
                 name,
                 f"max must be an integer from min ({minimum}) to {MAX_REPLICAS}; "
-                f"got {_described(fields['max'])}",
+                f"got {described(fields['max'])}",
             )
         maximum = given
     until = _instant(fields["until"])
@@ -231,7 +230,7 @@ def _override(text: str, *, base_max: int) -> Override | FieldError:
         return FieldError(
             name,
             "until must be an RFC 3339 time such as 2026-11-25T15:00:00Z; "
-            f"got {_described(fields['until'])}",
+            f"got {described(fields['until'])}",
         )
     return Override(minimum, maximum, until)
 

@@ -80,6 +80,7 @@ __all__ = [
     "autoscaler_base",
     "autoscaler_lead",
     "compile_schedule",
+    "described",
     "duration_seconds",
     "parse_schedule",
     "parse_scheduled_pod_autoscaler",
@@ -284,7 +285,7 @@ def _lead_seconds(field: str, text: str) -> int | FieldError:
     seconds = duration_seconds(text)
     if seconds is not None and seconds <= MAX_LEAD_SECONDS:
         return seconds
-    return FieldError(field, f"must be at most 24h, got {_described(text)}")
+    return FieldError(field, f"must be at most 24h, got {described(text)}")
 
 
 def compile_schedule(spec: ScheduleSpec) -> CompiledSchedule:
@@ -852,7 +853,7 @@ def _metadata_errors(document: Mapping[str, Any]) -> list[FieldError]:
             FieldError(
                 "metadata.name",
                 "must be at most 253 characters of lowercase letters, digits, '-' and '.', "
-                f"starting and ending with a letter or digit, got {_described(name)}",
+                f"starting and ending with a letter or digit, got {described(name)}",
             )
         )
     namespace = metadata.get("namespace")
@@ -865,7 +866,7 @@ def _metadata_errors(document: Mapping[str, Any]) -> list[FieldError]:
             FieldError(
                 "metadata.namespace",
                 "must be at most 63 characters of lowercase letters, digits and '-', starting "
-                f"and ending with a letter or digit, got {_described(namespace)}",
+                f"and ending with a letter or digit, got {described(namespace)}",
             )
         )
     return errors
@@ -923,7 +924,7 @@ def _field_error(
     kind = detail["type"]
     value = detail.get("input") if written is None else written
     context = detail.get("ctx") or {}
-    got = f", got {_described(value)}"
+    got = f", got {described(value)}"
     if kind == "extra_forbidden":
         names = _field_names(_annotation_at(model, loc[:-1]))
         message = "unknown field" + _suggestion(str(loc[-1]), names)
@@ -1029,7 +1030,7 @@ def _hint(kind: str, value: object) -> str:
     return ""
 
 
-def _described(value: object) -> str:
+def described(value: object) -> str:
     """The input, as a message shows it: short, and never the whole of a large value."""
     if value is None:
         return "null"

@@ -21,10 +21,10 @@ from spa.api.incident import (
     Incident,
     Override,
     Pause,
-    annotation_field,
     describe_override,
     describe_pause,
 )
+from spa.api.validation import annotation_field
 from spa.controller.decide.reasons import Event, EventType, Reason
 from spa.schedule import format_instant
 
