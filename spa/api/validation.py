@@ -23,7 +23,7 @@ import json
 import math
 import re
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import Enum
@@ -932,7 +932,11 @@ def _field_error(
         message = "is required"
     elif kind in _EXPECTED:
         units = _DURATION_UNITS.get(tuple(loc)) if kind == "string_type" else None
-        hint = (units and _duration_hint(units, value)) or _hint(kind, value)
+        hint = (
+            (units and _duration_hint(units, value))
+            or _hint(kind, value)
+            or _date_hint(kind, loc, value)
+        )
         message = f"must be {_EXPECTED[kind]}{got}{hint}"
     elif kind in ("enum", "literal_error"):
         choices = _choices(_annotation_at(model, loc))
@@ -1012,6 +1016,19 @@ def _duration_hint(units: tuple[str, ...], value: object) -> str:
         return " (a duration needs a unit: write 0s)"
     written = [f"{text}{unit}" for unit in units]
     return f" (a duration needs a unit: write {', '.join(written[:-1])} or {written[-1]})"
+
+
+# The Schedule's date fields (format: date in the CRD).
+_DATE_FIELDS = frozenset({"startDate", "endDate", "excludeDates"})
+
+
+def _date_hint(kind: str, loc: Sequence[int | str], value: object) -> str:
+    """A list in a date field: the API server's check of `format: date` lets a list through
+    (`endDate: [1]` is stored as written), so nothing but this check stops it before the
+    controller refuses the Schedule; say so (docs/plan-input.md, "What only spa plan knows")."""
+    if kind == "string_type" and isinstance(value, list) and _DATE_FIELDS & set(map(str, loc)):
+        return " (the API server admits a list in a date field; the controller refuses it)"
+    return ""
 
 
 def _hint(kind: str, value: object) -> str:

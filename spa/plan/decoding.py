@@ -76,6 +76,18 @@ class _Failure(Exception):
         self.mark = mark
 
 
+class _NotJson:
+    """A value kubectl reads but cannot send (NaN, infinity), kept in the document until it is
+    read whole: a later duplicate key may replace it (`{a: .nan, a: 1}`), and then kubectl, which
+    converts to JSON only the final value, sends the document (docs/plan-input.md)."""
+
+    __slots__ = ("mark", "message", "path")
+
+    def __init__(self, message: str, mark: Any) -> None:
+        self.message, self.mark = message, mark
+        self.path: str | None = None
+
+
 def decode_stream(text: str) -> Iterator[Decoded | Failed]:
     """Every document of a file or of standard input, in order, as kubectl would read them.
 
@@ -391,9 +403,9 @@ def _json_value(kind: str, value: object, event: yaml.ScalarEvent) -> object:
     if kind == _K_FLOAT:
         assert isinstance(value, float)
         if math.isnan(value) or math.isinf(value):
-            raise _Failure(
+            return _NotJson(
                 f"{_shown(event.value)} is not a number JSON can carry (quote it if it is text)",
-                mark=event.start_mark,
+                event.start_mark,
             )
         number = _whole(value)
         if isinstance(number, float) and _INTEGER_TEXT.match(event.value):
@@ -496,6 +508,7 @@ class _Composer:
         self.stack: list[_Frame] = []
         self.anchors: dict[str, _Anchor] = {}
         self.root: object = None
+        self.not_json: list[_NotJson] = []
         # go-yaml counts every node it decodes (the document itself included), and those that
         # come from expanding an alias; a document made mostly of expansions is refused.
         self.decodes = 1
@@ -559,7 +572,29 @@ class _Composer:
             frame.key_ready = True
         else:
             json_value = _json_value(kind, value, event)
+            if isinstance(json_value, _NotJson):
+                json_value.path, json_value.mark = self.path(), mark
+                self.not_json.append(json_value)
             self._attach(json_value, mark, via_alias=via_alias, is_mapping=False)
+
+    def check_json(self) -> None:
+        """Refuse the document if a value JSON cannot carry is still in it, the first one
+        written; replaced ones are gone, as in kubectl. Walks the document only if it read one."""
+        if not self.not_json:
+            return
+        left: set[int] = set()
+        pending: list[object] = [self.root]
+        seen: set[int] = set()
+        while pending:
+            value = pending.pop()
+            if isinstance(value, _NotJson):
+                left.add(id(value))
+            elif isinstance(value, dict | list) and id(value) not in seen:
+                seen.add(id(value))
+                pending.extend(value.values() if isinstance(value, dict) else value)
+        for found in self.not_json:
+            if id(found) in left:
+                raise _Failure(found.message, found.path, found.mark)
 
     def alias(self, event: yaml.AliasEvent) -> None:
         anchor = self.anchors.get(event.anchor or "")
@@ -707,6 +742,7 @@ def _compose_with(parser_class: Any, text: str, placeholder: str | None) -> obje
                         mark=event.start_mark,
                     )
             elif isinstance(event, yaml.DocumentEndEvent | yaml.StreamEndEvent):
+                composer.check_json()
                 return composer.root
     except _Failure as failure:
         failure.path = failure.path or composer.path()

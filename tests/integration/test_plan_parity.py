@@ -47,6 +47,7 @@ PLAN_ONLY = (
     "unknown subdivision",
     "has no subdivisions",
     "is not a valid cron expression",
+    "the API server admits a list in a date field",
 )
 
 

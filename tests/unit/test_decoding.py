@@ -289,3 +289,30 @@ def test_an_integer_beyond_int64_is_kubectls_float_that_keeps_its_text(written: 
 def test_other_numbers_keep_no_text() -> None:
     for written in ("1e30", "123.5", "5", "9223372036854775807"):
         assert not isinstance(read_value(written), WrittenNumber), written
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("{a: .nan, a: 1}", {"a": 1}),
+        ("{a: [.inf], a: 2}", {"a": 2}),
+        ("{a: .NaN, a: N, c: x}", {"a": False, "c": "x"}),
+        ("{a: .nan}", None),
+        ("{a: &x .nan, b: *x, b: 1}", None),  # the anchor's own place still holds it
+        ("[1, -.inf]", None),
+    ],
+)
+def test_a_value_json_cannot_carry_counts_only_if_it_is_still_there(
+    value: str, expected: object
+) -> None:
+    # kubectl converts the final value to JSON: a NaN a later duplicate key replaced is gone
+    # (found by make test-parity; docs/plan-input.md).
+    [read] = decode_stream(f"kind: Schedule\nspec:\n  v: {value}\n")
+    if expected is None:
+        assert isinstance(read, Failed)
+        assert "is not a number JSON can carry" in read.message
+        assert read.path is not None
+        assert read.path.startswith("spec.v")
+    else:
+        assert isinstance(read, Decoded)
+        assert read.value["spec"]["v"] == expected

@@ -526,3 +526,16 @@ def test_a_whole_number_written_as_a_float_is_not_an_integer_to_the_models() -> 
     # reaches the models is a float.
     with pytest.raises(InvalidObject, match=r"must be an integer, got 5\.0"):
         parse_schedule(_push(minReplicas=5.0))
+
+
+@pytest.mark.parametrize("field", ["endDate", "startDate"])
+def test_a_list_in_a_date_field_says_the_api_server_lets_it_through(field: str) -> None:
+    # The API server's format: date check admits a list (found by make test-parity).
+    with pytest.raises(InvalidObject) as caught:
+        parse_schedule(_push(**{field: [1]}))
+    [error] = caught.value.errors
+    assert error.field == f"spec.{field}"
+    assert error.message == (
+        "must be a string, got a list (the API server admits a list in a date field; "
+        "the controller refuses it)"
+    )
