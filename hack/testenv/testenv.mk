@@ -1,6 +1,8 @@
 # Targets of the local control plane (included by the top-level Makefile).
 #   make testenv        build (or reuse) etcd, kube-apiserver, kube-controller-manager,
 #                       kube-scheduler and kwok
+#   make testenv-karpenter  build (or reuse) Karpenter's kwok provider and its CRDs (minutes;
+#                       only the tests marked `karpenter` need it, `make test` never builds it)
 #   make cluster        start the same control plane in the background for experiments, with
 #                       NODES fake nodes (default 3) on which pods become Ready
 #   make cluster-down   stop it
@@ -8,10 +10,13 @@
 CLUSTER_DIR ?= /tmp/spa-cluster
 NODES ?= 3
 
-.PHONY: testenv cluster cluster-down
+.PHONY: testenv testenv-karpenter cluster cluster-down
 
 testenv:
 	hack/testenv/build.sh
+
+testenv-karpenter:
+	hack/testenv/karpenter.sh
 
 # config/crd before config/rbac (roles may name the CRDs' resources); a kustomization is applied
 # with -k, plain YAML with -f; an empty directory is skipped.
