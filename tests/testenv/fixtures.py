@@ -35,7 +35,7 @@ from kubernetes import client as k8s
 
 from tests.testenv.binaries import find_binaries, find_karpenter
 from tests.testenv.controlplane import Cluster, ControlPlane
-from tests.testenv.karpenter import Karpenter, running_karpenter
+from tests.testenv.karpenter import Karpenter
 from tests.testenv.proxy import TCPProxy
 
 
@@ -183,9 +183,21 @@ def karpenter() -> Iterator[Karpenter]:
     session's plane it would buy nodes for other tests' pods. One static node makes the plane
     run kube-scheduler and kwok; the pods of a test select a Karpenter pool, never that node.
     """
-    find_karpenter()  # the `make testenv-karpenter` message, before any plane starts
-    with private_control_plane(nodes=1) as plane, running_karpenter(plane) as running:
+    binaries = find_karpenter()  # the `make testenv-karpenter` message, before any plane starts
+    plane = _start("karpenter", nodes=1)
+    running = Karpenter(plane, binaries=binaries)
+    try:
+        running.start()
+    except BaseException as exc:
+        # The plane's directory is kept, as when a plane fails to start: the logs say why.
+        plane.stop()
+        exc.add_note(f"control plane and Karpenter logs: {plane.workdir / 'logs'}")
+        raise
+    try:
         yield running
+    finally:
+        running.stop()
+        _discard(plane)
 
 
 @pytest.fixture
