@@ -6,9 +6,13 @@
 #   make cluster        start the same control plane in the background for experiments, with
 #                       NODES fake nodes (default 3) on which pods become Ready
 #   make cluster-down   stop it
+#   make cluster KARPENTER=1  the same with Karpenter's kwok provider on it (make testenv-karpenter),
+#                       whose nodes register NODE_DELAY seconds (default 60) after it launches them
 # CLUSTER_DIR keeps the cluster's certificates, etcd data, logs and kubeconfig.
 CLUSTER_DIR ?= /tmp/spa-cluster
 NODES ?= 3
+KARPENTER ?=
+NODE_DELAY ?= 60
 
 .PHONY: testenv testenv-karpenter cluster cluster-down
 
@@ -20,8 +24,9 @@ testenv-karpenter:
 
 # config/crd before config/rbac (roles may name the CRDs' resources); a kustomization is applied
 # with -k, plain YAML with -f; an empty directory is skipped.
-cluster: venv testenv
-	$(BIN)/python -m tests.testenv up --dir $(CLUSTER_DIR) --nodes $(NODES)
+cluster: venv testenv $(if $(KARPENTER),testenv-karpenter)
+	$(BIN)/python -m tests.testenv up --dir $(CLUSTER_DIR) --nodes $(NODES) \
+	  $(if $(KARPENTER),--karpenter --node-delay $(NODE_DELAY) --timeout 240)
 	@for d in config/crd config/rbac; do \
 	  if [ -f $$d/kustomization.yaml ]; then \
 	    KUBECONFIG=$(CLUSTER_DIR)/kubeconfig $(BIN)/kubectl apply --server-side -k $$d || exit 1; \
