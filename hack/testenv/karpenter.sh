@@ -90,7 +90,9 @@ if complete "${DIR}"; then
   exit 0
 fi
 command -v go >/dev/null 2>&1 || { log "Go (1.21 or newer, to fetch ${TOOLCHAIN}) is needed to build Karpenter"; exit 1; }
-awk -v v="${VERSION}" '$1 == "require" && $2 == "sigs.k8s.io/karpenter" && $3 == v { f = 1 } END { exit !f }' \
+# Regenerated only when it names another release (KARPENTER_VERSION moved); `go mod tidy` lists
+# the release inside the require block, as an indirect requirement of the tool.
+awk -v v="${VERSION}" '($1 == "sigs.k8s.io/karpenter" && $2 == v) || ($1 == "require" && $2 == "sigs.k8s.io/karpenter" && $3 == v) { f = 1 } END { exit !f }' \
   "${MODULE}/go.mod" 2>/dev/null || update_module
 
 mkdir -p "${DIR%/*}"
