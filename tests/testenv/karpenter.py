@@ -44,7 +44,8 @@ from tests.testenv.controlplane import ControlPlane, ControlPlaneError, free_por
 from tests.testenv.processes import ManagedProcess
 
 # The namespace a chart install runs Karpenter in; the process is told it (SYSTEM_NAMESPACE)
-# as the chart does, and the namespace exists as it would.
+# as the chart does, and the namespace exists as it would. v1.15.0 does not read the variable
+# (its binary lacks the name); releases that do find it set.
 SYSTEM_NAMESPACE = "karpenter"
 # Karpenter's well-known label on every node (and NodeClaim) of a pool.
 NODE_POOL_LABEL = "karpenter.sh/nodepool"
