@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
 .PHONY: venv lint typecheck check test unit test-latest plan run bench soak clean manifests test-parity \
-	test-reliability screenshots test-compat
+	test-reliability screenshots test-compat test-karpenter
 .PHONY: lock helm packaging-deps test-packaging test-helm test-prometheus test-image krew krew-tool \
 	test-krew bench-capacity
 
@@ -133,6 +133,11 @@ test-compat: venv
 	done; \
 	if [ -n "$$failed" ]; then echo "== test-compat: failed on:$$failed"; exit 1; fi; \
 	echo "== test-compat: passed on $(COMPAT_RELEASES)"
+
+# The tests on Karpenter's kwok provider (docs/development.md, "Karpenter"): built first if it is
+# not cached (minutes, once). `make test` runs them only where it is built.
+test-karpenter: venv testenv testenv-karpenter
+	SPA_TESTENV_KARPENTER=1 $(BIN)/pytest -m karpenter tests/integration $(PYTEST_ARGS)
 
 # The CRDs are generated from spa/api and the install.yaml files rendered by kubectl kustomize.
 manifests: venv

