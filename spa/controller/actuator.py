@@ -45,6 +45,7 @@ __all__ = [
     "OwnerNotChanged",
     "Recorder",
     "Refused",
+    "ReplicasChanged",
     "brief",
 ]
 
@@ -86,6 +87,12 @@ class NotScalable(Exception):
         super().__init__(message)
         self.problem = problem
         self.message = message
+
+
+class ReplicasChanged(Exception):
+    """A JSON patch of a Scale found other replicas than it tested (the API server answers 422
+    for a failed `test` operation): somebody scaled the target since the HPA controller last
+    said; read the Scale and decide on it."""
 
 
 def brief(message: str) -> str:
@@ -241,9 +248,7 @@ class Actuator:
         try:
             scale = await self._kube.get(resource, namespace, name, subresource="scale")
         except NotFound:
-            raise NotScalable(
-                ScaleProblem.TARGET_NOT_FOUND, f"{kind} {namespace}/{name} not found"
-            ) from None
+            raise _target_not_found(kind, namespace, name) from None
         except ApiError as error:
             if error.status != 403:
                 raise
@@ -253,6 +258,48 @@ class Actuator:
                 "(grant get and patch on it, docs/install.md)",
             ) from error
         return resource, scale
+
+    async def replace_target_replicas(
+        self,
+        namespace: str,
+        api_version: str,
+        kind: str,
+        name: str,
+        *,
+        expected: int,
+        replicas: int,
+    ) -> dict[str, Any]:
+        """Set the target's replicas through /scale in one request, only if it has exactly
+        `expected` now: a JSON patch that tests them, then replaces them (RFC 6902; the server
+        applies both or neither, so a scale by somebody else is never undone). The new Scale;
+        :class:`ReplicasChanged` if the test failed, :class:`NotScalable` if the kind has no
+        /scale or the object is missing, :class:`Refused` on 400 or 403."""
+        resource = await self._scalable_resource(api_version, kind)
+        patch = [
+            {"op": "test", "path": "/spec/replicas", "value": expected},
+            {"op": "replace", "path": "/spec/replicas", "value": replicas},
+        ]
+        try:
+            return await self._fenced(
+                self._kube.patch,
+                resource,
+                namespace,
+                name,
+                patch,
+                patch_type="json",
+                subresource="scale",
+                field_manager=FIELD_MANAGER,
+            )
+        except NotFound:
+            raise _target_not_found(kind, namespace, name) from None
+        except ApiError as error:
+            if error.status == 422:
+                # A failed test. Any other 422 (an invalid Scale) is found again, and reported,
+                # by the read-then-write the caller falls back to: no server message is parsed.
+                raise ReplicasChanged(brief(error.message)) from error
+            if error.status in _REFUSALS:
+                raise Refused(error.status, brief(error.message)) from error
+            raise
 
     async def set_target_replicas(
         self, resource: Resource, namespace: str, name: str, scale: dict[str, Any], replicas: int
@@ -439,6 +486,10 @@ class Actuator:
             if error.status in _REFUSALS:
                 raise Refused(error.status, brief(error.message)) from error
             raise
+
+
+def _target_not_found(kind: str, namespace: str, name: str) -> NotScalable:
+    return NotScalable(ScaleProblem.TARGET_NOT_FOUND, f"{kind} {namespace}/{name} not found")
 
 
 def _same(current: Any, desired: Any) -> bool:

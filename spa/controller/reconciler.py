@@ -17,13 +17,14 @@ for the next decision is :func:`~spa.controller.decide.absorb`'s and
 
 from __future__ import annotations
 
+import enum
 import logging
 import math
 from collections.abc import Callable, MutableMapping
 from typing import Any, Protocol
 
 from spa.api import wire
-from spa.controller.actuator import NotScalable, OwnerNotChanged, Refused
+from spa.controller.actuator import NotScalable, OwnerNotChanged, Refused, ReplicasChanged
 from spa.controller.decide import (
     MAX_SCHEDULES_PER_AUTOSCALER,
     SCALE_ATTEMPTS,
@@ -68,6 +69,7 @@ from spa.controller.decide import (
     dying,
     replicas_to_set,
     status_fields,
+    tested_raise,
 )
 from spa.controller.decide.scaleup import scale_up_outcome
 from spa.controller.desired import controller_owner_uid
@@ -119,6 +121,17 @@ class Act(Protocol):
 
     async def set_target_replicas(
         self, resource: Resource, namespace: str, name: str, scale: dict[str, Any], replicas: int
+    ) -> dict[str, Any]: ...
+
+    async def replace_target_replicas(
+        self,
+        namespace: str,
+        api_version: str,
+        kind: str,
+        name: str,
+        *,
+        expected: int,
+        replicas: int,
     ) -> dict[str, Any]: ...
 
     async def set_schedule_owner(
@@ -418,14 +431,60 @@ class Reconciler:
     ) -> ScaleUpDone | None:
         """Raise the target through /scale right after the HPA write that raised minReplicas,
         instead of waiting up to a sync period of the HPA controller (docs/schedules.md,
-        "Immediate scale-up"), as `replicas_to_set` allows: a compare-and-swap, read again
-        when the Scale changed in between, at most SCALE_ATTEMPTS times. None: nothing to say."""
+        "Immediate scale-up"), as `replicas_to_set` allows: in one JSON patch that tests the
+        replicas the HPA controller last left (`tested_raise`), or, when there is nothing to
+        test or the test fails, a read and a compare-and-swap, read again when the Scale
+        changed in between, at most SCALE_ATTEMPTS times. None: nothing to say."""
         namespace, _ = split_key(key)
         assert namespace is not None
         autoscaler = wire.typed_optional(wire.ScheduledPodAutoscaler, self._autoscalers.get(key))
         if autoscaler is None:
             return None
-        result: ScaleResult
+        result: ScaleResult | _Unchanged | None = await self._tested_scale_up(
+            namespace, scale_up, logger
+        )
+        if result is None:
+            result = await self._read_scale_up(namespace, scale_up, logger)
+        if result is None or isinstance(result, _Unchanged):
+            return None
+        status, _, message = scale_up_outcome(scale_up, result)
+        if status == "True":
+            logger.info("%s", message)
+        else:
+            logger.warning("immediate scale-up: %s", message)
+        return ScaleUpDone(autoscaler, scale_up, result)
+
+    async def _tested_scale_up(
+        self, namespace: str, scale_up: ScaleUp, logger: ObjectLogger
+    ) -> ScaleResult | None:
+        """The one-request scale-up; None: it could not be tried, or its test failed."""
+        tested = tested_raise(scale_up)
+        if tested is None:
+            return None
+        expected, wanted = tested
+        try:
+            await self._act.replace_target_replicas(
+                namespace,
+                scale_up.api_version,
+                scale_up.kind,
+                scale_up.name,
+                expected=expected,
+                replicas=wanted,
+            )
+        except (ReplicasChanged, Conflict):
+            logger.debug("the target no longer has %d replicas; reading its scale", expected)
+            return None
+        except NotScalable as problem:
+            return Unscalable(problem.problem, problem.message)
+        except Refused as refused:
+            return ScaleRefused(refused.message)
+        return Raised(expected)
+
+    async def _read_scale_up(
+        self, namespace: str, scale_up: ScaleUp, logger: ObjectLogger
+    ) -> ScaleResult | _Unchanged | None:
+        """Read the Scale, then a compare-and-swap write; `_UNCHANGED`: the target needs no
+        raise; None: the Scale kept changing."""
         for _attempt in range(SCALE_ATTEMPTS):
             try:
                 resource, scale = await self._act.target_scale(
@@ -434,26 +493,25 @@ class Reconciler:
                 replicas = int((scale.get("spec") or {}).get("replicas") or 0)
                 wanted = replicas_to_set(scale_up, replicas)
                 if wanted is None:
-                    return None
+                    return _UNCHANGED
                 await self._act.set_target_replicas(
                     resource, namespace, scale_up.name, scale, wanted
                 )
             except Conflict:
                 continue  # the Scale changed since it was read: read it again
             except NotScalable as problem:
-                result = Unscalable(problem.problem, problem.message)
-                break
+                return Unscalable(problem.problem, problem.message)
             except Refused as refused:
-                result = ScaleRefused(refused.message)
-                break
-            result = Raised(replicas)
-            break
-        else:
-            logger.info("the target's scale kept changing; the HPA controller raises it")
-            return None
-        status, _, message = scale_up_outcome(scale_up, result)
-        if status == "True":
-            logger.info("%s", message)
-        else:
-            logger.warning("immediate scale-up: %s", message)
-        return ScaleUpDone(autoscaler, scale_up, result)
+                return ScaleRefused(refused.message)
+            return Raised(replicas)
+        logger.info("the target's scale kept changing; the HPA controller raises it")
+        return None
+
+
+class _Unchanged(enum.Enum):
+    """The read found the target with enough replicas (or at 0): nothing done, nothing said."""
+
+    UNCHANGED = enum.auto()
+
+
+_UNCHANGED = _Unchanged.UNCHANGED

@@ -90,6 +90,67 @@ def test_a_target_at_zero_or_with_enough_replicas_is_not_written() -> None:
         assert memory.scale_up is None
 
 
+def test_a_raise_is_one_json_patch_testing_the_replicas_the_hpa_controller_left() -> None:
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)], target_replicas=2, hpa_desired=2)
+    memory = at_the_window_start(server)
+    # One request: the read that came before every write is gone.
+    assert server.scale_requests == ["json"]
+    assert server.scaled_to == [5]
+    assert memory.scale_up == ("True", "ScaledUp", RAISED)
+
+
+def test_a_target_scaled_since_the_hpa_controller_said_is_read_then_patched() -> None:
+    # The HPA's status says 3, the target has 2: the test fails (422), nothing is applied,
+    # and the controller reads the Scale and raises from what it finds.
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)], target_replicas=2, hpa_desired=3)
+    memory = at_the_window_start(server)
+    assert server.scale_requests == ["json", "get", "merge"]
+    assert server.scaled_to == [5]
+    assert memory.scale_up == ("True", "ScaledUp", RAISED)
+
+
+def test_a_target_with_more_replicas_than_the_hpa_said_is_never_scaled_down() -> None:
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)], target_replicas=7, hpa_desired=2)
+    memory = at_the_window_start(server)
+    assert server.scale_requests == ["json", "get"]
+    assert server.scaled_to == []
+    assert server.target_replicas == 7
+    assert memory.scale_up is None
+
+
+def test_without_a_value_to_test_the_scale_is_read_first() -> None:
+    # No HPA status (the HPA controller has not synced), one that already says enough
+    # replicas (only a read can tell it is still true), and a target at 0 (its Scale has no
+    # spec.replicas to test): read, then patch as before.
+    for desired, target, requests, scaled in (
+        (None, 2, ["get", "merge"], [5]),
+        (6, 2, ["get", "merge"], [5]),
+        (6, 6, ["get"], []),
+    ):
+        server = Server(
+            autoscaler(),
+            [schedule("peak", owner=OURS)],
+            target_replicas=target,
+            hpa_desired=desired,
+        )
+        at_the_window_start(server)
+        assert (server.scale_requests, server.scaled_to) == (requests, scaled), desired
+
+
+def test_a_refused_json_patch_is_a_warning_without_a_read() -> None:
+    server = Server(
+        autoscaler(),
+        [schedule("peak", owner=OURS)],
+        target_replicas=2,
+        hpa_desired=2,
+        scale_refuse=403,
+    )
+    memory = at_the_window_start(server)
+    assert server.scale_requests == ["json"]
+    assert memory.scale_up is not None
+    assert memory.scale_up[1] == "ScaleRefused"
+
+
 def test_a_target_without_scale_is_a_warning_and_a_false_condition() -> None:
     server = Server(
         autoscaler(),

@@ -76,6 +76,7 @@ from spa.controller.decide.scaleup import (
     ScaleUpOutcome,
     Unscalable,
     replicas_to_set,
+    tested_raise,
 )
 from spa.controller.decide.snapshot import (
     MAX_SCHEDULES_PER_AUTOSCALER,
@@ -141,4 +142,5 @@ __all__ = [
     "dying",
     "replicas_to_set",
     "status_fields",
+    "tested_raise",
 ]

@@ -3,9 +3,10 @@
 Why here: these are rules (at boundaries only, only up, never from 0 replicas, how many reads
 of a Scale that keeps changing, which outcome is a Warning, the words of its Event and of the
 SPA's ImmediateScaleUp condition), and rules belong to the pure decision. The reconciler only
-performs the reads and the compare-and-swap write these functions allow, and hands back what
-happened as a :data:`ScaleResult`, which :func:`spa.controller.decide.memory.absorb` keeps for
-the final plan.
+performs the requests these functions allow (one JSON patch that tests the replicas the HPA
+controller last left, or a read and a compare-and-swap write), and hands back what happened as
+a :data:`ScaleResult`, which :func:`spa.controller.decide.memory.absorb` keeps for the final
+plan.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "plan_scale_up",
     "replicas_to_set",
     "scale_up_outcome",
+    "tested_raise",
 ]
 
 # The SPA condition that reports the last immediate scale-up (docs/api.md).
@@ -57,6 +59,10 @@ class ScaleUp:
     # HPA's doing, and the HPA leaves a target at 0 alone once minReplicas is above 0, so the
     # scale-up raises it from 0 too (docs/schedules.md, "Scale to zero").
     from_zero: bool = False
+    # The target's replicas as the HPA controller last left them (its HPA's
+    # status.desiredReplicas, in the informer cache): the value one JSON patch tests before it
+    # replaces them (:func:`tested_raise`). None: the HPA has no status yet; read the Scale.
+    expected: int | None = None
 
     @property
     def target(self) -> str:
@@ -126,8 +132,36 @@ def plan_scale_up(
         return None
     ref = model.spec.horizontal_pod_autoscaler_spec.scale_target_ref
     return ScaleUp(
-        ref.api_version or "v1", ref.kind, ref.name, state.min_replicas, from_zero=before == 0
+        ref.api_version or "v1",
+        ref.kind,
+        ref.name,
+        state.min_replicas,
+        from_zero=before == 0,
+        expected=_last_set(current),
     )
+
+
+def _last_set(hpa: Mapping[str, Any]) -> int | None:
+    """The replicas the HPA controller last left on its target: `status.desiredReplicas`. Not
+    `currentReplicas`: a sync that rescales the target writes the count it found there
+    (currentReplicas) and the count it set (desiredReplicas) in the same status, so right
+    after an HPA-made scale-up currentReplicas is one sync behind; otherwise the two agree."""
+    desired = (hpa.get("status") or {}).get("desiredReplicas")
+    return desired if type(desired) is int else None
+
+
+def tested_raise(scale_up: ScaleUp) -> tuple[int, int] | None:
+    """(the replicas to test, the replicas to set) when one JSON patch of the Scale can do the
+    scale-up: the replicas expected on the target call for a raise. The test makes it as safe
+    as the read-then-write: the server applies it only if the target has exactly the expected
+    replicas, and for those `replicas_to_set` decides as it would on a read. None: read the
+    Scale first (nothing expected, or a target expected at 0, whose Scale has no
+    `spec.replicas` to test: 0 is left out of the JSON, and a test of a missing path fails)."""
+    expected = scale_up.expected
+    if expected is None or expected == 0:
+        return None
+    wanted = replicas_to_set(scale_up, expected)
+    return None if wanted is None else (expected, wanted)
 
 
 def replicas_to_set(scale_up: ScaleUp, replicas: int) -> int | None:
