@@ -26,6 +26,7 @@ from spa.runtime.logging import (
     object_logger,
 )
 from spa.runtime.metrics import exposition, instrument_client
+from spa.runtime.predicates import UpdateFilter, changed_beyond_status
 from spa.runtime.runner import Controller, Reconcile, Result
 from spa.runtime.store import (
     IndexFunc,
@@ -72,8 +73,10 @@ __all__ = [
     "TextFormatter",
     "TimerHandle",
     "Transform",
+    "UpdateFilter",
     "WorkQueue",
     "WriteFence",
+    "changed_beyond_status",
     "compare_resource_versions",
     "configure_logging",
     "default_identity",
