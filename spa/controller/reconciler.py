@@ -230,7 +230,7 @@ class Reconciler:
             if isinstance(plan.action, CreateHpa | PatchHpa) and attempts.hpa_written:
                 scale_up = plan.action.scale_up
                 if scale_up is not None:
-                    done = await self._scale_up(key, scale_up, logger)
+                    done = await self._scale_up(key, scale_up, instant, logger)
                     if done is not None:
                         self._absorb(key, done)
         logger.error("no final decision after %d steps; retrying with backoff", _MAX_STEPS)
@@ -427,7 +427,7 @@ class Reconciler:
     # -- immediate scale-up ---------------------------------------------------------------------
 
     async def _scale_up(
-        self, key: str, scale_up: ScaleUp, logger: ObjectLogger
+        self, key: str, scale_up: ScaleUp, instant: int, logger: ObjectLogger
     ) -> ScaleUpDone | None:
         """Raise the target through /scale right after the HPA write that raised minReplicas,
         instead of waiting up to a sync period of the HPA controller (docs/schedules.md,
@@ -452,7 +452,7 @@ class Reconciler:
             logger.info("%s", message)
         else:
             logger.warning("immediate scale-up: %s", message)
-        return ScaleUpDone(autoscaler, scale_up, result)
+        return ScaleUpDone(autoscaler, scale_up, result, instant)
 
     async def _tested_scale_up(
         self, namespace: str, scale_up: ScaleUp, logger: ObjectLogger

@@ -151,6 +151,65 @@ def test_a_refused_json_patch_is_a_warning_without_a_read() -> None:
     assert memory.scale_up[1] == "ScaleRefused"
 
 
+def boundaries(server: Server, *instants: int) -> Memory:
+    """Reconcile at each instant until the key asks for a later one (a boundary's two passes)."""
+    memory = Memory()
+    for instant in instants:
+        for _pass in range(3):
+            _, memory, _ = server.reconcile(instant, memory)
+            if server.result != Result(back_of_queue=True):
+                break
+    return memory
+
+
+def short_windows() -> list[dict[str, Any]]:
+    """Three raises of minReplicas: at 10:00, 40 minutes later, and 90 minutes later."""
+    return [
+        schedule("a", owner=OURS, start="10:00", end="10:20"),
+        schedule("b", owner=OURS, start="10:40", end="11:00"),
+        schedule("c", owner=OURS, start="11:30", end="11:50"),
+    ]
+
+
+def test_a_missing_target_is_not_asked_for_again_at_the_next_boundary() -> None:
+    server = Server(autoscaler(), short_windows(), target_missing=True)
+    memory = boundaries(server, at(9), at(10), at(10, 20), at(10, 40))
+    assert server.hpa is not None
+    assert server.hpa["spec"]["minReplicas"] == 5  # the HPA follows the windows all the same
+    # One request at 10:00 (its 404 remembered), none at 10:40.
+    assert server.scale_requests == ["get"]
+    message = "Deployment shop/web not found" + INSTEAD
+    assert server.recorded.events.count(("Warning", "TargetNotFound", message)) == 1
+    assert conditions(server)["ImmediateScaleUp"]["reason"] == "TargetNotFound"
+    assert memory.missing_target is not None
+    # Where no HPA controller says the target appeared, it is asked for again after an hour.
+    boundaries(server, at(11), at(11, 30))
+    assert server.scale_requests == ["get", "get"]
+
+
+def test_a_missing_target_is_asked_for_again_once_the_hpa_controller_can_scale_it() -> None:
+    server = Server(autoscaler(), short_windows(), target_missing=True, target_replicas=2)
+    memory = boundaries(server, at(9), at(10), at(10, 20))
+    assert server.scale_requests == ["get"]
+    # The Deployment is created; the HPA controller's next sync reads its Scale and says so.
+    server.target_missing = False
+    assert server.hpa is not None
+    server.hpa["status"] = {
+        "conditions": [
+            {
+                "type": "AbleToScale",
+                "status": "True",
+                "reason": "SucceededGetScale",
+                "lastTransitionTime": "2026-11-16T10:30:00Z",
+            }
+        ]
+    }
+    memory = boundaries(server, at(10, 40))
+    assert server.scale_requests == ["get", "get", "merge"]
+    assert server.scaled_to == [5]
+    assert memory.missing_target is None
+
+
 def test_a_target_without_scale_is_a_warning_and_a_false_condition() -> None:
     server = Server(
         autoscaler(),

@@ -21,8 +21,10 @@ from spa.controller.decide.reasons import Reason
 from spa.schedule import State
 
 __all__ = [
+    "MISSING_TARGET_RECHECK_SECONDS",
     "SCALE_ATTEMPTS",
     "SCALE_UP_CONDITION",
+    "MissingTarget",
     "Raised",
     "ScaleProblem",
     "ScaleRefused",
@@ -33,6 +35,7 @@ __all__ = [
     "plan_scale_up",
     "replicas_to_set",
     "scale_up_outcome",
+    "still_missing",
     "tested_raise",
 ]
 
@@ -40,6 +43,8 @@ __all__ = [
 SCALE_UP_CONDITION = "ImmediateScaleUp"
 # Reads of the target's Scale when it keeps changing between our read and our write.
 SCALE_ATTEMPTS = 3
+# How long a target found missing is not asked for again, unless its HPA says it appeared.
+MISSING_TARGET_RECHECK_SECONDS = 3600
 
 # (condition status, reason, message) of an immediate scale-up.
 ScaleUpOutcome = tuple[Literal["True", "False"], Reason, str]
@@ -63,10 +68,28 @@ class ScaleUp:
     # status.desiredReplicas, in the informer cache): the value one JSON patch tests before it
     # replaces them (:func:`tested_raise`). None: the HPA has no status yet; read the Scale.
     expected: int | None = None
+    # The HPA's AbleToScale condition as it was planned ((status, lastTransitionTime); None:
+    # none): remembered with a target found missing, to tell when it appears.
+    able_to_scale: tuple[str | None, str | None] | None = None
 
     @property
     def target(self) -> str:
         return f"{self.kind} {self.name}"
+
+    @property
+    def ref(self) -> tuple[str, str, str]:
+        return (self.api_version, self.kind, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class MissingTarget:
+    """A scale target found missing (404, or a kind the server does not serve) at `since`,
+    not asked for again at every boundary (:func:`still_missing`)."""
+
+    ref: tuple[str, str, str]  # (apiVersion, kind, name)
+    since: int
+    # Its HPA's AbleToScale condition then, (status, lastTransitionTime).
+    able_to_scale: tuple[str | None, str | None] | None
 
 
 class ScaleProblem(enum.Enum):
@@ -115,13 +138,17 @@ def plan_scale_up(
     state: State,
     current: Mapping[str, Any] | None,
     applied_min: int | None,
+    *,
+    missing: MissingTarget | None,
+    instant: int,
 ) -> ScaleUp | None:
     """The immediate scale-up that goes with a write of the desired HPA: when it raises the
     effective minReplicas last in force (`applied_min`; unknown: the HPA's) and the SPA has not
     turned it off. Not when it creates the HPA (nothing was raised; the HPA controller sets the
     target within its first sync), not when it only puts back a minReplicas somebody lowered
-    on the HPA (between boundaries), and not at a window's end (minReplicas falls: scaling
-    down stays with the HPA controller)."""
+    on the HPA (between boundaries), not at a window's end (minReplicas falls: scaling down
+    stays with the HPA controller), and not for a target found `missing` that has not
+    appeared since (:func:`still_missing`)."""
     if model.spec.scale_up_immediately is False or current is None:
         return None
     before = applied_min
@@ -131,14 +158,47 @@ def plan_scale_up(
     if state.min_replicas <= before:
         return None
     ref = model.spec.horizontal_pod_autoscaler_spec.scale_target_ref
+    able = able_to_scale(current)
+    target = (ref.api_version or "v1", ref.kind, ref.name)
+    if still_missing(missing, target, able, instant):
+        return None
     return ScaleUp(
-        ref.api_version or "v1",
-        ref.kind,
-        ref.name,
+        *target,
         state.min_replicas,
         from_zero=before == 0,
         expected=_last_set(current),
+        able_to_scale=able,
     )
+
+
+def still_missing(
+    missing: MissingTarget | None,
+    target: tuple[str, str, str],
+    able: tuple[str | None, str | None] | None,
+    instant: int,
+) -> bool:
+    """Whether the scale target was found missing and is not to be asked for again yet: a
+    404 at every boundary would be a request for nothing. Asked again once the HPA controller
+    says it got the target's Scale since (its AbleToScale condition turned True after we
+    found the target missing: the HPA controller reads the Scale at every sync of the HPA, so
+    this costs nothing), or, where no HPA controller says so (none runs, or its condition did
+    not change), after MISSING_TARGET_RECHECK_SECONDS; and at once for another target."""
+    if missing is None or missing.ref != target:
+        return False
+    if instant >= missing.since + MISSING_TARGET_RECHECK_SECONDS:
+        return False
+    appeared = able is not None and able[0] == "True" and able != missing.able_to_scale
+    return not appeared
+
+
+def able_to_scale(hpa: Mapping[str, Any]) -> tuple[str | None, str | None] | None:
+    """The HPA's AbleToScale condition, (status, lastTransitionTime): the HPA controller sets
+    it False (FailedGetScale) while it cannot read the target's Scale, True once it can; the
+    transition time tells a new True from one that was already there."""
+    for condition in (hpa.get("status") or {}).get("conditions") or ():
+        if isinstance(condition, Mapping) and condition.get("type") == "AbleToScale":
+            return (condition.get("status"), condition.get("lastTransitionTime"))
+    return None
 
 
 def _last_set(hpa: Mapping[str, Any]) -> int | None:
