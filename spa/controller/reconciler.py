@@ -397,14 +397,15 @@ class Reconciler:
         if changed and boundary is not None and boundary <= math.floor(now):
             self._metrics.boundary_lag(now - boundary)
         spec = answer.get("spec") or {}
+        # One line per write at DEBUG; INFO has the actuator's one line per burst of writes.
         if isinstance(write, CreateHpa):
-            logger.info(
+            logger.debug(
                 "created HPA with minReplicas %d, maxReplicas %d",
                 write.desired["spec"]["minReplicas"],
                 write.desired["spec"]["maxReplicas"],
             )
         else:
-            logger.info(
+            logger.debug(
                 "%s HPA with minReplicas %s, maxReplicas %s%s",
                 "adopted the" if isinstance(write, PatchHpa) and write.adopts else "applied",
                 spec.get("minReplicas"),
@@ -449,7 +450,7 @@ class Reconciler:
             return None
         status, _, message = scale_up_outcome(scale_up, result)
         if status == "True":
-            logger.info("%s", message)
+            logger.debug("%s", message)
         else:
             logger.warning("immediate scale-up: %s", message)
         return ScaleUpDone(autoscaler, scale_up, result, instant)

@@ -37,6 +37,7 @@ from spa.runtime.store import (
     object_key,
     split_key,
 )
+from spa.runtime.summary import WriteSummary
 from spa.runtime.supervisor import Supervisor
 from spa.runtime.tls import server_context
 from spa.runtime.workqueue import QueueShutDown, WorkQueue
@@ -76,6 +77,7 @@ __all__ = [
     "UpdateFilter",
     "WorkQueue",
     "WriteFence",
+    "WriteSummary",
     "changed_beyond_status",
     "compare_resource_versions",
     "configure_logging",

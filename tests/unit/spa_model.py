@@ -26,7 +26,7 @@ from spa.controller.reconciler import Reconciler
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.controller.watches import add_indexes
 from spa.kube import HPA_V2, Conflict, ListResult, NotFound, PatchType, Resource, error_from_status
-from spa.runtime import FakeClock, Result, Store
+from spa.runtime import FakeClock, Result, Store, WriteSummary
 from tests import builders
 
 KEY = "shop/web"
@@ -167,6 +167,8 @@ class Server:
     scaled_to: list[int] = field(default_factory=list)
     scale_requests: list[str] = field(default_factory=list)
     recorded: Recorded = field(default_factory=Recorded)
+    # Where the actuator counts its writes for the log (None: nowhere).
+    summary: WriteSummary | None = None
     # The last reconcile forgot the key (its SPA is gone or going), its result and plans.
     forgotten: bool = False
     result: Result | None = None
@@ -225,6 +227,7 @@ class Server:
             hpas=hpas,
             hpa_resource=HPA_V2,
             recorder=self.recorded,
+            summary=self.summary,
         )
         return Reconciler(
             actuator=actuator,

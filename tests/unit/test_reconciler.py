@@ -6,10 +6,13 @@ on decisions. The rules themselves are tests/unit/test_decide.py's."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
+import pytest
+
 from spa.controller.decide import Memory, Plan, SetOwners, Snapshot
-from spa.runtime import Result
+from spa.runtime import FakeClock, Result, WriteSummary
 from tests.unit.spa_model import KEY, OURS, Server, at, autoscaler, hpa_writes, schedule
 
 RAISED = (
@@ -309,3 +312,29 @@ def test_a_release_from_a_live_owner_forgets_the_key_too() -> None:
     asyncio.run(server.reconciler(at(9), memories).reconcile(KEY))
     assert server.writes[0] == "owner"
     assert memories == {}
+
+
+def test_writes_are_one_info_line_per_burst_and_one_debug_line_each(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    clock = FakeClock(at(10))
+    server = Server(
+        autoscaler(),
+        [schedule("peak", owner=OURS)],
+        target_replicas=2,
+        hpa_desired=2,
+        summary=WriteSummary(clock=clock, logger=logging.getLogger("spa.controller.writes")),
+    )
+    at_the_window_start(server)
+    server.reconcile(at(10), server.plans[-1].memory)
+    clock.advance(1)
+    info = [r for r in caplog.records if r.levelno == logging.INFO]
+    assert [r.getMessage() for r in info] == [
+        # 09:00 and 10:00 on a clock that does not move meanwhile: one burst.
+        "wrote 2 HPAs, 2 Schedule statuses, 2 ScheduledPodAutoscaler statuses, "
+        "1 scale targets in 0.0s"
+    ]
+    debug = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
+    assert "applied HPA with minReplicas 5, maxReplicas 20" in debug
+    assert RAISED in debug
