@@ -67,9 +67,9 @@ from spa.controller.decide import (
     compile_window,
     decide,
     dying,
+    one_request_raise,
     replicas_to_set,
     status_fields,
-    tested_raise,
 )
 from spa.controller.decide.scaleup import scale_up_outcome
 from spa.controller.desired import controller_owner_uid
@@ -433,7 +433,7 @@ class Reconciler:
         """Raise the target through /scale right after the HPA write that raised minReplicas,
         instead of waiting up to a sync period of the HPA controller (docs/schedules.md,
         "Immediate scale-up"), as `replicas_to_set` allows: in one JSON patch that tests the
-        replicas the HPA controller last left (`tested_raise`), or, when there is nothing to
+        replicas the HPA controller last left (`one_request_raise`), or, when there is nothing to
         test or the test fails, a read and a compare-and-swap, read again when the Scale
         changed in between, at most SCALE_ATTEMPTS times. None: nothing to say."""
         namespace, _ = split_key(key)
@@ -459,7 +459,7 @@ class Reconciler:
         self, namespace: str, scale_up: ScaleUp, logger: ObjectLogger
     ) -> ScaleResult | None:
         """The one-request scale-up; None: it could not be tried, or its test failed."""
-        tested = tested_raise(scale_up)
+        tested = one_request_raise(scale_up)
         if tested is None:
             return None
         expected, wanted = tested

@@ -75,8 +75,8 @@ from spa.controller.decide.scaleup import (
     ScaleUp,
     ScaleUpOutcome,
     Unscalable,
+    one_request_raise,
     replicas_to_set,
-    tested_raise,
 )
 from spa.controller.decide.snapshot import (
     MAX_SCHEDULES_PER_AUTOSCALER,
@@ -140,7 +140,7 @@ __all__ = [
     "compile_window",
     "decide",
     "dying",
+    "one_request_raise",
     "replicas_to_set",
     "status_fields",
-    "tested_raise",
 ]

@@ -32,11 +32,11 @@ __all__ = [
     "ScaleUp",
     "ScaleUpOutcome",
     "Unscalable",
+    "one_request_raise",
     "plan_scale_up",
     "replicas_to_set",
     "scale_up_outcome",
     "still_missing",
-    "tested_raise",
 ]
 
 # The SPA condition that reports the last immediate scale-up (docs/api.md).
@@ -66,7 +66,7 @@ class ScaleUp:
     from_zero: bool = False
     # The target's replicas as the HPA controller last left them (its HPA's
     # status.desiredReplicas, in the informer cache): the value one JSON patch tests before it
-    # replaces them (:func:`tested_raise`). None: the HPA has no status yet; read the Scale.
+    # replaces them (:func:`one_request_raise`). None: the HPA has no status yet; read the Scale.
     expected: int | None = None
     # The HPA's AbleToScale condition as it was planned ((status, lastTransitionTime); None:
     # none): remembered with a target found missing, to tell when it appears.
@@ -202,15 +202,23 @@ def able_to_scale(hpa: Mapping[str, Any]) -> tuple[str | None, str | None] | Non
 
 
 def _last_set(hpa: Mapping[str, Any]) -> int | None:
-    """The replicas the HPA controller last left on its target: `status.desiredReplicas`. Not
-    `currentReplicas`: a sync that rescales the target writes the count it found there
-    (currentReplicas) and the count it set (desiredReplicas) in the same status, so right
-    after an HPA-made scale-up currentReplicas is one sync behind; otherwise the two agree."""
-    desired = (hpa.get("status") or {}).get("desiredReplicas")
-    return desired if type(desired) is int else None
+    """The replicas the HPA controller last left on its target: `status.desiredReplicas`,
+    else `status.currentReplicas`. desiredReplicas first: a sync that rescales the target
+    writes the count it found there (currentReplicas) and the count it set (desiredReplicas)
+    in the same status, so right after an HPA-made scale-up currentReplicas is one sync
+    behind. currentReplicas when desiredReplicas is 0: a sync whose metrics cannot be read
+    sets only currentReplicas (from the Scale), and desiredReplicas stays as it was, 0 for an
+    HPA that never rescaled. Either may be stale; the JSON patch's test is what makes a wrong
+    guess safe (it fails, and the Scale is read)."""
+    status = hpa.get("status") or {}
+    for field in ("desiredReplicas", "currentReplicas"):
+        value = status.get(field)
+        if type(value) is int and value > 0:
+            return value
+    return None
 
 
-def tested_raise(scale_up: ScaleUp) -> tuple[int, int] | None:
+def one_request_raise(scale_up: ScaleUp) -> tuple[int, int] | None:
     """(the replicas to test, the replicas to set) when one JSON patch of the Scale can do the
     scale-up: the replicas expected on the target call for a raise. The test makes it as safe
     as the read-then-write: the server applies it only if the target has exactly the expected
