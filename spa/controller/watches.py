@@ -9,8 +9,8 @@ here, in one place, and tested without an API server.
 - An HPA's events wake the key of the same name (one HPA per SPA, same name), except the
   updates that change nothing but its status (kube-controller-manager's writes at each HPA
   sync): the reconcile reads the HPA's spec and metadata, and its status only when it runs
-  for another reason (immediate scale-up's expected replicas, docs/schedules.md), which the
-  cache keeps current all the same.
+  for another reason (immediate scale-up's expected replicas and whether a missing target
+  appeared, docs/schedules.md), which the cache keeps current all the same.
 - A Schedule's events wake the SPA it names (`spec.scaleTargetRef.name`), and the SPA that
   controls it now: a retargeted Schedule must leave its old SPA too. An update wakes both the
   old and the new object's SPAs.
