@@ -121,8 +121,12 @@ class HorizontalPodAutoscalerSpec(TypedDict, total=False):
 
 
 class HorizontalPodAutoscalerStatus(TypedDict, total=False):
+    """Written by the HPA controller (kube-controller-manager); immediate scale-up reads the
+    replicas it last set and whether it could read the target's Scale (`AbleToScale`)."""
+
     currentReplicas: int
     desiredReplicas: int
+    conditions: list[Condition]
 
 
 class HorizontalPodAutoscaler(TypedDict, total=False):

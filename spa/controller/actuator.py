@@ -18,8 +18,9 @@ failure is an exception, never a None or a string returned.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, ParamSpec, Protocol, TypeVar
 
 from spa.api import wire
@@ -31,6 +32,7 @@ from spa.runtime import (
     NotLeader,
     Store,
     WriteFence,
+    WriteSummary,
     may_write,
     object_logger,
     unfenced,
@@ -45,6 +47,7 @@ __all__ = [
     "OwnerNotChanged",
     "Recorder",
     "Refused",
+    "ReplicasChanged",
     "brief",
 ]
 
@@ -55,6 +58,11 @@ _CONFLICT_RETRIES = 3
 _MESSAGE_LIMIT = 400
 # Refusals the user must fix (an invalid object, a forbidden one); retrying now cannot help.
 _REFUSALS = frozenset({400, 403, 422})
+
+# What the log's summary of writes counts them as (spa.runtime.WriteSummary).
+_HPAS = "HPAs"
+_TARGETS = "scale targets"
+_OWNERS = "Schedule ownerReferences"
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -86,6 +94,12 @@ class NotScalable(Exception):
         super().__init__(message)
         self.problem = problem
         self.message = message
+
+
+class ReplicasChanged(Exception):
+    """A JSON patch of a Scale found other replicas than it tested (the API server answers 422
+    for a failed `test` operation): somebody scaled the target since the HPA controller last
+    said; read the Scale and decide on it."""
 
 
 def brief(message: str) -> str:
@@ -156,8 +170,12 @@ class Actuator:
         hpa_resource: Resource,
         recorder: Recorder,
         fence: WriteFence = unfenced,
+        summary: WriteSummary | None = None,
     ) -> None:
         self._kube = kube
+        # Where each write is counted for the log's one line per burst of writes (the
+        # per-write lines are DEBUG: docs/operations.md, "Logs").
+        self._summary = summary
         self._autoscalers = autoscalers
         self._schedules = schedules
         self._hpas = hpas
@@ -181,13 +199,14 @@ class Actuator:
     ) -> wire.HorizontalPodAutoscaler:
         """Create the HPA; :class:`~spa.kube.Conflict` if the name is taken."""
         metadata = desired["metadata"]
-        created = await self._refusable(
-            self._kube.create,
-            self.hpa_resource,
-            metadata["namespace"],
-            desired,
-            field_manager=FIELD_MANAGER,
-        )
+        with self._counted(_HPAS, Conflict):
+            created = await self._refusable(
+                self._kube.create,
+                self.hpa_resource,
+                metadata["namespace"],
+                desired,
+                field_manager=FIELD_MANAGER,
+            )
         self._hpas.put_written(created, based_on=None)
         return wire.typed(wire.HorizontalPodAutoscaler, created)
 
@@ -200,16 +219,17 @@ class Actuator:
     ) -> wire.HorizontalPodAutoscaler:
         """JSON-merge-patch the HPA; with `dry_run` the server's answer of what it would store."""
         metadata = current["metadata"]
-        answer = await self._refusable(
-            self._kube.patch,
-            self.hpa_resource,
-            metadata["namespace"],
-            metadata["name"],
-            patch,
-            patch_type="merge",
-            field_manager=FIELD_MANAGER,
-            dry_run=dry_run,
-        )
+        with self._counted(None if dry_run else _HPAS, Conflict):
+            answer = await self._refusable(
+                self._kube.patch,
+                self.hpa_resource,
+                metadata["namespace"],
+                metadata["name"],
+                patch,
+                patch_type="merge",
+                field_manager=FIELD_MANAGER,
+                dry_run=dry_run,
+            )
         if not dry_run:
             self._hpas.put_written(answer, based_on=current)
         return wire.typed(wire.HorizontalPodAutoscaler, answer)
@@ -241,9 +261,7 @@ class Actuator:
         try:
             scale = await self._kube.get(resource, namespace, name, subresource="scale")
         except NotFound:
-            raise NotScalable(
-                ScaleProblem.TARGET_NOT_FOUND, f"{kind} {namespace}/{name} not found"
-            ) from None
+            raise _target_not_found(kind, namespace, name) from None
         except ApiError as error:
             if error.status != 403:
                 raise
@@ -253,6 +271,50 @@ class Actuator:
                 "(grant get and patch on it, docs/install.md)",
             ) from error
         return resource, scale
+
+    async def replace_target_replicas(
+        self,
+        namespace: str,
+        api_version: str,
+        kind: str,
+        name: str,
+        *,
+        expected: int,
+        replicas: int,
+    ) -> dict[str, Any]:
+        """Set the target's replicas through /scale in one request, only if it has exactly
+        `expected` now: a JSON patch that tests them, then replaces them (RFC 6902; the server
+        applies both or neither, so a scale by somebody else is never undone). The new Scale;
+        :class:`ReplicasChanged` if the test failed, :class:`NotScalable` if the kind has no
+        /scale or the object is missing, :class:`Refused` on 400 or 403."""
+        resource = await self._scalable_resource(api_version, kind)
+        patch = [
+            {"op": "test", "path": "/spec/replicas", "value": expected},
+            {"op": "replace", "path": "/spec/replicas", "value": replicas},
+        ]
+        with self._counted(_TARGETS, ReplicasChanged):
+            try:
+                return await self._fenced(
+                    self._kube.patch,
+                    resource,
+                    namespace,
+                    name,
+                    patch,
+                    patch_type="json",
+                    subresource="scale",
+                    field_manager=FIELD_MANAGER,
+                )
+            except NotFound:
+                raise _target_not_found(kind, namespace, name) from None
+            except ApiError as error:
+                if error.status == 422:
+                    # A failed test. Any other 422 (an invalid Scale) is found again, and
+                    # reported, by the read-then-write the caller falls back to: no server
+                    # message is parsed.
+                    raise ReplicasChanged(brief(error.message)) from error
+                if error.status in _REFUSALS:
+                    raise Refused(error.status, brief(error.message)) from error
+                raise
 
     async def set_target_replicas(
         self, resource: Resource, namespace: str, name: str, scale: dict[str, Any], replicas: int
@@ -265,16 +327,17 @@ class Actuator:
             "metadata": {"resourceVersion": (scale.get("metadata") or {}).get("resourceVersion")},
             "spec": {"replicas": replicas},
         }
-        return await self._refusable(
-            self._kube.patch,
-            resource,
-            namespace,
-            name,
-            patch,
-            patch_type="merge",
-            subresource="scale",
-            field_manager=FIELD_MANAGER,
-        )
+        with self._counted(_TARGETS, Conflict):
+            return await self._refusable(
+                self._kube.patch,
+                resource,
+                namespace,
+                name,
+                patch,
+                patch_type="merge",
+                subresource="scale",
+                field_manager=FIELD_MANAGER,
+            )
 
     async def _scalable_resource(self, api_version: str, kind: str) -> Resource:
         known = self._scalable.get((api_version, kind))
@@ -334,15 +397,16 @@ class Actuator:
                 }
             }
             try:
-                updated = await self._refusable(
-                    self._kube.patch,
-                    SCHEDULES,
-                    metadata["namespace"],
-                    metadata["name"],
-                    patch,
-                    patch_type="merge",
-                    field_manager=FIELD_MANAGER,
-                )
+                with self._counted(_OWNERS, Conflict):
+                    updated = await self._refusable(
+                        self._kube.patch,
+                        SCHEDULES,
+                        metadata["namespace"],
+                        metadata["name"],
+                        patch,
+                        patch_type="merge",
+                        field_manager=FIELD_MANAGER,
+                    )
             except Conflict:
                 try:
                     schedule = wire.typed(
@@ -365,7 +429,7 @@ class Actuator:
                     f"the API server refused to {action} it: {refused.message}"
                 ) from refused
             self._schedules.put_written(updated, based_on=schedule)
-            object_logger(log, metadata["namespace"], metadata["name"]).info(
+            object_logger(log, metadata["namespace"], metadata["name"]).debug(
                 "Schedule %sed", action.removesuffix("e")
             )
             return wire.typed(wire.Schedule, updated)
@@ -397,16 +461,17 @@ class Actuator:
             return
         metadata = obj["metadata"]
         try:
-            updated = await self._fenced(
-                self._kube.patch,
-                resource,
-                metadata["namespace"],
-                metadata["name"],
-                {"status": status},
-                patch_type="merge",
-                subresource="status",
-                field_manager=FIELD_MANAGER,
-            )
+            with self._counted(f"{resource.kind} statuses", NotFound):
+                updated = await self._fenced(
+                    self._kube.patch,
+                    resource,
+                    metadata["namespace"],
+                    metadata["name"],
+                    {"status": status},
+                    patch_type="merge",
+                    subresource="status",
+                    field_manager=FIELD_MANAGER,
+                )
         except NotFound:
             return  # deleted meanwhile: its deletion event brings the next reconcile
         store.put_written(updated, based_on=obj)
@@ -422,6 +487,25 @@ class Actuator:
     ) -> None:
         if may_write(self._fence):
             self._recorder.normal(obj, reason, message)
+
+    # -- the log's summary of writes -------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _counted(self, what: str | None, *uncounted: type[BaseException]) -> Iterator[None]:
+        """Count the write made inside (`what`; None: not a write) for the log's summary, as
+        written or as failed; `uncounted` exceptions are not failures (a retried conflict, a
+        fallback) and a refusal of this replica's fence sent nothing."""
+        ignored: tuple[type[BaseException], ...] = (NotLeader, *uncounted)
+        try:
+            yield
+        except ignored:
+            raise
+        except Exception:
+            if what is not None and self._summary is not None:
+                self._summary.note(what, failed=True)
+            raise
+        if what is not None and self._summary is not None:
+            self._summary.note(what)
 
     # -- the fence ------------------------------------------------------------------------------
 
@@ -439,6 +523,10 @@ class Actuator:
             if error.status in _REFUSALS:
                 raise Refused(error.status, brief(error.message)) from error
             raise
+
+
+def _target_not_found(kind: str, namespace: str, name: str) -> NotScalable:
+    return NotScalable(ScaleProblem.TARGET_NOT_FOUND, f"{kind} {namespace}/{name} not found")
 
 
 def _same(current: Any, desired: Any) -> bool:

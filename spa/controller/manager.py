@@ -37,6 +37,7 @@ from spa.runtime import (
     Supervisor,
     SystemClock,
     WorkQueue,
+    WriteSummary,
     drop_bookkeeping,
     exposition,
     instrument_client,
@@ -138,6 +139,10 @@ class Manager:
 
         queue = WorkQueue(name=QUEUE_NAME, clock=self.clock)
         recorder = EventRecorder(self.client, clock=system_clock, fence=self._write_fence)
+        # One INFO line per burst of writes (a boundary), the per-write lines at DEBUG.
+        summary = WriteSummary(
+            clock=system_clock, logger=logging.getLogger("spa.controller.writes")
+        )
         actuator = Actuator(
             kube=self.client,
             autoscalers=autoscalers.store,
@@ -146,6 +151,7 @@ class Manager:
             hpa_resource=hpa_resource,
             recorder=recorder,
             fence=self._write_fence,
+            summary=summary,
         )
         reconciler = Reconciler(
             actuator=actuator,
@@ -220,6 +226,7 @@ class Manager:
                 await work
             return 0
         finally:
+            summary.flush()
             stop_reporting()
             stopping.cancel()
             await self._supervisor.close()

@@ -17,13 +17,14 @@ for the next decision is :func:`~spa.controller.decide.absorb`'s and
 
 from __future__ import annotations
 
+import enum
 import logging
 import math
 from collections.abc import Callable, MutableMapping
 from typing import Any, Protocol
 
 from spa.api import wire
-from spa.controller.actuator import NotScalable, OwnerNotChanged, Refused
+from spa.controller.actuator import NotScalable, OwnerNotChanged, Refused, ReplicasChanged
 from spa.controller.decide import (
     MAX_SCHEDULES_PER_AUTOSCALER,
     SCALE_ATTEMPTS,
@@ -66,6 +67,7 @@ from spa.controller.decide import (
     compile_window,
     decide,
     dying,
+    one_request_raise,
     replicas_to_set,
     status_fields,
 )
@@ -119,6 +121,17 @@ class Act(Protocol):
 
     async def set_target_replicas(
         self, resource: Resource, namespace: str, name: str, scale: dict[str, Any], replicas: int
+    ) -> dict[str, Any]: ...
+
+    async def replace_target_replicas(
+        self,
+        namespace: str,
+        api_version: str,
+        kind: str,
+        name: str,
+        *,
+        expected: int,
+        replicas: int,
     ) -> dict[str, Any]: ...
 
     async def set_schedule_owner(
@@ -217,7 +230,7 @@ class Reconciler:
             if isinstance(plan.action, CreateHpa | PatchHpa) and attempts.hpa_written:
                 scale_up = plan.action.scale_up
                 if scale_up is not None:
-                    done = await self._scale_up(key, scale_up, logger)
+                    done = await self._scale_up(key, scale_up, instant, logger)
                     if done is not None:
                         self._absorb(key, done)
         logger.error("no final decision after %d steps; retrying with backoff", _MAX_STEPS)
@@ -384,14 +397,15 @@ class Reconciler:
         if changed and boundary is not None and boundary <= math.floor(now):
             self._metrics.boundary_lag(now - boundary)
         spec = answer.get("spec") or {}
+        # One line per write at DEBUG; INFO has the actuator's one line per burst of writes.
         if isinstance(write, CreateHpa):
-            logger.info(
+            logger.debug(
                 "created HPA with minReplicas %d, maxReplicas %d",
                 write.desired["spec"]["minReplicas"],
                 write.desired["spec"]["maxReplicas"],
             )
         else:
-            logger.info(
+            logger.debug(
                 "%s HPA with minReplicas %s, maxReplicas %s%s",
                 "adopted the" if isinstance(write, PatchHpa) and write.adopts else "applied",
                 spec.get("minReplicas"),
@@ -414,18 +428,64 @@ class Reconciler:
     # -- immediate scale-up ---------------------------------------------------------------------
 
     async def _scale_up(
-        self, key: str, scale_up: ScaleUp, logger: ObjectLogger
+        self, key: str, scale_up: ScaleUp, instant: int, logger: ObjectLogger
     ) -> ScaleUpDone | None:
         """Raise the target through /scale right after the HPA write that raised minReplicas,
         instead of waiting up to a sync period of the HPA controller (docs/schedules.md,
-        "Immediate scale-up"), as `replicas_to_set` allows: a compare-and-swap, read again
-        when the Scale changed in between, at most SCALE_ATTEMPTS times. None: nothing to say."""
+        "Immediate scale-up"), as `replicas_to_set` allows: in one JSON patch that tests the
+        replicas the HPA controller last left (`one_request_raise`), or, when there is nothing to
+        test or the test fails, a read and a compare-and-swap, read again when the Scale
+        changed in between, at most SCALE_ATTEMPTS times. None: nothing to say."""
         namespace, _ = split_key(key)
         assert namespace is not None
         autoscaler = wire.typed_optional(wire.ScheduledPodAutoscaler, self._autoscalers.get(key))
         if autoscaler is None:
             return None
-        result: ScaleResult
+        result: ScaleResult | _Unchanged | None = await self._tested_scale_up(
+            namespace, scale_up, logger
+        )
+        if result is None:
+            result = await self._read_scale_up(namespace, scale_up, logger)
+        if result is None or isinstance(result, _Unchanged):
+            return None
+        status, _, message = scale_up_outcome(scale_up, result)
+        if status == "True":
+            logger.debug("%s", message)
+        else:
+            logger.warning("immediate scale-up: %s", message)
+        return ScaleUpDone(autoscaler, scale_up, result, instant)
+
+    async def _tested_scale_up(
+        self, namespace: str, scale_up: ScaleUp, logger: ObjectLogger
+    ) -> ScaleResult | None:
+        """The one-request scale-up; None: it could not be tried, or its test failed."""
+        tested = one_request_raise(scale_up)
+        if tested is None:
+            return None
+        expected, wanted = tested
+        try:
+            await self._act.replace_target_replicas(
+                namespace,
+                scale_up.api_version,
+                scale_up.kind,
+                scale_up.name,
+                expected=expected,
+                replicas=wanted,
+            )
+        except (ReplicasChanged, Conflict):
+            logger.debug("the target no longer has %d replicas; reading its scale", expected)
+            return None
+        except NotScalable as problem:
+            return Unscalable(problem.problem, problem.message)
+        except Refused as refused:
+            return ScaleRefused(refused.message)
+        return Raised(expected)
+
+    async def _read_scale_up(
+        self, namespace: str, scale_up: ScaleUp, logger: ObjectLogger
+    ) -> ScaleResult | _Unchanged | None:
+        """Read the Scale, then a compare-and-swap write; `_UNCHANGED`: the target needs no
+        raise; None: the Scale kept changing."""
         for _attempt in range(SCALE_ATTEMPTS):
             try:
                 resource, scale = await self._act.target_scale(
@@ -434,26 +494,25 @@ class Reconciler:
                 replicas = int((scale.get("spec") or {}).get("replicas") or 0)
                 wanted = replicas_to_set(scale_up, replicas)
                 if wanted is None:
-                    return None
+                    return _UNCHANGED
                 await self._act.set_target_replicas(
                     resource, namespace, scale_up.name, scale, wanted
                 )
             except Conflict:
                 continue  # the Scale changed since it was read: read it again
             except NotScalable as problem:
-                result = Unscalable(problem.problem, problem.message)
-                break
+                return Unscalable(problem.problem, problem.message)
             except Refused as refused:
-                result = ScaleRefused(refused.message)
-                break
-            result = Raised(replicas)
-            break
-        else:
-            logger.info("the target's scale kept changing; the HPA controller raises it")
-            return None
-        status, _, message = scale_up_outcome(scale_up, result)
-        if status == "True":
-            logger.info("%s", message)
-        else:
-            logger.warning("immediate scale-up: %s", message)
-        return ScaleUpDone(autoscaler, scale_up, result)
+                return ScaleRefused(refused.message)
+            return Raised(replicas)
+        logger.info("the target's scale kept changing; the HPA controller raises it")
+        return None
+
+
+class _Unchanged(enum.Enum):
+    """The read found the target with enough replicas (or at 0): nothing done, nothing said."""
+
+    UNCHANGED = enum.auto()
+
+
+_UNCHANGED = _Unchanged.UNCHANGED

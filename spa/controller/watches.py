@@ -6,7 +6,11 @@ wires: the one question "which SPAs must look again when this object changes?" i
 here, in one place, and tested without an API server.
 
 - An SPA's own events wake its key (`namespace/name`).
-- An HPA's events wake the key of the same name (one HPA per SPA, same name).
+- An HPA's events wake the key of the same name (one HPA per SPA, same name), except the
+  updates that change nothing but its status (kube-controller-manager's writes at each HPA
+  sync): the reconcile reads the HPA's spec and metadata, and its status only when it runs
+  for another reason (immediate scale-up's expected replicas and whether a missing target
+  appeared, docs/schedules.md), which the cache keeps current all the same.
 - A Schedule's events wake the SPA it names (`spec.scaleTargetRef.name`), and the SPA that
   controls it now: a retargeted Schedule must leave its old SPA too. An update wakes both the
   old and the new object's SPAs.
@@ -19,7 +23,7 @@ from typing import Any
 
 from spa.api import wire
 from spa.controller.desired import controller_owner_uid
-from spa.runtime import Informer, Store, object_key
+from spa.runtime import Informer, Store, changed_beyond_status, object_key
 
 __all__ = [
     "OWNER_INDEX",
@@ -92,12 +96,17 @@ def watch(
         for key in sorted(keys):
             enqueue(key)
 
-    for informer in (autoscalers, hpas):
-        informer.add_handler(
-            on_add=lambda obj: enqueue(object_key(obj)),
-            on_update=lambda old, new: enqueue(object_key(new)),
-            on_delete=lambda obj: enqueue(object_key(obj)),
-        )
+    autoscalers.add_handler(
+        on_add=lambda obj: enqueue(object_key(obj)),
+        on_update=lambda old, new: enqueue(object_key(new)),
+        on_delete=lambda obj: enqueue(object_key(obj)),
+    )
+    hpas.add_handler(
+        on_add=lambda obj: enqueue(object_key(obj)),
+        on_update=lambda old, new: enqueue(object_key(new)),
+        on_delete=lambda obj: enqueue(object_key(obj)),
+        update_filter=changed_beyond_status,
+    )
 
     def deleted(obj: dict[str, Any]) -> None:
         schedule_deleted(obj)

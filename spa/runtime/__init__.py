@@ -26,6 +26,7 @@ from spa.runtime.logging import (
     object_logger,
 )
 from spa.runtime.metrics import exposition, instrument_client
+from spa.runtime.predicates import UpdateFilter, changed_beyond_status
 from spa.runtime.runner import Controller, Reconcile, Result
 from spa.runtime.store import (
     IndexFunc,
@@ -36,6 +37,7 @@ from spa.runtime.store import (
     object_key,
     split_key,
 )
+from spa.runtime.summary import WriteSummary
 from spa.runtime.supervisor import Supervisor
 from spa.runtime.tls import server_context
 from spa.runtime.workqueue import QueueShutDown, WorkQueue
@@ -72,8 +74,11 @@ __all__ = [
     "TextFormatter",
     "TimerHandle",
     "Transform",
+    "UpdateFilter",
     "WorkQueue",
     "WriteFence",
+    "WriteSummary",
+    "changed_beyond_status",
     "compare_resource_versions",
     "configure_logging",
     "default_identity",

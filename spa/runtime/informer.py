@@ -40,6 +40,7 @@ from spa.kube import (
 from spa.runtime import metrics
 from spa.runtime.backoff import Backoff
 from spa.runtime.clock import Clock, SystemClock
+from spa.runtime.predicates import UpdateFilter
 from spa.runtime.store import Store, Transform, object_key, object_resource_version, split_key
 
 __all__ = ["EventHandler", "Informer", "OnAdd", "OnDelete", "OnUpdate"]
@@ -59,6 +60,8 @@ class EventHandler:
     on_add: OnAdd | None = None
     on_update: OnUpdate | None = None
     on_delete: OnDelete | None = None
+    # Whether `on_update` is given an update (None: every one); e.g. changed_beyond_status.
+    update_filter: UpdateFilter | None = None
 
 
 class Informer:
@@ -121,10 +124,13 @@ class Informer:
         on_add: OnAdd | None = None,
         on_update: OnUpdate | None = None,
         on_delete: OnDelete | None = None,
+        update_filter: UpdateFilter | None = None,
     ) -> None:
         """Register callbacks. Objects already in the store are replayed to ``on_add`` at
-        once, so a handler added after the sync misses nothing."""
-        handler = EventHandler(on_add, on_update, on_delete)
+        once, so a handler added after the sync misses nothing. ``update_filter(old, new)``
+        says which updates ``on_update`` is given (controller-runtime's predicates): the
+        store takes every update all the same, only the call is left out."""
+        handler = EventHandler(on_add, on_update, on_delete, update_filter)
         self._handlers.append(handler)
         if on_add is not None:
             for obj in self.store.list():
@@ -317,8 +323,17 @@ class Informer:
             elif old is None:
                 if handler.on_add is not None:
                     self._call(handler.on_add, new)
-            elif handler.on_update is not None:
+            elif handler.on_update is not None and self._accepts(handler, old, new):
                 self._call(handler.on_update, old, new)
+
+    def _accepts(self, handler: EventHandler, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        if handler.update_filter is None:
+            return True
+        try:
+            return handler.update_filter(old, new)
+        except Exception:  # a broken filter must not lose a change: deliver it
+            log.exception("update filter failed for %s %s", self._label, object_key(new))
+            return True
 
     def _call(self, callback: Callable[..., None], *objects: dict[str, Any]) -> None:
         try:

@@ -56,7 +56,9 @@ def spa_run(
     log: Path,
     env: Mapping[str, str] | None = None,
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """`spa run` watching ``namespace``, or every namespace (as installed) when it is None."""
+    """`spa run` watching ``namespace``, or every namespace (as installed) when it is None; at
+    log level debug, where each write has its line (`writes` counts them; INFO has one line
+    per burst of writes), unless ``extra`` says another level."""
     scope = ["--namespace", namespace] if namespace is not None else []
     with log.open("ab") as output:
         process = subprocess.Popen(
@@ -70,6 +72,8 @@ def spa_run(
                 "127.0.0.1:0",
                 "--probe-addr",
                 "127.0.0.1:0",
+                "--log-level",
+                "debug",
                 *extra,
             ],
             stdout=output,

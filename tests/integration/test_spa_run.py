@@ -97,6 +97,15 @@ def test_window_starts_and_ends_on_real_minute_boundaries(
     applied = [line for line in lines if str(line.get("msg", "")).startswith("applied HPA")]
     assert applied, lines[-5:]
     assert all(line.get("namespace") == namespace and line.get("name") == "web" for line in applied)
+    # Each write at debug; at info, one line per burst of writes (a boundary), with the counts.
+    assert {line.get("level") for line in applied} == {"debug"}
+    summaries = [
+        line
+        for line in lines
+        if line.get("logger") == "spa.controller.writes" and line.get("level") == "info"
+    ]
+    assert summaries, lines[-5:]
+    assert sum(line["written"].get("HPAs", 0) for line in summaries) >= len(applied)
 
 
 def leader_of(kube: Kube, lease: str) -> str:

@@ -26,7 +26,7 @@ from spa.controller.reconciler import Reconciler
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.controller.watches import add_indexes
 from spa.kube import HPA_V2, Conflict, ListResult, NotFound, PatchType, Resource, error_from_status
-from spa.runtime import FakeClock, Result, Store
+from spa.runtime import FakeClock, Result, Store, WriteSummary
 from tests import builders
 
 KEY = "shop/web"
@@ -153,11 +153,22 @@ class Server:
     target_resources: list[dict[str, Any]] = field(default_factory=lambda: list(APPS_V1))
     scale_conflicts: int = 0
     scale_refuse: int | None = None
-    # The immediate scale-ups the reconciler performed (read the target's Scale for), after
-    # a write that raised the HPA's minReplicas; and the replicas it wrote on the target.
+    # The target does not exist (its /scale answers 404).
+    target_missing: bool = False
+    # The HPA's status.desiredReplicas, as the HPA controller's last sync left it (None: no
+    # status, the HPA controller has not synced it; a value other than `target_replicas`:
+    # somebody scaled the target since).
+    hpa_desired: int | None = None
+    # The immediate scale-ups the reconciler performed (read the target's Scale for, or
+    # patched it in one request), after a write that raised the HPA's minReplicas; the
+    # replicas it wrote on the target; and every request to /scale ("get", "merge" patch,
+    # "json" patch), in order.
     scale_ups: list[ScaleUp] = field(default_factory=list)
     scaled_to: list[int] = field(default_factory=list)
+    scale_requests: list[str] = field(default_factory=list)
     recorded: Recorded = field(default_factory=Recorded)
+    # Where the actuator counts its writes for the log (None: nowhere).
+    summary: WriteSummary | None = None
     # The last reconcile forgot the key (its SPA is gone or going), its result and plans.
     forgotten: bool = False
     result: Result | None = None
@@ -216,6 +227,7 @@ class Server:
             hpas=hpas,
             hpa_resource=HPA_V2,
             recorder=self.recorded,
+            summary=self.summary,
         )
         return Reconciler(
             actuator=actuator,
@@ -239,6 +251,9 @@ class Server:
     ) -> dict[str, Any]:
         if subresource == "scale":
             assert self.hpa is not None
+            self.scale_requests.append("get")
+            if self.target_missing:
+                raise NotFound(404, "NotFound", f"deployments.apps {name!r} not found")
             minimum = self.hpa["spec"]["minReplicas"]
             self.scale_ups.append(ScaleUp(resource.api_version, resource.kind, name, minimum))
             return {
@@ -292,9 +307,13 @@ class Server:
         subresource: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]:
-        assert isinstance(body, Mapping)
         if subresource == "scale":
+            if patch_type == "json":
+                assert not isinstance(body, Mapping)
+                return self._scale_json(resource, name, body)
+            assert isinstance(body, Mapping)
             return self._scale(name, body)
+        assert isinstance(body, Mapping)
         if subresource == "status":
             return self._status(resource, name, body)
         if resource == SCHEDULES:
@@ -319,6 +338,8 @@ class Server:
     def _store_hpa(self, obj: dict[str, Any]) -> dict[str, Any]:
         stored = copy.deepcopy(obj)
         stored["spec"] = self.spell(stored["spec"])
+        if self.hpa_desired is not None:
+            stored["status"] = {"desiredReplicas": self.hpa_desired}
         if stored != self.hpa:
             self.version += 1
             stored["metadata"]["resourceVersion"] = str(self.version)
@@ -342,7 +363,35 @@ class Server:
         self.writes.append(f"status {obj['kind']}")
         return obj
 
+    def _scale_json(
+        self, resource: Resource, name: str, body: Sequence[Mapping[str, Any]]
+    ) -> dict[str, Any]:
+        """RFC 6902 on the Scale, as far as `test` and `replace` of /spec/replicas go: a failed
+        test is a 422, as the API server answers it; nothing is applied then."""
+        self.scale_requests.append("json")
+        if self.target_missing:
+            raise NotFound(404, "NotFound", f"deployments.apps {name!r} not found")
+        assert self.hpa is not None
+        self.scale_ups.append(
+            ScaleUp(resource.api_version, resource.kind, name, self.hpa["spec"]["minReplicas"])
+        )
+        replicas = self.target_replicas
+        for operation in body:
+            assert operation["path"] == "/spec/replicas", operation
+            if operation["op"] == "test":
+                if operation["value"] != replicas:
+                    raise _status_error(422, "testing value /spec/replicas failed: test failed")
+            else:
+                assert operation["op"] == "replace", operation
+                replicas = int(operation["value"])
+        if self.scale_refuse:
+            raise _status_error(self.scale_refuse, "no scaling here")
+        self.target_replicas = replicas
+        self.scaled_to.append(replicas)
+        return {"metadata": {"name": name}, "spec": {"replicas": replicas}}
+
     def _scale(self, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        self.scale_requests.append("merge")
         if self.scale_conflicts:
             self.scale_conflicts -= 1
             raise Conflict(409, "Conflict", "the object has been modified")

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spa.api import FieldError, InvalidObject
+from spa.api import FieldError, InvalidObject, parse_scheduled_pod_autoscaler
 from spa.controller.decide import (
     FOREIGN_HPA_RECHECK_SECONDS,
     Attempts,
@@ -34,8 +34,10 @@ from spa.controller.decide import (
     decide,
 )
 from spa.controller.decide.hpa import dropped_fields
+from spa.controller.decide.scaleup import one_request_raise, plan_scale_up
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL
 from spa.runtime import Result
+from spa.schedule import State
 from tests.unit.spa_model import (
     KEY,
     MONDAY_1030,
@@ -779,3 +781,28 @@ def test_every_reason_keeps_its_wire_value_and_is_documented() -> None:
     text = (docs / "operations.md").read_text(encoding="utf-8")
     text += (docs / "schedules.md").read_text(encoding="utf-8")
     assert [r for r in Reason if r is not Reason.APPLIED and f"`{r}`" not in text] == []
+
+
+@pytest.mark.parametrize(
+    ("status", "expected", "tested"),
+    [
+        # Right after the HPA controller rescaled 2 -> 3: desiredReplicas is the target's count.
+        ({"currentReplicas": 2, "desiredReplicas": 3}, 3, (3, 5)),
+        # Metrics unreadable: only currentReplicas follows the target; desiredReplicas is 0.
+        ({"currentReplicas": 2, "desiredReplicas": 0}, 2, (2, 5)),
+        # Enough already by the status: only a read can tell it is still true.
+        ({"currentReplicas": 7, "desiredReplicas": 7}, 7, None),
+        # No status (the HPA controller has not synced), or a target at 0: read first.
+        ({}, None, None),
+        ({"desiredReplicas": 0}, None, None),
+    ],
+)
+def test_the_replicas_a_scale_up_tests_come_from_the_hpas_status(
+    status: dict[str, Any], expected: int | None, tested: tuple[int, int] | None
+) -> None:
+    model = parse_scheduled_pod_autoscaler(autoscaler())
+    hpa = {"spec": {"minReplicas": 3}, "status": status}
+    scale_up = plan_scale_up(model, State(5, 20, ()), hpa, 3, missing=None, instant=at(10))
+    assert scale_up is not None
+    assert scale_up.expected == expected
+    assert one_request_raise(scale_up) == tested

@@ -6,10 +6,13 @@ on decisions. The rules themselves are tests/unit/test_decide.py's."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
+import pytest
+
 from spa.controller.decide import Memory, Plan, SetOwners, Snapshot
-from spa.runtime import Result
+from spa.runtime import FakeClock, Result, WriteSummary
 from tests.unit.spa_model import KEY, OURS, Server, at, autoscaler, hpa_writes, schedule
 
 RAISED = (
@@ -88,6 +91,126 @@ def test_a_target_at_zero_or_with_enough_replicas_is_not_written() -> None:
         assert len(server.scale_ups) == 1
         assert server.scaled_to == []
         assert memory.scale_up is None
+
+
+def test_a_raise_is_one_json_patch_testing_the_replicas_the_hpa_controller_left() -> None:
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)], target_replicas=2, hpa_desired=2)
+    memory = at_the_window_start(server)
+    # One request: the read that came before every write is gone.
+    assert server.scale_requests == ["json"]
+    assert server.scaled_to == [5]
+    assert memory.scale_up == ("True", "ScaledUp", RAISED)
+
+
+def test_a_target_scaled_since_the_hpa_controller_said_is_read_then_patched() -> None:
+    # The HPA's status says 3, the target has 2: the test fails (422), nothing is applied,
+    # and the controller reads the Scale and raises from what it finds.
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)], target_replicas=2, hpa_desired=3)
+    memory = at_the_window_start(server)
+    assert server.scale_requests == ["json", "get", "merge"]
+    assert server.scaled_to == [5]
+    assert memory.scale_up == ("True", "ScaledUp", RAISED)
+
+
+def test_a_target_with_more_replicas_than_the_hpa_said_is_never_scaled_down() -> None:
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)], target_replicas=7, hpa_desired=2)
+    memory = at_the_window_start(server)
+    assert server.scale_requests == ["json", "get"]
+    assert server.scaled_to == []
+    assert server.target_replicas == 7
+    assert memory.scale_up is None
+
+
+def test_without_a_value_to_test_the_scale_is_read_first() -> None:
+    # No HPA status (the HPA controller has not synced), one that already says enough
+    # replicas (only a read can tell it is still true), and a target at 0 (its Scale has no
+    # spec.replicas to test): read, then patch as before.
+    for desired, target, requests, scaled in (
+        (None, 2, ["get", "merge"], [5]),
+        (6, 2, ["get", "merge"], [5]),
+        (6, 6, ["get"], []),
+    ):
+        server = Server(
+            autoscaler(),
+            [schedule("peak", owner=OURS)],
+            target_replicas=target,
+            hpa_desired=desired,
+        )
+        at_the_window_start(server)
+        assert (server.scale_requests, server.scaled_to) == (requests, scaled), desired
+
+
+def test_a_refused_json_patch_is_a_warning_without_a_read() -> None:
+    server = Server(
+        autoscaler(),
+        [schedule("peak", owner=OURS)],
+        target_replicas=2,
+        hpa_desired=2,
+        scale_refuse=403,
+    )
+    memory = at_the_window_start(server)
+    assert server.scale_requests == ["json"]
+    assert memory.scale_up is not None
+    assert memory.scale_up[1] == "ScaleRefused"
+
+
+def boundaries(server: Server, *instants: int) -> Memory:
+    """Reconcile at each instant until the key asks for a later one (a boundary's two passes)."""
+    memory = Memory()
+    for instant in instants:
+        for _pass in range(3):
+            _, memory, _ = server.reconcile(instant, memory)
+            if server.result != Result(back_of_queue=True):
+                break
+    return memory
+
+
+def short_windows() -> list[dict[str, Any]]:
+    """Three raises of minReplicas: at 10:00, 40 minutes later, and 90 minutes later."""
+    return [
+        schedule("a", owner=OURS, start="10:00", end="10:20"),
+        schedule("b", owner=OURS, start="10:40", end="11:00"),
+        schedule("c", owner=OURS, start="11:30", end="11:50"),
+    ]
+
+
+def test_a_missing_target_is_not_asked_for_again_at_the_next_boundary() -> None:
+    server = Server(autoscaler(), short_windows(), target_missing=True)
+    memory = boundaries(server, at(9), at(10), at(10, 20), at(10, 40))
+    assert server.hpa is not None
+    assert server.hpa["spec"]["minReplicas"] == 5  # the HPA follows the windows all the same
+    # One request at 10:00 (its 404 remembered), none at 10:40.
+    assert server.scale_requests == ["get"]
+    message = "Deployment shop/web not found" + INSTEAD
+    assert server.recorded.events.count(("Warning", "TargetNotFound", message)) == 1
+    assert conditions(server)["ImmediateScaleUp"]["reason"] == "TargetNotFound"
+    assert memory.missing_target is not None
+    # Where no HPA controller says the target appeared, it is asked for again after an hour.
+    boundaries(server, at(11), at(11, 30))
+    assert server.scale_requests == ["get", "get"]
+
+
+def test_a_missing_target_is_asked_for_again_once_the_hpa_controller_can_scale_it() -> None:
+    server = Server(autoscaler(), short_windows(), target_missing=True, target_replicas=2)
+    memory = boundaries(server, at(9), at(10), at(10, 20))
+    assert server.scale_requests == ["get"]
+    # The Deployment is created; the HPA controller's next sync reads its Scale and says so.
+    server.target_missing = False
+    assert server.hpa is not None
+    server.hpa["status"] = {
+        "conditions": [
+            {
+                "type": "AbleToScale",
+                "status": "True",
+                "reason": "SucceededGetScale",
+                "lastTransitionTime": "2026-11-16T10:30:00Z",
+            }
+        ]
+    }
+    memory = boundaries(server, at(10, 40))
+    assert server.scale_requests == ["get", "get", "merge"]
+    assert server.scaled_to == [5]
+    assert memory.missing_target is None
 
 
 def test_a_target_without_scale_is_a_warning_and_a_false_condition() -> None:
@@ -189,3 +312,29 @@ def test_a_release_from_a_live_owner_forgets_the_key_too() -> None:
     asyncio.run(server.reconciler(at(9), memories).reconcile(KEY))
     assert server.writes[0] == "owner"
     assert memories == {}
+
+
+def test_writes_are_one_info_line_per_burst_and_one_debug_line_each(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    clock = FakeClock(at(10))
+    server = Server(
+        autoscaler(),
+        [schedule("peak", owner=OURS)],
+        target_replicas=2,
+        hpa_desired=2,
+        summary=WriteSummary(clock=clock, logger=logging.getLogger("spa.controller.writes")),
+    )
+    at_the_window_start(server)
+    server.reconcile(at(10), server.plans[-1].memory)
+    clock.advance(1)
+    info = [r for r in caplog.records if r.levelno == logging.INFO]
+    assert [r.getMessage() for r in info] == [
+        # 09:00 and 10:00 on a clock that does not move meanwhile: one burst.
+        "wrote 2 HPAs, 2 Schedule statuses, 2 ScheduledPodAutoscaler statuses, "
+        "1 scale targets in 0.0s"
+    ]
+    debug = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
+    assert "applied HPA with minReplicas 5, maxReplicas 20" in debug
+    assert RAISED in debug

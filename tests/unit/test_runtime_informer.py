@@ -342,3 +342,32 @@ async def test_a_resumed_watch_does_not_move_the_cache_back_behind_our_own_write
     assert seen.changes == [("add", "a", "1"), ("update", "a", "6")]
     assert informer.store.get("ns/a")["data"] == {"v": "later"}  # type: ignore[index]
     await finish(informer, task)
+
+
+async def test_an_update_filter_leaves_out_the_call_but_not_the_store() -> None:
+    client = ScriptedClient()
+    client.lists[None] = [ListResult([cm("a", "1")], "1")]
+    client.watches[None] = [
+        [
+            event("MODIFIED", cm("a", "2")),  # same data: the filter says no
+            event("MODIFIED", cm("a", "3", data="x")),
+        ]
+    ]
+    informer = Informer(client, CONFIGMAP, clock=FakeClock())  # type: ignore[arg-type]
+    seen = Seen()
+    informer.add_handler(
+        on_update=seen.on_update, update_filter=lambda old, new: old.get("data") != new.get("data")
+    )
+    broken = Seen()
+
+    def fails(old: dict[str, Any], new: dict[str, Any]) -> bool:
+        raise RuntimeError("a bug")
+
+    informer.add_handler(on_update=broken.on_update, update_filter=fails)
+    task = asyncio.create_task(informer.run())
+    await eventually(lambda: len(client.watch_calls) >= 2)
+    assert seen.changes == [("update", "a", "3")]
+    # A filter that fails delivers the update rather than lose it.
+    assert broken.changes == [("update", "a", "2"), ("update", "a", "3")]
+    assert informer.store.get("ns/a")["metadata"]["resourceVersion"] == "3"  # type: ignore[index]
+    await finish(informer, task)

@@ -27,6 +27,9 @@ class FakeInformer:
         for handler in self.handlers:
             callback = handler[f"on_{kind}"]
             assert callback is not None
+            accepts = handler.get("update_filter")
+            if kind == "update" and accepts is not None and not accepts(*objects):
+                continue  # as the Informer leaves it out
             callback(*objects)
 
 
@@ -57,8 +60,34 @@ def wired() -> tuple[FakeInformer, FakeInformer, FakeInformer, list[str], list[s
 def test_an_spa_and_its_hpa_wake_their_own_key() -> None:
     autoscalers, _, hpas, woken, _ = wired()
     autoscalers.fire("add", _autoscaler())
-    hpas.fire("update", _autoscaler(), _autoscaler())
+    hpas.fire("update", _autoscaler(), _autoscaler(minReplicas=1))
     hpas.fire("delete", _autoscaler())
+    assert woken == ["shop/web"] * 3
+
+
+def _hpa(**metadata: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "web", "namespace": "shop", "resourceVersion": "1", **metadata},
+        "spec": {"minReplicas": 3, "maxReplicas": 10},
+        "status": {"currentReplicas": 3, "desiredReplicas": 3},
+    }
+
+
+def test_an_hpa_status_written_by_the_hpa_controller_wakes_nothing() -> None:
+    _, _, hpas, woken, _ = wired()
+    synced = _hpa(resourceVersion="2", managedFields=[{"manager": "kube-controller-manager"}])
+    synced["status"] = {"currentReplicas": 3, "desiredReplicas": 5}
+    hpas.fire("update", _hpa(), synced)
+    assert woken == []
+
+
+def test_an_hpa_spec_or_metadata_change_wakes_its_key() -> None:
+    _, _, hpas, woken, _ = wired()
+    edited = _hpa(resourceVersion="2")
+    edited["spec"]["minReplicas"] = 1
+    hpas.fire("update", _hpa(), edited)
+    hpas.fire("update", _hpa(), _hpa(resourceVersion="3", labels={"team": "shop"}))
+    hpas.fire("update", _hpa(), _hpa(resourceVersion="4", ownerReferences=[owner(uid="x")]))
     assert woken == ["shop/web"] * 3
 
 

@@ -75,6 +75,7 @@ from spa.controller.decide.scaleup import (
     ScaleUp,
     ScaleUpOutcome,
     Unscalable,
+    one_request_raise,
     replicas_to_set,
 )
 from spa.controller.decide.snapshot import (
@@ -139,6 +140,7 @@ __all__ = [
     "compile_window",
     "decide",
     "dying",
+    "one_request_raise",
     "replicas_to_set",
     "status_fields",
 ]

@@ -67,7 +67,14 @@ def converge(
     desired = desired_hpa(autoscaler, model, state, api_version=snapshot.hpa_api_version)
     wanted = str(desired["metadata"]["annotations"][SPEC_HASH_ANNOTATION])
     current = snapshot.hpa
-    scale_up = plan_scale_up(model, state, current, memory.applied_min)
+    scale_up = plan_scale_up(
+        model,
+        state,
+        current,
+        memory.applied_min,
+        missing=memory.missing_target,
+        instant=snapshot.instant,
+    )
     if current is None:
         if attempts.hpa_refusal is not None:
             return _refused_hpa(memory, autoscaler, attempts.hpa_refusal, applied=False)

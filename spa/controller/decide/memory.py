@@ -16,7 +16,15 @@ from dataclasses import dataclass, field, replace
 
 from spa.api import wire
 from spa.controller.decide.reasons import Event, EventType
-from spa.controller.decide.scaleup import ScaleResult, ScaleUp, ScaleUpOutcome, scale_up_outcome
+from spa.controller.decide.scaleup import (
+    MissingTarget,
+    ScaleProblem,
+    ScaleResult,
+    ScaleUp,
+    ScaleUpOutcome,
+    Unscalable,
+    scale_up_outcome,
+)
 from spa.controller.desired import spec_hash
 
 __all__ = [
@@ -72,6 +80,9 @@ class Memory:
     applied_min: int | None = None
     # Somebody's HPA was adopted (spa/api/adoption.py) and its Event is not recorded yet.
     adopted: bool = False
+    # The scale target immediate scale-up last found missing: not asked for again at every
+    # boundary, until it appears (spa/controller/decide/scaleup.py, `still_missing`).
+    missing_target: MissingTarget | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,11 +170,12 @@ class ForeignHpaGone:
 
 @dataclass(frozen=True, slots=True)
 class ScaleUpDone:
-    """What an immediate scale-up of the SPA `autoscaler`'s target did."""
+    """What an immediate scale-up of the SPA `autoscaler`'s target did, at `at`."""
 
     autoscaler: wire.ScheduledPodAutoscaler
     scale_up: ScaleUp
     result: ScaleResult
+    at: int
 
 
 Outcome = (
@@ -199,12 +211,15 @@ def absorb(memory: Memory, outcome: Outcome) -> Memory:
             return replace(memory, last_write=None)
         case ForeignHpaGone():
             return replace(memory, foreign_hpa=False)
-        case ScaleUpDone(autoscaler, scale_up, result):
+        case ScaleUpDone(autoscaler, scale_up, result, at):
             outcome_ = scale_up_outcome(scale_up, result)
             kind = EventType.NORMAL if outcome_[0] == "True" else EventType.WARNING
             # Its Event is recorded with the final plan (decide), after the fleet's writes.
             event = Event(autoscaler, kind, outcome_[1], outcome_[2])
-            return replace(memory, scale_up=outcome_, scale_up_event=event)
+            missing = None
+            if isinstance(result, Unscalable) and result.problem is ScaleProblem.TARGET_NOT_FOUND:
+                missing = MissingTarget(scale_up.ref, at, scale_up.able_to_scale)
+            return replace(memory, scale_up=outcome_, scale_up_event=event, missing_target=missing)
         case OwnersSet() | HpaRefused() | HpaNameTaken() | AutoscalerGone():
             return memory
 
