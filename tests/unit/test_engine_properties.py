@@ -28,10 +28,8 @@ from spa.schedule import (
     transitions_between,
     weekdays_between,
 )
+from tests.unit.calendar_reference import HORIZON, MINUTE, first_change
 from tests.unit.time_zones import ZONES, zone_changes
-
-HORIZON = 8 * 86400
-MINUTE = 60
 
 
 def reference_instant(wall: datetime, zone: ZoneInfo) -> int:
@@ -89,18 +87,6 @@ class ReferenceWindow:
 
 def active(intervals: list[tuple[int, int]], instant: int) -> bool:
     return any(start <= instant <= end - 1 for start, end in intervals)
-
-
-def first_change(answer_at: object, instant: int) -> int | None:
-    """The first whole minute after `instant` where `answer_at` differs from its value now."""
-    assert callable(answer_at)
-    now = answer_at(instant)
-    minute = (instant // MINUTE + 1) * MINUTE
-    while minute <= instant + HORIZON:
-        if answer_at(minute) != now:
-            return minute
-        minute += MINUTE
-    return None
 
 
 @st.composite
