@@ -20,7 +20,7 @@ from prometheus_client import REGISTRY
 
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from spa.kube import ApiError, connect_blocking
-from tests.builders import DAILY_NOON, autoscaler, schedule
+from tests.builders import DAILY_NOON, autoscaler, deployment, schedule
 from tests.integration.harness import (
     Kube,
     Running,
@@ -210,20 +210,8 @@ async def test_a_target_scaled_to_zero_is_raised_when_a_window_lifts_min_replica
     # ("scaling is disabled"), so only immediate scale-up brings it back at the window's start
     # (docs/schedules.md, "Scale to zero").
     namespace = _namespace(gated, "wake")
-    deployment = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "consumer", "namespace": namespace},
-        "spec": {
-            "replicas": 0,
-            "selector": {"matchLabels": {"app": "consumer"}},
-            "template": {
-                "metadata": {"labels": {"app": "consumer"}},
-                "spec": {"containers": [{"name": "c", "image": "registry.invalid/c:1"}]},
-            },
-        },
-    }
-    gated.run_kubectl("apply", "-f", "-", input=json.dumps(deployment), check=True)
+    target = deployment(name="consumer", namespace=namespace, replicas=0)
+    gated.run_kubectl("apply", "-f", "-", input=json.dumps(target), check=True)
     gated_kube.create(scaling_to_zero("consumer", namespace))
     gated_kube.create(
         schedule(
