@@ -103,10 +103,18 @@ def render_html(plan: Plan) -> str:
     body.extend(_section(plan, autoscaler) for autoscaler in plan.autoscalers)
     if plan.errors:
         items = "".join(f"<li>{escape(describe_error(error))}</li>" for error in plan.errors)
-        body.append(
-            f'<section class="errors"><h2>{len(plan.errors)} error(s)</h2><ul>{items}</ul>'
-            "</section>"
-        )
+        body.append(_errors_section(len(plan.errors), items))
+    return _page(heading, _STYLE, body)
+
+
+def _errors_section(count: int, items: str) -> str:
+    """The section that lists a page's errors (`items`, as `<li>` elements)."""
+    return f'<section class="errors"><h2>{count} error(s)</h2><ul>{items}</ul></section>'
+
+
+def _page(heading: str, style: str, body: Sequence[str]) -> str:
+    """A whole page, self-contained (its style inline, nothing fetched): the plan's and the
+    diff's."""
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -114,7 +122,7 @@ def render_html(plan: Plan) -> str:
             "<head>",
             '<meta charset="utf-8">',
             f"<title>{escape(heading)}</title>",
-            f"<style>{_STYLE}</style>",
+            f"<style>{style}</style>",
             "</head>",
             "<body>",
             *body,
@@ -510,26 +518,8 @@ def render_diff_html(diff: PlanDiff) -> str:
             f"<li>{escape(found.side.value)}: {escape(describe_error(found.error))}</li>"
             for found in diff.errors
         )
-        body.append(
-            f'<section class="errors"><h2>{len(diff.errors)} error(s)</h2><ul>{items}</ul>'
-            "</section>"
-        )
-    return "\n".join(
-        [
-            "<!DOCTYPE html>",
-            '<html lang="en">',
-            "<head>",
-            '<meta charset="utf-8">',
-            f"<title>{escape(heading)}</title>",
-            f"<style>{_STYLE}{_DIFF_STYLE}</style>",
-            "</head>",
-            "<body>",
-            *body,
-            "</body>",
-            "</html>",
-            "",
-        ]
-    )
+        body.append(_errors_section(len(diff.errors), items))
+    return _page(heading, _STYLE + _DIFF_STYLE, body)
 
 
 def _diff_section(diff: PlanDiff, autoscaler: AutoscalerDiff) -> str:
