@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
 .PHONY: venv lint typecheck check test unit test-latest plan run bench soak clean manifests test-parity \
-	test-reliability screenshots test-compat test-karpenter
+	test-reliability screenshots test-compat test-karpenter test-bench-smoke
 .PHONY: lock helm packaging-deps test-packaging test-helm test-prometheus test-image krew krew-tool \
 	test-krew bench-capacity
 
@@ -64,7 +64,13 @@ test-latest:
 # of their own (.ci/run runs them all).
 test: check testenv
 	hack/system/install.sh test
-	$(BIN)/pytest --ignore=tests/reliability --ignore=tests/packaging --ignore=tests/compat $(PYTEST_ARGS)
+	$(BIN)/pytest --ignore=tests/reliability --ignore=tests/packaging --ignore=tests/compat \
+	  --ignore=tests/bench $(PYTEST_ARGS)
+
+# Every bench/ entry point's --smoke (tests/bench): the real run at its smallest scale, 2 to 3
+# minutes of real minute boundaries, out of `make test` to keep it under 15 minutes warm.
+test-bench-smoke: venv testenv
+	$(BIN)/pytest tests/bench $(PYTEST_ARGS)
 
 # The fault-injection suite (docs/reliability.md): API-server outages, connection cuts, leader
 # kills and clock skew on the real control plane; several minutes of real time.
@@ -182,8 +188,8 @@ bench: venv testenv
 
 # The soak with an oracle (docs/reliability.md, "Soak"): two `spa run` replicas, 200 SPAs whose
 # windows open and close every minute, random faults; every HPA write checked against the engine.
-# Not part of `make test`, which runs `bench/soak.py --smoke` instead (2-3 minutes; every bench/
-# entry point has a --smoke, tests/integration/test_bench_smoke.py runs them all).
+# Not part of `make test`; `make test-bench-smoke` runs `bench/soak.py --smoke` instead (2-3 minutes;
+# every bench/ entry point has a --smoke, tests/bench/test_bench_smoke.py runs them all).
 # SOAK_MINUTES=5 for a quick run; SOAK_SEED picks the faults.
 SOAK_MINUTES ?= 30
 soak: venv testenv

@@ -278,7 +278,7 @@ def main() -> int:
         help=f"N = 1, D = 0, every mode, {SMOKE_SETUP_SECONDS:.0f} s instead of "
         f"{SETUP_SECONDS} s for the controller to take the moved windows in; exit status 1 "
         "if a Deployment did not get its pods or a lead did not raise its target before B "
-        "(tests/integration/test_bench_smoke.py)",
+        "(tests/bench/test_bench_smoke.py)",
     )
     args = parser.parse_args()
     if args.smoke:

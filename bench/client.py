@@ -408,7 +408,7 @@ def main() -> int:
         "--smoke",
         action="store_true",
         help="20 patches, 2 at a time, one round; exit status 1 unless every stack measured "
-        "its patches and watch (tests/integration/test_bench_smoke.py)",
+        "its patches and watch (tests/bench/test_bench_smoke.py)",
     )
     arguments = parser.parse_args()
     if arguments.smoke:

@@ -4,7 +4,7 @@ Run with `python bench/engine.py` (`make bench` runs it first). Prints a Markdow
 docs/performance.md. Each figure is the best of several repeats, which is the most
 repeatable number on a shared 2-core machine. `--smoke`: every measure on a hundredth of its
 inputs, once, and a plan of 10 SPAs; exit status 1 if a measure gave no rate or the plan no
-transitions (tests/integration/test_bench_smoke.py).
+transitions (tests/bench/test_bench_smoke.py).
 """
 
 from __future__ import annotations

@@ -1125,7 +1125,7 @@ def main() -> int:
         action="store_true",
         help=f"a tiny run that checks itself ({SMOKE_SPAS} SPAs, no throttled run, "
         f"{SMOKE_MARGIN:.0f} s of margin before the boundary instead of 30): exit status 1 if "
-        "a check fails (tests/integration/test_bench_smoke.py)",
+        "a check fails (tests/bench/test_bench_smoke.py)",
     )
     args = parser.parse_args()
     if args.smoke:

@@ -34,7 +34,7 @@ Progress goes to stderr, a Markdown summary to stdout, everything measured to so
 work directory (kept, and printed; `--out` writes a copy).
 Exit status 1 if any transition was missed, any write was wrong or duplicated, two replicas
 wrote as leaders, a write reached the server after its writer's renew deadline, or an HPA was
-wrong at the end. `--smoke` (tests/integration/test_bench_smoke.py): the same run and checks at
+wrong at the end. `--smoke` (tests/bench/test_bench_smoke.py): the same run and checks at
 the smallest scale that still has faults (see SMOKE below); it also fails when nothing was
 measured (no transition, no HPA write, no fault, no HPA compared at the end), and removes its
 work directory when it passes.
