@@ -6,6 +6,8 @@ Everything above it (``spa.runtime``, ``spa.controller``, ``spa.cli``) goes thro
 which keeps the generated client's types and exceptions out of the rest.
 """
 
+# First, for its effect: the config loader without the generated client (its docstring).
+import spa.kube._kubernetes  # noqa: F401
 from spa.kube.blocking import BlockingKubeClient, BlockingWatchStream, connect_blocking
 from spa.kube.client import (
     Credentials,
