@@ -8,7 +8,7 @@ from typing import Any
 
 from spa.controller.watches import add_indexes, all_keys, watch
 from spa.runtime import Store
-from tests.builders import autoscaler, owner, schedule
+from tests.builders import autoscaler, calendar, owner, schedule
 
 SPA_UID = "uid-web"
 
@@ -115,3 +115,38 @@ def test_resync_covers_spas_and_the_missing_ones_schedules_name() -> None:
         "shop/missing",
         "shop/web",
     ]
+
+
+def test_a_calendar_wakes_the_spas_of_the_schedules_that_refer_to_it() -> None:
+    autoscalers, schedules, hpas = FakeInformer(), FakeInformer(), FakeInformer()
+    calendars, cluster_calendars = FakeInformer(), FakeInformer()
+    add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)
+    woken: list[str] = []
+    watch(
+        autoscalers=autoscalers,  # type: ignore[arg-type]
+        schedules=schedules,  # type: ignore[arg-type]
+        hpas=hpas,  # type: ignore[arg-type]
+        enqueue=woken.append,
+        calendars=(calendars, cluster_calendars),  # type: ignore[arg-type]
+    )
+    peak = [{"kind": "ClusterCalendar", "name": "black-friday", "mode": "Only"}]
+    schedules.store.upsert(_schedule(calendars=peak))
+    schedules.store.upsert(
+        schedule(name="api", namespace="pay", target="api", calendars=[*peak, {"name": "freeze"}])
+    )
+    schedules.store.upsert(schedule(name="quiet", namespace="shop", target="other"))
+    cluster_calendars.fire("add", calendar(dates=["2026-11-27"]))
+    assert sorted(woken) == ["pay/api", "shop/web"]
+    woken.clear()
+    # A Calendar is its namespace's: the one of `shop` is not the one `pay/api` refers to.
+    calendars.fire(
+        "update",
+        calendar(name="freeze", namespace="shop"),
+        calendar(name="freeze", namespace="shop"),
+    )
+    assert woken == []
+    calendars.fire("delete", calendar(name="freeze", namespace="pay"))
+    assert woken == ["pay/api"]
+    woken.clear()
+    cluster_calendars.fire("delete", calendar(name="other"))
+    assert woken == []
