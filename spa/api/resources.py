@@ -193,15 +193,21 @@ class ScheduleTargetRef(ApiModel):
     kind: Literal["ScheduledPodAutoscaler"] | None = None
 
 
-class HolidaysSpec(ApiModel):
+class CalendarHolidaysSpec(ApiModel):
     """Public holidays of a country, as the `holidays` library defines them (observed days
-    included)."""
+    included); the same as a Schedule's holidays, without its mode."""
 
     country: Annotated[str, Field(max_length=2)]
     """ISO 3166-1 alpha-2 code, such as DE, JP or US."""
     subdivision: Annotated[str, Field(max_length=32)] | None = None
     """A state, province or region of the country, such as BY for Bavaria; unset means the
     holidays of the whole country."""
+
+
+class HolidaysSpec(CalendarHolidaysSpec):
+    """Public holidays of a country, as the `holidays` library defines them (observed days
+    included)."""
+
     mode: HolidayMode | None = None
     """Skip (default): windows starting on a holiday do not happen. Only: only those happen."""
 
@@ -323,17 +329,6 @@ class DateRange(ApiModel):
     """yyyy-MM-dd: the first date."""
     end: DateText
     """yyyy-MM-dd: the last date (inclusive), not before start."""
-
-
-class CalendarHolidaysSpec(ApiModel):
-    """Public holidays of a country, as the `holidays` library defines them (observed days
-    included); the same as a Schedule's holidays, without its mode."""
-
-    country: Annotated[str, Field(max_length=2)]
-    """ISO 3166-1 alpha-2 code, such as DE, JP or US."""
-    subdivision: Annotated[str, Field(max_length=32)] | None = None
-    """A state, province or region of the country, such as BY for Bavaria; unset means the
-    holidays of the whole country."""
 
 
 class CalendarSpec(ApiModel):

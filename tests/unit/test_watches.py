@@ -41,7 +41,11 @@ _owned = partial(
 )
 
 
-def wired() -> tuple[FakeInformer, FakeInformer, FakeInformer, list[str], list[str]]:
+def wired(
+    *calendars: FakeInformer,
+) -> tuple[FakeInformer, FakeInformer, FakeInformer, list[str], list[str]]:
+    """The informers wired as the manager wires them (with `calendars`, those of Calendars and
+    ClusterCalendars), the SPA shop/web in its cache; the keys woken, the uids forgotten."""
     autoscalers, schedules, hpas = FakeInformer(), FakeInformer(), FakeInformer()
     add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)
     woken: list[str] = []
@@ -52,6 +56,7 @@ def wired() -> tuple[FakeInformer, FakeInformer, FakeInformer, list[str], list[s
         hpas=hpas,  # type: ignore[arg-type]
         enqueue=woken.append,
         schedule_deleted=lambda obj: forgotten.append(obj["metadata"]["uid"]),
+        calendars=calendars,  # type: ignore[arg-type]
     )
     autoscalers.store.upsert(_autoscaler())
     return autoscalers, schedules, hpas, woken, forgotten
@@ -118,17 +123,8 @@ def test_resync_covers_spas_and_the_missing_ones_schedules_name() -> None:
 
 
 def test_a_calendar_wakes_the_spas_of_the_schedules_that_refer_to_it() -> None:
-    autoscalers, schedules, hpas = FakeInformer(), FakeInformer(), FakeInformer()
     calendars, cluster_calendars = FakeInformer(), FakeInformer()
-    add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)
-    woken: list[str] = []
-    watch(
-        autoscalers=autoscalers,  # type: ignore[arg-type]
-        schedules=schedules,  # type: ignore[arg-type]
-        hpas=hpas,  # type: ignore[arg-type]
-        enqueue=woken.append,
-        calendars=(calendars, cluster_calendars),  # type: ignore[arg-type]
-    )
+    _, schedules, _, woken, _ = wired(calendars, cluster_calendars)
     peak = [{"kind": "ClusterCalendar", "name": "black-friday", "mode": "Only"}]
     schedules.store.upsert(_schedule(calendars=peak))
     schedules.store.upsert(
