@@ -15,7 +15,17 @@ import pytest
 from spa.api import InvalidObject, compile_schedule, parse_schedule
 from spa.api.calendars import CalendarKey, calendar_lookup, keys_of, referenced_calendars
 from spa.api.validation import parse_calendar
-from spa.schedule import Timeline, skipped_between
+from spa.schedule import (
+    Calendar,
+    CalendarRule,
+    DateSet,
+    HolidayMode,
+    PublicHolidays,
+    SkipCause,
+    Timeline,
+    skipped_between,
+)
+from spa.schedule.calendar import Verdict
 from tests.builders import calendar, schedule
 
 BLACK_FRIDAY = calendar(
@@ -182,3 +192,49 @@ def test_the_references_a_stored_schedule_makes_are_read_leniently() -> None:
         CalendarKey("Calendar", "shop", "freeze"),
     ]
     assert referenced_calendars(schedule(calendars="none", **_DAILY)) == []  # type: ignore[arg-type]
+
+
+# --- the engine alone (spa/schedule/calendar.py) ---------------------------------------------
+
+
+def test_a_date_set_holds_its_days_its_ranges_and_its_holidays() -> None:
+    dates = DateSet(
+        name="ClusterCalendar/peak",
+        days=frozenset({dt.date(2026, 12, 24)}),
+        ranges=((dt.date(2026, 11, 27), dt.date(2026, 11, 30)),),
+        holidays=PublicHolidays("US", None),
+    )
+    inside = ["2026-11-26", "2026-11-27", "2026-11-30", "2026-12-24", "2026-12-25"]
+    outside = ["2026-11-25", "2026-12-01", "2026-12-23", "2026-12-26"]
+    assert all(dt.date.fromisoformat(day) in dates for day in inside)
+    assert not any(dt.date.fromisoformat(day) in dates for day in outside)
+    assert "2026-11-27" not in dates  # a date, not its text
+
+
+def test_the_engine_judges_only_first_then_the_first_skip_calendar() -> None:
+    peak = DateSet(name="ClusterCalendar/peak", days=frozenset({dt.date(2026, 11, 27)}))
+    xmas = DateSet(name="ClusterCalendar/xmas", days=frozenset({dt.date(2026, 12, 24)}))
+    freeze = DateSet(
+        name="Calendar/freeze",
+        ranges=((dt.date(2026, 11, 27), dt.date(2026, 11, 27)),),
+    )
+    other = DateSet(name="Calendar/other", days=frozenset({dt.date(2026, 11, 27)}))
+    calendar_ = Calendar(
+        shared=(
+            CalendarRule(peak, HolidayMode.ONLY),
+            CalendarRule(freeze),
+            CalendarRule(other),
+            CalendarRule(xmas, HolidayMode.ONLY),
+        )
+    )
+    assert not calendar_.empty
+    # Not on either Only calendar: not part of the schedule, nothing skipped.
+    assert calendar_.judge(dt.date(2026, 11, 28)) == Verdict(False)
+    # On an Only calendar: it happens.
+    assert calendar_.judge(dt.date(2026, 12, 24)) == Verdict(True)
+    # On an Only calendar and on two Skip ones: skipped, by the first listed.
+    assert calendar_.judge(dt.date(2026, 11, 27)) == Verdict(
+        False, SkipCause.CALENDAR, "Calendar/freeze"
+    )
+    # Without Only calendars every other date happens.
+    assert Calendar(shared=(CalendarRule(freeze),)).judge(dt.date(2026, 11, 28)) == Verdict(True)
