@@ -302,9 +302,9 @@ def _read_calendar(
 ) -> None:
     """A Calendar or ClusterCalendar document: kept for the Schedules that refer to it (by the
     namespace it will have once applied), its problems reported."""
-    metadata = dict(body.get("metadata") or {})
-    if identity.kind == CALENDAR_KIND:
-        metadata["namespace"] = identity.namespace
+    found = body.get("metadata")
+    metadata = dict(found) if isinstance(found, Mapping) else {}
+    metadata["namespace"] = identity.namespace if identity.kind == CALENDAR_KIND else None
     calendars[calendar_key({**body, "metadata": metadata})] = body
     try:
         parse_calendar(body)

@@ -133,3 +133,15 @@ def test_an_error_of_a_cluster_calendar_names_no_namespace() -> None:
     assert describe_error(error).startswith(
         "peak.yaml (document 1) ClusterCalendar broken: spec.dates[0]: "
     )
+
+
+def test_a_calendar_with_broken_metadata_is_an_error_not_a_crash() -> None:
+    plan = plan_of(
+        {**calendar(name="x"), "metadata": "black-friday"},
+        {**calendar(name="y", namespace="shop"), "metadata": ["shop"]},
+        autoscaler(),
+    )
+    assert [(e.kind, e.field) for e in plan.errors] == [
+        ("ClusterCalendar", "metadata"),
+        ("Calendar", "metadata"),
+    ]
