@@ -21,7 +21,13 @@ from pathlib import Path
 
 import yaml
 
-from spa.api.crd import legacy_crd, schedule_crd, scheduled_pod_autoscaler_crd
+from spa.api.crd import (
+    calendar_crd,
+    cluster_calendar_crd,
+    legacy_crd,
+    schedule_crd,
+    scheduled_pod_autoscaler_crd,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "config"
@@ -63,7 +69,12 @@ def _dump(document: dict[str, object]) -> str:
 def crd_files() -> dict[str, str]:
     """The CRD files, by path relative to the repository."""
     files: dict[str, str] = {}
-    for crd in (scheduled_pod_autoscaler_crd(), schedule_crd()):
+    for crd in (
+        scheduled_pod_autoscaler_crd(),
+        schedule_crd(),
+        calendar_crd(),
+        cluster_calendar_crd(),
+    ):
         name = f"{crd['metadata']['name'].split('.', 1)[1]}_{crd['spec']['names']['plural']}.yaml"
         files[f"config/crd/{name}"] = _dump(crd)
         files[f"config/legacy/{name}"] = _dump(legacy_crd(crd))

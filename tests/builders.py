@@ -1,6 +1,7 @@
 """The objects tests and benchmarks give the code or the API server, built in one place:
-ScheduledPodAutoscalers, Schedules, the owner reference an SPA puts on what it controls, and
-Deployments for the pods of tests/testenv (docs/development.md, "Where the test helpers live").
+ScheduledPodAutoscalers, Schedules, shared calendars, the owner reference an SPA puts on what
+it controls, and Deployments for the pods of tests/testenv (docs/development.md, "Where the
+test helpers live").
 
 Each builder returns a new dict shaped as the API server's JSON, sharing nothing with its
 arguments or with other results (a test may change it). Every parameter is keyword-only.
@@ -20,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from spa.api import API_VERSION, SCHEDULE_KIND, SCHEDULED_POD_AUTOSCALER
-from spa.api.resources import ScheduledPodAutoscalerSpec
+from spa.api.resources import CALENDAR_KIND, CLUSTER_CALENDAR_KIND, ScheduledPodAutoscalerSpec
 from tests.testenv.kwok import START_DELAY_ANNOTATION
 
 CPU_70: dict[str, Any] = {
@@ -107,6 +108,28 @@ def schedule(
     if status is not None:
         document["status"] = status
     return copy.deepcopy(document)
+
+
+def calendar(
+    *,
+    name: str = "black-friday",
+    namespace: str | None = None,
+    kind: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """A shared calendar with the camelCase fields of `spec` (dates, dateRanges, holidays,
+    description): a ClusterCalendar without `namespace`, a Calendar of that namespace with one
+    (`kind` overrides, for a wrong object)."""
+    chosen = kind or (CALENDAR_KIND if namespace is not None else CLUSTER_CALENDAR_KIND)
+    return copy.deepcopy(
+        {
+            "apiVersion": API_VERSION,
+            "kind": chosen,
+            "metadata": _metadata(name, namespace, metadata),
+            "spec": _present(spec),
+        }
+    )
 
 
 def owner(*, name: str = "web", uid: str = "uid-web") -> dict[str, Any]:

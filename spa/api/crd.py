@@ -1,4 +1,4 @@
-"""The CustomResourceDefinitions of the two kinds, built from the API models.
+"""The CustomResourceDefinitions of the kinds, built from the API models.
 
 The models are the one description of the API: the CRDs' OpenAPI schemas are derived from
 `model_json_schema`, so a field added to a model cannot be forgotten in the CRD (a schema that
@@ -19,11 +19,14 @@ from pydantic import BaseModel
 
 from spa.api.hpa import INT32_MAX, QUANTITY_PATTERN
 from spa.api.resources import (
+    CALENDAR_KIND,
+    CLUSTER_CALENDAR_KIND,
     GO_DURATION_PATTERN,
     GROUP,
     SCHEDULE_KIND,
     SCHEDULED_POD_AUTOSCALER,
     VERSION,
+    CalendarSpec,
     ScheduledPodAutoscalerSpec,
     ScheduledPodAutoscalerStatus,
     ScheduleSpec,
@@ -45,6 +48,10 @@ from spa.schedule.cron import CRON_FIELDS_PATTERN, CRON_MACROS, DURATION_PATTERN
 from spa.schedule.wallclock import DATE_PATTERN, HOUR_MINUTE_PATTERN, LOCAL_DATETIME_PATTERN
 
 __all__ = [
+    "CALENDAR_COLUMNS",
+    "CALENDAR_SHORT_NAME",
+    "CLUSTER_CALENDAR_SHORT_NAME",
+    "DATE_RANGE_RULE",
     "LEAD_TIME_RULE",
     "SCHEDULED_POD_AUTOSCALER_COLUMNS",
     "SCHEDULED_POD_AUTOSCALER_RULES",
@@ -53,6 +60,8 @@ __all__ = [
     "SCHEDULE_SHORT_NAME",
     "Column",
     "Rule",
+    "calendar_crd",
+    "cluster_calendar_crd",
     "crd_name",
     "legacy_crd",
     "openapi_schema",
@@ -319,6 +328,19 @@ SCHEDULE_COLUMNS: tuple[Column, ...] = (
     Column("AGE", "date", ".metadata.creationTimestamp", "Age of the object"),
 )
 
+# Like `spasched`: `calendar` alone is too common a word, and no widespread project uses these
+# (docs/api.md, "Names").
+CALENDAR_SHORT_NAME = "spacal"
+CLUSTER_CALENDAR_SHORT_NAME = "spaccal"
+
+CALENDAR_COLUMNS: tuple[Column, ...] = (
+    Column("DESCRIPTION", "string", ".spec.description", "What the dates are"),
+    Column("AGE", "date", ".metadata.creationTimestamp", "Age of the object"),
+)
+
+# yyyy-MM-dd (the schema's pattern) is fixed-width, so text order is date order.
+DATE_RANGE_RULE = Rule(rule="self.end >= self.start", message="end must not be before start")
+
 # pydantic keywords with no place in a CRD schema: `title` is noise, and `default` is left out
 # on purpose, so the API server stores objects as they were written and the models alone
 # decide what an unset field means.
@@ -424,6 +446,23 @@ def _schedule_spec_schema() -> Schema:
     return spec
 
 
+def _calendar_spec_schema() -> Schema:
+    spec = openapi_schema(CalendarSpec)
+    props = spec["properties"]
+    ranges = props["dateRanges"]["items"]
+    for node in (
+        props["dates"]["items"],
+        ranges["properties"]["start"],
+        ranges["properties"]["end"],
+    ):
+        node["pattern"] = DATE_PATTERN
+        node["format"] = "date"
+    props["dates"]["x-kubernetes-list-type"] = "set"
+    ranges["x-kubernetes-validations"] = [_rule_dict(DATE_RANGE_RULE)]
+    props["holidays"]["properties"]["country"]["pattern"] = "^[A-Z]{2}$"
+    return spec
+
+
 def _spa_spec_schema() -> Schema:
     spec = openapi_schema(ScheduledPodAutoscalerSpec)
     _with_lead_time_rule(spec["properties"])
@@ -447,18 +486,20 @@ def _rule_dict(rule: Rule) -> Schema:
     return {"rule": rule.rule, "message": rule.message}
 
 
-def _object_schema(description: str, spec: Schema, status: Schema) -> Schema:
+def _object_schema(description: str, spec: Schema, status: Schema | None) -> Schema:
+    properties: Schema = {
+        "apiVersion": {"type": "string", "description": f"The API version, {GROUP}/{VERSION}."},
+        "kind": {"type": "string", "description": "The kind of the object."},
+        "metadata": {"type": "object"},
+        "spec": spec,
+    }
+    if status is not None:
+        properties["status"] = status
     return {
         "description": description,
         "type": "object",
         "required": ["spec"],
-        "properties": {
-            "apiVersion": {"type": "string", "description": f"The API version, {GROUP}/{VERSION}."},
-            "kind": {"type": "string", "description": "The kind of the object."},
-            "metadata": {"type": "object"},
-            "spec": spec,
-            "status": status,
-        },
+        "properties": properties,
     }
 
 
@@ -472,6 +513,8 @@ def _crd(
     short_names: list[str],
     schema: Schema,
     columns: tuple[Column, ...],
+    *,
+    scope: str = "Namespaced",
 ) -> Schema:
     names: Schema = {
         "kind": kind,
@@ -489,14 +532,16 @@ def _crd(
         "spec": {
             "group": GROUP,
             "names": names,
-            "scope": "Namespaced",
+            "scope": scope,
             "versions": [
                 {
                     "name": VERSION,
                     "served": True,
                     "storage": True,
                     "schema": {"openAPIV3Schema": _sorted(schema)},
-                    "subresources": {"status": {}},
+                    **(
+                        {"subresources": {"status": {}}} if "status" in schema["properties"] else {}
+                    ),
                     "additionalPrinterColumns": [_column_dict(c, "jsonPath") for c in columns],
                 }
             ],
@@ -553,6 +598,39 @@ def schedule_crd() -> Schema:
     return _crd(SCHEDULE_KIND, "schedules", [SCHEDULE_SHORT_NAME], schema, SCHEDULE_COLUMNS)
 
 
+_CALENDAR_DESCRIPTION = (
+    "A named set of dates (single dates, inclusive ranges, the public holidays of a country) "
+    "that Schedules refer to in spec.calendars, to skip them or to happen only on them"
+)
+
+
+def calendar_crd() -> Schema:
+    """The `apiextensions.k8s.io/v1` CRD of Calendar (namespaced)."""
+    schema = _object_schema(
+        f"{_CALENDAR_DESCRIPTION}; only Schedules of its own namespace can refer to it.",
+        _calendar_spec_schema(),
+        None,
+    )
+    return _crd(CALENDAR_KIND, "calendars", [CALENDAR_SHORT_NAME], schema, CALENDAR_COLUMNS)
+
+
+def cluster_calendar_crd() -> Schema:
+    """The `apiextensions.k8s.io/v1` CRD of ClusterCalendar (cluster-scoped)."""
+    schema = _object_schema(
+        f"{_CALENDAR_DESCRIPTION}; Schedules of every namespace can refer to it.",
+        _calendar_spec_schema(),
+        None,
+    )
+    return _crd(
+        CLUSTER_CALENDAR_KIND,
+        "clustercalendars",
+        [CLUSTER_CALENDAR_SHORT_NAME],
+        schema,
+        CALENDAR_COLUMNS,
+        scope="Cluster",
+    )
+
+
 # Keywords that apiextensions.k8s.io/v1beta1 on Kubernetes 1.15 does not know.
 _NOT_IN_LEGACY = frozenset(
     {"x-kubernetes-validations", "x-kubernetes-list-type", "x-kubernetes-list-map-keys"}
@@ -588,7 +666,11 @@ def legacy_crd(crd: Schema) -> Schema:
             # Prune unknown fields as v1 does (1.15 accepts this with a structural schema).
             "preserveUnknownFields": False,
             "validation": {"openAPIV3Schema": _strip_legacy(version["schema"]["openAPIV3Schema"])},
-            "subresources": copy.deepcopy(version["subresources"]),
+            **(
+                {"subresources": copy.deepcopy(version["subresources"])}
+                if "subresources" in version
+                else {}
+            ),
             "additionalPrinterColumns": [
                 {("JSONPath" if k == "jsonPath" else k): v for k, v in column.items()}
                 for column in version["additionalPrinterColumns"]

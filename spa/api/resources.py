@@ -1,4 +1,5 @@
-"""The two custom resources, ScheduledPodAutoscaler and Schedule (docs/api.md).
+"""The custom resources: ScheduledPodAutoscaler, Schedule, and the shared calendars Calendar
+and ClusterCalendar (docs/api.md).
 
 Field names, enums and optionality follow the original Go controller's
 `autoscaling.d-kuro.github.io/v1` API, so manifests written for it parse unchanged; the status
@@ -17,12 +18,21 @@ from spa.api.hpa import HorizontalPodAutoscalerSpec, MinReplicas, Replicas
 
 __all__ = [
     "API_VERSION",
+    "CALENDAR_KIND",
+    "CLUSTER_CALENDAR_KIND",
     "GO_DURATION_PATTERN",
     "GROUP",
     "SCHEDULED_POD_AUTOSCALER",
     "SCHEDULE_KIND",
     "VERSION",
+    "Calendar",
+    "CalendarHolidaysSpec",
+    "CalendarKind",
+    "CalendarReference",
+    "CalendarSpec",
+    "ClusterCalendar",
     "Condition",
+    "DateRange",
     "HolidayMode",
     "HolidaysSpec",
     "ObjectMeta",
@@ -45,6 +55,8 @@ VERSION = "v1"
 API_VERSION = f"{GROUP}/{VERSION}"
 SCHEDULED_POD_AUTOSCALER = "ScheduledPodAutoscaler"
 SCHEDULE_KIND = "Schedule"
+CALENDAR_KIND = "Calendar"
+CLUSTER_CALENDAR_KIND = "ClusterCalendar"
 
 
 # Go's duration syntax (Kubernetes' metav1.Duration), unsigned, with the ASCII units: 90s, 5m,
@@ -181,17 +193,40 @@ class ScheduleTargetRef(ApiModel):
     kind: Literal["ScheduledPodAutoscaler"] | None = None
 
 
-class HolidaysSpec(ApiModel):
+class CalendarHolidaysSpec(ApiModel):
     """Public holidays of a country, as the `holidays` library defines them (observed days
-    included)."""
+    included); the same as a Schedule's holidays, without its mode."""
 
     country: Annotated[str, Field(max_length=2)]
     """ISO 3166-1 alpha-2 code, such as DE, JP or US."""
     subdivision: Annotated[str, Field(max_length=32)] | None = None
     """A state, province or region of the country, such as BY for Bavaria; unset means the
     holidays of the whole country."""
+
+
+class HolidaysSpec(CalendarHolidaysSpec):
+    """Public holidays of a country, as the `holidays` library defines them (observed days
+    included)."""
+
     mode: HolidayMode | None = None
     """Skip (default): windows starting on a holiday do not happen. Only: only those happen."""
+
+
+class CalendarKind(StrEnum):
+    Calendar = "Calendar"
+    ClusterCalendar = "ClusterCalendar"
+
+
+class CalendarReference(ApiModel):
+    """A shared calendar whose dates the Schedule skips, or the only dates it happens on."""
+
+    kind: CalendarKind | None = None
+    """Calendar (default: in the Schedule's own namespace) or ClusterCalendar."""
+    name: Annotated[str, Field(min_length=1, max_length=253)]
+    """Name of the Calendar or ClusterCalendar."""
+    mode: HolidayMode | None = None
+    """Skip (default): windows starting on one of the calendar's dates do not happen. Only:
+    only those happen (with several Only calendars, on a date of at least one of them)."""
 
 
 class ScheduleSpec(ApiModel):
@@ -224,6 +259,10 @@ class ScheduleSpec(ApiModel):
     holidays: HolidaysSpec | None = None
     """Public holidays on which no window starts (mode Skip) or the only days on which
     windows start (mode Only)."""
+    calendars: Annotated[list[CalendarReference], Field(max_length=16)] | None = None
+    """Shared calendars (Calendar, ClusterCalendar) whose dates no window starts on (mode
+    Skip) or the only dates windows start on (mode Only). A Schedule referring to one that
+    does not exist or is invalid does not apply (Degraded) until it does."""
     start_date: Annotated[str, Field(max_length=10)] | None = None
     """yyyy-MM-dd in timeZone: no window starts before this date. Not for OneShot."""
     end_date: Annotated[str, Field(max_length=10)] | None = None
@@ -278,3 +317,42 @@ class Schedule(ApiModel):
     metadata: ObjectMeta = ObjectMeta()
     spec: ScheduleSpec
     status: ScheduleStatus | None = None
+
+
+DateText = Annotated[str, Field(max_length=10)]
+
+
+class DateRange(ApiModel):
+    """Every date from `start` to `end`, both included."""
+
+    start: DateText
+    """yyyy-MM-dd: the first date."""
+    end: DateText
+    """yyyy-MM-dd: the last date (inclusive), not before start."""
+
+
+class CalendarSpec(ApiModel):
+    """A named set of dates: the single dates, the ranges and the public holidays listed."""
+
+    description: Annotated[str, Field(max_length=1024)] | None = None
+    """Free text."""
+    dates: Annotated[list[DateText], Field(max_length=366)] | None = None
+    """Single dates (yyyy-MM-dd)."""
+    date_ranges: Annotated[list[DateRange], Field(max_length=64)] | None = None
+    """Inclusive ranges of dates."""
+    holidays: CalendarHolidaysSpec | None = None
+    """The public holidays of a country are dates of the calendar too."""
+
+
+class Calendar(ApiModel):
+    api_version: Literal["autoscaling.d-kuro.github.io/v1"] = "autoscaling.d-kuro.github.io/v1"
+    kind: Literal["Calendar"] = "Calendar"
+    metadata: ObjectMeta = ObjectMeta()
+    spec: CalendarSpec
+
+
+class ClusterCalendar(ApiModel):
+    api_version: Literal["autoscaling.d-kuro.github.io/v1"] = "autoscaling.d-kuro.github.io/v1"
+    kind: Literal["ClusterCalendar"] = "ClusterCalendar"
+    metadata: ObjectMeta = ObjectMeta()
+    spec: CalendarSpec

@@ -23,7 +23,7 @@ import json
 import math
 import re
 import types
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import Enum
@@ -34,6 +34,8 @@ from pydantic_core import ErrorDetails
 
 from spa.api.resources import (
     GO_DURATION_PATTERN,
+    CalendarReference,
+    ClusterCalendar,
     HolidayMode,
     Schedule,
     ScheduledPodAutoscaler,
@@ -41,14 +43,19 @@ from spa.api.resources import (
     ScheduleType,
     WeekdayName,
 )
+from spa.api.resources import (
+    Calendar as CalendarObject,
+)
 from spa.api.window_types import WINDOW_TYPES, only_used_by, types_phrase
 from spa.schedule import (
     MAX_LEAD_SECONDS,
     Base,
     Calendar,
+    CalendarRule,
     CalendarWindow,
     CronExpression,
     CronWindow,
+    DateSet,
     OneShotWindow,
     PublicHolidays,
     RecurringWindow,
@@ -72,6 +79,7 @@ from spa.schedule.wallclock import LOCAL_DATETIME_PATTERN, zone_names, zones_abb
 
 __all__ = [
     "SCALE_TO_ZERO_NEEDS",
+    "CalendarLookup",
     "CompiledSchedule",
     "FieldError",
     "InvalidObject",
@@ -79,16 +87,27 @@ __all__ = [
     "annotation_field",
     "autoscaler_base",
     "autoscaler_lead",
+    "calendar_dates",
     "compile_schedule",
     "described",
     "duration_seconds",
+    "parse_calendar",
     "parse_schedule",
     "parse_scheduled_pod_autoscaler",
     "unknown_status_fields",
     "window_scale_to_zero_error",
 ]
 
-Model = TypeVar("Model", ScheduledPodAutoscaler, Schedule)
+Model = TypeVar("Model", ScheduledPodAutoscaler, Schedule, CalendarObject, ClusterCalendar)
+
+CalendarLookup = Callable[[CalendarReference], "DateSet | str"]
+"""The shared calendar a Schedule's reference names, as the engine's DateSet, or why there is
+none (`ClusterCalendar "black-friday" not found`): spa.api.calendars makes these."""
+
+
+def _no_calendars(reference: CalendarReference) -> DateSet | str:
+    kind = reference.kind.value if reference.kind is not None else "Calendar"
+    return f'{kind} "{reference.name}" not found'
 
 
 class WrittenNumber(float):
@@ -288,8 +307,85 @@ def _lead_seconds(field: str, text: str) -> int | FieldError:
     return FieldError(field, f"must be at most 24h, got {described(text)}")
 
 
-def compile_schedule(spec: ScheduleSpec) -> CompiledSchedule:
-    """The engine's window for a Schedule spec, or InvalidObject naming every bad field."""
+def parse_calendar(document: Mapping[str, Any]) -> CalendarObject | ClusterCalendar:
+    """A Calendar or ClusterCalendar from its JSON/YAML form (by its kind), checked as a
+    whole: every date real, listed once, each range in order, the holidays' country known."""
+    kind = document.get("kind") if isinstance(document, Mapping) else None
+    parsed: CalendarObject | ClusterCalendar
+    if kind == "ClusterCalendar":
+        parsed = _parse(ClusterCalendar, document)
+    else:
+        parsed = _parse(CalendarObject, document)
+    calendar_dates(parsed)
+    return parsed
+
+
+def calendar_dates(calendar: CalendarObject | ClusterCalendar) -> DateSet:
+    """The engine's named date set of a parsed calendar, or InvalidObject naming every bad
+    field. Its name is `Kind/name`, as the skipped windows say it."""
+    errors: list[FieldError] = []
+    spec = calendar.spec
+
+    def date_of(field: str, text: str) -> Any:
+        try:
+            return parse_date(text)
+        except WallClockError as error:
+            errors.append(FieldError(field, str(error)))
+            return None
+
+    days = set()
+    for index, text in enumerate(spec.dates or ()):
+        day = date_of(f"spec.dates[{index}]", text)
+        if day in days:
+            errors.append(FieldError(f"spec.dates[{index}]", f"{text} is listed twice"))
+        elif day is not None:
+            days.add(day)
+    ranges = []
+    for index, pair in enumerate(spec.date_ranges or ()):
+        first = date_of(f"spec.dateRanges[{index}].start", pair.start)
+        last = date_of(f"spec.dateRanges[{index}].end", pair.end)
+        if first is not None and last is not None:
+            if last < first:
+                errors.append(
+                    FieldError(
+                        f"spec.dateRanges[{index}].end", f"must not be before start ({first})"
+                    )
+                )
+            else:
+                ranges.append((first, last))
+    holidays = None
+    if spec.holidays is not None:
+        try:
+            holidays = PublicHolidays(spec.holidays.country, spec.holidays.subdivision)
+        except WallClockError as error:
+            field = "subdivision" if isinstance(error, UnknownSubdivision) else "country"
+            errors.append(FieldError(f"spec.holidays.{field}", str(error)))
+    if errors:
+        raise InvalidObject(errors)
+    return DateSet(
+        name=f"{calendar.kind}/{calendar.metadata.name}",
+        days=frozenset(days),
+        ranges=tuple(ranges),
+        holidays=holidays,
+    )
+
+
+def compile_schedule(
+    spec: ScheduleSpec, *, calendars: CalendarLookup = _no_calendars
+) -> CompiledSchedule:
+    """The engine's window for a Schedule spec, or InvalidObject naming every bad field.
+
+    `calendars` finds the shared calendars the spec refers to (spa.api.calendars); a
+    reference it cannot resolve is an error of `spec.calendars[i]`."""
+    shared: list[CalendarRule] = []
+    reference_errors: list[FieldError] = []
+    for index, reference in enumerate(spec.calendars or ()):
+        found = calendars(reference)
+        if isinstance(found, str):
+            reference_errors.append(FieldError(f"spec.calendars[{index}]", found))
+            continue
+        mode = EngineHolidayMode.ONLY if reference.mode is HolidayMode.Only else None
+        shared.append(CalendarRule(found, mode or EngineHolidayMode.SKIP))
     window, errors = _check_window(
         _WindowFields(
             type=spec.type,
@@ -310,8 +406,10 @@ def compile_schedule(spec: ScheduleSpec) -> CompiledSchedule:
                 if spec.holidays is None
                 else _Holidays(spec.holidays.country, spec.holidays.subdivision, spec.holidays.mode)
             ),
+            shared=tuple(shared),
         )
     )
+    errors.extend(reference_errors)
     lead: int | None = None
     if spec.lead_time is not None:
         read = _lead_seconds("spec.leadTime", spec.lead_time)
@@ -352,6 +450,7 @@ class _WindowFields:
     end_date: str | object | None = None
     exclude_dates: list[str] | object | None = None
     holidays: _Holidays | object | None = None
+    shared: tuple[CalendarRule, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -678,6 +777,7 @@ def _check_calendar(fields: _WindowFields, errors: list[FieldError]) -> Calendar
         excluded=frozenset(excluded),
         holidays=holidays,
         holiday_mode=mode,
+        shared=fields.shared,
     )
 
 

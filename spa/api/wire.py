@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, Required, TypedDict, TypeVar, cast
 
 __all__ = [
+    "CalendarReference",
     "Condition",
     "CrossVersionObjectReference",
     "HorizontalPodAutoscaler",
@@ -201,11 +202,20 @@ class ScheduleTargetRef(TypedDict, total=False):
     kind: str
 
 
+class CalendarReference(TypedDict, total=False):
+    """`spa.api.resources.CalendarReference`: a Schedule's reference to a shared calendar."""
+
+    kind: str
+    name: str
+    mode: str
+
+
 class ScheduleSpec(TypedDict, total=False):
-    """What the controller reads itself: the SPA a Schedule names (the rest is read through
-    `spa.api.parse_schedule`)."""
+    """What the controller reads itself: the SPA a Schedule names and the calendars it refers
+    to, for the indexes (the rest is read through `spa.api.parse_schedule`)."""
 
     scaleTargetRef: ScheduleTargetRef
+    calendars: list[CalendarReference]
 
 
 class ScheduleStatus(TypedDict, total=False):

@@ -17,9 +17,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spa.api import API_VERSION
+from spa.api.calendars import referenced_calendars
+from spa.api.resources import CLUSTER_CALENDAR_KIND
 from spa.controller.exitcodes import EXIT_CONFIG, EXIT_FORBIDDEN, EXIT_USAGE
 from spa.controller.main import ClusterFailure, explain
-from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.controller.resources import (
+    CALENDARS,
+    CLUSTER_CALENDARS,
+    SCHEDULED_POD_AUTOSCALERS,
+    SCHEDULES,
+)
 from spa.kube import (
     EVENT,
     HPA_V2,
@@ -102,6 +109,9 @@ class ClusterObjects:
     """Events about SPAs and Schedules; None when they could not be read (not allowed)."""
     problems: list[str] = field(default_factory=list)
     """What could not be read and is left out (an HPA or event list that is forbidden)."""
+    calendars: list[dict[str, Any]] = field(default_factory=list)
+    """The Calendars and ClusterCalendars the Schedules refer to (docs/schedules.md, "Shared
+    calendars"), read only when some Schedule refers to one."""
 
 
 def read_cluster(scope: Scope, *, everything: bool, selector: str | None = None) -> ClusterObjects:
@@ -113,6 +123,7 @@ def read_cluster(scope: Scope, *, everything: bool, selector: str | None = None)
         autoscalers=_autoscalers(scope, selector),
         schedules=_list(scope, SCHEDULES),
     )
+    _read_calendars(scope, objects)
     if not everything:
         return objects
     try:
@@ -134,6 +145,35 @@ def read_cluster(scope: Scope, *, everything: bool, selector: str | None = None)
             raise
         objects.problems.append(error.message)
     return objects
+
+
+def _read_calendars(scope: Scope, objects: ClusterObjects) -> None:
+    """The shared calendars the Schedules refer to, by kind, so that the plan resolves them as
+    the controller does. One that may not be listed is a problem said, and its references read
+    as unresolved (the controller itself reads them: its status has the last word)."""
+    kinds = {
+        key.kind
+        for schedule in objects.schedules
+        for key in referenced_calendars(schedule)  # type: ignore[arg-type]
+    }
+    for resource in (CALENDARS, CLUSTER_CALENDARS):
+        if resource.kind not in kinds:
+            continue
+        cluster_scoped = resource.kind == CLUSTER_CALENDAR_KIND
+        try:
+            found = scope.client.list(
+                resource, namespace=None if cluster_scoped else scope.namespace
+            ).items
+        except (ApiUnavailable, ApiError) as error:
+            failure = explain(scope.server, error, resource)
+            if failure.status != EXIT_FORBIDDEN:
+                raise failure from error
+            objects.problems.append(
+                f"{failure.message}: the Schedules' references to {resource.kind}s are shown "
+                "as not found"
+            )
+            continue
+        objects.calendars.extend(found)
 
 
 def _autoscalers(scope: Scope, selector: str | None) -> list[Any]:
@@ -175,7 +215,7 @@ def documents(objects: ClusterObjects) -> list[Document]:
     (errors then read `https://...: Schedule shop/x: spec.timeZone: ...`). The status is the
     controller's, not the user's input, and is left out, as the API server leaves it out of
     what a user writes."""
-    bodies = [*objects.autoscalers, *objects.schedules]
+    bodies = [*objects.autoscalers, *objects.schedules, *objects.calendars]
     return [
         Document(objects.server, index, {k: v for k, v in body.items() if k != "status"})
         for index, body in enumerate(bodies, 1)

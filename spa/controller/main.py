@@ -23,7 +23,12 @@ from spa.controller.exitcodes import (
     EXIT_UNREACHABLE,
 )
 from spa.controller.manager import LeaderElection, Manager, install_signal_handlers, pod_namespace
-from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.controller.resources import (
+    CALENDARS,
+    CLUSTER_CALENDARS,
+    SCHEDULED_POD_AUTOSCALERS,
+    SCHEDULES,
+)
 from spa.kube import (
     HPA_V2,
     ApiError,
@@ -80,7 +85,12 @@ def explain(
     if isinstance(error, Forbidden):
         hint = f" ({rbac_hint})" if rbac_hint else ""
         return ClusterFailure(EXIT_FORBIDDEN, f"not allowed to {subject}: {error.message}{hint}")
-    if isinstance(error, NotFound) and resource in (SCHEDULED_POD_AUTOSCALERS, SCHEDULES):
+    if isinstance(error, NotFound) and resource in (
+        SCHEDULED_POD_AUTOSCALERS,
+        SCHEDULES,
+        CALENDARS,
+        CLUSTER_CALENDARS,
+    ):
         return ClusterFailure(
             EXIT_NO_CRDS,
             f"the API server at {server} does not serve {resource}: install the CRDs "
@@ -97,9 +107,12 @@ async def check_cluster(client: KubeClient, namespaces: Sequence[str] | None) ->
     """The HPA resource to manage, once every list the informers will make has been allowed
     once (read-only, one item each); :class:`ClusterFailure` otherwise."""
     scopes: list[str | None] = list(namespaces) if namespaces else [None]
-    for resource in (SCHEDULED_POD_AUTOSCALERS, SCHEDULES):
+    for resource in (SCHEDULED_POD_AUTOSCALERS, SCHEDULES, CALENDARS):
         for namespace in scopes:
             await _check_list(client, resource, namespace)
+    # Cluster-scoped, read cluster-wide even by a controller that watches some namespaces
+    # (docs/install.md, "Watching some namespaces").
+    await _check_list(client, CLUSTER_CALENDARS, None)
     try:
         hpa = await discover_hpa(client)
     except (ApiUnavailable, ApiError) as error:

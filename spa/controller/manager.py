@@ -23,7 +23,12 @@ from spa.controller.actuator import Actuator
 from spa.controller.desired import MANAGED_BY_SELECTOR
 from spa.controller.metrics import CACHED_OBJECTS, ControllerMetrics
 from spa.controller.reconciler import Reconciler
-from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.controller.resources import (
+    CALENDARS,
+    CLUSTER_CALENDARS,
+    SCHEDULED_POD_AUTOSCALERS,
+    SCHEDULES,
+)
 from spa.kube import ApiError, KubeClient, Resource, discover_hpa
 from spa.runtime import (
     AccessReview,
@@ -134,7 +139,13 @@ class Manager:
             label_selector=MANAGED_BY_SELECTOR,
             transform=drop_bookkeeping,
         )
-        self.informers = [autoscalers, schedules, hpas]
+        # The shared calendars: Calendars where the Schedules are, ClusterCalendars cluster-wide
+        # (also for a controller that watches some namespaces: docs/install.md).
+        calendars = Informer(
+            self.client, CALENDARS, namespaces=self.namespaces, transform=drop_bookkeeping
+        )
+        cluster_calendars = Informer(self.client, CLUSTER_CALENDARS, transform=drop_bookkeeping)
+        self.informers = [autoscalers, schedules, hpas, calendars, cluster_calendars]
         watches.add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)
 
         queue = WorkQueue(name=QUEUE_NAME, clock=self.clock)
@@ -160,6 +171,8 @@ class Manager:
             hpas=hpas.store,
             clock=self.clock,
             metrics=ControllerMetrics(),
+            calendars=calendars.store,
+            cluster_calendars=cluster_calendars.store,
         )
 
         watches.watch(
@@ -170,6 +183,7 @@ class Manager:
             schedule_deleted=lambda obj: reconciler.forget_schedule(
                 str((obj.get("metadata") or {}).get("uid"))
             ),
+            calendars=(calendars, cluster_calendars),
         )
 
         async def api_ready() -> None:

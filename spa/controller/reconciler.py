@@ -24,6 +24,8 @@ from collections.abc import Callable, MutableMapping
 from typing import Any, Protocol
 
 from spa.api import wire
+from spa.api.calendars import CalendarKey, referenced_calendars
+from spa.api.resources import CLUSTER_CALENDAR_KIND
 from spa.controller.actuator import NotScalable, OwnerNotChanged, Refused, ReplicasChanged
 from spa.controller.decide import (
     MAX_SCHEDULES_PER_AUTOSCALER,
@@ -33,6 +35,7 @@ from spa.controller.decide import (
     AutoscalerStatusWrite,
     BackOfQueue,
     BoundsWritten,
+    Calendars,
     Compiled,
     CreateHpa,
     DryRunAnswered,
@@ -155,6 +158,11 @@ class Act(Protocol):
     ) -> None: ...
 
 
+_Version = tuple[int | None, int, tuple[tuple[CalendarKey, Any], ...]]
+"""What a compiled Schedule depends on: its generation, its SPA's lead time and the
+resourceVersion of each calendar it refers to (None: missing)."""
+
+
 class Reconciler:
     """Reconciles ScheduledPodAutoscaler keys (`namespace/name`).
 
@@ -164,6 +172,9 @@ class Reconciler:
         a process); a test may hand in its own.
     :param decide: the decision; a test may wrap :func:`spa.controller.decide.decide` to see
         each plan.
+    :param calendars: the cache of Calendars, and `cluster_calendars` that of ClusterCalendars,
+        from which the calendars the Schedules refer to are gathered into the snapshot (None:
+        not watched, so every reference to one is unresolved).
     """
 
     def __init__(
@@ -178,8 +189,12 @@ class Reconciler:
         max_schedules: int = MAX_SCHEDULES_PER_AUTOSCALER,
         memory: MutableMapping[str, Memory] | None = None,
         decide: Callable[[Snapshot], Plan] = decide,
+        calendars: Store | None = None,
+        cluster_calendars: Store | None = None,
     ) -> None:
         self._autoscalers = autoscalers
+        self._calendars = calendars
+        self._cluster_calendars = cluster_calendars
         self._schedules = schedules
         self._hpas = hpas
         self._act = actuator
@@ -187,10 +202,10 @@ class Reconciler:
         self._metrics = metrics or ControllerMetrics()
         self._max_schedules = max_schedules
         self._decide = decide
-        # Compiled windows by Schedule uid, reused until the Schedule's generation (or the lead
-        # time its SPA gives it) changes: their Timelines hold the cached intervals that make
-        # each decision cheap.
-        self._compiled: dict[str, tuple[tuple[int | None, int], Compiled]] = {}
+        # Compiled windows by Schedule uid, reused until the Schedule's generation, the lead
+        # time its SPA gives it or a calendar it refers to changes: their Timelines hold the
+        # cached intervals that make each decision cheap.
+        self._compiled: dict[str, tuple[_Version, Compiled]] = {}
         self._memory: MutableMapping[str, Memory] = {} if memory is None else memory
 
     # -- entry points ---------------------------------------------------------------------------
@@ -286,15 +301,41 @@ class Reconciler:
             memory=memory,
             attempts=attempts,
             max_schedules=self._max_schedules,
+            calendars=self._gather_calendars(schedules),
         )
 
-    def _compile(self, schedule: wire.Schedule, lead: int = 0) -> Compiled:
+    def _gather_calendars(
+        self, schedules: list[wire.Schedule]
+    ) -> dict[CalendarKey, dict[str, Any]]:
+        """The cached calendars the Schedules refer to (a missing one is left out)."""
+        found: dict[CalendarKey, dict[str, Any]] = {}
+        for schedule in schedules:
+            for key in referenced_calendars(schedule):
+                if key.kind == CLUSTER_CALENDAR_KIND:
+                    store, name = self._cluster_calendars, key.name
+                else:
+                    store, name = self._calendars, f"{key.namespace}/{key.name}"
+                document = None if store is None else store.get(name)
+                if document is not None:
+                    found[key] = document
+        return found
+
+    def _compile(
+        self, schedule: wire.Schedule, lead: int = 0, calendars: Calendars | None = None
+    ) -> Compiled:
         metadata = schedule["metadata"]
         uid = str(metadata.get("uid"))
-        version = (metadata.get("generation"), lead)
+        calendars = calendars or {}
+        versions = tuple(
+            (key, (calendars[key].get("metadata") or {}).get("resourceVersion"))
+            if key in calendars
+            else (key, None)
+            for key in referenced_calendars(schedule)
+        )
+        version: _Version = (metadata.get("generation"), lead, versions)
         cached = self._compiled.get(uid)
         if cached is None or cached[0] != version:
-            cached = self._compiled[uid] = (version, compile_window(schedule, lead))
+            cached = self._compiled[uid] = (version, compile_window(schedule, lead, calendars))
         return cached[1]
 
     # -- remembering ----------------------------------------------------------------------------

@@ -14,6 +14,9 @@ here, in one place, and tested without an API server.
 - A Schedule's events wake the SPA it names (`spec.scaleTargetRef.name`), and the SPA that
   controls it now: a retargeted Schedule must leave its old SPA too. An update wakes both the
   old and the new object's SPAs.
+- A Calendar's or ClusterCalendar's events wake the SPAs of the Schedules that refer to it
+  (found through `CALENDAR_INDEX`), so that an edited, created or deleted calendar applies at
+  once, with no edit of the Schedules (docs/schedules.md, "Shared calendars").
 """
 
 from __future__ import annotations
@@ -22,19 +25,23 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from spa.api import wire
+from spa.api.calendars import CalendarKey, calendar_key, referenced_calendars
 from spa.controller.desired import controller_owner_uid
 from spa.runtime import Informer, Store, changed_beyond_status, object_key
 
 __all__ = [
+    "CALENDAR_INDEX",
     "OWNER_INDEX",
     "TARGET_INDEX",
     "UID_INDEX",
     "add_indexes",
     "all_keys",
+    "calendar_index_value",
     "target_keys",
     "watch",
 ]
 
+CALENDAR_INDEX = "calendar"
 OWNER_INDEX = "owner-uid"
 TARGET_INDEX = "target"
 UID_INDEX = "uid"
@@ -59,6 +66,16 @@ def _owner_uid(obj: dict[str, Any]) -> list[str]:
     return [uid] if uid else []
 
 
+def calendar_index_value(key: CalendarKey) -> str:
+    """How `CALENDAR_INDEX` spells a calendar: `Kind/namespace/name`."""
+    return "/".join(key)
+
+
+def _calendar_index(obj: dict[str, Any]) -> list[str]:
+    keys = referenced_calendars(wire.typed(wire.Schedule, obj))
+    return sorted({calendar_index_value(key) for key in keys})
+
+
 def _uid(obj: dict[str, Any]) -> list[str]:
     autoscaler = wire.typed(wire.ScheduledPodAutoscaler, obj)
     uid = (autoscaler.get("metadata") or {}).get("uid")
@@ -66,9 +83,11 @@ def _uid(obj: dict[str, Any]) -> list[str]:
 
 
 def add_indexes(*, autoscalers: Store, schedules: Store) -> None:
-    """Schedules by the uid of the SPA that controls them and by the SPA they name; SPAs by
-    uid (UIDs, not names: a re-created SPA, or one of the same name elsewhere, is another)."""
+    """Schedules by the uid of the SPA that controls them, by the SPA they name and by the
+    calendars they refer to; SPAs by uid (UIDs, not names: a re-created SPA, or one of the
+    same name elsewhere, is another)."""
     schedules.add_indexer(OWNER_INDEX, _owner_uid)
+    schedules.add_indexer(CALENDAR_INDEX, _calendar_index)
     schedules.add_indexer(TARGET_INDEX, _target_index)
     autoscalers.add_indexer(UID_INDEX, _uid)
 
@@ -89,8 +108,10 @@ def watch(
     hpas: Informer,
     enqueue: Callable[[str], None],
     schedule_deleted: Callable[[dict[str, Any]], None] = lambda obj: None,
+    calendars: Iterable[Informer] = (),
 ) -> None:
-    """Register the handlers that turn every event into the keys it wakes."""
+    """Register the handlers that turn every event into the keys it wakes; `calendars` are
+    the informers of Calendars and ClusterCalendars."""
 
     def wake(keys: Iterable[str]) -> None:
         for key in sorted(keys):
@@ -119,6 +140,21 @@ def watch(
         ),
         on_delete=deleted,
     )
+
+    def referring(obj: dict[str, Any]) -> set[str]:
+        """The SPAs of the Schedules that refer to the calendar `obj`."""
+        value = calendar_index_value(calendar_key(obj))
+        keys: set[str] = set()
+        for schedule in schedules.store.by_index(CALENDAR_INDEX, value):
+            keys |= _schedule_keys(schedule, autoscalers.store)
+        return keys
+
+    for informer in calendars:
+        informer.add_handler(
+            on_add=lambda obj: wake(referring(obj)),
+            on_update=lambda old, new: wake(referring(new)),
+            on_delete=lambda obj: wake(referring(obj)),
+        )
 
 
 def all_keys(*, autoscalers: Store, schedules: Store) -> list[str]:

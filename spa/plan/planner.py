@@ -29,9 +29,16 @@ from spa.api import (
     parse_scheduled_pod_autoscaler,
     wire,
 )
+from spa.api.calendars import CalendarKey, calendar_key, calendar_lookup
 from spa.api.incident import Incident, incident_at
 from spa.api.membership import membership
-from spa.api.validation import _suggestion, unknown_status_fields, window_scale_to_zero_error
+from spa.api.resources import CALENDAR_KIND, CLUSTER_CALENDAR_KIND
+from spa.api.validation import (
+    _suggestion,
+    parse_calendar,
+    unknown_status_fields,
+    window_scale_to_zero_error,
+)
 from spa.plan.manifests import Document, ReadError
 from spa.plan.schedules import PlannedSchedule, plan_schedule
 from spa.schedule import (
@@ -47,7 +54,8 @@ from spa.schedule import (
 __all__ = ["AutoscalerPlan", "Plan", "PlanError", "SkippedWindow", "build_plan"]
 
 DEFAULT_NAMESPACE = "default"
-_OUR_KINDS = (SCHEDULED_POD_AUTOSCALER, SCHEDULE_KIND)
+_OUR_KINDS = (SCHEDULED_POD_AUTOSCALER, SCHEDULE_KIND, CALENDAR_KIND, CLUSTER_CALENDAR_KIND)
+_CALENDAR_KINDS = (CALENDAR_KIND, CLUSTER_CALENDAR_KIND)
 # A name longer than the API server allows (253) is shown cut (it is reported invalid anyway).
 _LONGEST_NAME = 253
 _SHOWN_OF_A_LONG_NAME = 40
@@ -130,6 +138,9 @@ def build_plan(
     naming: dict[tuple[str, str], list[dict[str, Any]]] = {}
     seen: dict[tuple[str, str, str], Document] = {}
     annotations: dict[tuple[str, str], Any] = {}
+    # The shared calendars, valid or not (a Schedule that refers to an invalid one is told
+    # why it does not apply, as by the controller: spa/api/calendars.py).
+    calendars: dict[CalendarKey, Mapping[str, Any]] = {}
 
     for document in documents:
         identity = _identify(document, errors)
@@ -142,13 +153,16 @@ def build_plan(
                 identity,
                 FieldError(
                     "metadata.name",
-                    f"duplicate {identity.kind} {identity.namespace}/{identity.name}, "
+                    f"duplicate {identity.kind} {_shown(identity)}, "
                     f"first defined in {first.file} (document {first.index})",
                 ),
             )
             continue
         seen[key] = document
         body = _without_nulls(document.body)
+        if identity.kind in _CALENDAR_KINDS:
+            _read_calendar(identity, body, calendars, errors)
+            continue
         is_autoscaler = identity.kind == SCHEDULED_POD_AUTOSCALER
         # The API server drops the `status` of what a user creates or updates (both kinds have
         # a status subresource) and checks only that it has no unknown field; so `kubectl get
@@ -204,7 +218,9 @@ def build_plan(
         spec = parsed.spec
         owner = (identity.namespace, spec.scale_target_ref.name)
         try:
-            compiled = compile_schedule(spec)
+            compiled = compile_schedule(
+                spec, calendars=calendar_lookup(identity.namespace, calendars)
+            )
         except InvalidObject as invalid:
             for error in invalid.errors:
                 errors.add(identity, error)
@@ -276,6 +292,32 @@ def build_plan(
         )
     plan.errors = errors.in_file_order()
     return plan
+
+
+def _read_calendar(
+    identity: _Parsed,
+    body: dict[str, Any],
+    calendars: dict[CalendarKey, Mapping[str, Any]],
+    errors: _Errors,
+) -> None:
+    """A Calendar or ClusterCalendar document: kept for the Schedules that refer to it (by the
+    namespace it will have once applied), its problems reported."""
+    found = body.get("metadata")
+    metadata = dict(found) if isinstance(found, Mapping) else {}
+    metadata["namespace"] = identity.namespace if identity.kind == CALENDAR_KIND else None
+    calendars[calendar_key({**body, "metadata": metadata})] = body
+    try:
+        parse_calendar(body)
+    except InvalidObject as invalid:
+        for error in invalid.errors:
+            errors.add(identity, error)
+
+
+def _shown(identity: _Parsed) -> str:
+    """`namespace/name`, or `name` for a cluster-scoped object."""
+    if identity.namespace:
+        return f"{identity.namespace}/{identity.name}"
+    return identity.name
 
 
 def _annotations(found: Any) -> dict[str, str]:
@@ -351,7 +393,7 @@ class _Errors:
                     file=document.file,
                     document=document.index,
                     kind=identity.kind,
-                    namespace=identity.namespace,
+                    namespace=identity.namespace or None,  # None: cluster-scoped
                     name=identity.name or None,
                     field=field,
                     message=error.message,
@@ -414,10 +456,14 @@ def _identify(document: Document, errors: _Errors) -> _Parsed | None:
     metadata = body.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
     namespace, name = metadata.get("namespace"), metadata.get("name")
+    if kind == CLUSTER_CALENDAR_KIND:
+        namespace = ""  # cluster-scoped: kubectl ignores a namespace given
+    elif not (isinstance(namespace, str) and namespace):
+        namespace = DEFAULT_NAMESPACE
     identity = _Parsed(
         document,
         _shortened(kind),
-        _shortened(namespace) if isinstance(namespace, str) and namespace else DEFAULT_NAMESPACE,
+        _shortened(namespace),
         _shortened(name) if isinstance(name, str) else "",
     )
     problems = []

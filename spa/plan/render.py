@@ -327,7 +327,9 @@ def describe_error(error: PlanError) -> str:
     where = error.file if error.document is None else f"{error.file} (document {error.document})"
     subject = ""
     if error.kind:
-        subject = f" {error.kind} {error.namespace}/{error.name or '<unnamed>'}"
+        # A cluster-scoped object (a ClusterCalendar) has no namespace.
+        where_in = f"{error.namespace}/" if error.namespace else ""
+        subject = f" {error.kind} {where_in}{error.name or '<unnamed>'}"
     detail = f"{error.field}: {error.message}" if error.field else error.message
     return f"{where}{subject}: {detail}"
 

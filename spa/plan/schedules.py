@@ -17,7 +17,7 @@ from typing import assert_never
 from zoneinfo import ZoneInfo
 
 from spa.api import CompiledSchedule, ScheduleSpec
-from spa.api.resources import ScheduleType, WeekdayName
+from spa.api.resources import HolidayMode, ScheduleType, WeekdayName
 from spa.schedule import UTC_ZONE, Timeline
 from spa.schedule.windows import DEFAULT_HORIZON_YEARS
 
@@ -100,7 +100,7 @@ def plan_schedule(
     return PlannedSchedule(
         name=name,
         type=spec.type.value,
-        window=_describe_window(spec),
+        window=_describe_window(spec) + _describe_calendars(spec),
         zone=zone,
         min_replicas=compiled.min_replicas,
         max_replicas=compiled.max_replicas,
@@ -130,6 +130,22 @@ def _describe_window(spec: ScheduleSpec) -> str:
             return f"daily {times}"
         case _:
             assert_never(spec.type)
+
+
+def _describe_calendars(spec: ScheduleSpec) -> str:
+    """`, only on ClusterCalendar/black-friday, skipping Calendar/freeze`: the shared calendars
+    the window keeps to (docs/schedules.md, "Shared calendars"); empty without any."""
+    only: list[str] = []
+    skip: list[str] = []
+    for reference in spec.calendars or ():
+        kind = reference.kind.value if reference.kind is not None else "Calendar"
+        (only if reference.mode is HolidayMode.Only else skip).append(f"{kind}/{reference.name}")
+    words = []
+    if only:
+        words.append(f"only on {' or '.join(only)}")
+    if skip:
+        words.append(f"skipping {', '.join(skip)}")
+    return "".join(f", {word}" for word in words)
 
 
 def _day(name: WeekdayName | None) -> str:

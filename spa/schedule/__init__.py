@@ -8,7 +8,9 @@ Unix epoch (UTC); `from_instant` turns one into a datetime at the edges.
 
 from spa.schedule.calendar import (
     Calendar,
+    CalendarRule,
     CalendarWindow,
+    DateSet,
     HolidayCalendar,
     HolidayMode,
     SkipCause,
@@ -47,9 +49,11 @@ __all__ = [
     "UTC_ZONE",
     "Base",
     "Calendar",
+    "CalendarRule",
     "CalendarWindow",
     "CronExpression",
     "CronWindow",
+    "DateSet",
     "HolidayCalendar",
     "HolidayMode",
     "LeadWindow",

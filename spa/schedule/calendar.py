@@ -3,11 +3,14 @@
 docs/schedules.md, "Calendars": each rule judges the date an occurrence belongs to (its start
 date in the Schedule's zone, `Occurrence.day`), never its instants, so an occurrence that
 crosses midnight is kept or dropped whole. The rules compose in a fixed order: the bounds
-(`startDate`, `endDate`), then the excluded dates and the holidays.
+(`startDate`, `endDate`), then the excluded dates, the holidays, and the shared calendars a
+Schedule references (docs/schedules.md, "Shared calendars": a `DateSet` with a name, in Only
+mode first, then in Skip mode).
 
-An occurrence dropped by an excluded date or (in Skip mode) a holiday is *skipped*, and
-`CalendarWindow.skipped` lists them with the reason, for `spa plan`. Occurrences outside the
-bounds, or on ordinary days in Only mode, are not skipped: they are not part of the schedule.
+An occurrence dropped by an excluded date, or (in Skip mode) a holiday or a shared calendar, is
+*skipped*, and `CalendarWindow.skipped` lists them with the reason, for `spa plan`. Occurrences
+outside the bounds, or on dates that no Only rule has, are not skipped: they are not part of
+the schedule.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from spa.schedule.windows import Occurrence, Window
 
 __all__ = [
     "Calendar",
+    "CalendarRule",
     "CalendarWindow",
+    "DateSet",
     "HolidayCalendar",
     "HolidayMode",
     "SkipCause",
@@ -51,6 +56,7 @@ class HolidayMode(Enum):
 class SkipCause(StrEnum):
     EXCLUDED = "excludeDates"
     HOLIDAY = "holiday"
+    CALENDAR = "calendar"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,17 +66,50 @@ class Skipped:
     occurrence: Occurrence
     cause: SkipCause
     holiday: str | None = None
+    """The holiday's name (HOLIDAY), or the shared calendar's name (CALENDAR)."""
 
     @property
     def reason(self) -> str:
-        """`excludeDates` or `holiday: <name>`."""
+        """`excludeDates`, `holiday: <name>` or `calendar: <Kind/name>`."""
         if self.cause is SkipCause.HOLIDAY:
             return f"holiday: {self.holiday}"
+        if self.cause is SkipCause.CALENDAR:
+            return f"calendar: {self.holiday}"
         return str(self.cause.value)
 
     def describe(self) -> str:
         """`excluded 2026-12-25 (holiday: Christmas Day)`."""
         return f"excluded {self.occurrence.day.isoformat()} ({self.reason})"
+
+
+@dataclass(frozen=True, slots=True)
+class DateSet:
+    """A named set of dates: a shared calendar (Calendar or ClusterCalendar) as the engine sees
+    it. Its dates are the single days, the inclusive ranges and, with `holidays`, the public
+    holidays of a country."""
+
+    name: str
+    """How the skipped occurrences name it, e.g. `ClusterCalendar/black-friday`."""
+    days: frozenset[date] = frozenset()
+    ranges: tuple[tuple[date, date], ...] = ()
+    holidays: HolidayCalendar | None = None
+
+    def __contains__(self, day: object) -> bool:
+        if not isinstance(day, date):
+            return False
+        if day in self.days:
+            return True
+        if any(first <= day <= last for first, last in self.ranges):
+            return True
+        return self.holidays is not None and self.holidays.name(day) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class CalendarRule:
+    """A Schedule's reference to a shared calendar: Skip its dates, or happen Only on them."""
+
+    dates: DateSet
+    mode: HolidayMode = HolidayMode.SKIP
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +121,8 @@ class Calendar:
     excluded: frozenset[date] = frozenset()
     holidays: HolidayCalendar | None = None
     holiday_mode: HolidayMode = HolidayMode.SKIP
+    shared: tuple[CalendarRule, ...] = ()
+    """The shared calendars, in the order the Schedule lists them."""
 
     @property
     def empty(self) -> bool:
@@ -90,6 +131,7 @@ class Calendar:
             and self.end_date is None
             and not self.excluded
             and self.holidays is None
+            and not self.shared
         )
 
     def judge(self, day: date) -> Verdict:
@@ -106,6 +148,19 @@ class Calendar:
                 return KEPT if name is not None else OUTSIDE
             if name is not None:
                 return Verdict(False, SkipCause.HOLIDAY, name)
+        if self.shared:
+            return self._judge_shared(day)
+        return KEPT
+
+    def _judge_shared(self, day: date) -> Verdict:
+        """With Only calendars, a date on none of them is not part of the schedule; then the
+        first Skip calendar that has the date skips it."""
+        only = [rule.dates for rule in self.shared if rule.mode is HolidayMode.ONLY]
+        if only and not any(day in dates for dates in only):
+            return OUTSIDE
+        for rule in self.shared:
+            if rule.mode is HolidayMode.SKIP and day in rule.dates:
+                return Verdict(False, SkipCause.CALENDAR, rule.dates.name)
         return KEPT
 
 
@@ -116,6 +171,7 @@ class Verdict:
     happens: bool
     cause: SkipCause | None = None
     holiday: str | None = None
+    """The holiday's or the shared calendar's name."""
 
 
 KEPT = Verdict(True)

@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from spa.controller.manager import LeaderElection, Manager
-from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.controller.resources import (
+    CALENDARS,
+    CLUSTER_CALENDARS,
+    SCHEDULED_POD_AUTOSCALERS,
+    SCHEDULES,
+)
 from spa.kube import HPA_V2, BlockingKubeClient, NotFound, Resource, connect, connect_blocking
 from spa.runtime import FakeClock
 from tests.builders import DAILY_NOON, autoscaler, schedule
@@ -96,7 +101,7 @@ class Kube:
 
     def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         resource = _resource_of(obj)
-        return self.client.create(resource, obj["metadata"]["namespace"], obj)
+        return self.client.create(resource, obj["metadata"].get("namespace"), obj)
 
     def get(self, resource: Resource, namespace: str, name: str) -> dict[str, Any]:
         return self.client.get(resource, namespace, name)
@@ -132,6 +137,8 @@ def _resource_of(obj: dict[str, Any]) -> Resource:
     return {
         "ScheduledPodAutoscaler": SCHEDULED_POD_AUTOSCALERS,
         "Schedule": SCHEDULES,
+        "Calendar": CALENDARS,
+        "ClusterCalendar": CLUSTER_CALENDARS,
         "HorizontalPodAutoscaler": HPA_V2,
     }[obj["kind"]]
 
@@ -139,12 +146,14 @@ def _resource_of(obj: dict[str, Any]) -> Resource:
 CRD_NAMES = (
     "scheduledpodautoscalers.autoscaling.d-kuro.github.io",
     "schedules.autoscaling.d-kuro.github.io",
+    "calendars.autoscaling.d-kuro.github.io",
+    "clustercalendars.autoscaling.d-kuro.github.io",
 )
 
 
 def install_crds(cluster: Any) -> None:
     """Apply config/crd as a user would (server-side, the real kubectl) and wait until the API
-    server serves both kinds."""
+    server serves every kind."""
     cluster.run_kubectl("apply", "--server-side", "-k", str(REPO / "config" / "crd"), check=True)
     cluster.run_kubectl(
         "wait",

@@ -22,9 +22,9 @@ import pytest
 import yaml
 
 from spa.controller.exitcodes import EXIT_FORBIDDEN, EXIT_UNREACHABLE
-from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.controller.resources import CLUSTER_CALENDARS, SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import HPA_V2
-from tests.builders import autoscaler, schedule
+from tests.builders import autoscaler, calendar, schedule
 from tests.integration.harness import REPO, Kube
 from tests.integration.kubectl import BIN, kubectl_spa, status_json
 from tests.integration.processes import spa_run, wait_for
@@ -418,3 +418,63 @@ def test_kubectl_completes_the_plugin_from_the_cluster(
     ]  # fmt: skip
     # A file is left to the shell (directive 0: its own file completion).
     assert kubectl_complete(admin, "plan", "-f", "") == [":0"]
+
+
+def test_status_shows_the_calendars_a_schedule_keeps_to(
+    cluster: Any, controller_kubeconfig: Path, kube: Kube, namespace: str
+) -> None:
+    """docs/status.md, "Permissions": the calendars the Schedules refer to are read with the
+    rest; an identity that may not list ClusterCalendars is told so, not shown a wrong plan
+    in silence. (`controller_kubeconfig` applies config/rbac, whose roles aggregate to `view`.)"""
+    black_friday = f"bf-{namespace}"[:63]
+    kube.create(calendar(name=black_friday, dates=["2026-11-27"]))
+    try:
+        kube.create(calendar(name="freeze", namespace=namespace, dates=["2026-11-28"]))
+        kube.create(autoscaler(name="web", namespace=namespace))
+        kube.create(
+            schedule(
+                name="peak",
+                namespace=namespace,
+                type="Daily",
+                startTime="08:00",
+                endTime="20:00",
+                minReplicas=20,
+                calendars=[
+                    {"kind": "ClusterCalendar", "name": black_friday, "mode": "Only"},
+                    {"name": "freeze"},
+                ],
+            )
+        )
+        admin = kubectl_spa("status", "-n", namespace, "-o", "wide", kubeconfig=cluster.kubeconfig)
+        assert admin.returncode == 0, admin.stderr
+        window = f"daily 08:00-20:00, only on ClusterCalendar/{black_friday}, skipping"
+        assert window in admin.stdout, admin.stdout
+        assert "not found" not in admin.stdout
+
+        # `view` bound in the namespace: Calendars yes, ClusterCalendars (cluster-scoped) no.
+        cluster.run_kubectl(
+            "create",
+            "rolebinding",
+            "calendar-viewer",
+            "--clusterrole=view",
+            f"--serviceaccount={namespace}:calendar-viewer",
+            "-n",
+            namespace,
+            check=True,
+        )
+        viewer = cluster.service_account_kubeconfig(namespace, "calendar-viewer")
+        result = wait_for(
+            lambda: (
+                (r := kubectl_spa("status", "-n", namespace, "-o", "wide", kubeconfig=viewer))
+                and "Not shown" in r.stdout
+                and r
+            ),
+            within=30,
+            what="view role aggregated",
+        )
+        assert "not allowed to list clustercalendars.autoscaling.d-kuro.github.io/v1" in (
+            result.stdout
+        )
+        assert f'ClusterCalendar "{black_friday}" not found' in result.stdout
+    finally:
+        kube.delete(CLUSTER_CALENDARS, None, black_friday)  # type: ignore[arg-type]

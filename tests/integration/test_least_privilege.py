@@ -1,6 +1,8 @@
 """Least privilege on the real API server (docs/install.md): the namespaced install's RBAC, with
-`spa run` working on nothing more, and the optional admission policy that lets the controller's
-ServiceAccount write only the HPAs labelled as its own."""
+`spa run` working on nothing more (ClusterCalendars, cluster-scoped, are the one thing it reads
+cluster-wide, and without that grant it refuses to start, saying so), and the optional
+admission policy that lets the controller's ServiceAccount write only the HPAs labelled as its
+own."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 import yaml
 
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL
+from spa.controller.exitcodes import EXIT_FORBIDDEN
 from spa.kube import HPA_V2, ApiError, connect_blocking
 from tests.builders import autoscaler
 from tests.integration.harness import Kube
@@ -22,6 +25,7 @@ pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 CONTROLLER_ROLE = "scheduled-pod-autoscaler"
+CLUSTER_CALENDARS_ROLE = "scheduled-pod-autoscaler-clustercalendars"
 
 
 def rendered(cluster: Any, directory: str) -> list[dict[str, Any]]:
@@ -68,6 +72,24 @@ def test_the_namespaced_install_grants_only_the_watched_namespaces_and_suffices(
         if d["kind"] == "ClusterRoleBinding" and d["roleRef"]["name"] == CONTROLLER_ROLE
     ]
     assert cluster_bindings == []
+    # The one cluster-wide grant: reading ClusterCalendars.
+    calendar_role = next(
+        d
+        for d in docs
+        if d["kind"] == "ClusterRole" and d["metadata"]["name"] == CLUSTER_CALENDARS_ROLE
+    )
+    assert calendar_role["rules"] == [
+        {
+            "apiGroups": ["autoscaling.d-kuro.github.io"],
+            "resources": ["clustercalendars"],
+            "verbs": ["list", "watch"],
+        }
+    ]
+    calendar_binding = next(
+        d
+        for d in docs
+        if d["kind"] == "ClusterRoleBinding" and d["roleRef"]["name"] == CLUSTER_CALENDARS_ROLE
+    )
     bindings = [
         d for d in docs if d["kind"] == "RoleBinding" and d["roleRef"]["name"] == CONTROLLER_ROLE
     ]
@@ -103,10 +125,31 @@ def test_the_namespaced_install_grants_only_the_watched_namespaces_and_suffices(
         CONTROLLER_NAMESPACE, account, path=tmp_path / "sa.kubeconfig", create=False
     )
     kube.create(autoscaler(name="web", namespace=namespace))
-    with spa_run(kubeconfig, namespace, log=tmp_path / "spa-run.log") as process:
-        wait_for(lambda: kube.bounds(namespace, "web") == (3, 10), within=60, what="HPA")
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=15) == 0
+    # Without the ClusterCalendars grant, `spa run` refuses to start and says why.
+    log = tmp_path / "spa-run-forbidden.log"
+    with spa_run(kubeconfig, namespace, log=log) as process:
+        assert process.wait(timeout=60) == EXIT_FORBIDDEN
+    assert "not allowed to list clustercalendars.autoscaling.d-kuro.github.io/v1" in (
+        log.read_text()
+    )
+    calendar_binding["metadata"]["name"] = f"{CLUSTER_CALENDARS_ROLE}-{account}"
+    calendar_binding["subjects"][0]["name"] = account
+    cluster.run_kubectl("apply", "-f", "-", input=yaml.safe_dump(calendar_role), check=True)
+    cluster.run_kubectl("apply", "-f", "-", input=yaml.safe_dump(calendar_binding), check=True)
+    try:
+        assert can("list", "clustercalendars.autoscaling.d-kuro.github.io", namespace)
+        assert not can("list", "calendars.autoscaling.d-kuro.github.io", other_namespace)
+        with spa_run(kubeconfig, namespace, log=tmp_path / "spa-run.log") as process:
+            wait_for(lambda: kube.bounds(namespace, "web") == (3, 10), within=60, what="HPA")
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=15) == 0
+    finally:
+        cluster.run_kubectl(
+            "delete",
+            "clusterrolebinding",
+            calendar_binding["metadata"]["name"],
+            "--ignore-not-found",
+        )
 
 
 @pytest.fixture

@@ -27,9 +27,11 @@ from hypothesis import strategies as st
 
 from spa.schedule import (
     Calendar,
+    CalendarRule,
     CalendarWindow,
     CronExpression,
     CronWindow,
+    DateSet,
     HolidayMode,
     OneShotWindow,
     PublicHolidays,
@@ -99,6 +101,28 @@ class CronSets:
 
 
 @dataclass(frozen=True)
+class SharedCase:
+    """A shared calendar a Schedule references, as the reference reads it: every day listed,
+    every day of every range walked one by one, and the holidays package's own table."""
+
+    name: str
+    days: frozenset[date]
+    ranges: tuple[tuple[date, date], ...]
+    holidays: tuple[str, str | None] | None
+    mode: HolidayMode
+
+    def has(self, day: date) -> bool:
+        walked = {
+            first + k * DAY for first, last in self.ranges for k in range((last - first).days + 1)
+        }
+        if day in self.days or day in walked:
+            return True
+        if self.holidays is None:
+            return False
+        return day in _holidays(self.holidays[0], self.holidays[1], day.year)
+
+
+@dataclass(frozen=True)
 class Case:
     kind: str
     zone: ZoneInfo
@@ -113,6 +137,7 @@ class Case:
     excluded: frozenset[date] = frozenset()
     holidays: tuple[str, str | None] | None = None
     mode: HolidayMode = HolidayMode.SKIP
+    shared: tuple[SharedCase, ...] = ()
 
     # --- the reference -------------------------------------------------------------------
 
@@ -176,7 +201,8 @@ class Case:
         return found
 
     def verdict(self, day: date) -> str | None:
-        """None if a window of `day` happens, else why not ('outside', 'excluded', 'holiday')."""
+        """None if a window of `day` happens, else why not ('outside', 'excluded', 'holiday',
+        'calendar: NAME')."""
         if self.start_date is not None and day < self.start_date:
             return "outside"
         if self.end_date is not None and day > self.end_date:
@@ -190,6 +216,12 @@ class Case:
                 return None if on_holiday else "outside"
             if on_holiday:
                 return "holiday"
+        only = [c for c in self.shared if c.mode is HolidayMode.ONLY]
+        if only and not any(c.has(day) for c in only):
+            return "outside"
+        for shared in self.shared:
+            if shared.mode is HolidayMode.SKIP and shared.has(day):
+                return f"calendar: {shared.name}"
         return None
 
     # --- the engine ------------------------------------------------------------------------
@@ -220,6 +252,18 @@ class Case:
             excluded=self.excluded,
             holidays=None if self.holidays is None else PublicHolidays(*self.holidays),
             holiday_mode=self.mode,
+            shared=tuple(
+                CalendarRule(
+                    DateSet(
+                        name=c.name,
+                        days=c.days,
+                        ranges=c.ranges,
+                        holidays=None if c.holidays is None else PublicHolidays(*c.holidays),
+                    ),
+                    c.mode,
+                )
+                for c in self.shared
+            ),
         )
         return CalendarWindow(window, calendar)
 
@@ -382,7 +426,26 @@ def cases(draw: st.DrawFn) -> tuple[int, Case]:
     if draw(st.booleans()):
         fields["holidays"] = draw(st.sampled_from(CALENDARS))
         fields["mode"] = draw(st.sampled_from(SKIP_OR_ONLY))
-    return instant, Case(kind=kind, zone=zone, **fields)  # type: ignore[arg-type]
+    fields["shared"] = tuple(
+        draw(shared_cases(dates, name=f"ClusterCalendar/c{number}"))
+        for number in range(draw(st.integers(0, 3)))
+    )
+    return instant, Case(kind=kind, zone=zone, **fields)
+
+
+@st.composite
+def shared_cases(draw: st.DrawFn, dates: st.SearchStrategy[date], *, name: str) -> SharedCase:
+    """A shared calendar near the instant: a few days, a few ranges, maybe a country's holidays."""
+    ranges = []
+    for first in draw(st.lists(dates, max_size=2)):
+        ranges.append((first, first + draw(st.integers(0, 4)) * DAY))
+    return SharedCase(
+        name=name,
+        days=frozenset(draw(st.lists(dates, max_size=3))),
+        ranges=tuple(ranges),
+        holidays=draw(st.none() | st.sampled_from(CALENDARS)),
+        mode=draw(st.sampled_from(SKIP_OR_ONLY)),
+    )  # type: ignore[arg-type]
 
 
 PROPERTY_SETTINGS = settings(

@@ -5,10 +5,10 @@ the parity test against the API server (tests/integration/test_plan_parity.py: `
 `kubectl apply --dry-run=server` accept and refuse the same documents).
 
 A generated manifest is YAML text, not a dict, so that reading YAML is part of what is tested:
-a valid ScheduledPodAutoscaler or Schedule in block style, then a few mutations that replace a
-value with one of the tokens that YAML, kubectl and the schema disagree about most (`12:00`,
-`yes`, `0x10`, `"5"`, `1e3`, `~`, dates, huge numbers ...), drop a field, add a misspelt one,
-or add a status.
+a valid ScheduledPodAutoscaler, Schedule, Calendar or ClusterCalendar in block style, then a
+few mutations that replace a value with one of the tokens that YAML, kubectl and the schema
+disagree about most (`12:00`, `yes`, `0x10`, `"5"`, `1e3`, `~`, dates, huge numbers ...), drop
+a field, add a misspelt one, or add a status.
 """
 
 from __future__ import annotations
@@ -295,6 +295,8 @@ def _schedule_tree(draw: st.DrawFn) -> Tree:
                 },
             )
         )
+    if draw(st.sampled_from([False] * 3 + [True])):
+        spec["calendars"] = draw(st.lists(_calendar_reference(), min_size=0, max_size=2))
     if draw(st.booleans()):
         spec["timeZone"] = draw(st.sampled_from(ZONES))
     if draw(st.booleans()):
@@ -308,6 +310,53 @@ def _schedule_tree(draw: st.DrawFn) -> Tree:
     return {
         "apiVersion": GROUP_VERSION,
         "kind": "Schedule",
+        "metadata": {"name": NAME},
+        "spec": spec,
+    }
+
+
+def _calendar_reference() -> st.SearchStrategy[Tree]:
+    """A Schedule's reference to a shared calendar (none of them among the manifests: the API
+    server does not check references, so `spa plan`'s "not found" is its own knowledge)."""
+    return st.fixed_dictionaries(
+        {"name": st.sampled_from(["closed", "closed", "black-friday", "''", "Bad_Name"])},
+        optional={
+            "kind": st.sampled_from(["ClusterCalendar", "Calendar", "calendar", "Holiday"]),
+            "mode": st.sampled_from(["Only", "Skip", "only", "Never"]),
+        },
+    )
+
+
+def _calendar_tree(draw: st.DrawFn) -> Tree:
+    """A Calendar or ClusterCalendar, mostly valid: a few dates, ranges, maybe holidays."""
+    spec: Tree = {}
+    valid = [DATES[0], DATES[4]]
+    if draw(st.booleans()):
+        spec["dates"] = draw(st.lists(st.sampled_from(valid * 4 + DATES), max_size=3))
+    if draw(st.booleans()):
+        spec["dateRanges"] = draw(
+            st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "start": st.sampled_from([DATES[0]] * 4 + DATES),
+                        "end": st.sampled_from([DATES[4]] * 4 + DATES),
+                    }
+                ),
+                max_size=2,
+            )
+        )
+    if draw(st.sampled_from([False] * 3 + [True])):
+        spec["holidays"] = draw(
+            st.fixed_dictionaries(
+                {"country": st.sampled_from(COUNTRIES)},
+                optional={"subdivision": st.sampled_from(SUBDIVISIONS)},
+            )
+        )
+    if draw(st.booleans()):
+        spec["description"] = "'retail peak'"
+    return {
+        "apiVersion": GROUP_VERSION,
+        "kind": draw(st.sampled_from(["ClusterCalendar", "Calendar"])),
         "metadata": {"name": NAME},
         "spec": spec,
     }
@@ -378,8 +427,12 @@ def _render(tree: Any, indent: int = 0) -> str:
 
 @st.composite
 def manifests(draw: st.DrawFn, *, max_mutations: int = 3) -> str:
-    """One ScheduledPodAutoscaler or Schedule document, with metadata.name NAME."""
-    tree = _schedule_tree(draw) if draw(st.booleans()) else _autoscaler(draw)
+    """One ScheduledPodAutoscaler, Schedule, Calendar or ClusterCalendar document, with
+    metadata.name NAME."""
+    kind = draw(st.sampled_from(["Schedule", "Schedule", "Autoscaler", "Autoscaler", "Calendar"]))
+    tree = {"Schedule": _schedule_tree, "Autoscaler": _autoscaler, "Calendar": _calendar_tree}[
+        kind
+    ](draw)
     # About a third unchanged, so that both verdicts are common.
     for _ in range(draw(st.sampled_from([0, 0, *range(max_mutations + 1)]))):
         _mutate(draw, tree)

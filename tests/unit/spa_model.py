@@ -173,6 +173,8 @@ class Server:
     forgotten: bool = False
     result: Result | None = None
     plans: list[Plan] = field(default_factory=list)
+    # The Calendars and ClusterCalendars in the cluster (docs/schedules.md, "Shared calendars").
+    calendars: list[dict[str, Any]] = field(default_factory=list)
 
     # -- one reconcile ---------------------------------------------------------------------------
 
@@ -229,6 +231,9 @@ class Server:
             recorder=self.recorded,
             summary=self.summary,
         )
+        calendars, cluster_calendars = Store(), Store()
+        for obj in self.calendars:
+            (calendars if obj["metadata"].get("namespace") else cluster_calendars).upsert(obj)
         return Reconciler(
             actuator=actuator,
             autoscalers=autoscalers,
@@ -237,6 +242,8 @@ class Server:
             clock=FakeClock(instant),
             memory=memories,
             decide=decision,
+            calendars=calendars,
+            cluster_calendars=cluster_calendars,
         )
 
     # -- the Kube Protocol ----------------------------------------------------------------------

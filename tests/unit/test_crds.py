@@ -28,18 +28,29 @@ from spa.api import InvalidObject, compile_schedule, parse_schedule, parse_sched
 from spa.api.crd import legacy_crd, openapi_schema
 from spa.api.hpa import QUANTITY_PATTERN, Quantity
 from spa.api.resources import (
+    CalendarReference,
     Condition,
     ScheduleCondition,
     ScheduledPodAutoscalerCondition,
     ScheduledPodAutoscalerStatus,
     ScheduleStatus,
 )
-from tests.builders import autoscaler, schedule
+from spa.api.validation import parse_calendar
+from spa.schedule import DateSet
+from tests.builders import autoscaler, calendar, schedule
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "config"
 SPA_CRD = "autoscaling.d-kuro.github.io_scheduledpodautoscalers.yaml"
 SCHEDULE_CRD = "autoscaling.d-kuro.github.io_schedules.yaml"
+CALENDAR_CRD = "autoscaling.d-kuro.github.io_calendars.yaml"
+CLUSTER_CALENDAR_CRD = "autoscaling.d-kuro.github.io_clustercalendars.yaml"
+CRDS = {
+    "ScheduledPodAutoscaler": SPA_CRD,
+    "Schedule": SCHEDULE_CRD,
+    "Calendar": CALENDAR_CRD,
+    "ClusterCalendar": CLUSTER_CALENDAR_CRD,
+}
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -54,7 +65,7 @@ def _crd(name: str) -> dict[str, Any]:
 
 
 def _schema(kind: str) -> dict[str, Any]:
-    crd = _crd(SPA_CRD if kind == "ScheduledPodAutoscaler" else SCHEDULE_CRD)
+    crd = _crd(CRDS[kind])
     schema: dict[str, Any] = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     return schema
 
@@ -135,10 +146,17 @@ def api_server_errors(document: dict[str, Any]) -> list[str]:
     return errors or cel_failures(_schema(document["kind"]), document)
 
 
+def _any_calendar(reference: CalendarReference) -> DateSet:
+    """Every referenced calendar exists (and is empty): these tests are about the spec."""
+    return DateSet(name=reference.name)
+
+
 def controller_errors(document: dict[str, Any]) -> list[str]:
     try:
         if document["kind"] == "Schedule":
-            compile_schedule(parse_schedule(document).spec)
+            compile_schedule(parse_schedule(document).spec, calendars=_any_calendar)
+        elif document["kind"] in ("Calendar", "ClusterCalendar"):
+            parse_calendar(document)
         else:
             parse_scheduled_pod_autoscaler(document)
     except InvalidObject as error:
@@ -149,7 +167,7 @@ def controller_errors(document: dict[str, Any]) -> list[str]:
 # --- structure ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", [SPA_CRD, SCHEDULE_CRD])
+@pytest.mark.parametrize("name", list(CRDS.values()))
 def test_the_schema_is_structural(name: str) -> None:
     schema = _crd(name)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     problems = []
@@ -189,7 +207,7 @@ def test_the_status_is_typed_and_a_subresource(name: str) -> None:
 def test_every_string_a_cel_rule_reads_is_bounded() -> None:
     # Without maxLength the API server assumes strings as long as a whole request when it
     # estimates a rule's cost, and rejects the CRD once the estimate is over the budget.
-    for name in (SPA_CRD, SCHEDULE_CRD):
+    for name in CRDS.values():
         schema = _crd(name)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
         for path, node in _walk(schema):
             for rule in node.get("x-kubernetes-validations", []):
@@ -224,10 +242,27 @@ def test_names_scope_and_versions() -> None:
         "shortNames": ["spasched"],
         "categories": ["autoscaling"],
     }
-    for crd in (spa, schedule):
+    for kind, plural, short, scope in (
+        ("Calendar", "calendars", "spacal", "Namespaced"),
+        ("ClusterCalendar", "clustercalendars", "spaccal", "Cluster"),
+    ):
+        crd = _crd(CRDS[kind])
+        assert crd["metadata"]["name"] == f"{plural}.autoscaling.d-kuro.github.io"
+        assert crd["spec"]["names"] == {
+            "kind": kind,
+            "listKind": f"{kind}List",
+            "plural": plural,
+            "singular": kind.lower(),
+            "shortNames": [short],
+            "categories": ["autoscaling"],
+        }
+        assert crd["spec"]["scope"] == scope
+        # Nothing writes a calendar but its author: no status, no subresource.
+        assert "subresources" not in crd["spec"]["versions"][0]
+        assert "status" not in crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+    for crd in (spa, schedule, _crd(CALENDAR_CRD), _crd(CLUSTER_CALENDAR_CRD)):
         assert crd["apiVersion"] == "apiextensions.k8s.io/v1"
         assert crd["spec"]["group"] == "autoscaling.d-kuro.github.io"
-        assert crd["spec"]["scope"] == "Namespaced"
         assert [(v["name"], v["served"], v["storage"]) for v in crd["spec"]["versions"]] == [
             ("v1", True, True)
         ]
@@ -258,10 +293,20 @@ SCHEDULE_COLUMNS = [
     ("STATUS", ".status.condition", "string", 0),
     ("AGE", ".metadata.creationTimestamp", "date", 0),
 ]
+CALENDAR_COLUMNS = [
+    ("DESCRIPTION", ".spec.description", "string", 0),
+    ("AGE", ".metadata.creationTimestamp", "date", 0),
+]
 
 
 @pytest.mark.parametrize(
-    ("name", "expected"), [(SPA_CRD, SPA_COLUMNS), (SCHEDULE_CRD, SCHEDULE_COLUMNS)]
+    ("name", "expected"),
+    [
+        (SPA_CRD, SPA_COLUMNS),
+        (SCHEDULE_CRD, SCHEDULE_COLUMNS),
+        (CALENDAR_CRD, CALENDAR_COLUMNS),
+        (CLUSTER_CALENDAR_CRD, CALENDAR_COLUMNS),
+    ],
 )
 def test_printer_columns(name: str, expected: list[tuple[str, str, str, int]]) -> None:
     columns = _crd(name)["spec"]["versions"][0]["additionalPrinterColumns"]
@@ -272,7 +317,7 @@ def test_printer_columns(name: str, expected: list[tuple[str, str, str, int]]) -
     assert [(c["name"], c["JSONPath"], c["type"], c.get("priority", 0)) for c in legacy] == expected
 
 
-@pytest.mark.parametrize("name", [SPA_CRD, SCHEDULE_CRD])
+@pytest.mark.parametrize("name", list(CRDS.values()))
 def test_every_column_points_at_a_field_of_the_schema(name: str) -> None:
     schema = _crd(name)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     paths = dict(_walk(schema))
@@ -285,7 +330,7 @@ def test_every_column_points_at_a_field_of_the_schema(name: str) -> None:
 
 
 def test_legacy_crds_are_the_v1_ones_without_cel() -> None:
-    for name in (SPA_CRD, SCHEDULE_CRD):
+    for name in CRDS.values():
         assert _load(CONFIG / "legacy" / name) == legacy_crd(_crd(name))
         text = (CONFIG / "legacy" / name).read_text()
         assert "x-kubernetes-validations" not in text
@@ -310,7 +355,7 @@ def test_there_are_samples() -> None:
 
 @pytest.mark.parametrize(("where", "document"), _samples() or [("none", {})])
 def test_samples_pass_the_api_servers_validation(where: str, document: dict[str, Any]) -> None:
-    assert document.get("kind") in {"ScheduledPodAutoscaler", "Schedule"}, where
+    assert document.get("kind") in set(CRDS), where
     assert api_server_errors(document) == [], where
 
 
@@ -424,6 +469,14 @@ CEL_CASES = [
         "endDate must not be before startDate",
     ),
     (_schedule(leadTime="24h0m1s"), "leadTime must be at most 24h"),
+    (
+        calendar(dateRanges=[{"start": "2026-11-30", "end": "2026-11-27"}]),
+        "end must not be before start",
+    ),
+    (
+        calendar(namespace="shop", dateRanges=[{"start": "2027-01-01", "end": "2026-12-31"}]),
+        "end must not be before start",
+    ),
     (_autoscaler(leadTime="1441m"), "leadTime must be at most 24h"),
 ]
 
@@ -441,7 +494,7 @@ def test_each_cel_rule_rejects_what_it_exists_for(document: dict[str, Any], mess
 def test_every_cel_rule_has_a_case() -> None:
     rules = [
         rule["message"]
-        for kind in ("Schedule", "ScheduledPodAutoscaler")
+        for kind in CRDS
         for _, node in _walk(_schema(kind))
         for rule in node.get("x-kubernetes-validations", [])
     ]
@@ -476,6 +529,24 @@ GOOD = [
         holidays={"country": "JP"},
     ),
     _schedule(leadTime="1h30m"),
+    _schedule(
+        calendars=[
+            {"kind": "ClusterCalendar", "name": "black-friday", "mode": "Only"},
+            {"name": "freeze"},
+            {"kind": "Calendar", "name": "x" * 253, "mode": "Skip"},
+        ]
+    ),
+    calendar(),
+    calendar(
+        description="Retail peak days",
+        dates=["2026-11-27", "2026-12-24", "2028-02-29"],
+        dateRanges=[
+            {"start": "2026-11-27", "end": "2026-11-30"},
+            {"start": "2026-12-31", "end": "2026-12-31"},
+        ],
+        holidays={"country": "US", "subdivision": "NY"},
+    ),
+    calendar(namespace="shop", holidays={"country": "DE"}),
     _schedule(leadTime="24h"),
     _schedule(leadTime="0"),
     _autoscaler(leadTime="90s"),
@@ -541,6 +612,18 @@ SCHEMA_CASES = [
     _schedule(holidays={"country": "DEU"}),
     _schedule(holidays={"subdivision": "BY"}),
     _schedule(holidays={"country": "DE", "mode": "Never"}),
+    _schedule(calendars=[{"kind": "Holiday", "name": "x"}]),
+    _schedule(calendars=[{"name": ""}]),
+    _schedule(calendars=[{"kind": "Calendar"}]),
+    _schedule(calendars=[{"name": "x", "mode": "Always"}]),
+    _schedule(calendars=[{"name": f"c{n}"} for n in range(17)]),
+    calendar(dates=["2026-13-01"]),
+    calendar(dates=["2026-11-27T00:00"]),
+    calendar(dateRanges=[{"start": "2026-11-27"}]),
+    calendar(dateRanges=[{"start": "2026-11-27", "end": "2026-11-30", "step": 1}]),
+    calendar(holidays={"country": "US", "mode": "Only"}),
+    calendar(holidays={"country": "us"}),
+    calendar(namespace="shop", extra=True),
     _cron(duration="1d"),
     _cron(duration="90"),
     _cron(duration="1h30ms"),

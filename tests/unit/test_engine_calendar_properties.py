@@ -12,6 +12,7 @@ from spa.schedule import (
     Base,
     Rule,
     SkipCause,
+    Skipped,
     Timeline,
     next_transition,
     skipped_between,
@@ -44,7 +45,8 @@ def test_activity_and_next_boundary_match_the_reference(case_: tuple[int, Case])
 @PROPERTY_SETTINGS
 @given(cases())
 def test_skipped_windows_match_the_reference(case_: tuple[int, Case]) -> None:
-    """Every window an excluded date or a (Skip-mode) holiday removes, and only those."""
+    """Every window an excluded date, a (Skip-mode) holiday or a Skip calendar removes, and only
+    those, each with its reason."""
     instant, case = case_
     occurrences, _ = reference(case, instant)
     # The windows of one day that overlap or touch are one window (a dense cron expression).
@@ -58,13 +60,14 @@ def test_skipped_windows_match_the_reference(case_: tuple[int, Case]) -> None:
         (start, day, verdict)
         for day, start, _ in windows
         if instant < start <= instant + HORIZON
-        and (verdict := case.verdict(day)) in ("excluded", "holiday")
+        and (verdict := case.verdict(day)) is not None
+        and verdict != "outside"
     )
     found = sorted(
         (
             s.occurrence.start,
             s.occurrence.day,
-            "excluded" if s.cause is SkipCause.EXCLUDED else "holiday",
+            _said(s),
         )
         for s in skipped_between(case.window(), instant, instant + HORIZON)
     )
@@ -112,3 +115,12 @@ def test_effective_values_with_calendars_match_the_reference(
     assert next_transition(base, rules, instant, horizon=HORIZON) == first_change(
         reference_state, instant
     )
+
+
+def _said(skipped: Skipped) -> str:
+    """The reference's word for a skipped occurrence's reason."""
+    if skipped.cause is SkipCause.EXCLUDED:
+        return "excluded"
+    if skipped.cause is SkipCause.HOLIDAY:
+        return "holiday"
+    return skipped.reason

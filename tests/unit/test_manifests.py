@@ -85,6 +85,8 @@ def test_install_yaml_holds_every_resource() -> None:
             ("Namespace", NAMESPACE),
             ("CustomResourceDefinition", f"scheduledpodautoscalers.{GROUP}"),
             ("CustomResourceDefinition", f"schedules.{GROUP}"),
+            ("CustomResourceDefinition", f"calendars.{GROUP}"),
+            ("CustomResourceDefinition", f"clustercalendars.{GROUP}"),
             ("ServiceAccount", NAMESPACE),
             ("ClusterRole", NAMESPACE),
             ("ClusterRoleBinding", NAMESPACE),
@@ -121,7 +123,7 @@ def test_legacy_install_differs_only_in_the_crds_and_seccomp() -> None:
     legacy = _install("legacy")
     assert comparable(legacy) == comparable(_install())
     crds = [d for d in legacy if d["kind"] == "CustomResourceDefinition"]
-    assert [d["apiVersion"] for d in crds] == ["apiextensions.k8s.io/v1beta1"] * 2
+    assert [d["apiVersion"] for d in crds] == ["apiextensions.k8s.io/v1beta1"] * 4
     pod = _one(_install("legacy"), "Deployment", NAMESPACE)["spec"]["template"]
     assert pod["metadata"]["annotations"] == {
         "seccomp.security.alpha.kubernetes.io/pod": "runtime/default"
@@ -189,6 +191,7 @@ def _grant(groups: str, resources: str, verbs: str) -> set[tuple[str, str, str]]
 def test_the_controller_role_is_exactly_what_it_needs() -> None:
     assert _rules("ClusterRole", NAMESPACE) == (
         _grant(GROUP, "scheduledpodautoscalers", "list watch")
+        | _grant(GROUP, "calendars clustercalendars", "list watch")
         | _grant(GROUP, "schedules", "get list watch patch")
         | _grant(GROUP, "scheduledpodautoscalers/status schedules/status", "patch")
         | _grant(GROUP, "scheduledpodautoscalers/finalizers", "update")
@@ -211,15 +214,16 @@ def test_aggregated_roles() -> None:
     view = _one(_install(), "ClusterRole", f"{NAMESPACE}-view")
     assert view["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-view"] == "true"
     assert _rules("ClusterRole", f"{NAMESPACE}-view") == _grant(
-        GROUP, spa_and_schedules, "get list watch"
+        GROUP, f"{spa_and_schedules} calendars clustercalendars", "get list watch"
     )
     edit = _one(_install(), "ClusterRole", f"{NAMESPACE}-edit")
     labels = edit["metadata"]["labels"]
     assert labels["rbac.authorization.k8s.io/aggregate-to-edit"] == "true"
     assert labels["rbac.authorization.k8s.io/aggregate-to-admin"] == "true"
+    # ClusterCalendars are the cluster administrators' to write.
     assert _rules("ClusterRole", f"{NAMESPACE}-edit") == _grant(
         GROUP,
-        spa_and_schedules,
+        f"{spa_and_schedules} calendars",
         "get list watch create update patch delete deletecollection",
     )
 

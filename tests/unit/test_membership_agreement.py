@@ -26,6 +26,7 @@ from spa.api.membership import (
 from spa.cli.cluster import ClusterObjects
 from spa.cli.status import HpaState, StatusReport, build_status
 from spa.plan import Document, Plan, build_plan
+from tests.builders import calendar
 from tests.unit.spa_model import OURS, Server, at, autoscaler, schedule
 
 CAMPAIGN: dict[str, Any] = {
@@ -97,6 +98,7 @@ def status_of(server: Server) -> StatusReport:
             autoscalers=[copy.deepcopy(server.autoscaler)],
             schedules=copy.deepcopy(server.schedules),
             hpas=[copy.deepcopy(server.hpa)] if server.hpa is not None else [],
+            calendars=copy.deepcopy(server.calendars),
         ),
         at=NOW,
     )
@@ -244,3 +246,80 @@ def test_manifests_without_creation_times_keep_the_first_100_by_name() -> None:
     ]
     assert [(e.name, e.field) for e in plan.errors] == [("s101", None), ("s100", None)]
     assert all("already has 100 Schedules" in e.message for e in plan.errors)
+
+
+def test_the_controller_the_plan_and_the_status_agree_on_shared_calendars() -> None:
+    """Today (Monday 16) is on the Only calendar and not on the Skip one for `peak`; `quiet`
+    skips today; `lost` refers to a calendar that does not exist, `broken` to an invalid one.
+    All three must apply the same Schedules, want the same bounds now, and say the same of the
+    two that do not apply (docs/schedules.md, "Shared calendars")."""
+    calendars = [
+        calendar(name="black-friday", dates=["2026-11-16"]),
+        calendar(
+            name="freeze",
+            namespace="shop",
+            dateRanges=[{"start": "2026-11-16", "end": "2026-11-17"}],
+        ),
+        calendar(name="broken", dates=["2026-11-31"]),
+    ]
+    only = {"kind": "ClusterCalendar", "name": "black-friday", "mode": "Only"}
+    objects = [
+        schedule("peak", owner=OURS, minReplicas=8, maxReplicas=30, calendars=[only]),
+        schedule(
+            "quiet", owner=OURS, minReplicas=12, maxReplicas=40, calendars=[{"name": "freeze"}]
+        ),
+        schedule(
+            "lost", owner=OURS, calendars=[{"kind": "ClusterCalendar", "name": "cyber-monday"}]
+        ),
+        schedule("bad", owner=OURS, calendars=[{"kind": "ClusterCalendar", "name": "broken"}]),
+    ]
+    server = Server(autoscaler(), copy.deepcopy(objects), calendars=copy.deepcopy(calendars))
+    final, memory, _ = server.reconcile(NOW)
+    final, memory, _ = server.reconcile(NOW, memory)
+    assert final.statuses
+    assert server.hpa is not None
+    hpa_bounds = (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"])
+    assert hpa_bounds == (8, 30)
+    conditions = {
+        obj["metadata"]["name"]: (obj["status"]["condition"], obj["status"].get("message"))
+        for obj in server.schedules
+    }
+    assert conditions["peak"][0] == "Progressing"
+    assert conditions["quiet"][0] == "Available"
+    assert conditions["lost"] == (
+        "Degraded",
+        'spec.calendars[0]: ClusterCalendar "cyber-monday" not found',
+    )
+    assert conditions["bad"][0] == "Degraded"
+    assert conditions["bad"][1].startswith(
+        'spec.calendars[0]: ClusterCalendar "broken" is invalid: spec.dates[0]: '
+    )
+
+    plan = plan_of([autoscaler(), *calendars, *objects])
+    (planned,) = plan.autoscalers
+    assert {s.name for s in planned.schedules} == {"peak", "quiet"}
+    assert (planned.state.min_replicas, planned.state.max_replicas) == hpa_bounds
+    # Tuesday's window of `quiet`, within the day's horizon, is skipped by the freeze.
+    assert [(s.schedule, s.skipped.reason) for s in planned.skipped] == [
+        ("quiet", "calendar: Calendar/freeze")
+    ]
+    said = {
+        e.name: str(FieldError(e.field, e.message)) for e in plan.errors if e.kind == "Schedule"
+    }
+    assert said == {"lost": conditions["lost"][1], "bad": conditions["bad"][1]}
+    # The invalid calendar is reported as a document of its own too.
+    assert [(e.kind, e.name) for e in plan.errors if e.kind != "Schedule"] == [
+        ("ClusterCalendar", "broken")
+    ]
+
+    (entry,) = status_of(server).autoscalers
+    assert entry.plan is not None
+    assert {s.name for s in entry.plan.schedules} == {"peak", "quiet"}
+    assert entry.hpa.state is HpaState.IN_SYNC
+    assert sorted((p.name, p.message) for p in entry.problems) == [
+        ("bad", conditions["bad"][1]),
+        ("lost", conditions["lost"][1]),
+    ]
+    windows = {s.name: s.window for s in entry.plan.schedules}
+    assert windows["peak"] == "daily 10:00-11:00, only on ClusterCalendar/black-friday"
+    assert windows["quiet"] == "daily 10:00-11:00, skipping Calendar/freeze"

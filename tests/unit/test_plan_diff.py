@@ -320,3 +320,35 @@ def test_the_page_draws_both_sides_and_marks_each_change() -> None:
     assert "deploy/&lt;b&gt;" in page
     assert "<b>" not in page
     assert "http" not in page.lower()  # nothing is fetched
+
+
+def test_an_edit_of_a_shared_calendar_alone_shows_in_every_schedule_that_follows_it() -> None:
+    """docs/schedules.md, "Shared calendars": moving a date in a ClusterCalendar is the whole
+    pull request; the diff shows what it does to each SPA whose Schedule keeps to it."""
+
+    def peak_days(*days: str) -> dict[str, Any]:
+        return {
+            "apiVersion": GROUP,
+            "kind": "ClusterCalendar",
+            "metadata": {"name": "peak"},
+            "spec": {"dates": list(days)},
+        }
+
+    def following(name: str) -> dict[str, Any]:
+        schedule = daily(f"{name}-peak", name)
+        schedule["spec"]["calendars"] = [
+            {"kind": "ClusterCalendar", "name": "peak", "mode": "Only"}
+        ]
+        return schedule
+
+    services = (autoscaler("web"), following("web"), autoscaler("api"), following("api"))
+    found = diff(plan(peak_days("2026-11-23"), *services), plan(peak_days("2026-11-24"), *services))
+    # Monday's window (09:00-17:00 in Berlin) goes, Tuesday's comes, for both services.
+    expected = [
+        ("2026-11-23T08:00:00Z", Change.REMOVED),
+        ("2026-11-23T16:00:00Z", Change.REMOVED),
+        ("2026-11-24T08:00:00Z", Change.ADDED),
+        ("2026-11-24T16:00:00Z", Change.ADDED),
+    ]
+    assert changes(found, "web") == expected
+    assert changes(found, "api") == expected

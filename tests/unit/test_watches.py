@@ -8,7 +8,7 @@ from typing import Any
 
 from spa.controller.watches import add_indexes, all_keys, watch
 from spa.runtime import Store
-from tests.builders import autoscaler, owner, schedule
+from tests.builders import autoscaler, calendar, owner, schedule
 
 SPA_UID = "uid-web"
 
@@ -41,7 +41,11 @@ _owned = partial(
 )
 
 
-def wired() -> tuple[FakeInformer, FakeInformer, FakeInformer, list[str], list[str]]:
+def wired(
+    *calendars: FakeInformer,
+) -> tuple[FakeInformer, FakeInformer, FakeInformer, list[str], list[str]]:
+    """The informers wired as the manager wires them (with `calendars`, those of Calendars and
+    ClusterCalendars), the SPA shop/web in its cache; the keys woken, the uids forgotten."""
     autoscalers, schedules, hpas = FakeInformer(), FakeInformer(), FakeInformer()
     add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)
     woken: list[str] = []
@@ -52,6 +56,7 @@ def wired() -> tuple[FakeInformer, FakeInformer, FakeInformer, list[str], list[s
         hpas=hpas,  # type: ignore[arg-type]
         enqueue=woken.append,
         schedule_deleted=lambda obj: forgotten.append(obj["metadata"]["uid"]),
+        calendars=calendars,  # type: ignore[arg-type]
     )
     autoscalers.store.upsert(_autoscaler())
     return autoscalers, schedules, hpas, woken, forgotten
@@ -115,3 +120,29 @@ def test_resync_covers_spas_and_the_missing_ones_schedules_name() -> None:
         "shop/missing",
         "shop/web",
     ]
+
+
+def test_a_calendar_wakes_the_spas_of_the_schedules_that_refer_to_it() -> None:
+    calendars, cluster_calendars = FakeInformer(), FakeInformer()
+    _, schedules, _, woken, _ = wired(calendars, cluster_calendars)
+    peak = [{"kind": "ClusterCalendar", "name": "black-friday", "mode": "Only"}]
+    schedules.store.upsert(_schedule(calendars=peak))
+    schedules.store.upsert(
+        schedule(name="api", namespace="pay", target="api", calendars=[*peak, {"name": "freeze"}])
+    )
+    schedules.store.upsert(schedule(name="quiet", namespace="shop", target="other"))
+    cluster_calendars.fire("add", calendar(dates=["2026-11-27"]))
+    assert sorted(woken) == ["pay/api", "shop/web"]
+    woken.clear()
+    # A Calendar is its namespace's: the one of `shop` is not the one `pay/api` refers to.
+    calendars.fire(
+        "update",
+        calendar(name="freeze", namespace="shop"),
+        calendar(name="freeze", namespace="shop"),
+    )
+    assert woken == []
+    calendars.fire("delete", calendar(name="freeze", namespace="pay"))
+    assert woken == ["pay/api"]
+    woken.clear()
+    cluster_calendars.fire("delete", calendar(name="other"))
+    assert woken == []

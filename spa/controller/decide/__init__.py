@@ -80,6 +80,7 @@ from spa.controller.decide.scaleup import (
 )
 from spa.controller.decide.snapshot import (
     MAX_SCHEDULES_PER_AUTOSCALER,
+    Calendars,
     Compiled,
     Snapshot,
     compile_window,
@@ -98,6 +99,7 @@ __all__ = [
     "AutoscalerStatusWrite",
     "BackOfQueue",
     "BoundsWritten",
+    "Calendars",
     "Compiled",
     "CreateHpa",
     "DryRunAnswered",

@@ -70,7 +70,7 @@ def evaluate(
 ) -> Evaluated:
     """`lead`: the SPA's leadTime (0 where there is no valid SPA: only the status is wanted);
     `autoscaler`: the valid SPA, whose metrics decide whether a window of 0 may apply."""
-    compiled, timeline = snapshot.compile(schedule, lead)
+    compiled, timeline = snapshot.compile(schedule, lead, snapshot.calendars)
     if isinstance(compiled, InvalidObject):
         return Evaluated(schedule, None, None, str(compiled), Reason.INVALID_SCHEDULE)
     if autoscaler is not None and (

@@ -7,16 +7,19 @@ decision can be repeated and tested without an API server or a clock.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from spa.api import CompiledSchedule, InvalidObject, compile_schedule, parse_schedule, wire
+from spa.api.calendars import CalendarKey, calendar_lookup
 from spa.api.membership import MAX_SCHEDULES_PER_AUTOSCALER
 from spa.controller.decide.memory import Attempts, Memory
 from spa.schedule import Timeline
 
 __all__ = [
     "MAX_SCHEDULES_PER_AUTOSCALER",
+    "Calendars",
     "Compiled",
     "Snapshot",
     "compile_window",
@@ -25,6 +28,10 @@ __all__ = [
 
 Compiled = tuple[CompiledSchedule | InvalidObject, Timeline | None]
 """A Schedule's spec compiled (or why it cannot be), with the Timeline of its window."""
+
+Calendars = Mapping[CalendarKey, Mapping[str, Any]]
+"""The shared calendars the Schedules refer to, as cached, by key (one that is missing is not
+there): gathered by the reconciler, so that the decision reads no cache."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +49,13 @@ class Snapshot:
     # being deleted (read only when the SPA itself does not exist).
     live_owners: frozenset[str]
     hpa_api_version: str
-    # (Schedule, its SPA's leadTime in seconds) -> the compiled Schedule.
-    compile: Callable[[wire.Schedule, int], Compiled]
+    # (Schedule, its SPA's leadTime in seconds, the calendars) -> the compiled Schedule.
+    compile: Callable[[wire.Schedule, int, Calendars], Compiled]
     memory: Memory = field(default_factory=Memory)
     attempts: Attempts = field(default_factory=Attempts)
     max_schedules: int = MAX_SCHEDULES_PER_AUTOSCALER
+    # The calendars the Schedules refer to (docs/schedules.md, "Shared calendars").
+    calendars: Calendars = field(default_factory=dict)
 
 
 def dying(obj: wire.ScheduledPodAutoscaler) -> bool:
@@ -55,12 +64,17 @@ def dying(obj: wire.ScheduledPodAutoscaler) -> bool:
     return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
 
 
-def compile_window(schedule: wire.Schedule, lead: int = 0) -> Compiled:
+def compile_window(
+    schedule: wire.Schedule, lead: int = 0, calendars: Calendars | None = None
+) -> Compiled:
     """A Schedule's spec compiled, or why it cannot be (the reconciler caches this by uid,
-    generation and `lead`: the Timeline holds the intervals that make each decision cheap).
-    `lead` is its SPA's leadTime in seconds, for a Schedule that sets none itself."""
+    generation, `lead` and the versions of the calendars it refers to: the Timeline holds the
+    intervals that make each decision cheap). `lead` is its SPA's leadTime in seconds, for a
+    Schedule that sets none itself; `calendars` are those the Schedules refer to."""
+    namespace = str(schedule["metadata"].get("namespace") or "")
+    lookup = calendar_lookup(namespace, calendars or {})
     try:
-        compiled = compile_schedule(parse_schedule(schedule).spec)
+        compiled = compile_schedule(parse_schedule(schedule).spec, calendars=lookup)
     except InvalidObject as invalid:
         return invalid, None
     return compiled, Timeline(compiled.applied_window(lead))
