@@ -20,6 +20,8 @@ written by a child process (so the writer's CPU is not counted): CPU per event.
     python bench/client.py                      # starts its own control plane
     python bench/client.py --kubeconfig FILE    # or uses a running one (make cluster)
     python bench/client.py --smoke              # 20 patches, one round: every stack must work
+    python bench/client.py --kubeconfig FILE --stacks spa.kube --spa-src /tmp/before
+                                                # spa.kube of another tree (a before/after)
 """
 
 from __future__ import annotations
@@ -246,8 +248,10 @@ async def watch_aiohttp(kubeconfig: str, count: int, start: Callable[[str], None
 
 async def run_spa_kube(kubeconfig: str, count: int, tasks: int) -> tuple[float, float]:
     from spa.kube import CONFIGMAP, connect
+    from spa.runtime.metrics import instrument_client
 
     client = await connect(kubeconfig=kubeconfig)
+    instrument_client(client)  # as `spa run` does: the request metrics are on its path
 
     async def patch(index: int, name: str) -> None:
         await client.patch(
@@ -267,8 +271,10 @@ async def run_spa_kube(kubeconfig: str, count: int, tasks: int) -> tuple[float, 
 
 async def watch_spa_kube(kubeconfig: str, count: int, start: Callable[[str], None]) -> float:
     from spa.kube import CONFIGMAP, connect
+    from spa.runtime.metrics import instrument_client
 
     client = await connect(kubeconfig=kubeconfig)
+    instrument_client(client)
     try:
         rv = (await client.list(CONFIGMAP, namespace=NAMESPACE)).resource_version
         async with await client.watch(
@@ -339,7 +345,9 @@ def ensure_objects(kubeconfig: str, count: int) -> None:
     api.close()
 
 
-def measure(kubeconfig: str, count: int, threads: int, rounds: int) -> dict[str, Any]:
+def measure(
+    kubeconfig: str, count: int, threads: int, rounds: int, stacks: tuple[str, ...] = PATCH_STACKS
+) -> dict[str, Any]:
     ensure_objects(kubeconfig, count)
     patchers: dict[str, Callable[[], tuple[float, float]]] = {
         "urllib3": lambda: run_urllib3(kubeconfig, count, threads),
@@ -354,6 +362,8 @@ def measure(kubeconfig: str, count: int, threads: int, rounds: int) -> dict[str,
     }
     assert tuple(patchers) == PATCH_STACKS
     assert tuple(watchers) == WATCH_STACKS
+    patchers = {name: run for name, run in patchers.items() if name in stacks}
+    watchers = {name: watch for name, watch in watchers.items() if name in stacks}
     results: dict[str, Any] = {"patch": {}, "watch": {}}
     offset = 0
     for round_ in range(rounds):
@@ -405,17 +415,36 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", help="write the raw results (JSON) here")
     parser.add_argument(
+        "--stacks",
+        default=",".join(PATCH_STACKS),
+        help=f"comma-separated stacks to measure (default: all, {','.join(PATCH_STACKS)})",
+    )
+    parser.add_argument(
+        "--spa-src",
+        type=Path,
+        help="import `spa` from this source tree instead of this checkout's (e.g. a worktree "
+        "of the commit before a change, for a before/after in one run)",
+    )
+    parser.add_argument(
         "--smoke",
         action="store_true",
         help="20 patches, 2 at a time, one round; exit status 1 unless every stack measured "
         "its patches and watch (tests/bench/test_bench_smoke.py)",
     )
     arguments = parser.parse_args()
+    stacks = tuple(name for name in arguments.stacks.split(",") if name)
+    unknown = set(stacks) - set(PATCH_STACKS)
+    if unknown:
+        parser.error(f"unknown stacks: {', '.join(sorted(unknown))}")
+    if arguments.spa_src:
+        # Before `spa` is first imported (the spa.kube stack imports it lazily).
+        sys.path.insert(0, str(arguments.spa_src.resolve()))
     if arguments.smoke:
         arguments.patches, arguments.threads, arguments.rounds = 20, 2, 1
+        stacks = PATCH_STACKS
     if arguments.kubeconfig:
         results = measure(
-            arguments.kubeconfig, arguments.patches, arguments.threads, arguments.rounds
+            arguments.kubeconfig, arguments.patches, arguments.threads, arguments.rounds, stacks
         )
     else:
         from tests.testenv.controlplane import ControlPlane
@@ -425,7 +454,11 @@ def main() -> int:
             plane.start()
             try:
                 results = measure(
-                    str(plane.kubeconfig), arguments.patches, arguments.threads, arguments.rounds
+                    str(plane.kubeconfig),
+                    arguments.patches,
+                    arguments.threads,
+                    arguments.rounds,
+                    stacks,
                 )
             finally:
                 plane.stop()
@@ -435,6 +468,7 @@ def main() -> int:
         "load_average": os.getloadavg(),
         "patches": arguments.patches,
         "concurrency": arguments.threads,
+        "spa_src": str(arguments.spa_src or REPO),
     }
     if arguments.out:
         Path(arguments.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
