@@ -20,20 +20,24 @@ the server abandons the request, its storage write included, when that time is u
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
 import ssl
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
+from functools import lru_cache
 from typing import Any, Literal, Protocol, cast
 from urllib.parse import urlencode
 
 import aiohttp
+import orjson
+from multidict import CIMultiDict
+from yarl import URL
 
 from spa.kube.errors import ApiError, ApiUnavailable, DeadlinePassed, Gone, error_from_status
 from spa.kube.ratelimit import TokenBucket
@@ -114,6 +118,27 @@ def _within_deadline(
     # Whole milliseconds, rounded down: Go's time.ParseDuration reads "2.345s".
     query = {**(query or {}), "timeout": f"{int(left * 1000) / 1000:.3f}s"}
     return query, aiohttp.ClientTimeout(total=total)
+
+
+def _json_default(value: object) -> object:
+    """What orjson cannot encode by itself: mappings that are not dicts (a body may be any
+    Mapping); anything else is a caller's bug."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"cannot encode {type(value).__name__} as JSON")
+
+
+def _encode(body: object) -> bytes:
+    """A request body as compact JSON (orjson: docs/performance.md, "2026-11-25: the request
+    path (issue 24)")."""
+    return orjson.dumps(body, default=_json_default)
+
+
+@lru_cache(maxsize=256)
+def _query_string(items: tuple[tuple[str, str | int], ...]) -> str:
+    """A query, encoded; most requests repeat a few (e.g. `fieldManager=...` of every write),
+    so each is quoted once."""
+    return urlencode(items)
 
 
 # Errors of the HTTP stack that mean "the server could not be talked to". Anything else
@@ -214,7 +239,7 @@ class WatchStream(AsyncIterator[WatchEvent]):
     def __init__(self, response: aiohttp.ClientResponse, resource: Resource) -> None:
         self._response = response
         self._resource = resource
-        self._lines: list[bytes] = []
+        self._lines: deque[bytes] = deque()
         self._pending = b""
         self._closed = False
         self._ended = False
@@ -242,12 +267,12 @@ class WatchStream(AsyncIterator[WatchEvent]):
             # A chunk may hold several events, or end in the middle of one.
             *complete, self._pending = (self._pending + chunk).split(b"\n")
             self._lines.extend(line for line in complete if line.strip())
-        return self._lines.pop(0)
+        return self._lines.popleft()
 
     async def __anext__(self) -> WatchEvent:
         line = await self._next_line()
         try:
-            decoded = json.loads(line)
+            decoded = orjson.loads(line)
             event_type = decoded["type"]
             obj = decoded["object"]
         except (ValueError, KeyError, TypeError) as err:
@@ -311,20 +336,28 @@ class KubeClient:
         self._hooks: list[RequestHook] = []
         self._discovery_cache: dict[str, bool] = {}
         self._closed = False
+        # Built once, not per request (docs/performance.md, "2026-11-25: the request path"):
+        # the headers of each content type for the credentials' current headers, the base
+        # URL, the timeouts of each duration.
+        self._auth_headers: Mapping[str, str] | None = None
+        self._headers: dict[str | None, CIMultiDict[str]] = {}
+        self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
         self._request_options: dict[str, Any] = {}
         if tls_server_name:
             self._request_options["server_hostname"] = tls_server_name
         if proxy:
             self._request_options["proxy"] = proxy
-        headers = {"Accept": "application/json"}
+        self._base_headers = {"Accept": "application/json"}
         if user_agent:
-            headers["User-Agent"] = user_agent
+            self._base_headers["User-Agent"] = user_agent
         self.connector = aiohttp.TCPConnector(
             limit=pool_size, ssl=ssl_context, socket_factory=_keepalive_socket
         )
         self._session = aiohttp.ClientSession(
             connector=self.connector,
-            headers=headers,
+            # Nothing here needs cookies (the API server sets none, client-go keeps no jar),
+            # and a jar is searched at every request.
+            cookie_jar=aiohttp.DummyCookieJar(),
             # Watch lines hold whole objects; aiohttp's default 64 KiB buffer is small.
             read_bufsize=2**20,
             # The proxy comes from the kubeconfig (proxy-url), like client-go, not from
@@ -680,7 +713,7 @@ class KubeClient:
             request_timeout=request_timeout,
         )
         try:
-            decoded = json.loads(data) if data else {}
+            decoded = orjson.loads(data) if data else {}
         except ValueError as err:
             raise ApiUnavailable(f"{method} {path}: response is not JSON") from err
         if not isinstance(decoded, dict):
@@ -708,7 +741,7 @@ class KubeClient:
             query=query,
             body=body,
             content_type=content_type,
-            timeouts=aiohttp.ClientTimeout(total=seconds),
+            timeouts=self._timeout(seconds),
         )
         try:
             return await response.read()
@@ -716,6 +749,28 @@ class KubeClient:
             raise ApiUnavailable(f"{method} {path}: reading the response failed: {err!r}") from err
         finally:
             response.release()
+
+    def _timeout(self, seconds: float) -> aiohttp.ClientTimeout:
+        timeout = self._timeouts.get(seconds)
+        if timeout is None:
+            timeout = self._timeouts[seconds] = aiohttp.ClientTimeout(total=seconds)
+        return timeout
+
+    async def _request_headers(self, content_type: str | None) -> CIMultiDict[str]:
+        """The headers of a request with this body type (None: no body); rebuilt only when
+        the credentials hand out other headers (a refreshed token)."""
+        auth = await self._credentials.headers()
+        if auth is not self._auth_headers:
+            self._auth_headers = auth
+            self._headers.clear()
+        headers = self._headers.get(content_type)
+        if headers is None:
+            headers = CIMultiDict(self._base_headers)
+            headers.update(auth)
+            if content_type is not None:
+                headers["Content-Type"] = content_type
+            headers = self._headers[content_type] = headers
+        return headers
 
     async def _send(
         self,
@@ -734,13 +789,17 @@ class KubeClient:
             raise ApiUnavailable(f"{method} {path}: the client is closed")
         if self._rate_limiter is not None:
             await self._rate_limiter.wait()
-        headers = dict(await self._credentials.headers())
+        headers = await self._request_headers(None if body is None else content_type)
         query, timeouts = _within_deadline(method, path, query, timeouts)
-        url = f"{self._host}{path}?{urlencode(query)}" if query else f"{self._host}{path}"
-        data = None
-        if body is not None:
-            headers["Content-Type"] = content_type
-            data = json.dumps(body, separators=(",", ":"))
+        # Already encoded: the path's segments are quoted (spa.kube.resources) and the query
+        # by urlencode, so yarl need not parse and re-quote it.
+        url = URL(
+            f"{self._host}{path}?{_query_string(tuple(query.items()))}"
+            if query
+            else f"{self._host}{path}",
+            encoded=True,
+        )
+        data = None if body is None else _encode(body)
         started = time.monotonic()
         code = 0
         try:

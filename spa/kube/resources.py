@@ -6,6 +6,7 @@ implementation serves built-in kinds and custom resources alike (no typed client
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -21,9 +22,14 @@ __all__ = [
 ]
 
 
+# What quote() leaves as it is: names and namespaces (DNS labels and subdomains) always match,
+# so they skip quote() on the path of every request.
+_UNRESERVED = re.compile(r"[A-Za-z0-9._~-]*").fullmatch
+
+
 def _segment(value: str) -> str:
     # Names are DNS labels in practice, but quoting keeps a bad name from changing the path.
-    return quote(value, safe="")
+    return value if _UNRESERVED(value) else quote(value, safe="")
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,9 +85,22 @@ KUBE_REQUEST_DURATION = Histogram(
 )
 
 
+# The series of each (verb, resource, code), looked up once: `labels()` takes a lock and builds
+# the label tuple at every call, on the path of every request (docs/performance.md,
+# "2026-11-25: the request path (issue 24)"). Bounded: verbs x resources x codes seen.
+_REQUEST_SERIES: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
+
+
 def _record(record: RequestRecord) -> None:
-    KUBE_REQUESTS.labels(record.verb, record.resource, str(record.code)).inc()
-    KUBE_REQUEST_DURATION.labels(record.verb).observe(record.duration)
+    key = (record.verb, record.resource, record.code)
+    series = _REQUEST_SERIES.get(key)
+    if series is None:
+        series = _REQUEST_SERIES[key] = (
+            KUBE_REQUESTS.labels(record.verb, record.resource, str(record.code)),
+            KUBE_REQUEST_DURATION.labels(record.verb),
+        )
+    series[0].inc()
+    series[1].observe(record.duration)
 
 
 def instrument_client(client: KubeClient) -> None:
