@@ -43,7 +43,6 @@ from spa.runtime import (
     SystemClock,
     WorkQueue,
     WriteSummary,
-    drop_bookkeeping,
     exposition,
     instrument_client,
     serve,
@@ -124,27 +123,29 @@ class Manager:
             self.client,
             SCHEDULED_POD_AUTOSCALERS,
             namespaces=self.namespaces,
-            transform=drop_bookkeeping,
+            transform=watches.cached_object,
         )
         schedules = Informer(
             self.client,
             SCHEDULES,
             namespaces=self.namespaces,
-            transform=drop_bookkeeping,
+            transform=watches.cached_object,
         )
         hpas = Informer(
             self.client,
             hpa_resource,
             namespaces=self.namespaces,
             label_selector=MANAGED_BY_SELECTOR,
-            transform=drop_bookkeeping,
+            transform=watches.cached_hpa,
         )
         # The shared calendars: Calendars where the Schedules are, ClusterCalendars cluster-wide
         # (also for a controller that watches some namespaces: docs/install.md).
         calendars = Informer(
-            self.client, CALENDARS, namespaces=self.namespaces, transform=drop_bookkeeping
+            self.client, CALENDARS, namespaces=self.namespaces, transform=watches.cached_object
         )
-        cluster_calendars = Informer(self.client, CLUSTER_CALENDARS, transform=drop_bookkeeping)
+        cluster_calendars = Informer(
+            self.client, CLUSTER_CALENDARS, transform=watches.cached_object
+        )
         self.informers = [autoscalers, schedules, hpas, calendars, cluster_calendars]
         watches.add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)
 

@@ -17,6 +17,10 @@ here, in one place, and tested without an API server.
 - A Calendar's or ClusterCalendar's events wake the SPAs of the Schedules that refer to it
   (found through `CALENDAR_INDEX`), so that an edited, created or deleted calendar applies at
   once, with no edit of the Schedules (docs/schedules.md, "Shared calendars").
+
+What the caches keep of each object is decided here too (the informers' transforms): what the
+reconciler reads, nothing else (docs/performance.md, "2026-11-25: the request path (issue
+24)").
 """
 
 from __future__ import annotations
@@ -27,15 +31,18 @@ from typing import Any
 from spa.api import wire
 from spa.api.calendars import CalendarKey, calendar_key, referenced_calendars
 from spa.controller.desired import controller_owner_uid
-from spa.runtime import Informer, Store, changed_beyond_status, object_key
+from spa.runtime import Informer, Store, changed_beyond_status, drop_bookkeeping, object_key
 
 __all__ = [
     "CALENDAR_INDEX",
+    "HPA_STATUS_READ",
     "OWNER_INDEX",
     "TARGET_INDEX",
     "UID_INDEX",
     "add_indexes",
     "all_keys",
+    "cached_hpa",
+    "cached_object",
     "calendar_index_value",
     "target_keys",
     "watch",
@@ -45,6 +52,38 @@ CALENDAR_INDEX = "calendar"
 OWNER_INDEX = "owner-uid"
 TARGET_INDEX = "target"
 UID_INDEX = "uid"
+
+
+# Of an HPA's status, what the reconcile reads (immediate scale-up, spa/controller/decide/
+# scaleup.py): the replicas the HPA controller last left on the target, and its AbleToScale
+# condition's status and transition time. The rest (currentMetrics, the other conditions and
+# their messages, lastScaleTime) changes at every HPA sync and is never read.
+HPA_STATUS_READ = ("desiredReplicas", "currentReplicas")
+_CONDITION_READ = ("type", "status", "lastTransitionTime")
+
+
+def cached_object(obj: dict[str, Any]) -> dict[str, Any]:
+    """An SPA, a Schedule or a calendar as its cache keeps it: everything but the bookkeeping."""
+    return drop_bookkeeping(obj)
+
+
+def cached_hpa(obj: dict[str, Any]) -> dict[str, Any]:
+    """An HPA as its cache keeps it: no bookkeeping, and of its status only
+    :data:`HPA_STATUS_READ` and the AbleToScale condition's type, status and
+    lastTransitionTime. Leaves `obj` as it is; applied twice, it changes nothing more."""
+    obj = drop_bookkeeping(obj)
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        return obj
+    kept: dict[str, Any] = {key: status[key] for key in HPA_STATUS_READ if key in status}
+    conditions = [
+        {key: condition[key] for key in _CONDITION_READ if key in condition}
+        for condition in status.get("conditions") or ()
+        if isinstance(condition, dict) and condition.get("type") == "AbleToScale"
+    ]
+    if conditions:
+        kept["conditions"] = conditions
+    return obj if kept == status else {**obj, "status": kept}
 
 
 def target_keys(schedule: wire.Schedule) -> list[str]:

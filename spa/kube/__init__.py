@@ -11,6 +11,7 @@ import spa.kube._kubernetes  # noqa: F401
 from spa.kube.blocking import BlockingKubeClient, BlockingWatchStream, connect_blocking
 from spa.kube.client import (
     Credentials,
+    ItemTransform,
     KubeClient,
     ListResult,
     PatchType,
@@ -66,6 +67,7 @@ __all__ = [
     "Discovery",
     "Forbidden",
     "Gone",
+    "ItemTransform",
     "KubeClient",
     "KubeError",
     "ListResult",

@@ -46,6 +46,7 @@ from spa.kube.resources import Resource
 __all__ = [
     "DEFAULT_REQUEST_TIMEOUT",
     "Credentials",
+    "ItemTransform",
     "KubeClient",
     "ListResult",
     "PatchType",
@@ -190,6 +191,10 @@ class RequestRecord:
 
 
 RequestHook = Callable[[RequestRecord], None]
+
+ItemTransform = Callable[[dict[str, Any]], dict[str, Any]]
+"""What :meth:`KubeClient.list` keeps of each item, applied as its page arrives (so a long list
+never holds every item whole at once)."""
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:
@@ -407,11 +412,13 @@ class KubeClient:
         label_selector: str | None = None,
         field_selector: str | None = None,
         request_timeout: float | None = None,
+        transform: ItemTransform | None = None,
     ) -> ListResult:
         """List all objects (following ``continue`` pages) and the list's resourceVersion.
 
         Items get ``apiVersion``/``kind`` filled in (list items lack them on the wire), so they
-        look exactly like objects from get and watch.
+        look exactly like objects from get and watch; then ``transform``, if given, turns each
+        into what the caller keeps, page by page.
         """
         try:
             return await self._list_pages(
@@ -421,6 +428,7 @@ class KubeClient:
                 field_selector,
                 limit=self._page_limit,
                 request_timeout=request_timeout,
+                transform=transform,
             )
         except Gone:
             # The continue token expired between pages (the list took longer than etcd's
@@ -433,6 +441,7 @@ class KubeClient:
                 field_selector,
                 limit=0,
                 request_timeout=request_timeout,
+                transform=transform,
             )
 
     async def first_page(
@@ -470,6 +479,7 @@ class KubeClient:
         *,
         limit: int,
         request_timeout: float | None,
+        transform: ItemTransform | None,
     ) -> ListResult:
         items: list[dict[str, Any]] = []
         continue_token: str | None = None
@@ -494,7 +504,8 @@ class KubeClient:
             for item in page.get("items") or []:
                 item.setdefault("apiVersion", resource.api_version)
                 item.setdefault("kind", resource.kind)
-                items.append(item)
+                items.append(item if transform is None else transform(item))
+            page.pop("items", None)  # the raw items go now, not when the next page is in
             metadata = page.get("metadata") or {}
             continue_token = metadata.get("continue")
             if not continue_token:

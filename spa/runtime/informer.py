@@ -14,6 +14,11 @@ How it keeps "never lose or duplicate a change":
 * an event carrying the resourceVersion the store already holds is skipped;
 * transport and server errors back off with jitter (0.2 s doubling to 30 s) before retrying.
 
+What it keeps of each object is the ``transform``'s (client-go's ``SetTransform``): applied at
+ingest, to each list page's items as the page arrives and to each watch event's object, before
+the store and the handlers see it, so the cache never holds, and a list never accumulates, the
+fields nobody reads (docs/performance.md, "2026-11-25: the request path (issue 24)").
+
 The watch streams on the event loop (no thread): each event is applied to the store and
 handed to the handlers as it is read, in order.
 """
@@ -93,7 +98,9 @@ class Informer:
             raise ValueError(f"{resource} is cluster-scoped; namespaces must be None")
         self.client = client
         self.resource = resource
+        # The store applies it too, to the answers of our own writes (Store.put_written).
         self.store = Store(transform=transform)
+        self._transform = transform
         # dict.fromkeys: drop duplicate namespaces, keep the order given.
         self._scopes: list[str | None] = (
             [None] if namespaces is None else list(dict.fromkeys(namespaces))
@@ -229,7 +236,10 @@ class Informer:
     async def _list(self, namespace: str | None) -> None:
         initial = namespace not in self._synced_scopes
         result = await self.client.list(
-            self.resource, namespace=namespace, label_selector=self._label_selector
+            self.resource,
+            namespace=namespace,
+            label_selector=self._label_selector,
+            transform=self._ingest if self._transform is not None else None,
         )
         if not initial:
             metrics.WATCH_RELISTS.labels(self._label).inc()
@@ -282,12 +292,13 @@ class Informer:
             else:
                 obj.setdefault("apiVersion", self.resource.api_version)
                 obj.setdefault("kind", self.resource.kind)
-                self.store.upsert(obj)
+                obj = self._ingest(obj)
+                self.store.upsert(obj, transformed=True)
                 self._notify(old, obj)
         elif event.type == "DELETED":
             old = self.store.delete(object_key(obj))
             if old is not None:
-                self._notify(old, None, final=obj)
+                self._notify(old, None, final=self._ingest(obj))
         if new_rv:
             self._resource_versions[namespace] = new_rv
 
@@ -299,7 +310,7 @@ class Informer:
             old = self.store.get(key)
             if old is not None and object_resource_version(old) == object_resource_version(obj):
                 continue
-            self.store.upsert(obj)
+            self.store.upsert(obj, transformed=True)  # client.list applied the transform
             self._notify(old, obj)
         for key in self.store:  # iterates over a copy, so deleting is safe
             if key in listed or (namespace is not None and split_key(key)[0] != namespace):
@@ -347,6 +358,19 @@ class Informer:
             )
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def _ingest(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """What the cache keeps of `obj`: the transform's result, or `obj` whole if the
+        transform fails on it (a bug, or an object it did not expect: nothing is lost)."""
+        if self._transform is None:
+            return obj
+        try:
+            return self._transform(obj)
+        except Exception:
+            log.exception(
+                "transform failed for %s %s; keeping it whole", self._label, object_key(obj)
+            )
+            return obj
 
     def _close_streams(self) -> None:
         for stream in list(self._streams):

@@ -158,11 +158,12 @@ class Store:
 
     # -- writes (the informer's; put_written is the reconcilers') ------------------------------
 
-    def upsert(self, obj: dict[str, Any]) -> dict[str, Any] | None:
-        """Store ``obj`` under its key; return the object it replaced, if any."""
+    def upsert(self, obj: dict[str, Any], *, transformed: bool = False) -> dict[str, Any] | None:
+        """Store ``obj`` under its key; return the object it replaced, if any. ``transformed``:
+        the caller already applied the store's transform (an informer does, at ingest)."""
         key = object_key(obj)
         self._written.pop(key, None)
-        return self._put(key, obj)
+        return self._put(key, obj, transformed=transformed)
 
     def delete(self, key: str) -> dict[str, Any] | None:
         """Remove ``key``; return the object removed, if any."""
@@ -210,8 +211,10 @@ class Store:
             self._written[key] = written_version
         return True
 
-    def _put(self, key: str, obj: dict[str, Any]) -> dict[str, Any] | None:
-        if self._transform is not None:
+    def _put(
+        self, key: str, obj: dict[str, Any], *, transformed: bool = False
+    ) -> dict[str, Any] | None:
+        if self._transform is not None and not transformed:
             obj = self._transform(obj)
         old = self._objects.get(key)
         self._unfile_all(key)

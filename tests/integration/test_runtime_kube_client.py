@@ -113,6 +113,33 @@ async def test_list_follows_pagination_and_returns_a_resource_version(
     await small_pages.close()
 
 
+async def test_list_transforms_each_page_as_it_arrives(cluster: Any, namespace: str) -> None:
+    """A list keeps what the transform returns, and transforms a page's items before it asks
+    for the next page: a long list never holds every raw item at once."""
+    small_pages = await connect(kubeconfig=str(cluster.kubeconfig), page_limit=2)
+    for index in range(5):
+        await small_pages.create(CONFIGMAP, namespace, configmap(f"cm-{index}", big="x" * 100))
+    pages_requested: list[RequestRecord] = []
+    small_pages.add_request_hook(pages_requested.append)
+    # For each item transformed: how many pages had been answered by then.
+    answered_before: list[int] = []
+
+    def keep_name(item: dict[str, Any]) -> dict[str, Any]:
+        answered_before.append(len(pages_requested))
+        return {"kind": item["kind"], "metadata": {"name": item["metadata"]["name"]}}
+
+    try:
+        result = await small_pages.list(CONFIGMAP, namespace=namespace, transform=keep_name)
+    finally:
+        await small_pages.close()
+    names = [item["metadata"]["name"] for item in result.items]
+    assert {f"cm-{index}" for index in range(5)} <= set(names)
+    assert result.items == [{"kind": "ConfigMap", "metadata": {"name": name}} for name in names]
+    # The items of page n are transformed once n pages are answered, not all at the end.
+    assert answered_before == [1 + index // 2 for index in range(len(names))]
+    assert len(pages_requested) == (len(names) + 1) // 2
+
+
 async def test_discovery_serves(kube_client: KubeClient) -> None:
     assert await kube_client.serves("v1")
     assert await kube_client.serves("autoscaling/v2")

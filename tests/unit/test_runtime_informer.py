@@ -71,11 +71,22 @@ class ScriptedClient:
         self.watch_calls: list[tuple[str | None, str | None]] = []
         self.lock = threading.Lock()
 
-    async def list(self, resource: Any, *, namespace: str | None = None, **_: Any) -> ListResult:
+    async def list(
+        self,
+        resource: Any,
+        *,
+        namespace: str | None = None,
+        transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        **_: Any,
+    ) -> ListResult:
         with self.lock:
             self.list_calls.append(namespace)
             results = self.lists[namespace]
-            return results.pop(0) if len(results) > 1 else results[0]
+            result = results.pop(0) if len(results) > 1 else results[0]
+        if transform is None:
+            return result
+        # As KubeClient.list: each item transformed (there, as its page arrives).
+        return ListResult([transform(item) for item in result.items], result.resource_version)
 
     async def watch(
         self,
@@ -371,3 +382,47 @@ async def test_an_update_filter_leaves_out_the_call_but_not_the_store() -> None:
     assert broken.changes == [("update", "a", "2"), ("update", "a", "3")]
     assert informer.store.get("ns/a")["metadata"]["resourceVersion"] == "3"  # type: ignore[index]
     await finish(informer, task)
+
+
+async def test_the_transform_shapes_what_the_store_and_the_handlers_get() -> None:
+    """Listed and watched objects, deletions included, reach the store and the handlers as
+    the transform made them; one it fails on is kept whole and the informer goes on."""
+
+    def without_data(obj: dict[str, Any]) -> dict[str, Any]:
+        if obj["metadata"]["name"] == "bad":
+            raise ValueError("a transform that fails on one object")
+        return {key: value for key, value in obj.items() if key != "data"}
+
+    client = ScriptedClient()
+    client.lists[None] = [ListResult([cm("a", "1", data="x")], "1")]
+    client.watches[None] = [
+        [
+            event("MODIFIED", cm("a", "2", data="y")),
+            event("ADDED", cm("bad", "3", data="z")),
+            event("ADDED", cm("b", "4", data="w")),
+            event("DELETED", cm("b", "5", data="w")),
+        ]
+    ]
+    informer = Informer(client, CONFIGMAP, clock=FakeClock(), transform=without_data)  # type: ignore[arg-type]
+    handed: list[tuple[str, dict[str, Any]]] = []
+    informer.add_handler(
+        on_add=lambda obj: handed.append(("add", obj)),
+        on_update=lambda old, new: handed.append(("update", new)),
+        on_delete=lambda obj: handed.append(("delete", obj)),
+    )
+    task = asyncio.create_task(informer.run())
+    await eventually(lambda: informer.resource_version() == "5")
+    await finish(informer, task)
+    a, bad = informer.store.get("ns/a"), informer.store.get("ns/bad")
+    assert a is not None
+    assert "data" not in a
+    assert a["metadata"]["resourceVersion"] == "2"
+    assert bad is not None
+    assert bad["data"] == {"v": "z"}
+    assert [(kind, "data" in obj) for kind, obj in handed] == [
+        ("add", False),  # a, listed
+        ("update", False),  # a, watched
+        ("add", True),  # bad
+        ("add", False),  # b
+        ("delete", False),  # b
+    ]

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from spa.controller.watches import add_indexes, all_keys, watch
+from spa.controller.decide.scaleup import able_to_scale
+from spa.controller.watches import add_indexes, all_keys, cached_hpa, cached_object, watch
 from spa.runtime import Store
 from tests.builders import autoscaler, calendar, owner, schedule
 
@@ -146,3 +147,53 @@ def test_a_calendar_wakes_the_spas_of_the_schedules_that_refer_to_it() -> None:
     woken.clear()
     cluster_calendars.fire("delete", calendar(name="other"))
     assert woken == []
+
+
+def _synced_hpa() -> dict[str, Any]:
+    """An HPA as the API server returns it after kube-controller-manager's sync."""
+    hpa = _hpa(managedFields=[{"manager": "kube-controller-manager", "fieldsV1": {}}])
+    hpa["status"] = {
+        "currentReplicas": 3,
+        "desiredReplicas": 5,
+        "lastScaleTime": "2026-11-25T10:00:00Z",
+        "currentMetrics": [{"type": "Resource", "resource": {"name": "cpu"}}],
+        "conditions": [
+            {
+                "type": "AbleToScale",
+                "status": "True",
+                "lastTransitionTime": "2026-11-25T09:00:00Z",
+                "reason": "SucceededRescale",
+                "message": "the HPA controller was able to update the target scale to 5",
+            },
+            {"type": "ScalingActive", "status": "True", "reason": "ValidMetricFound"},
+        ],
+    }
+    return hpa
+
+
+def test_the_hpa_cache_keeps_only_the_status_the_reconcile_reads() -> None:
+    synced = _synced_hpa()
+    kept = cached_hpa(synced)
+    assert kept["status"] == {
+        "currentReplicas": 3,
+        "desiredReplicas": 5,
+        "conditions": [
+            {"type": "AbleToScale", "status": "True", "lastTransitionTime": "2026-11-25T09:00:00Z"}
+        ],
+    }
+    assert able_to_scale(kept) == able_to_scale(synced) == ("True", "2026-11-25T09:00:00Z")
+    assert "managedFields" not in kept["metadata"]
+    assert kept["spec"] == synced["spec"]
+    assert synced["status"]["currentMetrics"]  # the caller's object is left alone
+    assert cached_hpa(kept) is kept  # applied again (an answer to our write): nothing more
+    assert cached_hpa({"metadata": {"name": "new"}}) == {"metadata": {"name": "new"}}
+
+
+def test_spas_and_schedules_are_cached_without_bookkeeping_only() -> None:
+    spa = autoscaler(
+        metadata={"managedFields": [{"manager": "kubectl"}]}, status={"condition": "Available"}
+    )
+    kept = cached_object(spa)
+    assert "managedFields" not in kept["metadata"]
+    assert kept["status"] == {"condition": "Available"}
+    assert kept["spec"] == spa["spec"]
