@@ -50,6 +50,7 @@ from spa.controller.decide import (
     Memory,
     Outcome,
     OwnersSet,
+    ParsedAutoscaler,
     PatchBounds,
     PatchHpa,
     Plan,
@@ -206,6 +207,9 @@ class Reconciler:
         # time its SPA gives it or a calendar it refers to changes: their Timelines hold the
         # cached intervals that make each decision cheap.
         self._compiled: dict[str, tuple[_Version, Compiled]] = {}
+        # Each SPA validated once per version (uid, resourceVersion), by key, with the desired
+        # HPAs derived from it: the decisions of a boundary share them (ParsedAutoscaler).
+        self._parsed: dict[str, tuple[tuple[object, object], ParsedAutoscaler]] = {}
         self._memory: MutableMapping[str, Memory] = {} if memory is None else memory
 
     # -- entry points ---------------------------------------------------------------------------
@@ -298,6 +302,7 @@ class Reconciler:
             live_owners=live_owners,
             hpa_api_version=self._act.hpa_resource.api_version,
             compile=self._compile,
+            parse=self._parse,
             memory=memory,
             attempts=attempts,
             max_schedules=self._max_schedules,
@@ -338,6 +343,15 @@ class Reconciler:
             cached = self._compiled[uid] = (version, compile_window(schedule, lead, calendars))
         return cached[1]
 
+    def _parse(self, autoscaler: wire.ScheduledPodAutoscaler) -> ParsedAutoscaler:
+        metadata = autoscaler.get("metadata") or {}
+        key = f"{metadata.get('namespace')}/{metadata.get('name')}"
+        version = (metadata.get("uid"), metadata.get("resourceVersion"))
+        cached = self._parsed.get(key)
+        if cached is None or cached[0] != version or version[1] is None:
+            cached = self._parsed[key] = (version, ParsedAutoscaler(autoscaler))
+        return cached[1]
+
     # -- remembering ----------------------------------------------------------------------------
 
     def _remember(self, key: str, plan: Plan) -> None:
@@ -347,6 +361,7 @@ class Reconciler:
             assert namespace is not None
             self._metrics.forget_autoscaler(namespace=namespace, name=name)
             self._memory.pop(key, None)
+            self._parsed.pop(key, None)
         else:
             self._memory[key] = plan.memory
 

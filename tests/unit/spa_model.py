@@ -175,6 +175,8 @@ class Server:
     plans: list[Plan] = field(default_factory=list)
     # The Calendars and ClusterCalendars in the cluster (docs/schedules.md, "Shared calendars").
     calendars: list[dict[str, Any]] = field(default_factory=list)
+    # The SPA cache of the last Reconciler made (a test may put a new version of the SPA in).
+    autoscaler_cache: Store | None = None
 
     # -- one reconcile ---------------------------------------------------------------------------
 
@@ -212,6 +214,7 @@ class Server:
     ) -> Reconciler:
         """A Reconciler of this server's objects, its caches as a caught-up watch fills them."""
         autoscalers, schedules, hpas = Store(), Store(), Store()
+        self.autoscaler_cache = autoscalers
         add_indexes(autoscalers=autoscalers, schedules=schedules)
         if self.autoscaler is not None:
             autoscalers.upsert(self.autoscaler)

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from spa.controller.decide import Memory, Plan, SetOwners, Snapshot
+from spa.controller import reconciler as reconciler_module
+from spa.controller.decide import Memory, Plan, SetOwners, Snapshot, decide
 from spa.runtime import FakeClock, Result, WriteSummary
 from tests.unit.spa_model import KEY, OURS, Server, at, autoscaler, hpa_writes, schedule
 
@@ -338,3 +339,41 @@ def test_writes_are_one_info_line_per_burst_and_one_debug_line_each(
     debug = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
     assert "applied HPA with minReplicas 5, maxReplicas 20" in debug
     assert RAISED in debug
+
+
+def test_an_spa_is_validated_once_per_version_of_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The decisions of a boundary (the HPA pass, the decision after its write, the statuses
+    pass) share one validation of the SPA and its desired HPA; a new version of the SPA is
+    validated anew, and its desired HPA follows it."""
+    validated: list[str] = []
+
+    class Counted(reconciler_module.ParsedAutoscaler):
+        def __init__(self, autoscaler: Any) -> None:
+            validated.append(autoscaler["metadata"]["resourceVersion"])
+            super().__init__(autoscaler)
+
+    monkeypatch.setattr(reconciler_module, "ParsedAutoscaler", Counted)
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)])
+    decided: list[str] = []
+
+    def decision(snapshot: Snapshot) -> Plan:
+        assert snapshot.autoscaler is not None
+        decided.append(snapshot.autoscaler["metadata"]["resourceVersion"])
+        return decide(snapshot)
+
+    reconciler = server.reconciler(at(9), {KEY: Memory()}, decision)
+    asyncio.run(reconciler.reconcile(KEY))  # the HPA created, then to the back of the queue
+    asyncio.run(reconciler.reconcile(KEY))  # the statuses
+    assert hpa_writes(server) == ["create"]
+    assert decided == ["1", "1", "1"]
+    assert validated == ["1"]
+    # The SPA edited (maxReplicas 10 -> 12): a new generation and resourceVersion.
+    edited = autoscaler(resourceVersion="2", generation=2)
+    edited["spec"]["horizontalPodAutoscalerSpec"]["maxReplicas"] = 12
+    assert server.autoscaler_cache is not None
+    server.autoscaler_cache.upsert(edited)
+    asyncio.run(reconciler.reconcile(KEY))
+    assert validated == ["1", "2"]
+    assert hpa_writes(server) == ["create", "patch"]
+    assert server.hpa is not None
+    assert server.hpa["spec"]["maxReplicas"] == 12

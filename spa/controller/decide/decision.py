@@ -14,7 +14,6 @@ from spa.api import (
     InvalidObject,
     autoscaler_base,
     autoscaler_lead,
-    parse_scheduled_pod_autoscaler,
     wire,
 )
 from spa.api.incident import incident_at
@@ -54,10 +53,10 @@ def decide(snapshot: Snapshot) -> Plan:
     members, refused, adoptions = membership(snapshot, autoscaler)
     if adoptions:
         return Plan(snapshot.memory, SetOwners(adoptions))
-    try:
-        model = parse_scheduled_pod_autoscaler(autoscaler)
-    except InvalidObject as invalid:
-        return _invalid_autoscaler(snapshot, autoscaler, members, refused, str(invalid))
+    parsed = snapshot.parse(autoscaler)
+    model = parsed.model
+    if isinstance(model, InvalidObject):
+        return _invalid_autoscaler(snapshot, autoscaler, members, refused, str(model))
 
     lead = autoscaler_lead(model)
     evaluated = [evaluate(snapshot, member, lead, model) for member in members]
@@ -90,7 +89,8 @@ def decide(snapshot: Snapshot) -> Plan:
         # No write of the HPA at all, not even its creation (docs/operations.md).
         standing: Plan | Standing = Standing(snapshot.memory, applied=False)
     else:
-        standing = converge(snapshot, autoscaler, model, state)
+        desired = parsed.desired_hpa(state, api_version=snapshot.hpa_api_version)
+        standing = converge(snapshot, autoscaler, model, state, desired)
     if isinstance(standing, Plan):
         return standing
     memory = replace(standing.memory, expected_boundary=upcoming)

@@ -27,7 +27,6 @@ from spa.controller.desired import (
     HpaComparison,
     compare_hpa,
     controller_owner_uid,
-    desired_hpa,
     hpa_patch,
     orphaned_hpa,
 )
@@ -59,12 +58,12 @@ def converge(
     autoscaler: wire.ScheduledPodAutoscaler,
     model: ScheduledPodAutoscaler,
     state: State,
+    desired: wire.NewHorizontalPodAutoscaler,
 ) -> Plan | Standing:
     """The HPA write to make next (a Plan whose action is that step), or where the HPA
-    stands."""
+    stands; `desired` is the HPA to apply in `state` (ParsedAutoscaler.desired_hpa)."""
     memory = snapshot.memory
     attempts = snapshot.attempts
-    desired = desired_hpa(autoscaler, model, state, api_version=snapshot.hpa_api_version)
     wanted = str(desired["metadata"]["annotations"][SPEC_HASH_ANNOTATION])
     current = snapshot.hpa
     scale_up = plan_scale_up(

@@ -11,16 +11,26 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spa.api import CompiledSchedule, InvalidObject, compile_schedule, parse_schedule, wire
+from spa.api import (
+    CompiledSchedule,
+    InvalidObject,
+    ScheduledPodAutoscaler,
+    compile_schedule,
+    parse_schedule,
+    parse_scheduled_pod_autoscaler,
+    wire,
+)
 from spa.api.calendars import CalendarKey, calendar_lookup
 from spa.api.membership import MAX_SCHEDULES_PER_AUTOSCALER
 from spa.controller.decide.memory import Attempts, Memory
-from spa.schedule import Timeline
+from spa.controller.desired import desired_hpa
+from spa.schedule import State, Timeline
 
 __all__ = [
     "MAX_SCHEDULES_PER_AUTOSCALER",
     "Calendars",
     "Compiled",
+    "ParsedAutoscaler",
     "Snapshot",
     "compile_window",
     "dying",
@@ -32,6 +42,42 @@ Compiled = tuple[CompiledSchedule | InvalidObject, Timeline | None]
 Calendars = Mapping[CalendarKey, Mapping[str, Any]]
 """The shared calendars the Schedules refer to, as cached, by key (one that is missing is not
 there): gathered by the reconciler, so that the decision reads no cache."""
+
+
+class ParsedAutoscaler:
+    """What decisions derive from one version of an SPA, each computed once: its validated
+    model (or why it is invalid) and the desired HPA for each pair of bounds.
+
+    Why: at a boundary a key is decided three times (the HPA pass, again after its write, then
+    the statuses pass) on the same SPA, and validating it with pydantic and building the
+    desired HPA (its spec's JSON and hash) were a fifth of each decision (docs/performance.md,
+    "2026-11-25: the request path (issue 24)"). The reconciler keeps one per SPA version (uid
+    and resourceVersion: any change of the object is a new one); without it, each decision
+    makes its own. Share, never mutate, what it returns.
+    """
+
+    __slots__ = ("_desired", "autoscaler", "model")
+
+    def __init__(self, autoscaler: wire.ScheduledPodAutoscaler) -> None:
+        self.autoscaler = autoscaler
+        self.model: ScheduledPodAutoscaler | InvalidObject
+        try:
+            self.model = parse_scheduled_pod_autoscaler(autoscaler)
+        except InvalidObject as invalid:
+            self.model = invalid
+        self._desired: dict[tuple[int, int, str], wire.NewHorizontalPodAutoscaler] = {}
+
+    def desired_hpa(self, state: State, *, api_version: str) -> wire.NewHorizontalPodAutoscaler:
+        """The HPA to apply in `state` (its bounds are all it reads of it): see
+        :func:`spa.controller.desired.desired_hpa`. Only for a valid SPA."""
+        assert not isinstance(self.model, InvalidObject), "an invalid SPA has no desired HPA"
+        key = (state.min_replicas, state.max_replicas, api_version)
+        desired = self._desired.get(key)
+        if desired is None:
+            desired = self._desired[key] = desired_hpa(
+                self.autoscaler, self.model, state, api_version=api_version
+            )
+        return desired
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +102,8 @@ class Snapshot:
     max_schedules: int = MAX_SCHEDULES_PER_AUTOSCALER
     # The calendars the Schedules refer to (docs/schedules.md, "Shared calendars").
     calendars: Calendars = field(default_factory=dict)
+    # The SPA -> what is derived from it (the reconciler's reuses it per version).
+    parse: Callable[[wire.ScheduledPodAutoscaler], ParsedAutoscaler] = ParsedAutoscaler
 
 
 def dying(obj: wire.ScheduledPodAutoscaler) -> bool:

@@ -1,0 +1,227 @@
+"""Cache benchmark: the memory an informer keeps per HPA, and the peak of the list that fills it.
+
+Why: the controller's memory grows with what its caches hold (docs/performance.md, "What
+limits the numbers"), and an HPA as the API server returns it after kube-controller-manager's
+syncs carries a status (metrics, conditions and their messages) of which the reconcile reads
+three fields. This lists real HPAs, with the status kube-controller-manager wrote, through
+`spa.kube.KubeClient.list` and measures with `tracemalloc`, for each way of caching them:
+
+* ``raw``: every field kept;
+* ``bookkeeping``: `spa.runtime.drop_bookkeeping` applied after the whole list (the cache of
+  2026-11-23: no managedFields, the status whole);
+* ``read``: `spa.controller.watches.cached_hpa` applied to each page as it arrives (the
+  informer's transform at ingest, issue 24).
+
+For each: the bytes still allocated per HPA once the list is stored (what a cache keeps), and
+the peak while listing (what a restart needs on top).
+
+    python bench/cache.py                      # starts its own control plane (1,000 HPAs)
+    python bench/cache.py --kubeconfig FILE    # or uses a running one with a controller manager
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import gc
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL, MANAGED_BY_SELECTOR  # noqa: E402
+from spa.controller.watches import cached_hpa  # noqa: E402
+from spa.kube import (  # noqa: E402
+    HPA_V2,
+    Conflict,
+    ItemTransform,
+    KubeClient,
+    Resource,
+    connect,
+)
+from spa.runtime import Store, drop_bookkeeping  # noqa: E402
+from tests.builders import deployment  # noqa: E402
+
+NAMESPACE = "bench-cache"
+DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
+NAMESPACES = Resource("", "v1", "namespaces", "Namespace", False)
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def hpa(name: str) -> dict[str, Any]:
+    """An HPA like the controller generates: CPU at 70 %, 3 to 10 replicas, its label."""
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {
+            "name": name,
+            "labels": {MANAGED_BY_LABEL: FIELD_MANAGER},
+        },
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+            "minReplicas": 3,
+            "maxReplicas": 10,
+            "metrics": [
+                {
+                    "type": "Resource",
+                    "resource": {
+                        "name": "cpu",
+                        "target": {"type": "Utilization", "averageUtilization": 70},
+                    },
+                }
+            ],
+        },
+    }
+
+
+async def ensure_hpas(client: KubeClient, count: int) -> None:
+    """`count` Deployments (0 replicas: no pods to schedule, kube-controller-manager's writes
+    are the HPAs') and their HPAs, and wait until kube-controller-manager has written every
+    HPA's status (its conditions)."""
+    with contextlib.suppress(Conflict):
+        await client.create(NAMESPACES, None, {"metadata": {"name": NAMESPACE}})
+    semaphore = asyncio.Semaphore(8)
+
+    async def create(resource: Resource, body: dict[str, Any]) -> None:
+        async with semaphore:
+            with contextlib.suppress(Conflict):
+                await client.create(resource, NAMESPACE, body, field_manager=FIELD_MANAGER)
+
+    names = [f"web-{index}" for index in range(count)]
+    await asyncio.gather(
+        *(
+            create(DEPLOYMENTS, deployment(name=name, namespace=NAMESPACE, replicas=0))
+            for name in names
+        )
+    )
+    await asyncio.gather(*(create(HPA_V2, hpa(name)) for name in names))
+    log(f"{count} HPAs created; waiting for their status")
+    deadline = time.monotonic() + 300
+    while True:
+        listed = await client.list(HPA_V2, namespace=NAMESPACE, label_selector=MANAGED_BY_SELECTOR)
+        synced = sum(bool((item.get("status") or {}).get("conditions")) for item in listed.items)
+        if synced >= count:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"only {synced} of {count} HPAs have a status")
+        await asyncio.sleep(2)
+
+
+async def measure_one(
+    client: KubeClient, *, per_page: ItemTransform | None, after: ItemTransform | None
+) -> dict[str, float]:
+    """List the HPAs into a Store; the bytes kept per HPA and the list's peak."""
+    gc.collect()
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    result = await client.list(
+        HPA_V2, namespace=NAMESPACE, label_selector=MANAGED_BY_SELECTOR, transform=per_page
+    )
+    store = Store()
+    for item in result.items:
+        store.upsert(item if after is None else after(item))
+    del result
+    gc.collect()
+    kept, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    count = len(store)
+    return {
+        "hpas": count,
+        "kept_bytes_per_hpa": (kept - base) / count,
+        "list_peak_bytes_per_hpa": (peak - base) / count,
+    }
+
+
+async def measure(kubeconfig: str, count: int, rounds: int, page_limit: int) -> dict[str, Any]:
+    client = await connect(kubeconfig=kubeconfig, page_limit=page_limit)
+    try:
+        await ensure_hpas(client, count)
+        sample = (
+            await client.list(HPA_V2, namespace=NAMESPACE, label_selector=MANAGED_BY_SELECTOR)
+        ).items[0]
+        ways: dict[str, tuple[ItemTransform | None, ItemTransform | None]] = {
+            "raw": (None, None),
+            "bookkeeping": (None, drop_bookkeeping),
+            "read": (cached_hpa, None),
+        }
+        results: dict[str, list[dict[str, float]]] = {name: [] for name in ways}
+        for round_ in range(rounds):
+            for name, (per_page, after) in ways.items():
+                figures = await measure_one(client, per_page=per_page, after=after)
+                results[name].append(figures)
+                log(
+                    f"round {round_} {name}: {figures['kept_bytes_per_hpa']:.0f} B kept, "
+                    f"{figures['list_peak_bytes_per_hpa']:.0f} B peak per HPA"
+                )
+        return {
+            "ways": results,
+            "sample_json_bytes": {
+                "raw": len(json.dumps(sample)),
+                "bookkeeping": len(json.dumps(drop_bookkeeping(sample))),
+                "read": len(json.dumps(cached_hpa(sample))),
+            },
+        }
+    finally:
+        await client.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kubeconfig", help="a running cluster with kube-controller-manager")
+    parser.add_argument("--hpas", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--page-limit", type=int, default=500, help="items per list page")
+    parser.add_argument("--out", help="write the raw results (JSON) here")
+    arguments = parser.parse_args()
+
+    def run(kubeconfig: str) -> dict[str, Any]:
+        return asyncio.run(
+            measure(kubeconfig, arguments.hpas, arguments.rounds, arguments.page_limit)
+        )
+
+    if arguments.kubeconfig:
+        results = run(arguments.kubeconfig)
+    else:
+        from tests.testenv.controlplane import ControlPlane
+
+        with tempfile.TemporaryDirectory(prefix="spa-bench-cache-") as workdir:
+            plane = ControlPlane(Path(workdir), nodes=0)
+            plane.start()
+            try:
+                results = run(str(plane.kubeconfig))
+            finally:
+                plane.stop()
+    results["conditions"] = {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
+        "hpas": arguments.hpas,
+        "page_limit": arguments.page_limit,
+    }
+    if arguments.out:
+        Path(arguments.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    print("| cache | bytes kept per HPA (median) | list peak per HPA (median) | JSON of one HPA |")
+    print("|---|---|---|---|")
+    for name, rows in results["ways"].items():
+        kept = sorted(row["kept_bytes_per_hpa"] for row in rows)[len(rows) // 2]
+        peak = sorted(row["list_peak_bytes_per_hpa"] for row in rows)[len(rows) // 2]
+        size = results["sample_json_bytes"][name]
+        print(f"| {name} | {kept:.0f} | {peak:.0f} | {size} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,116 @@
+"""Decision benchmark: the CPU of one `decide` with the SPA validated anew, and with it
+validated once per version (issue 24).
+
+Why: at a boundary each SPA is decided three times on the same version of it (the HPA pass,
+the decision after its write, the statuses pass), and each decision used to validate the SPA
+with pydantic and build its desired HPA again. This times `decide` on an SPA with 4 Schedules
+whose HPA is in sync (the statuses pass, the commonest decision), with the Schedules compiled
+once as the reconciler does, in two ways, alternately:
+
+* ``per decision``: `Snapshot.parse` left at its default, a new `ParsedAutoscaler` each time;
+* ``per version``: the reconciler's way, one `ParsedAutoscaler` per (uid, resourceVersion).
+
+Each figure is the best of `--repeats` runs of `--decisions` decisions (the most repeatable
+figure on a shared machine), with the median beside it.
+
+    python bench/decide.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from spa.api import wire  # noqa: E402
+from spa.controller.decide import (  # noqa: E402
+    Compiled,
+    ParsedAutoscaler,
+    Snapshot,
+    compile_window,
+    decide,
+)
+from tests.unit.spa_model import KEY, OURS, Server, at, autoscaler, schedule  # noqa: E402
+
+
+def in_sync_snapshot() -> Snapshot:
+    """The SPA shop/web with 4 Schedules, its HPA created and its statuses written."""
+    server = Server(autoscaler(), [schedule(f"peak-{index}", owner=OURS) for index in range(4)])
+    _, memory, _ = server.reconcile(at(9))
+    _, memory, _ = server.reconcile(at(9), memory)
+    compiled: dict[tuple[str, int], Compiled] = {}
+
+    def compile_once(obj: wire.Schedule, lead: int = 0) -> Compiled:
+        key = (str(obj["metadata"].get("uid")), lead)
+        if key not in compiled:
+            compiled[key] = compile_window(obj, lead)
+        return compiled[key]
+
+    return Snapshot(
+        key=KEY,
+        instant=at(9),
+        autoscaler=wire.typed_optional(wire.ScheduledPodAutoscaler, server.autoscaler),
+        schedules=wire.typed_list(wire.Schedule, server.schedules),
+        hpa=wire.typed_optional(wire.HorizontalPodAutoscaler, server.hpa),
+        live_owners=frozenset(),
+        hpa_api_version="autoscaling/v2",
+        compile=compile_once,
+        memory=memory,
+    )
+
+
+def timed(snapshot: Snapshot, decisions: int) -> float:
+    """Microseconds of CPU per decision."""
+    started = time.process_time()
+    for _ in range(decisions):
+        decide(snapshot)
+    return 1e6 * (time.process_time() - started) / decisions
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--decisions", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--out", help="write the raw results (JSON) here")
+    arguments = parser.parse_args()
+    per_decision = in_sync_snapshot()
+    assert per_decision.autoscaler is not None
+    once = ParsedAutoscaler(per_decision.autoscaler)
+    per_version = replace(per_decision, parse=lambda autoscaler: once)
+    ways: dict[str, Callable[[], float]] = {
+        "per decision": lambda: timed(per_decision, arguments.decisions),
+        "per version": lambda: timed(per_version, arguments.decisions),
+    }
+    results: dict[str, Any] = {name: [] for name in ways}
+    for _ in range(arguments.repeats):
+        for name, run in ways.items():
+            results[name].append(run())
+    results["conditions"] = {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
+        "decisions": arguments.decisions,
+        "repeats": arguments.repeats,
+    }
+    if arguments.out:
+        Path(arguments.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    print("| SPA validated | CPU per decide, best (µs) | median (µs) |")
+    print("|---|---|---|")
+    for name in ways:
+        print(f"| {name} | {min(results[name]):.0f} | {statistics.median(results[name]):.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
