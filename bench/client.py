@@ -22,6 +22,13 @@ written by a child process (so the writer's CPU is not counted): CPU per event.
     python bench/client.py --smoke              # 20 patches, one round: every stack must work
     python bench/client.py --kubeconfig FILE --stacks spa.kube --spa-src /tmp/before
                                                 # spa.kube of another tree (a before/after)
+
+`--once patch|watch` measures nothing itself: it makes `--patches` patches (or reads as many
+watch events) with `spa.kube` and exits, for an instruction count of the whole process taken
+from outside, where two counts (say 100 and 600) difference out the start-up:
+
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+        python bench/client.py --kubeconfig FILE --spa-src TREE --once patch --patches 600
 """
 
 from __future__ import annotations
@@ -407,6 +414,25 @@ def _spa_kube_watch(kubeconfig: str, count: int, start: Callable[[str], None]) -
     return asyncio.run(watch_spa_kube(kubeconfig, count, start))
 
 
+def once(kubeconfig: str, what: str, count: int, tasks: int) -> None:
+    """`--once`: the patches or the watch of the spa.kube stack, nothing else."""
+    if what == "patch":
+        _spa_kube_patches(kubeconfig, count, tasks)
+        return
+    children: list[subprocess.Popen[bytes]] = []
+    # Values no earlier run wrote, so that every patch is a change and makes an event.
+    offset = time.time_ns() // 1000
+
+    def start(_rv: str) -> None:
+        children.append(writer(kubeconfig, count, offset))
+
+    try:
+        _spa_kube_watch(kubeconfig, count, start)
+    finally:
+        for child in children:
+            child.wait()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kubeconfig", help="a running cluster (default: start one)")
@@ -418,6 +444,12 @@ def main() -> int:
         "--stacks",
         default=",".join(PATCH_STACKS),
         help=f"comma-separated stacks to measure (default: all, {','.join(PATCH_STACKS)})",
+    )
+    parser.add_argument(
+        "--once",
+        choices=("patch", "watch"),
+        help="with --kubeconfig, after one ordinary run (which creates the ConfigMaps): only "
+        "--patches spa.kube patches, or as many watch events, then exit (see above)",
     )
     parser.add_argument(
         "--spa-src",
@@ -439,6 +471,11 @@ def main() -> int:
     if arguments.spa_src:
         # Before `spa` is first imported (the spa.kube stack imports it lazily).
         sys.path.insert(0, str(arguments.spa_src.resolve()))
+    if arguments.once:
+        if not arguments.kubeconfig:
+            parser.error("--once needs --kubeconfig")
+        once(arguments.kubeconfig, arguments.once, arguments.patches, arguments.threads)
+        return 0
     if arguments.smoke:
         arguments.patches, arguments.threads, arguments.rounds = 20, 2, 1
         stacks = PATCH_STACKS
