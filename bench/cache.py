@@ -17,6 +17,9 @@ the peak while listing (what a restart needs on top).
 
     python bench/cache.py                      # starts its own control plane (1,000 HPAs)
     python bench/cache.py --kubeconfig FILE    # or uses a running one with a controller manager
+    python bench/cache.py --smoke              # 10 HPAs, one round: exit status 1 unless each
+                                               # way keeps less than the one before it
+                                               # (tests/bench/test_bench_smoke.py)
 """
 
 from __future__ import annotations
@@ -185,7 +188,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--page-limit", type=int, default=500, help="items per list page")
     parser.add_argument("--out", help="write the raw results (JSON) here")
+    parser.add_argument("--smoke", action="store_true", help="10 HPAs, one round (see above)")
     arguments = parser.parse_args()
+    if arguments.smoke:
+        arguments.hpas, arguments.rounds = 10, 1
 
     def run(kubeconfig: str) -> dict[str, Any]:
         return asyncio.run(
@@ -220,6 +226,12 @@ def main() -> int:
         peak = sorted(row["list_peak_bytes_per_hpa"] for row in rows)[len(rows) // 2]
         size = results["sample_json_bytes"][name]
         print(f"| {name} | {kept:.0f} | {peak:.0f} | {size} |")
+    if arguments.smoke:
+        kept_by = {name: rows[0]["kept_bytes_per_hpa"] for name, rows in results["ways"].items()}
+        if not kept_by["read"] < kept_by["bookkeeping"] < kept_by["raw"]:
+            print(f"smoke check failed: bytes kept per HPA {kept_by}")
+            return 1
+        print("smoke: ok (each way keeps less than the one before it)")
     return 0
 
 

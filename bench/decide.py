@@ -14,6 +14,8 @@ Each figure is the best of `--repeats` runs of `--decisions` decisions (the most
 figure on a shared machine), with the median beside it.
 
     python bench/decide.py
+    python bench/decide.py --smoke    # 20 decisions, once: exit status 1 unless both ways
+                                      # decide alike (tests/bench/test_bench_smoke.py)
 """
 
 from __future__ import annotations
@@ -83,11 +85,17 @@ def main() -> int:
     parser.add_argument("--decisions", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--out", help="write the raw results (JSON) here")
+    parser.add_argument("--smoke", action="store_true", help="20 decisions, once (see above)")
     arguments = parser.parse_args()
+    if arguments.smoke:
+        arguments.decisions, arguments.repeats = 20, 1
     per_decision = in_sync_snapshot()
     assert per_decision.autoscaler is not None
     once = ParsedAutoscaler(per_decision.autoscaler)
     per_version = replace(per_decision, parse=lambda autoscaler: once)
+    if decide(per_version) != decide(per_decision):
+        print("smoke check failed: the two ways decided differently")
+        return 1
     ways: dict[str, Callable[[], float]] = {
         "per decision": lambda: timed(per_decision, arguments.decisions),
         "per version": lambda: timed(per_version, arguments.decisions),
@@ -109,6 +117,8 @@ def main() -> int:
     print("|---|---|---|")
     for name in ways:
         print(f"| {name} | {min(results[name]):.0f} | {statistics.median(results[name]):.0f} |")
+    if arguments.smoke:
+        print("smoke: ok (both ways decided alike, and were timed)")
     return 0
 
 

@@ -32,7 +32,15 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 # Seconds from the start of all smokes: each waits up to a minute for a real minute boundary.
-TIMEOUTS = {"engine": 120, "client": 240, "load": 300, "capacity": 360, "soak": 360}
+TIMEOUTS = {
+    "engine": 120,
+    "decide": 60,
+    "client": 240,
+    "cache": 240,
+    "load": 300,
+    "capacity": 360,
+    "soak": 360,
+}
 
 
 @dataclass
@@ -164,9 +172,23 @@ def soak(output: str) -> None:
     assert "clock-step 1" in faults, faults
 
 
+def decide(output: str) -> None:
+    table = rows(output)
+    for way in ("per decision", "per version"):
+        assert float(table[way][0]) > 0, table
+
+
+def cache(output: str) -> None:
+    table = rows(output)
+    kept = {way: float(table[way][0]) for way in ("raw", "bookkeeping", "read")}
+    assert kept["read"] < kept["bookkeeping"] < kept["raw"], table
+
+
 FIGURES: dict[str, Callable[[str], None]] = {
     "engine": engine,
+    "decide": decide,
     "client": client,
+    "cache": cache,
     "load": load,
     "capacity": capacity,
     "soak": soak,
@@ -178,7 +200,9 @@ CLUSTER = [pytest.mark.integration, pytest.mark.slow]
     "name",
     [
         "engine",  # no control plane
+        "decide",  # no control plane
         pytest.param("client", marks=CLUSTER),
+        pytest.param("cache", marks=CLUSTER),
         pytest.param("load", marks=[*CLUSTER, pytest.mark.e2e]),
         pytest.param("capacity", marks=[*CLUSTER, pytest.mark.e2e]),
         pytest.param("soak", marks=[*CLUSTER, pytest.mark.e2e]),
