@@ -208,13 +208,25 @@ class Reconciler:
         # cached intervals that make each decision cheap.
         self._compiled: dict[str, tuple[_Version, Compiled]] = {}
         # Each SPA validated once per version (uid, resourceVersion), by key, with the desired
-        # HPAs derived from it: the decisions of a boundary share them (ParsedAutoscaler).
+        # HPAs derived from it: the decisions of a boundary share them (ParsedAutoscaler). Kept
+        # only while the key is between the two passes of a boundary (a result that sends it
+        # to the back of the queue): a validated SPA with its desired HPAs is about 8 KB, more
+        # than the cached SPA, so it is not kept beyond (docs/performance.md, issue 24).
         self._parsed: dict[str, tuple[tuple[object, object], ParsedAutoscaler]] = {}
         self._memory: MutableMapping[str, Memory] = {} if memory is None else memory
 
     # -- entry points ---------------------------------------------------------------------------
 
     async def reconcile(self, key: str) -> Result:
+        result: Result | None = None
+        try:
+            result = await self._reconcile(key)
+            return result
+        finally:
+            if result is None or not result.back_of_queue:
+                self._parsed.pop(key, None)
+
+    async def _reconcile(self, key: str) -> Result:
         now = self._clock.now()
         instant = math.floor(now)
         namespace, name = split_key(key)
@@ -361,7 +373,6 @@ class Reconciler:
             assert namespace is not None
             self._metrics.forget_autoscaler(namespace=namespace, name=name)
             self._memory.pop(key, None)
-            self._parsed.pop(key, None)
         else:
             self._memory[key] = plan.memory
 

@@ -344,7 +344,7 @@ def test_writes_are_one_info_line_per_burst_and_one_debug_line_each(
 def test_an_spa_is_validated_once_per_version_of_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """The decisions of a boundary (the HPA pass, the decision after its write, the statuses
     pass) share one validation of the SPA and its desired HPA; a new version of the SPA is
-    validated anew, and its desired HPA follows it."""
+    validated anew, and what was validated is not kept once the key's passes are done."""
     validated: list[str] = []
 
     class Counted(reconciler_module.ParsedAutoscaler):
@@ -362,18 +362,20 @@ def test_an_spa_is_validated_once_per_version_of_it(monkeypatch: pytest.MonkeyPa
         return decide(snapshot)
 
     reconciler = server.reconciler(at(9), {KEY: Memory()}, decision)
-    asyncio.run(reconciler.reconcile(KEY))  # the HPA created, then to the back of the queue
-    asyncio.run(reconciler.reconcile(KEY))  # the statuses
-    assert hpa_writes(server) == ["create"]
-    assert decided == ["1", "1", "1"]
-    assert validated == ["1"]
-    # The SPA edited (maxReplicas 10 -> 12): a new generation and resourceVersion.
+    assert asyncio.run(reconciler.reconcile(KEY)) == Result(back_of_queue=True)  # HPA created
+    assert (decided, validated) == (["1", "1"], ["1"])
+    # Edited between the passes (maxReplicas 10 -> 12): a new generation and resourceVersion.
     edited = autoscaler(resourceVersion="2", generation=2)
     edited["spec"]["horizontalPodAutoscalerSpec"]["maxReplicas"] = 12
     assert server.autoscaler_cache is not None
     server.autoscaler_cache.upsert(edited)
-    asyncio.run(reconciler.reconcile(KEY))
-    assert validated == ["1", "2"]
-    assert hpa_writes(server) == ["create", "patch"]
+    assert asyncio.run(reconciler.reconcile(KEY)) == Result(back_of_queue=True)  # HPA patched
     assert server.hpa is not None
     assert server.hpa["spec"]["maxReplicas"] == 12
+    assert (decided[2:], validated) == (["2", "2"], ["1", "2"])
+    asyncio.run(reconciler.reconcile(KEY))  # the statuses: the same version, no validation
+    assert server.writes.count("status ScheduledPodAutoscaler") == 1
+    assert (decided[4:], validated) == (["2"], ["1", "2"])
+    asyncio.run(reconciler.reconcile(KEY))  # done with that boundary: validated again
+    assert (decided[5:], validated) == (["2"], ["1", "2", "2"])
+    assert hpa_writes(server) == ["create", "patch"]

@@ -52,8 +52,9 @@ class ParsedAutoscaler:
     the statuses pass) on the same SPA, and validating it with pydantic and building the
     desired HPA (its spec's JSON and hash) were a fifth of each decision (docs/performance.md,
     "2026-11-25: the request path (issue 24)"). The reconciler keeps one per SPA version (uid
-    and resourceVersion: any change of the object is a new one); without it, each decision
-    makes its own. Share, never mutate, what it returns.
+    and resourceVersion: any change of the object is a new one) while the key is between the
+    passes of a boundary; without it, each decision makes its own. Share, never mutate, what
+    it returns.
     """
 
     __slots__ = ("_desired", "autoscaler", "model")
