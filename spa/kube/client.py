@@ -149,7 +149,10 @@ _TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (aiohttp.ClientError, OSErr
 
 class Credentials(Protocol):
     """Where the client gets the headers that authenticate a request (a bearer token that
-    may be refreshed: in-cluster tokens are re-read, exec plugins re-run when they expire)."""
+    may be refreshed: in-cluster tokens are re-read, exec plugins re-run when they expire).
+
+    :meth:`headers` returns a new mapping when the headers change, never the same one changed:
+    the client builds each request's headers once per mapping it is given."""
 
     async def headers(self) -> Mapping[str, str]: ...
 
@@ -342,8 +345,8 @@ class KubeClient:
         self._discovery_cache: dict[str, bool] = {}
         self._closed = False
         # Built once, not per request (docs/performance.md, "2026-11-25: the request path"):
-        # the headers of each content type for the credentials' current headers, the base
-        # URL, the timeouts of each duration.
+        # the headers of each content type for the credentials' current headers, and the
+        # timeouts of each duration.
         self._auth_headers: Mapping[str, str] | None = None
         self._headers: dict[str | None, CIMultiDict[str]] = {}
         self._timeouts: dict[float, aiohttp.ClientTimeout] = {}

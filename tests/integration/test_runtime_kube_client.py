@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import ssl
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
 from spa.kube import (
     CONFIGMAP,
+    ApiError,
     ApiUnavailable,
     Conflict,
     DeadlinePassed,
@@ -138,6 +141,34 @@ async def test_list_transforms_each_page_as_it_arrives(cluster: Any, namespace: 
     # The items of page n are transformed once n pages are answered, not all at the end.
     assert answered_before == [1 + index // 2 for index in range(len(names))]
     assert len(pages_requested) == (len(names) + 1) // 2
+
+
+async def test_a_new_token_is_sent_from_the_next_request_on(cluster: Any, namespace: str) -> None:
+    """The client builds its headers once per mapping the credentials hand out: a refreshed
+    token is used at once, a revoked one fails at once."""
+    server, ca = cluster.server_and_ca()
+    good = cluster.service_account_token(namespace, "reader")
+
+    class Rotating:
+        current: Mapping[str, str] = {"Authorization": f"Bearer {good}"}
+
+        async def headers(self) -> Mapping[str, str]:
+            return self.current
+
+    credentials = Rotating()
+    client = KubeClient(
+        server, credentials=credentials, ssl_context=ssl.create_default_context(cafile=str(ca))
+    )
+    try:
+        await client.readyz()
+        credentials.current = {"Authorization": "Bearer not-a-token"}
+        with pytest.raises(ApiError) as refused:
+            await client.readyz()
+        assert refused.value.status == 401
+        credentials.current = {"Authorization": f"Bearer {good}"}
+        await client.readyz()
+    finally:
+        await client.close()
 
 
 async def test_discovery_serves(kube_client: KubeClient) -> None:
