@@ -41,7 +41,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL, MANAGED_BY_SELECTOR  # noqa: E402
+from spa.api import parse_scheduled_pod_autoscaler, wire  # noqa: E402
+from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_SELECTOR, desired_hpa  # noqa: E402
 from spa.controller.watches import cached_hpa  # noqa: E402
 from spa.kube import (  # noqa: E402
     HPA_V2,
@@ -52,7 +53,8 @@ from spa.kube import (  # noqa: E402
     connect,
 )
 from spa.runtime import Store, drop_bookkeeping  # noqa: E402
-from tests.builders import deployment  # noqa: E402
+from spa.schedule import State  # noqa: E402
+from tests.builders import autoscaler, deployment  # noqa: E402
 
 NAMESPACE = "bench-cache"
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
@@ -64,29 +66,19 @@ def log(message: str) -> None:
 
 
 def hpa(name: str) -> dict[str, Any]:
-    """An HPA like the controller generates: CPU at 70 %, 3 to 10 replicas, its label."""
-    return {
-        "apiVersion": "autoscaling/v2",
-        "kind": "HorizontalPodAutoscaler",
-        "metadata": {
-            "name": name,
-            "labels": {MANAGED_BY_LABEL: FIELD_MANAGER},
-        },
-        "spec": {
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
-            "minReplicas": 3,
-            "maxReplicas": 10,
-            "metrics": [
-                {
-                    "type": "Resource",
-                    "resource": {
-                        "name": "cpu",
-                        "target": {"type": "Utilization", "averageUtilization": 70},
-                    },
-                }
-            ],
-        },
-    }
+    """The HPA the controller generates for the SPA `name` of tests/builders (CPU at 70 %, 3 to
+    10), without its ownerReference: no such SPA exists, and the garbage collector would
+    delete the HPA."""
+    spa = autoscaler(name=name, namespace=NAMESPACE, metadata={"uid": f"uid-{name}"})
+    desired = desired_hpa(
+        wire.typed(wire.ScheduledPodAutoscaler, spa),
+        parse_scheduled_pod_autoscaler(spa),
+        State(3, 10, ()),
+        api_version=HPA_V2.api_version,
+    )
+    body = dict(desired)
+    body["metadata"] = {k: v for k, v in desired["metadata"].items() if k != "ownerReferences"}
+    return body
 
 
 async def ensure_hpas(client: KubeClient, count: int) -> None:
