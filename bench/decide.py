@@ -37,6 +37,7 @@ sys.path.insert(0, str(REPO))
 
 from spa.api import wire  # noqa: E402
 from spa.controller.decide import (  # noqa: E402
+    Calendars,
     Compiled,
     ParsedAutoscaler,
     Snapshot,
@@ -53,10 +54,10 @@ def in_sync_snapshot() -> Snapshot:
     _, memory, _ = server.reconcile(at(9), memory)
     compiled: dict[tuple[str, int], Compiled] = {}
 
-    def compile_once(obj: wire.Schedule, lead: int = 0) -> Compiled:
-        key = (str(obj["metadata"].get("uid")), lead)
+    def compile_once(obj: wire.Schedule, lead: int, calendars: Calendars) -> Compiled:
+        key = (str(obj["metadata"].get("uid")), lead)  # no calendars here
         if key not in compiled:
-            compiled[key] = compile_window(obj, lead)
+            compiled[key] = compile_window(obj, lead, calendars)
         return compiled[key]
 
     return Snapshot(
