@@ -65,7 +65,7 @@ test-latest:
 test: check testenv
 	hack/system/install.sh test
 	$(BIN)/pytest --ignore=tests/reliability --ignore=tests/packaging --ignore=tests/compat \
-	  --ignore=tests/bench $(PYTEST_ARGS)
+	  --ignore=tests/bench -m "not karpenter" $(PYTEST_ARGS)
 
 # Every bench/ entry point's --smoke (tests/bench): the real run at its smallest scale, 2 to 3
 # minutes of real minute boundaries, out of `make test` to keep it under 15 minutes warm.
