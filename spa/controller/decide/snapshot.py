@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from spa.api import CompiledSchedule, InvalidObject, compile_schedule, parse_schedule, wire
 from spa.api.membership import MAX_SCHEDULES_PER_AUTOSCALER
 from spa.controller.decide.memory import Attempts, Memory
-from spa.schedule import Timeline
+from spa.schedule import Timeline, with_lead
 
 __all__ = [
     "MAX_SCHEDULES_PER_AUTOSCALER",
     "Compiled",
     "Snapshot",
+    "capacity_timeline",
     "compile_window",
     "dying",
 ]
@@ -44,6 +45,11 @@ class Snapshot:
     hpa_api_version: str
     # (Schedule, its SPA's leadTime in seconds) -> the compiled Schedule.
     compile: Callable[[wire.Schedule, int], Compiled]
+    # (Schedule, its compiled spec, its capacity lead in seconds) -> the Timeline of its window
+    # moved earlier by that lead (docs/schedules.md, "Node capacity").
+    capacity_timeline: Callable[[wire.Schedule, CompiledSchedule, int], Timeline] = field(
+        default=lambda schedule, compiled, lead: capacity_timeline(compiled, lead)
+    )
     memory: Memory = field(default_factory=Memory)
     attempts: Attempts = field(default_factory=Attempts)
     max_schedules: int = MAX_SCHEDULES_PER_AUTOSCALER
@@ -64,3 +70,10 @@ def compile_window(schedule: wire.Schedule, lead: int = 0) -> Compiled:
     except InvalidObject as invalid:
         return invalid, None
     return compiled, Timeline(compiled.applied_window(lead))
+
+
+def capacity_timeline(compiled: CompiledSchedule, lead: int) -> Timeline:
+    """The Timeline of a Schedule's window moved `lead` seconds earlier, the end unchanged: the
+    interval in which node capacity is ordered for it (the reconciler caches this like the
+    window itself)."""
+    return Timeline(with_lead(compiled.window, lead))
