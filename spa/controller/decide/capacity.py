@@ -60,6 +60,12 @@ class CapacityTask:
     autoscaler: wire.ScheduledPodAutoscaler
     target: tuple[str, str, str]
     intent: CapacityIntent | None
+    # Some window of the SPA orders capacity: only then is its CapacityReady condition written
+    # (an SPA without `capacity` sees no change at all).
+    enabled: bool = False
+    # The HPA's minReplicas in force has reached the intent's minimum: the target is being
+    # raised, and what capacity is still held goes once it has been.
+    raised: bool = False
 
 
 def capacity_intent(

@@ -151,6 +151,8 @@ def decide(snapshot: Snapshot) -> Plan:
         },
     )
     capacity = _capacity(snapshot, autoscaler, model, evaluated, base, paused=paused)
+    if capacity.intent is not None and capacity.intent.minimum is not None and not paused:
+        capacity = replace(capacity, raised=state.min_replicas >= capacity.intent.minimum)
     wake = upcoming if capacity.intent is None else _earliest(upcoming, capacity.intent.wake_at)
     return Plan(
         memory,
@@ -192,10 +194,10 @@ def _capacity(
         timeline = snapshot.capacity_timeline(entry.obj, entry.compiled, lead)
         rules.append(replace(entry.rule, timeline=timeline))
     if paused or not rules:
-        return CapacityTask(autoscaler, target, None)
+        return CapacityTask(autoscaler, target, None, enabled=bool(rules))
     mode = model.spec.capacity.mode if model.spec.capacity is not None else None
     intent = capacity_intent(base=base, rules=rules, instant=snapshot.instant, mode=mode)
-    return CapacityTask(autoscaler, target, intent)
+    return CapacityTask(autoscaler, target, intent, enabled=True)
 
 
 def _earliest(first: int | None, second: int | None) -> int | None:
