@@ -1,4 +1,5 @@
-"""The requests of node capacity ahead of a window: one CapacityBuffer per SPA, or none.
+"""The requests of node capacity ahead of a window: one CapacityBuffer (or one placeholder
+Deployment) per SPA, or none.
 
 Why a module of its own: the buffer is the controller's only write of an object that is not
 its own kind or the HPA, it needs a discovery of its own (the CapacityBuffer API is a CRD that
@@ -6,15 +7,20 @@ Karpenter or cluster-autoscaler installs, served as `v1beta1` from Karpenter v1.
 `v1alpha1` before: the version is asked of the server, never assumed), and its rules of
 ownership differ from the HPA's (an object of that name that the SPA does not control is never
 touched). How much capacity, and when, is the pure decision's (spa/controller/decide/capacity.py);
-this module only makes the cluster hold it (docs/schedules.md, "Node capacity"). Every write
-goes through the same leadership fence as the actuator's.
+this module only makes the cluster hold it (docs/schedules.md, "Node capacity"). Where no
+CapacityBuffer is served, it holds the capacity with a Deployment of pause pods shaped like the
+target's pods, under a PriorityClass low enough that every real pod preempts them (the
+chart creates it). Every write goes through the same leadership fence as the actuator's.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Protocol
 
 from spa.api import wire
@@ -28,6 +34,9 @@ from spa.runtime import Clock, WriteFence, may_write, object_logger, unfenced, w
 __all__ = [
     "CAPACITY_BUFFER_GROUP",
     "CAPACITY_BUFFER_PLURAL",
+    "PLACEHOLDER_IMAGE",
+    "PLACEHOLDER_LABEL",
+    "PLACEHOLDER_PRIORITY_CLASS",
     "CapacityActuator",
     "CapacityKube",
     "Held",
@@ -42,6 +51,23 @@ CAPACITY_BUFFER_KIND = "CapacityBuffer"
 # How long an answer "the server serves no CapacityBuffer" is kept: the CRD may be installed
 # after the controller started.
 _NOT_SERVED_RECHECK_SECONDS = 300.0
+
+# Placeholder pods (docs/schedules.md, "Node capacity"): the pause image, the PriorityClass the
+# chart creates (value -5: at or above cluster-autoscaler's expendable cutoff of -10, so that
+# node autoscalers provision for them, and below every workload's default of 0, so that real
+# pods preempt them; preemptionPolicy Never), and the label that tells whose they are.
+PLACEHOLDER_IMAGE = "registry.k8s.io/pause:3.10"
+PLACEHOLDER_PRIORITY_CLASS = "scheduled-pod-autoscaler-capacity"
+PLACEHOLDER_LABEL = "autoscaling.d-kuro.github.io/capacity-for"
+DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
+# The kinds whose pod template a placeholder copies (spec.template), by (apiVersion, kind).
+_TEMPLATED = {
+    ("apps/v1", "Deployment"): DEPLOYMENTS,
+    ("apps/v1", "StatefulSet"): Resource("apps", "v1", "statefulsets", "StatefulSet", True),
+    ("apps/v1", "ReplicaSet"): Resource("apps", "v1", "replicasets", "ReplicaSet", True),
+}
+# What of the target's pod spec decides where its pods may run, copied to the placeholders.
+_PLACEMENT = ("nodeSelector", "tolerations", "affinity", "topologySpreadConstraints")
 
 
 def buffer_name(autoscaler_name: str) -> str:
@@ -147,20 +173,54 @@ class CapacityActuator:
         """Make the cluster hold capacity for `pods` pods of `target` (apiVersion, kind, name)
         for `autoscaler`: create, resize or (at 0) delete its CapacityBuffer, each only when
         it would change."""
+        namespace = autoscaler["metadata"]["namespace"]
+        resource = None if mode is CapacityMode.Placeholder else await self.buffer_resource()
+        if resource is None and mode is CapacityMode.CapacityBuffer:
+            if pods == 0:
+                return Held(0, None)
+            return Held(
+                0,
+                None,
+                f"cannot hold node capacity for {pods} pods: the API server serves no "
+                "CapacityBuffer (autoscaling.x-k8s.io); mode Auto would use placeholder pods",
+            )
+        if resource is not None:
+            return await self._converge(
+                autoscaler, resource, CapacityMode.CapacityBuffer, pods, target
+            )
+        # Placeholder pods: by choice, or where no CapacityBuffer is served (mode Auto).
+        template: dict[str, Any] | None = None
+        if pods > 0:
+            found = await self._target_template(namespace, target)
+            if isinstance(found, str):
+                self._event(autoscaler, "warning", Reason.CAPACITY_UNSUPPORTED, found)
+                pods, unsupported = 0, found
+            else:
+                template, unsupported = found, None
+            held = await self._converge(
+                autoscaler, DEPLOYMENTS, CapacityMode.Placeholder, pods, target, template
+            )
+            if unsupported is not None:
+                return Held(0, None, unsupported)
+            return held
+        return await self._converge(autoscaler, DEPLOYMENTS, CapacityMode.Placeholder, 0, target)
+
+    async def _converge(
+        self,
+        autoscaler: wire.ScheduledPodAutoscaler,
+        resource: Resource,
+        mode: CapacityMode,
+        pods: int,
+        target: tuple[str, str, str],
+        template: Mapping[str, Any] | None = None,
+    ) -> Held:
+        """Make the SPA's object of `resource` hold `pods` (none at 0): create, resize or
+        delete it, each only when it would change, and never an object the SPA does not
+        control."""
         metadata = autoscaler["metadata"]
         namespace, name = metadata["namespace"], metadata["name"]
         logger = object_logger(log, namespace, name)
-        resource = None if mode is CapacityMode.Placeholder else await self.buffer_resource()
-        if resource is None:
-            if pods == 0:
-                return Held(0, None)
-            why = (
-                "placeholder pods are not built yet"
-                if mode is CapacityMode.Placeholder
-                else "the API server serves no CapacityBuffer (autoscaling.x-k8s.io), and "
-                "placeholder pods are not built yet"
-            )
-            return Held(0, None, f"cannot hold node capacity for {pods} pods: {why}")
+        what = f"{resource.kind} {buffer_name(name)}"
         buffer = buffer_name(name)
         try:
             current: dict[str, Any] | None = await self._kube.get(resource, namespace, buffer)
@@ -168,8 +228,8 @@ class CapacityActuator:
             current = None
         if current is not None and not _controlled_by(current, autoscaler):
             message = (
-                f"CapacityBuffer {buffer} exists and is not controlled by this "
-                "ScheduledPodAutoscaler: left alone, no capacity ordered"
+                f"{what} exists and is not controlled by this ScheduledPodAutoscaler: left "
+                "alone, no capacity ordered"
             )
             self._event(autoscaler, "warning", Reason.CAPACITY_NAME_TAKEN, message)
             return Held(0, None, message)
@@ -178,48 +238,77 @@ class CapacityActuator:
             if pods == 0:
                 if current is not None:
                     await self._fenced_delete(resource, namespace, buffer, current)
-                    logger.info("deleted CapacityBuffer %s", buffer)
+                    logger.info("deleted %s", what)
                     self._event(
                         autoscaler,
                         "normal",
                         Reason.CAPACITY_REMOVED,
-                        f"deleted CapacityBuffer {buffer} (held {held} pods)",
+                        f"deleted {what} (held {held} pods)",
                     )
-                return Held(0, CapacityMode.CapacityBuffer)
+                return Held(0, mode)
             if current is None:
-                body = _buffer(resource, autoscaler, buffer, target, pods)
+                if template is None:
+                    body = _buffer(resource, autoscaler, buffer, target, pods)
+                else:
+                    body = _placeholder(autoscaler, buffer, template, pods)
                 await self._fenced_write(
                     self._kube.create, resource, namespace, body, field_manager=FIELD_MANAGER
                 )
-                logger.info("created CapacityBuffer %s for %d pods", buffer, pods)
+                logger.info("created %s for %d pods", what, pods)
                 self._event(
                     autoscaler,
                     "normal",
                     Reason.CAPACITY_CREATED,
-                    f"created CapacityBuffer {buffer} for {pods} pods of {target[1]} {target[2]}",
+                    f"created {what} for {pods} pods of {target[1]} {target[2]}",
                 )
             elif held != pods:
+                patch: dict[str, Any] = {"spec": {"replicas": pods}}
+                if template is not None:
+                    # The target's pods may have changed shape since: follow them.
+                    patch = {"spec": _placeholder(autoscaler, buffer, template, pods)["spec"]}
                 await self._fenced_write(
                     self._kube.patch,
                     resource,
                     namespace,
                     buffer,
-                    {"spec": {"replicas": pods}},
+                    patch,
                     patch_type="merge",
                     field_manager=FIELD_MANAGER,
                 )
-                logger.info("resized CapacityBuffer %s from %d to %d pods", buffer, held, pods)
+                logger.info("resized %s from %d to %d pods", what, held, pods)
                 self._event(
                     autoscaler,
                     "normal",
                     Reason.CAPACITY_RESIZED,
-                    f"resized CapacityBuffer {buffer} from {held} to {pods} pods",
+                    f"resized {what} from {held} to {pods} pods",
                 )
         except Refused as refused:
-            return Held(
-                0, None, f"the API server refused CapacityBuffer {buffer}: {refused.message}"
+            return Held(0, None, f"the API server refused {what}: {refused.message}")
+        return Held(pods, mode)
+
+    async def _target_template(
+        self, namespace: str, target: tuple[str, str, str]
+    ) -> dict[str, Any] | str:
+        """The pod template of the scale target, or why there is none to copy."""
+        api_version, kind, name = target
+        resource = _TEMPLATED.get((api_version, kind))
+        if resource is None:
+            return (
+                f"cannot make placeholder pods for {kind} {name}: only a Deployment, StatefulSet "
+                "or ReplicaSet (apps/v1) has a pod template to copy"
             )
-        return Held(pods, CapacityMode.CapacityBuffer)
+        try:
+            obj = await self._kube.get(resource, namespace, name)
+        except NotFound:
+            return f"cannot make placeholder pods: {kind} {namespace}/{name} not found"
+        except ApiError as error:
+            if error.status != 403:
+                raise
+            return f"cannot read {kind} {name} for its pod template: {brief(error.message)}"
+        template = (obj.get("spec") or {}).get("template")
+        if not isinstance(template, dict):
+            return f"{kind} {name} has no pod template"
+        return template
 
     async def _fenced_delete(
         self, resource: Resource, namespace: str, name: str, current: Mapping[str, Any]
@@ -285,3 +374,81 @@ def _buffer(
             "replicas": pods,
         },
     }
+
+
+def _placeholder(
+    autoscaler: wire.ScheduledPodAutoscaler,
+    name: str,
+    template: Mapping[str, Any],
+    pods: int,
+) -> dict[str, Any]:
+    """A Deployment of `pods` pause pods, each requesting what one pod of `template` requests
+    (its containers' requests summed) and placed as it is (node selector, tolerations,
+    affinity, topology spread), under the placeholder PriorityClass: real pods preempt them."""
+    spec = template.get("spec") or {}
+    requests: dict[str, Any] = {}
+    for container in spec.get("containers") or ():
+        for resource, quantity in (
+            (container.get("resources") or {}).get("requests") or {}
+        ).items():
+            requests[resource] = _sum_quantity(requests.get(resource), quantity)
+    labels = {MANAGED_BY_LABEL: FIELD_MANAGER, PLACEHOLDER_LABEL: autoscaler["metadata"]["name"]}
+    pod_spec: dict[str, Any] = {
+        "containers": [
+            {"name": "pause", "image": PLACEHOLDER_IMAGE, "resources": {"requests": requests}}
+        ],
+        "priorityClassName": PLACEHOLDER_PRIORITY_CLASS,
+        # Gone at once when preempted or deleted: the room is for the real pods.
+        "terminationGracePeriodSeconds": 0,
+        "automountServiceAccountToken": False,
+    }
+    for field in _PLACEMENT:
+        if spec.get(field):
+            pod_spec[field] = spec[field]
+    return {
+        "apiVersion": DEPLOYMENTS.api_version,
+        "kind": DEPLOYMENTS.kind,
+        "metadata": {
+            "name": name,
+            "namespace": autoscaler["metadata"]["namespace"],
+            "labels": labels,
+            "ownerReferences": [owner_reference(autoscaler)],
+        },
+        "spec": {
+            "replicas": pods,
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+        },
+    }
+
+
+def _sum_quantity(first: Any, second: Any) -> str:
+    """Two Kubernetes quantities added (the first may be None), as a quantity: whole units
+    when the sum is whole, else thousandths (`m`) rounded up, which every resource reads."""
+    if first is None:
+        return str(second)
+    total = _quantity(str(first)) + _quantity(str(second))
+    if total == total.to_integral_value():
+        return str(int(total))
+    return f"{math.ceil(total * 1000)}m"
+
+
+_SUFFIXES = {
+    **{s: Decimal(1024) ** n for n, s in enumerate(("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))},
+    **{s: Decimal(1000) ** n for n, s in enumerate(("", "k", "M", "G", "T", "P", "E"))},
+    "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"),
+}
+_QUANTITY = re.compile(r"^([+-]?[0-9.]+)(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$")
+
+
+def _quantity(text: str) -> Decimal:
+    """A Kubernetes quantity (`500m`, `1Gi`, `1.5`, `2e3`) as a number; ValueError if it is not
+    one (the API server stores only valid quantities)."""
+    match = _QUANTITY.match(text.strip())
+    if match is None:
+        raise ValueError(f"not a quantity: {text!r}")
+    number, exponent, suffix = match.groups()
+    value = Decimal(number + (exponent or ""))
+    return value * _SUFFIXES[suffix or ""]

@@ -213,7 +213,7 @@ class Reconciler:
         # key holds as last written or read (absent: unknown, after a start), and the capacity
         # Timelines by Schedule uid, reused like `_compiled`.
         self._capacity = capacity
-        self._held: dict[str, int] = {}
+        self._held: dict[str, tuple[int, CapacityMode | None]] = {}
         self._capacity_timelines: dict[str, tuple[tuple[int | None, int], Timeline]] = {}
 
     # -- entry points ---------------------------------------------------------------------------
@@ -423,7 +423,7 @@ class Reconciler:
         assert namespace is not None
         intent = task.intent
         mode = intent.mode if intent is not None else CapacityMode.Auto
-        known = self._held.get(key)
+        known, known_mode = self._held.get(key, (None, None))
         replicas: int | None = None
         unsupported: str | None = None
         pods = 0
@@ -437,17 +437,17 @@ class Reconciler:
                 unsupported = f"cannot read the target's replicas: {problem.message}"
         if not task.enabled and known is None:
             # Never ordered by this process, and not wanted: nothing to ask about.
-            self._held[key] = 0
+            self._held[key] = (0, None)
             return None, None
         held_mode: CapacityMode | None = None
         if known != pods or (pods == 0 and known is None):
             held = await self._capacity.hold(task.autoscaler, task.target, pods=pods, mode=mode)
-            self._held[key] = held.pods
+            self._held[key] = (held.pods, held.mode)
             held_mode = held.mode
             unsupported = unsupported or held.unsupported
             pods = held.pods
-        elif pods > 0:
-            held_mode = CapacityMode.CapacityBuffer
+        else:
+            held_mode = known_mode
         self._metrics.capacity_requested(
             namespace=namespace, name=name, pods=pods if task.enabled else None
         )

@@ -29,6 +29,8 @@ class Buffers:
 
     version: str | None = "v1beta1"
     objects: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Deployments by name: the scale target `web`, and the placeholders made.
+    deployments: dict[str, dict[str, Any]] = field(default_factory=lambda: {"web": web()})
     requests: list[str] = field(default_factory=list)
     log: list[str] | None = None
 
@@ -45,11 +47,14 @@ class Buffers:
         self._note(f"resources {group_version}")
         return BUFFERS if self.version and group_version.endswith(self.version) else []
 
+    def _of(self, resource: Resource) -> dict[str, dict[str, Any]]:
+        return self.deployments if resource.plural == "deployments" else self.objects
+
     async def get(self, resource: Resource, namespace: str | None, name: str) -> dict[str, Any]:
         self._note(f"get {resource.plural}.{resource.version}")
-        if name not in self.objects:
+        if name not in self._of(resource):
             raise NotFound(404, "NotFound", f"{name} not found")
-        return copy.deepcopy(self.objects[name])
+        return copy.deepcopy(self._of(resource)[name])
 
     async def create(
         self,
@@ -63,7 +68,7 @@ class Buffers:
         assert field_manager == FIELD_MANAGER
         stored = copy.deepcopy(dict(body))
         stored["metadata"]["resourceVersion"] = "1"
-        self.objects[body["metadata"]["name"]] = stored
+        self._of(resource)[body["metadata"]["name"]] = stored
         return stored
 
     async def patch(
@@ -78,15 +83,48 @@ class Buffers:
     ) -> dict[str, Any]:
         self._note(f"patch {resource.plural}")
         assert (patch_type, field_manager) == ("merge", FIELD_MANAGER)
-        self.objects[name]["spec"].update(body["spec"])
-        return self.objects[name]
+        self._of(resource)[name]["spec"].update(body["spec"])
+        return self._of(resource)[name]
 
     async def delete(
         self, resource: Resource, namespace: str | None, name: str, *, resource_version: str | None
     ) -> dict[str, Any]:
         self._note(f"delete {resource.plural}")
-        assert resource_version == self.objects[name]["metadata"]["resourceVersion"]
-        return self.objects.pop(name)
+        assert resource_version == self._of(resource)[name]["metadata"]["resourceVersion"]
+        return self._of(resource).pop(name)
+
+
+def requests(**quantities: str) -> dict[str, Any]:
+    return {"requests": quantities}
+
+
+def web() -> dict[str, Any]:
+    """The scale target: two containers whose requests a placeholder pod sums."""
+    return {
+        "metadata": {"name": "web", "resourceVersion": "3"},
+        "spec": {
+            "replicas": 3,
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "app",
+                            "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}},
+                        },
+                        {
+                            "name": "side",
+                            "resources": {"requests": {"cpu": "1", "memory": "512Mi"}},
+                        },
+                        {"name": "bare"},
+                    ],
+                    "nodeSelector": {"pool": "peak"},
+                    "tolerations": [{"key": "peak", "operator": "Exists"}],
+                    "serviceAccountName": "web",
+                },
+            },
+        },
+    }
 
 
 def spa() -> wire.ScheduledPodAutoscaler:
@@ -161,26 +199,91 @@ def test_a_buffer_the_autoscaler_does_not_control_is_left_alone() -> None:
     ]
 
 
-def test_without_the_api_nothing_is_held_and_discovery_is_asked_again_later() -> None:
+def test_without_the_api_auto_holds_placeholders_and_discovery_is_asked_again_later() -> None:
     kube, clock = Buffers(version=None), FakeClock()
     actuator = CapacityActuator(kube=kube, recorder=Recorded(), clock=clock)
     held = hold(actuator, 3)
-    assert held.pods == 0
-    assert "serves no CapacityBuffer" in held.unsupported
+    assert (held.pods, held.mode) == (3, CapacityMode.Placeholder)
+    assert buffer_name("web") in kube.deployments
     hold(actuator, 3)
-    assert kube.requests == ["discover autoscaling.x-k8s.io"]
+    assert kube.requests.count("discover autoscaling.x-k8s.io") == 1
+    # Once served (a CRD installed later), the next look after a while finds it.
     clock.advance(301)
     kube.version = "v1beta1"
-    assert hold(actuator, 3).pods == 3
+    assert hold(actuator, 3).mode is CapacityMode.CapacityBuffer
 
 
-def test_the_placeholder_mode_holds_nothing_yet_and_says_so() -> None:
-    kube = Buffers()
+def test_a_forced_capacity_buffer_without_the_api_holds_nothing_and_says_so() -> None:
+    kube = Buffers(version=None)
     actuator = CapacityActuator(kube=kube, recorder=Recorded(), clock=FakeClock())
-    held = hold(actuator, 3, CapacityMode.Placeholder)
+    held = hold(actuator, 3, CapacityMode.CapacityBuffer)
     assert held.pods == 0
-    assert "placeholder" in held.unsupported
-    assert kube.requests == []
+    assert "serves no CapacityBuffer" in held.unsupported
+    assert kube.deployments.keys() == {"web"}
+
+
+def test_placeholders_are_pause_pods_shaped_and_placed_like_the_targets() -> None:
+    kube, recorded = Buffers(), Recorded()
+    actuator = CapacityActuator(kube=kube, recorder=recorded, clock=FakeClock())
+    held = hold(actuator, 3, CapacityMode.Placeholder)
+    assert (held.pods, held.mode, held.unsupported) == (3, CapacityMode.Placeholder, None)
+    # No CapacityBuffer asked for: the mode was chosen.
+    assert not [r for r in kube.requests if "capacitybuffers" in r or "discover" in r]
+    placeholder = kube.deployments[buffer_name("web")]
+    assert placeholder["spec"]["replicas"] == 3
+    assert placeholder["metadata"]["ownerReferences"] == [OURS]
+    pod = placeholder["spec"]["template"]["spec"]
+    assert pod["priorityClassName"] == "scheduled-pod-autoscaler-capacity"
+    assert pod["containers"] == [
+        {
+            "name": "pause",
+            "image": "registry.k8s.io/pause:3.10",
+            "resources": {"requests": {"cpu": "1500m", "memory": str(1536 * 2**20)}},
+        }
+    ]
+    assert pod["nodeSelector"] == {"pool": "peak"}
+    assert pod["tolerations"] == [{"key": "peak", "operator": "Exists"}]
+    assert "serviceAccountName" not in pod
+    # Its own labels only: no Service or selector of the target ever counts it.
+    labels = placeholder["spec"]["template"]["metadata"]["labels"]
+    assert "app" not in labels
+    assert placeholder["spec"]["selector"]["matchLabels"] == labels
+    hold(actuator, 1, CapacityMode.Placeholder)
+    assert kube.deployments[buffer_name("web")]["spec"]["replicas"] == 1
+    hold(actuator, 0, CapacityMode.Placeholder)
+    assert kube.deployments.keys() == {"web"}
+    assert [reason for _, reason, _ in recorded.events] == [
+        "CapacityCreated",
+        "CapacityResized",
+        "CapacityRemoved",
+    ]
+
+
+def test_no_placeholder_for_a_kind_without_a_pod_template_to_copy() -> None:
+    kube, recorded = Buffers(), Recorded()
+    actuator = CapacityActuator(kube=kube, recorder=recorded, clock=FakeClock())
+    held = asyncio.run(
+        actuator.hold(
+            spa(), ("argoproj.io/v1alpha1", "Rollout", "web"), pods=3, mode=CapacityMode.Placeholder
+        )
+    )
+    assert held.pods == 0
+    assert "only a Deployment, StatefulSet or ReplicaSet" in held.unsupported
+    assert [(kind, reason) for kind, reason, _ in recorded.events] == [("Warning", "Unsupported")]
+    assert kube.deployments.keys() == {"web"}
+
+
+def test_a_deployment_of_the_name_that_is_not_ours_is_never_scaled() -> None:
+    theirs = {
+        "metadata": {"name": buffer_name("web"), "resourceVersion": "4"},
+        "spec": {"replicas": 2},
+    }
+    kube = Buffers()
+    kube.deployments[buffer_name("web")] = copy.deepcopy(theirs)
+    actuator = CapacityActuator(kube=kube, recorder=Recorded(), clock=FakeClock())
+    for pods in (3, 0):
+        assert hold(actuator, pods, CapacityMode.Placeholder).pods == 0
+    assert kube.deployments[buffer_name("web")] == theirs
 
 
 # -- through the reconciler --------------------------------------------------------------------
