@@ -162,6 +162,14 @@ class CapacityActuator:
         )
         return self._resource
 
+    async def resolve(self, mode: CapacityMode) -> CapacityMode:
+        """The mode an SPA's capacity is held in: Auto is a CapacityBuffer where one is served,
+        else placeholder pods."""
+        if mode is not CapacityMode.Auto:
+            return mode
+        served = await self.buffer_resource()
+        return CapacityMode.Placeholder if served is None else CapacityMode.CapacityBuffer
+
     async def hold(
         self,
         autoscaler: wire.ScheduledPodAutoscaler,

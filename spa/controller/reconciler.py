@@ -432,7 +432,10 @@ class Reconciler:
             try:
                 _, scale = await self._act.target_scale(namespace, api_version, kind, target)
                 replicas = int((scale.get("spec") or {}).get("replicas") or 0)
-                pods = pods_wanted(intent, replicas)
+                placeholders = await self._capacity.resolve(mode) is CapacityMode.Placeholder
+                pods = pods_wanted(
+                    intent, replicas, placeholders=placeholders, handing_over=task.handing_over
+                )
             except NotScalable as problem:
                 unsupported = f"cannot read the target's replicas: {problem.message}"
         if not task.enabled and known is None:

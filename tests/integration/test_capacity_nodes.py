@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -48,6 +49,13 @@ POD_START = "2s"
 # The window: OneShot, 12:00-13:00 on the controller's clock.
 WINDOW_START = utc("2026-11-16T12:00:00")
 PLURAL = "capacitybuffers"
+PRIORITY_CLASS = (
+    Path(__file__).resolve().parents[2]
+    / "config"
+    / "install"
+    / "manager"
+    / "capacity_priority_class.yaml"
+)
 
 
 class ShiftedClock:
@@ -81,6 +89,12 @@ class ShiftedClock:
 @pytest.fixture(scope="module")
 def spa_crds(karpenter: Karpenter) -> None:
     install_crds(karpenter.plane)
+
+
+@pytest.fixture(scope="module")
+def priority_class(karpenter: Karpenter) -> None:
+    """The install's PriorityClass of placeholder pods, applied as a user applies it."""
+    karpenter.plane.run_kubectl("apply", "--server-side", "-f", str(PRIORITY_CLASS), check=True)
 
 
 @pytest.fixture
@@ -117,9 +131,21 @@ def _existing_buffer(karpenter: Karpenter, namespace: str, name: str) -> dict[st
     return buffer
 
 
-def _ready_pods(karpenter: Karpenter, namespace: str) -> list[dict[str, Any]]:
+def _placeholder(karpenter: Karpenter, namespace: str) -> dict[str, Any] | None:
     with karpenter.plane.api_client() as api:
-        listed = k8s.CoreV1Api(api).list_namespaced_pod(namespace)
+        try:
+            found = k8s.AppsV1Api(api).read_namespaced_deployment(buffer_name("web"), namespace)
+        except k8s.ApiException as error:
+            if error.status == 404:
+                return None
+            raise
+        return cast(dict[str, Any], api.sanitize_for_serialization(found))
+
+
+def _ready_pods(karpenter: Karpenter, namespace: str) -> list[dict[str, Any]]:
+    """The Ready pods of the target `web` (not the placeholders)."""
+    with karpenter.plane.api_client() as api:
+        listed = k8s.CoreV1Api(api).list_namespaced_pod(namespace, label_selector="app=web")
         pods = cast(dict[str, Any], api.sanitize_for_serialization(listed))["items"]
     return [
         pod
@@ -176,63 +202,68 @@ def _condition_with(kube: Kube, namespace: str, kind: str, reason: str | None) -
     return condition
 
 
+@pytest.mark.parametrize("mode", ["CapacityBuffer", "Placeholder"])
 async def test_a_capacity_lead_has_the_node_and_the_pods_ready_before_the_window(
-    karpenter: Karpenter, karpenter_namespace: str, kube: Kube
+    karpenter: Karpenter, karpenter_namespace: str, kube: Kube, priority_class: None, mode: str
 ) -> None:
     namespace = karpenter_namespace
     # One pod runs before the window, on a node of the pool made quickly; the pool's later
     # nodes take NODE_DELAY_SECONDS, like a cloud VM's boot.
-    pool = karpenter.add_node_pool("capacity-lead", node_delay_seconds=3)
+    pool = karpenter.add_node_pool(f"lead-{mode.lower()}", node_delay_seconds=3)
     _create_web(karpenter, namespace, pool, replicas=1)
     await eventually(
         lambda: len(_ready_pods(karpenter, namespace)) == 1, within=90, what="web's first pod"
     )
-    pool = karpenter.add_node_pool("capacity-lead", node_delay_seconds=NODE_DELAY_SECONDS)
+    pool = karpenter.add_node_pool(pool.name, node_delay_seconds=NODE_DELAY_SECONDS)
     nodes_before = {n["metadata"]["name"] for n in karpenter.nodes(pool)}
 
     capacity_lead, pod_lead, window_minimum = 50, 10, 4
-    kube.create(
-        _spa(namespace, leadTime=f"{pod_lead}s", capacity={"leadTime": f"{capacity_lead}s"})
-    )
+    capacity = {"leadTime": f"{capacity_lead}s", "mode": mode}
+    kube.create(_spa(namespace, leadTime=f"{pod_lead}s", capacity=capacity))
     kube.create(_one_shot(namespace, minimum=window_minimum))
     # The window's capacity lead begins 2 s after the controller starts.
     clock = ShiftedClock(WINDOW_START - capacity_lead - 2)
+
+    def held() -> dict[str, Any] | None:
+        if mode == "CapacityBuffer":
+            return _buffer(karpenter, namespace, buffer_name("web"))
+        return _placeholder(karpenter, namespace)
+
     async with running_controller(
         karpenter.plane.kubeconfig, [namespace], start=0, clock=cast(FakeClock, clock)
     ):
         boundary = clock.real(WINDOW_START)
-        name = buffer_name("web")
-        buffer = await eventually(
-            lambda: _existing_buffer(karpenter, namespace, name),
-            within=20,
-            what="the CapacityBuffer",
-        )
+        capacity_object = await eventually(held, within=20, what=f"the {mode}")
+        assert capacity_object is not None
         created_before_boundary = boundary - time.time()
-        # Sized to what the window adds over what runs, pointing at the target, owned by the SPA.
-        assert buffer["spec"]["replicas"] == window_minimum - 1
-        assert buffer["spec"]["scalableRef"] == {
-            "apiGroup": "apps",
-            "kind": "Deployment",
-            "name": "web",
-        }
-        owner = buffer["metadata"]["ownerReferences"][0]
+        # Sized to what the window adds over what runs, owned by the SPA.
+        assert capacity_object["spec"]["replicas"] == window_minimum - 1
+        owner = capacity_object["metadata"]["ownerReferences"][0]
         assert (owner["kind"], owner["name"], owner["controller"]) == (
             "ScheduledPodAutoscaler",
             "web",
             True,
         )
+        if mode == "CapacityBuffer":
+            # Shaped like the target's pods by the node autoscaler itself.
+            assert capacity_object["spec"]["scalableRef"] == {
+                "apiGroup": "apps",
+                "kind": "Deployment",
+                "name": "web",
+            }
+        else:
+            # Shaped and placed like the target's pods by the controller.
+            pod = capacity_object["spec"]["template"]["spec"]
+            assert pod["nodeSelector"] == pool.node_selector
+            assert pod["containers"][0]["resources"]["requests"] == REQUESTS
+        reason = "BufferRequested" if mode == "CapacityBuffer" else "PlaceholderRunning"
         condition = await eventually(
-            lambda: (
-                (c := _condition(kube, namespace, "CapacityReady"))
-                and c["reason"] == "BufferRequested"
-                and c
-            ),
-            what="CapacityReady BufferRequested",
+            lambda: _condition_with(kube, namespace, "CapacityReady", reason), what=reason
         )
         assert condition["status"] == "False"
         assert "3 more pods" in condition["message"]
 
-        # Karpenter makes a new node for the buffer alone: no pod of the window exists yet.
+        # Karpenter makes a new node for the capacity alone: no pod of the window exists yet.
         def new_node() -> list[dict[str, Any]]:
             return [
                 n
@@ -240,7 +271,7 @@ async def test_a_capacity_lead_has_the_node_and_the_pods_ready_before_the_window
                 if n["metadata"]["name"] not in nodes_before
             ]
 
-        await eventually(new_node, within=capacity_lead + 30, what="a new node for the buffer")
+        await eventually(new_node, within=capacity_lead + 30, what="a new node for the capacity")
         node_ready = time.time()
         assert len(_ready_pods(karpenter, namespace)) == 1
 
@@ -251,17 +282,11 @@ async def test_a_capacity_lead_has_the_node_and_the_pods_ready_before_the_window
             what=f"{window_minimum} Ready pods",
         )
         pods_ready = time.time()
-        # The buffer goes once the target has the window's minimum (its pods take the room).
-        await eventually(
-            lambda: _buffer(karpenter, namespace, name) is None, within=20, what="buffer gone"
-        )
-        buffer_seen_gone = time.time()
+        # The capacity goes once the target has the window's minimum (its pods take the room).
+        await eventually(lambda: held() is None, within=20, what=f"the {mode} gone")
+        seen_gone = time.time()
         condition = await eventually(
-            lambda: (
-                (c := _condition(kube, namespace, "CapacityReady"))
-                and c["reason"] == "PodsRequested"
-                and c
-            ),
+            lambda: _condition_with(kube, namespace, "CapacityReady", "PodsRequested"),
             what="CapacityReady PodsRequested",
         )
         assert condition["status"] == "True"
@@ -269,14 +294,13 @@ async def test_a_capacity_lead_has_the_node_and_the_pods_ready_before_the_window
     assert "CapacityCreated" in reasons
     assert "CapacityRemoved" in reasons
     print(
-        f"\nbuffer created {created_before_boundary:.1f}s before the boundary; node Ready "
+        f"\n{mode}: created {created_before_boundary:.1f}s before the boundary; node Ready "
         f"{boundary - node_ready:.1f}s before it; {window_minimum} pods Ready "
-        f"{boundary - pods_ready:.1f}s before it; buffer seen gone "
-        f"{boundary - buffer_seen_gone:.1f}s before it"
+        f"{boundary - pods_ready:.1f}s before it; seen gone {boundary - seen_gone:.1f}s before it"
     )
     assert node_ready <= boundary, f"the node came {node_ready - boundary:.1f}s late"
     assert pods_ready <= boundary, f"the pods were Ready {pods_ready - boundary:.1f}s late"
-    # Every pod of the window runs on a node of the pool, and the new node serves them.
+    # The window's pods run on the node bought for them.
     on_new = {p["spec"]["nodeName"] for p in _ready_pods(karpenter, namespace)} - nodes_before
     assert on_new, "no pod of the window runs on the node bought for it"
 

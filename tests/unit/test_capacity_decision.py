@@ -13,6 +13,7 @@ from spa.api.incident import INDEFINITE, PAUSED_UNTIL_ANNOTATION
 from spa.api.resources import CapacityMode
 from spa.controller.decide import Final, Memory, Reason, WakeUp
 from spa.controller.decide.capacity import (
+    PLACEHOLDER_HANDOVER_SECONDS,
     CapacityIntent,
     capacity_condition,
     pods_wanted,
@@ -243,3 +244,29 @@ def test_a_schedules_capacity_lead_shorter_than_its_autoscalers_lead_is_degraded
         "spec.capacity.leadTime: must be at least the leadTime of ScheduledPodAutoscaler "
         "shop/web (15m), got 10m"
     )
+
+
+# -- placeholders hand over before the pod lead ----------------------------------------------------
+
+
+def test_placeholders_go_a_handover_before_the_hpa_is_raised() -> None:
+    server = Server(
+        with_capacity(capacity={"leadTime": "10m", "mode": "Placeholder"}),
+        [schedule("peak", owner=OURS)],
+    )
+    plan, _ = settled(server, at(9, 55))
+    assert plan.capacity is not None
+    assert not plan.capacity.handing_over
+    # The controller wakes PLACEHOLDER_HANDOVER_SECONDS before the window's start.
+    assert plan.requeue == WakeUp(at=at(10) - PLACEHOLDER_HANDOVER_SECONDS)
+    plan, _ = settled(server, at(10) - PLACEHOLDER_HANDOVER_SECONDS)
+    assert plan.capacity is not None
+    assert plan.capacity.handing_over
+    assert not plan.capacity.raised
+    intent = plan.capacity.intent
+    # Placeholders go; a CapacityBuffer (which occupies no node) stays until the raise.
+    assert pods_wanted(intent, 3, placeholders=True, handing_over=True) == 0
+    assert pods_wanted(intent, 3, placeholders=False, handing_over=True) == 2
+    plan, _ = settled(server, at(10))
+    assert plan.capacity is not None
+    assert plan.capacity.raised

@@ -22,6 +22,7 @@ from spa.schedule import Base, Rule, next_transition, state_at
 
 __all__ = [
     "CAPACITY_CONDITION",
+    "PLACEHOLDER_HANDOVER_SECONDS",
     "CapacityIntent",
     "CapacityOutcome",
     "CapacityTask",
@@ -32,6 +33,13 @@ __all__ = [
 
 # The SPA condition that reports the node capacity ordered for the next window (docs/api.md).
 CAPACITY_CONDITION = "CapacityReady"
+
+# How long before the pod lead placeholder pods are removed: they occupy the nodes themselves,
+# and the window's pods are to find the room free, not have to preempt them (a preempting pod
+# waits for the scheduler to retry it once its victims are gone, which on the test plane's
+# kube-scheduler took longer than the window's lead: docs/schedules.md, "Node capacity").
+# Short enough that no node autoscaler removes the emptied node meanwhile.
+PLACEHOLDER_HANDOVER_SECONDS = 5
 
 # (condition status, reason, message) of the CapacityReady condition.
 CapacityOutcome = tuple[Literal["True", "False"], Reason, str]
@@ -66,6 +74,9 @@ class CapacityTask:
     # The HPA's minReplicas in force has reached the intent's minimum: the target is being
     # raised, and what capacity is still held goes once it has been.
     raised: bool = False
+    # The HPA's minReplicas reaches the intent's minimum within PLACEHOLDER_HANDOVER_SECONDS
+    # (or has): placeholder pods are to be gone by then.
+    handing_over: bool = False
 
 
 def capacity_intent(
@@ -82,12 +93,20 @@ def capacity_intent(
     return CapacityIntent(mode or CapacityMode.Auto, state.min_replicas, state.active, wake)
 
 
-def pods_wanted(intent: CapacityIntent | None, replicas: int) -> int:
+def pods_wanted(
+    intent: CapacityIntent | None,
+    replicas: int,
+    *,
+    placeholders: bool = False,
+    handing_over: bool = False,
+) -> int:
     """How many pods' worth of node capacity to hold now, for a target that runs `replicas`
     (its /scale `spec.replicas`): the window's minimum less what runs, while a window is in
     its capacity lead; none once the target has been raised to the minimum (its own pods then
-    take the capacity), outside every capacity lead, and after the window's end."""
-    if intent is None or intent.minimum is None:
+    take the capacity), outside every capacity lead, and after the window's end. Placeholder
+    pods (`placeholders`) go PLACEHOLDER_HANDOVER_SECONDS before the HPA is raised
+    (`handing_over`), so that the window's pods find their room free."""
+    if intent is None or intent.minimum is None or (placeholders and handing_over):
         return 0
     return max(0, intent.minimum - replicas)
 
@@ -120,6 +139,13 @@ def capacity_condition(
             reason,
             f"holding node capacity for {pods} more pods with {how}, for minReplicas "
             f"{intent.minimum} of {windows} (the target has {replicas})",
+        )
+    if replicas is not None and replicas < intent.minimum:
+        return (
+            "True",
+            Reason.PODS_REQUESTED,
+            f"placeholder pods removed ahead of minReplicas {intent.minimum} of {windows}: the "
+            f"target's pods (it has {replicas}) take their room",
         )
     return (
         "True",

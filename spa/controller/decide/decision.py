@@ -21,7 +21,11 @@ from spa.api import (
 from spa.api.incident import incident_at
 from spa.api.validation import autoscaler_capacity_lead
 from spa.controller.decide import status
-from spa.controller.decide.capacity import CapacityTask, capacity_intent
+from spa.controller.decide.capacity import (
+    PLACEHOLDER_HANDOVER_SECONDS,
+    CapacityTask,
+    capacity_intent,
+)
 from spa.controller.decide.hpa import FOREIGN_HPA_RECHECK_SECONDS, Standing, converge
 from spa.controller.decide.incident import held, incident_conditions
 from spa.controller.decide.membership import Evaluated, evaluate, membership, uid
@@ -151,9 +155,21 @@ def decide(snapshot: Snapshot) -> Plan:
         },
     )
     capacity = _capacity(snapshot, autoscaler, model, evaluated, base, paused=paused)
-    if capacity.intent is not None and capacity.intent.minimum is not None and not paused:
-        capacity = replace(capacity, raised=state.min_replicas >= capacity.intent.minimum)
-    wake = upcoming if capacity.intent is None else _earliest(upcoming, capacity.intent.wake_at)
+    wake = upcoming
+    if capacity.intent is not None:
+        wake = _earliest(wake, capacity.intent.wake_at)
+        # Placeholder pods leave a little before the HPA is raised: wake for that too.
+        handover = None if upcoming is None else upcoming - PLACEHOLDER_HANDOVER_SECONDS
+        if handover is not None and handover > snapshot.instant:
+            wake = _earliest(wake, handover)
+        if capacity.intent.minimum is not None and not paused:
+            soon = state_at(base, rules, snapshot.instant + PLACEHOLDER_HANDOVER_SECONDS)
+            capacity = replace(
+                capacity,
+                raised=state.min_replicas >= capacity.intent.minimum,
+                handing_over=state.min_replicas >= capacity.intent.minimum
+                or soon.min_replicas >= capacity.intent.minimum,
+            )
     return Plan(
         memory,
         Final(
