@@ -31,7 +31,12 @@ from spa.api import (
 )
 from spa.api.incident import Incident, incident_at
 from spa.api.membership import membership
-from spa.api.validation import _suggestion, unknown_status_fields, window_scale_to_zero_error
+from spa.api.validation import (
+    _suggestion,
+    capacity_lead_error,
+    unknown_status_fields,
+    window_scale_to_zero_error,
+)
 from spa.plan.manifests import Document, ReadError
 from spa.plan.schedules import PlannedSchedule, plan_schedule
 from spa.schedule import (
@@ -234,6 +239,11 @@ def build_plan(
         )
         if zero is not None:
             errors.add(identity, zero)
+            continue
+        # As the controller refuses it (docs/schedules.md, "Node capacity").
+        short = capacity_lead_error(compiled, autoscalers[owner], owner=f"{owner[0]}/{owner[1]}")
+        if short is not None:
+            errors.add(identity, short)
             continue
         lead = autoscaler_lead(autoscalers[owner])
         seen_schedule = plan_schedule(identity.name, spec, compiled, at=at, until=until, lead=lead)

@@ -18,6 +18,7 @@ from spa.controller.decide.capacity import (
     capacity_condition,
     pods_wanted,
 )
+from spa.plan import Document, build_plan
 from tests import builders
 from tests.unit.spa_model import OURS, Server, at, autoscaler, schedule
 
@@ -270,3 +271,21 @@ def test_placeholders_go_a_handover_before_the_hpa_is_raised() -> None:
     plan, _ = settled(server, at(10))
     assert plan.capacity is not None
     assert plan.capacity.raised
+
+
+def test_spa_plan_refuses_a_short_capacity_lead_with_the_controllers_message() -> None:
+    bodies = [
+        builders.autoscaler(capacity={"leadTime": "10m"}),
+        builders.schedule(**builders.DAILY_NOON, minReplicas=5, leadTime="20m"),
+    ]
+    documents = [Document("m.yaml", index, body) for index, body in enumerate(bodies, 1)]
+    plan = build_plan(documents, [], at=at(9), until=at(23))
+    [error] = plan.errors
+    assert (error.field, error.message) == (
+        "spec.leadTime",
+        "must be at most the capacity.leadTime of ScheduledPodAutoscaler shop/web (10m), got "
+        "20m (or set spec.capacity.leadTime on this Schedule)",
+    )
+    # The same Schedule in the controller: Degraded with that message (the test above).
+    [web] = plan.autoscalers
+    assert web.schedules == []
