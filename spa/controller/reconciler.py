@@ -441,6 +441,7 @@ class Reconciler:
         if not task.enabled and known is None:
             # Never ordered by this process, and not wanted: nothing to ask about.
             self._held[key] = (0, None)
+            self._metrics.capacity_requested(namespace=namespace, name=name, pods=None)
             return None, None
         held_mode: CapacityMode | None = None
         if known != pods or (pods == 0 and known is None):

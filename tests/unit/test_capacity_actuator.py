@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from prometheus_client import REGISTRY
+
 from spa.api import wire
 from spa.api.resources import CapacityMode
 from spa.controller.capacity import CapacityActuator, buffer_name
@@ -332,3 +334,25 @@ def test_the_buffer_follows_the_capacity_lead_and_comes_after_the_hpa_write() ->
         c for c in server.autoscaler["status"]["conditions"] if c["type"] == "CapacityReady"
     )
     assert (condition["status"], condition["reason"]) == ("True", "PodsRequested")
+
+
+def requested_pods() -> float | None:
+    return REGISTRY.get_sample_value(
+        "spa_capacity_requested_pods", {"namespace": "shop", "name": "web"}
+    )
+
+
+def test_the_metric_says_how_many_pods_the_autoscaler_holds_capacity_for() -> None:
+    obj = autoscaler()
+    obj["spec"]["capacity"] = {"leadTime": "10m"}
+    server = Server(obj, [schedule("peak", owner=OURS)], target_replicas=1)
+    server.capacity = CapacityActuator(kube=Buffers(), recorder=server.recorded, clock=FakeClock())
+    reconciled(server, at(9, 55))
+    assert requested_pods() == 4
+    server.target_replicas = 5
+    reconciled(server, at(10))
+    assert requested_pods() == 0
+    # Without capacity on the SPA: no series at all.
+    server.autoscaler = autoscaler()
+    reconciled(server, at(10, 30))
+    assert requested_pods() is None
