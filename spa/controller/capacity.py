@@ -27,7 +27,12 @@ from spa.api import wire
 from spa.api.resources import CapacityMode
 from spa.controller.actuator import Recorder, Refused, brief
 from spa.controller.decide import Reason
-from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL, owner_reference
+from spa.controller.desired import (
+    FIELD_MANAGER,
+    MANAGED_BY_LABEL,
+    controller_owner_uid,
+    owner_reference,
+)
 from spa.kube import ApiError, NotFound, PatchType, Resource
 from spa.runtime import Clock, WriteFence, may_write, object_logger, unfenced, write_fenced
 
@@ -349,13 +354,9 @@ class CapacityActuator:
 
 
 def _controlled_by(obj: Mapping[str, Any], autoscaler: wire.ScheduledPodAutoscaler) -> bool:
-    uid = autoscaler["metadata"].get("uid")
-    return any(
-        isinstance(reference, Mapping)
-        and reference.get("controller")
-        and reference.get("uid") == uid
-        for reference in (obj.get("metadata") or {}).get("ownerReferences") or ()
-    )
+    # Any object's ownerReferences read as an HPA's: only metadata is looked at.
+    owner = controller_owner_uid(wire.typed(wire.HorizontalPodAutoscaler, obj))
+    return owner is not None and owner == autoscaler["metadata"].get("uid")
 
 
 def _buffer(
