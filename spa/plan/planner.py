@@ -33,6 +33,7 @@ from spa.api.incident import Incident, incident_at
 from spa.api.membership import membership
 from spa.api.validation import (
     _suggestion,
+    autoscaler_capacity_lead,
     capacity_lead_error,
     unknown_status_fields,
     window_scale_to_zero_error,
@@ -246,7 +247,15 @@ def build_plan(
             errors.add(identity, short)
             continue
         lead = autoscaler_lead(autoscalers[owner])
-        seen_schedule = plan_schedule(identity.name, spec, compiled, at=at, until=until, lead=lead)
+        seen_schedule = plan_schedule(
+            identity.name,
+            spec,
+            compiled,
+            at=at,
+            until=until,
+            lead=lead,
+            capacity_lead=autoscaler_capacity_lead(autoscalers[owner]),
+        )
         planned.setdefault(owner, []).append(seen_schedule)
         if not compiled.suspend:
             rules.setdefault(owner, []).append(

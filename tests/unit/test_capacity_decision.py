@@ -19,6 +19,7 @@ from spa.controller.decide.capacity import (
     pods_wanted,
 )
 from spa.plan import Document, build_plan
+from spa.plan.render import describe_schedule_state
 from tests import builders
 from tests.unit.spa_model import OURS, Server, at, autoscaler, schedule
 
@@ -289,3 +290,30 @@ def test_spa_plan_refuses_a_short_capacity_lead_with_the_controllers_message() -
     # The same Schedule in the controller: Degraded with that message (the test above).
     [web] = plan.autoscalers
     assert web.schedules == []
+
+
+def test_spa_plan_shows_when_nodes_are_next_ordered_for_an_upcoming_window() -> None:
+    bodies = [
+        builders.autoscaler(capacity={"leadTime": "10m"}),
+        builders.schedule(name="noon", **builders.DAILY_NOON, minReplicas=5),
+        builders.schedule(
+            name="own", **builders.DAILY_NOON, minReplicas=5, capacity={"leadTime": "1h"}
+        ),
+    ]
+    documents = [Document("m.yaml", index, body) for index, body in enumerate(bodies, 1)]
+    plan = build_plan(documents, [], at=at(9), until=at(23))
+    [web] = plan.autoscalers
+    by_name = {s.name: s for s in web.schedules}
+    assert by_name["noon"].capacity_from == at(11, 50)
+    assert by_name["own"].capacity_from == at(11)
+    assert describe_schedule_state(by_name["noon"]) == (
+        "starts Mon 2026-11-16 12:00 UTC (nodes from Mon 2026-11-16 11:50 UTC)"
+    )
+    # Inside its capacity lead: ordered now. Active: nothing to order any more.
+    plan = build_plan(documents, [], at=at(11, 55), until=at(23))
+    assert {s.name: s.capacity_from for s in plan.autoscalers[0].schedules} == {
+        "noon": at(11, 55),
+        "own": at(11, 55),
+    }
+    plan = build_plan(documents, [], at=at(12, 30), until=at(23))
+    assert [s.capacity_from for s in plan.autoscalers[0].schedules] == [None, None]
