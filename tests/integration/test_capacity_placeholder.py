@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from spa.controller.capacity import (
     DEPLOYMENTS,
@@ -165,3 +166,37 @@ async def test_a_deployment_of_the_placeholders_name_is_never_scaled_or_deleted(
     kept = kube.get(DEPLOYMENTS, namespace, buffer_name("web"))
     assert kept["spec"]["replicas"] == 1
     assert not kept["metadata"].get("ownerReferences")
+
+
+def _spa(name: str, lead: str, capacity: str) -> dict[str, Any]:
+    return autoscaler(name=name, namespace=None, leadTime=lead, capacity={"leadTime": capacity})
+
+
+def _window(name: str, capacity: str, **more: Any) -> dict[str, Any]:
+    return schedule(
+        name=name, namespace=None, **DAILY_NOON, capacity={"leadTime": capacity}, **more
+    )
+
+
+@pytest.mark.parametrize(
+    ("document", "accepted"),
+    [
+        (_spa("short", "10m", "5m"), False),
+        (_spa("zero", "1s", "0"), False),
+        (_spa("equal", "5m", "300s"), True),
+        (_window("short", "59m", leadTime="1h"), False),
+        (_window("own", "10m"), True),
+    ],
+)
+def test_the_api_server_refuses_a_capacity_lead_shorter_than_the_lead(
+    run_kubectl: Any, crds: None, namespace: str, document: dict[str, Any], accepted: bool
+) -> None:
+    """The CRD's CEL rule, on the real API server, agrees with the controller and `spa plan`."""
+    result = run_kubectl(
+        "apply", "-n", namespace, "--server-side", "-f", "-", input=yaml.safe_dump(document)
+    )
+    if accepted:
+        assert result.returncode == 0, result.stderr
+    else:
+        assert result.returncode != 0
+        assert "capacity.leadTime must be at least leadTime" in result.stderr
