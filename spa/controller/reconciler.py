@@ -446,6 +446,10 @@ class Reconciler:
         held_mode: CapacityMode | None = None
         if known != pods or (pods == 0 and known is None):
             held = await self._capacity.hold(task.autoscaler, task.target, pods=pods, mode=mode)
+            if known and known_mode is not None and held.mode is not known_mode:
+                # Held the other way before (Auto found a CapacityBuffer served since, or the
+                # mode was changed): that object goes.
+                await self._capacity.hold(task.autoscaler, task.target, pods=0, mode=known_mode)
             self._held[key] = (held.pods, held.mode)
             held_mode = held.mode
             unsupported = unsupported or held.unsupported

@@ -356,3 +356,24 @@ def test_the_metric_says_how_many_pods_the_autoscaler_holds_capacity_for() -> No
     server.autoscaler = autoscaler()
     reconciled(server, at(10, 30))
     assert requested_pods() is None
+
+
+def test_a_change_of_mode_removes_what_was_held_the_other_way() -> None:
+    kube = Buffers(version=None)
+    obj = autoscaler()
+    obj["spec"]["capacity"] = {"leadTime": "20m"}
+    server = Server(obj, [schedule("peak", owner=OURS)], target_replicas=3)
+    clock = FakeClock()
+    server.capacity = CapacityActuator(kube=kube, recorder=server.recorded, clock=clock)
+    reconciler = server.reconciler(at(9, 45), {})
+    # Auto without the API: placeholders.
+    asyncio.run(reconciler.reconcile("shop/web"))
+    asyncio.run(reconciler.reconcile("shop/web"))
+    assert kube.deployments[buffer_name("web")]["spec"]["replicas"] == 2
+    # The CapacityBuffer API appears; a later count finds it, and the placeholders go.
+    kube.version = "v1beta1"
+    clock.advance(301)
+    server.target_replicas = 4
+    asyncio.run(reconciler.reconcile("shop/web"))
+    assert kube.objects[buffer_name("web")]["spec"]["replicas"] == 1
+    assert buffer_name("web") not in kube.deployments
