@@ -18,10 +18,10 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 from spa.api import wire
 from spa.api.resources import CapacityMode
@@ -49,6 +49,8 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 CAPACITY_BUFFER_GROUP = "autoscaling.x-k8s.io"
 CAPACITY_BUFFER_PLURAL = "capacitybuffers"
@@ -85,7 +87,7 @@ class CapacityKube(Protocol):
 
     async def preferred_version(self, group: str) -> str | None: ...
 
-    async def api_resources(self, group_version: str) -> Any: ...
+    async def api_resources(self, group_version: str) -> Sequence[dict[str, Any]]: ...
 
     async def get(self, resource: Resource, namespace: str | None, name: str) -> dict[str, Any]: ...
 
@@ -125,7 +127,8 @@ class Held:
 
 
 class CapacityActuator:
-    """Creates, resizes and deletes the CapacityBuffer of an SPA."""
+    """Creates, resizes and deletes the CapacityBuffer, or the placeholder Deployment, of an
+    SPA."""
 
     def __init__(
         self,
@@ -154,7 +157,7 @@ class CapacityActuator:
         ):
             return None
         version = await self._kube.preferred_version(CAPACITY_BUFFER_GROUP)
-        served = []
+        served: Sequence[dict[str, Any]] = []
         if version is not None:
             served = await self._kube.api_resources(f"{CAPACITY_BUFFER_GROUP}/{version}")
         if version is None or not any(
@@ -184,8 +187,9 @@ class CapacityActuator:
         mode: CapacityMode,
     ) -> Held:
         """Make the cluster hold capacity for `pods` pods of `target` (apiVersion, kind, name)
-        for `autoscaler`: create, resize or (at 0) delete its CapacityBuffer, each only when
-        it would change."""
+        for `autoscaler`: create, resize or (at 0) delete its CapacityBuffer, or its
+        placeholder Deployment where `mode` (Auto: by discovery) says so, each only when it
+        would change."""
         namespace = autoscaler["metadata"]["namespace"]
         resource = None if mode is CapacityMode.Placeholder else await self.buffer_resource()
         if resource is None and mode is CapacityMode.CapacityBuffer:
@@ -334,7 +338,10 @@ class CapacityActuator:
         except NotFound:
             return
 
-    async def _fenced_write(self, call: Any, *args: Any, **kwargs: Any) -> Any:
+    async def _fenced_write(
+        self, call: Callable[_P, Awaitable[_T]], *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        """A write under the leadership fence; the refusals the user must fix as `Refused`."""
         try:
             return await write_fenced(self._fence, call, *args, **kwargs)
         except ApiError as error:

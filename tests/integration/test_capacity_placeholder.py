@@ -56,7 +56,8 @@ def _existing_placeholder(kube: Kube, namespace: str) -> dict[str, Any]:
 
 def _capacity_ready(kube: Kube, namespace: str, reason: str) -> dict[str, Any]:
     status = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")
-    found = next((c for c in status.get("conditions") or () if c["type"] == "CapacityReady"), None)
+    conditions: list[dict[str, Any]] = status.get("conditions") or []
+    found = next((c for c in conditions if c["type"] == "CapacityReady"), None)
     assert found is not None, "no CapacityReady condition"
     assert found["reason"] == reason, found
     return found

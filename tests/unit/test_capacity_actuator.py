@@ -270,6 +270,7 @@ def test_no_placeholder_for_a_kind_without_a_pod_template_to_copy() -> None:
         )
     )
     assert held.pods == 0
+    assert held.unsupported is not None
     assert "only a Deployment, StatefulSet or ReplicaSet" in held.unsupported
     assert [(kind, reason) for kind, reason, _ in recorded.events] == [("Warning", "Unsupported")]
     assert kube.deployments.keys() == {"web"}
