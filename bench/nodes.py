@@ -195,8 +195,8 @@ def pod_ready(pod: dict[str, Any]) -> bool:
 
 
 class FirstTimes:
-    """Wall-clock instants at which a watch first delivered each object of a list, and first
-    delivered it meeting `ready`; with each object's labels."""
+    """Wall-clock instants at which a watch first delivered each object of a list, first
+    delivered it meeting `ready`, and delivered its deletion; with each object's labels."""
 
     def __init__(
         self,
@@ -208,6 +208,7 @@ class FirstTimes:
     ) -> None:
         self.seen: dict[str, float] = {}
         self.ready: dict[str, float] = {}
+        self.deleted: dict[str, float] = {}
         self.labels: dict[str, dict[str, str]] = {}
         self._api = api
         self._list = list_call
@@ -235,7 +236,9 @@ class FirstTimes:
                     name = obj["metadata"]["name"]
                     self.seen.setdefault(name, received)
                     self.labels[name] = obj["metadata"].get("labels") or {}
-                    if event["type"] != "DELETED" and self._predicate(obj):
+                    if event["type"] == "DELETED":
+                        self.deleted.setdefault(name, received)
+                    elif self._predicate(obj):
                         self.ready.setdefault(name, received)
             except Exception as error:  # a broken watch is started again
                 if not self._stopped:
@@ -264,6 +267,12 @@ def left_over(karpenter: Karpenter, admin: BlockingKubeClient, namespace: str) -
         name = item["metadata"]["labels"][PLACEHOLDER_LABEL]
         held[name] = held.get(name, 0) + 1
     return held
+
+
+def brief(lags: list[float]) -> str:
+    """p50/max of lags from the boundary, for the progress log."""
+    figures = summary(lags)
+    return f"{figures['count']:.0f}, p50 {figures['p50']:+.1f} s, max {figures['max']:+.1f} s"
 
 
 def wait_for(what: str, check: Callable[[], bool], timeout: float) -> bool:
@@ -329,6 +338,18 @@ def run_round(
         core = k8s.CoreV1Api(api)
         pods = FirstTimes(api, core.list_namespaced_pod, namespace, ready=pod_ready)
         nodes = FirstTimes(api, core.list_node, ready=schedulable, label_selector=NODE_POOL_LABEL)
+        version = served_version(api, CAPACITY_BUFFER_GROUP)
+        if version is None:  # Karpenter runs with its CapacityBuffer feature gate
+            raise RuntimeError(f"the API server serves no {CAPACITY_BUFFER_GROUP}")
+        buffers = FirstTimes(
+            api,
+            k8s.CustomObjectsApi(api).list_namespaced_custom_object,
+            CAPACITY_BUFFER_GROUP,
+            version,
+            namespace,
+            CAPACITY_BUFFER_PLURAL,
+            ready=lambda _: True,
+        )
         try:
             move_windows(
                 admin, namespace, [name for names in groups.values() for name in names], boundary
@@ -352,6 +373,7 @@ def run_round(
         finally:
             pods.stop()
             nodes.stop()
+            buffers.stop()
     rows = []
     for mode, names in groups.items():
         apps = set(names)
@@ -364,6 +386,7 @@ def run_round(
             if name not in nodes_before and nodes.labels[name].get(NODE_POOL_LABEL) == pools[mode]
         ]
         node_ready = [nodes.ready[name] - b for name in new_nodes if name in nodes.ready]
+        held_for = [buffer_name(name) for name in names if buffer_name(name) in buffers.seen]
         rows.append(
             {
                 "n": n,
@@ -375,11 +398,19 @@ def run_round(
                 "ready": summary(ready),
                 "created": summary(created),
                 "nodes": summary(node_ready),
+                "buffers": len(held_for),
+                "buffer_created": summary([buffers.seen[name] - b for name in held_for]),
+                "buffer_deleted": summary(
+                    [buffers.deleted[name] - b for name in held_for if name in buffers.deleted]
+                ),
                 "not_ready": n * (WINDOW_MIN - 1) - len(ready),
                 "left": sum(held.get(name, 0) for name in names),
             }
         )
-        log(f"{label}: {mode}: pods ready {summary(ready)}; nodes ready {summary(node_ready)}")
+        log(
+            f"{label}: {mode}: pods Ready {brief(ready)}; new nodes Ready {brief(node_ready)}; "
+            f"{len(held_for)} CapacityBuffers"
+        )
     admin.close()
     plane.run_kubectl("delete", "namespace", namespace, "--timeout=300s", check=True, timeout=330)
     # Karpenter removes a deleted pool's nodes: the next round's plane is not loaded by them.
@@ -520,6 +551,8 @@ def smoke_failures(results: list[dict[str, Any]]) -> list[str]:
             continue
         if not row["ready"]["max"] < 0:
             failures.append(f"node-lead: pods Ready up to {row['ready']['max']:+.1f} s from B")
+        if row["buffers"] < row["n"]:
+            failures.append(f"node-lead: {row['buffers']} CapacityBuffers for {row['n']} SPAs")
         if row["nodes"]["count"] < row["pods"] or not row["nodes"]["max"] < 0:
             failures.append(
                 f"node-lead: {row['nodes']['count']} new nodes, Ready up to "
@@ -534,8 +567,9 @@ def table(results: list[dict[str, Any]]) -> str:
 
     lines = [
         "| N | mode | pods | created p50 | ready p50 | ready p99 | ready max | new nodes | "
-        "nodes ready p50 | nodes ready max | not ready | left |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "nodes ready p50 | nodes ready max | buffers | buffer created p50 | buffer gone p50 | "
+        "not ready | left |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in sorted(results, key=lambda r: (r["n"], MODES.index(r["mode"]))):
         ready, nodes = row["ready"], row["nodes"]
@@ -543,7 +577,8 @@ def table(results: list[dict[str, Any]]) -> str:
             f"| {row['n']} | {row['mode']} | {row['pods']} | {seconds(row['created']['p50'])} | "
             f"{seconds(ready['p50'])} | {seconds(ready['p99'])} | {seconds(ready['max'])} | "
             f"{nodes['count']} | {seconds(nodes['p50'])} | {seconds(nodes['max'])} | "
-            f"{row['not_ready']} | {row['left']} |"
+            f"{row['buffers']} | {seconds(row['buffer_created']['p50'])} | "
+            f"{seconds(row['buffer_deleted']['p50'])} | {row['not_ready']} | {row['left']} |"
         )
     return "\n".join(lines)
 

@@ -171,7 +171,8 @@ def capacity(output: str) -> None:
 
 def nodes(output: str) -> None:
     # By mode: | N | mode | pods | created p50 | ready p50 | ready p99 | ready max | new nodes |
-    # nodes ready p50 | nodes ready max | not ready | left |
+    # nodes ready p50 | nodes ready max | buffers | buffer created p50 | buffer gone p50 |
+    # not ready | left |
     modes = {
         cells[1]: cells
         for line in output.splitlines()
@@ -184,6 +185,9 @@ def nodes(output: str) -> None:
     assert lead[6].startswith("-"), lead  # every pod Ready before B
     assert lead[9].startswith("-"), lead  # every new node Ready before B
     assert int(lead[7]) >= int(lead[2]), lead  # a new node for each pod
+    assert lead[10] == "1", lead  # a CapacityBuffer for the SPA
+    assert lead[11].startswith("-"), lead  # created before B
+    assert modes["pod-lead"][10] == modes["hpa"][10] == "0", modes  # none without a node lead
     assert modes["hpa"][6].startswith("+"), modes["hpa"]  # without a lead: after B
 
 
