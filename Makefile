@@ -196,7 +196,7 @@ bench-capacity: venv testenv
 
 # Nodes before the peak (docs/performance.md, issue 25): N = 1 and 20 SPAs whose windows need new
 # nodes from real Karpenter (kwok provider, nodes 60 s late), HPA only vs pod lead vs node lead;
-# about 20 minutes.
+# about 11 minutes.
 bench-nodes: venv testenv testenv-karpenter
 	$(BIN)/python bench/nodes.py --sizes 1,20 --node-delay 60 --out /tmp/spa-bench-nodes.json
 
