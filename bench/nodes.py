@@ -287,6 +287,7 @@ def wait_for(what: str, check: Callable[[], bool], timeout: float) -> bool:
 
 def run_round(
     karpenter: Karpenter,
+    admin: BlockingKubeClient,
     label: str,
     n: int,
     modes: list[str],
@@ -316,7 +317,6 @@ def run_round(
             objects.append((DEPLOYMENT, target))
             objects.append((SCHEDULED_POD_AUTOSCALERS, nodes_autoscaler(name, mode, leads)))
             objects.append((SCHEDULES, window(name, far)))
-    admin = connect_blocking(kubeconfig=str(plane.kubeconfig), pool_size=32)
     began = time.monotonic()
     with ThreadPoolExecutor(16) as pool:
         list(pool.map(lambda item: admin.create(item[0], namespace, item[1]), objects))
@@ -411,7 +411,6 @@ def run_round(
             f"{label}: {mode}: pods Ready {brief(ready)}; new nodes Ready {brief(node_ready)}; "
             f"{len(held_for)} CapacityBuffers"
         )
-    admin.close()
     plane.run_kubectl("delete", "namespace", namespace, "--timeout=300s", check=True, timeout=330)
     # Karpenter removes a deleted pool's nodes: the next round's plane is not loaded by them.
     plane.run_kubectl("delete", "nodepools", *pools.values(), "--wait=false", check=True)
@@ -494,8 +493,12 @@ def main() -> int:
             spa_run(Path(kubeconfig), None, log=workdir / "spa-run.log"),
         ):
             log(f"Karpenter {k.version} ready in {k.startup_seconds:.1f} s")
-            for label, n, round_modes in rounds(sizes, modes):
-                results += run_round(k, label, n, round_modes, leads, setup_seconds)
+            admin = connect_blocking(kubeconfig=str(plane.kubeconfig), pool_size=32)
+            try:
+                for label, n, round_modes in rounds(sizes, modes):
+                    results += run_round(k, admin, label, n, round_modes, leads, setup_seconds)
+            finally:
+                admin.close()
     finally:
         plane.stop()
     print(table(results))
