@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 .PHONY: venv lint typecheck check test unit test-latest plan run bench soak clean manifests test-parity \
 	test-reliability screenshots test-compat test-karpenter test-bench-smoke
 .PHONY: lock helm packaging-deps test-packaging test-helm test-prometheus test-image krew krew-tool \
-	test-krew bench-capacity
+	test-krew bench-capacity bench-nodes
 
 # The venv is the lock, exactly (docs/development.md, "The locked environment"): made anew
 # whenever the lock or the package's metadata changes, and everything installed by hash from
@@ -199,6 +199,12 @@ soak: venv testenv
 # 0 and 20 s, HPA-only vs immediate scale-up vs lead time; about 10 minutes.
 bench-capacity: venv testenv
 	$(BIN)/python bench/capacity.py --sizes 1,100 --delays 0,20 --out /tmp/spa-bench-capacity.json
+
+# Nodes before the peak (docs/performance.md, issue 25): N = 1 and 20 SPAs whose windows need new
+# nodes from real Karpenter (kwok provider, nodes 60 s late), HPA only vs pod lead vs node lead;
+# about 11 minutes.
+bench-nodes: venv testenv testenv-karpenter
+	$(BIN)/python bench/nodes.py --sizes 1,20 --node-delay 60 --out /tmp/spa-bench-nodes.json
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache

@@ -50,6 +50,7 @@ from spa.schedule.wallclock import DATE_PATTERN, HOUR_MINUTE_PATTERN, LOCAL_DATE
 __all__ = [
     "CALENDAR_COLUMNS",
     "CALENDAR_SHORT_NAME",
+    "CAPACITY_LEAD_RULE",
     "CLUSTER_CALENDAR_SHORT_NAME",
     "DATE_RANGE_RULE",
     "LEAD_TIME_RULE",
@@ -424,6 +425,29 @@ def _with_lead_time_rule(props: Schema) -> None:
     props["leadTime"]["x-kubernetes-validations"] = [_rule_dict(LEAD_TIME_RULE)]
 
 
+def _cel_duration(field: str) -> str:
+    return f"(self.{field} == '0' ? duration('0s') : duration(self.{field}))"
+
+
+# On the spec of both kinds: nodes ordered after the pods would come too late to help them
+# (docs/schedules.md, "Node capacity"). Only where both fields are in the same object; a
+# Schedule's lead against its SPA's capacity lead is the controller's and `spa plan`'s check.
+CAPACITY_LEAD_RULE = Rule(
+    rule=(
+        "!has(self.capacity) || !has(self.leadTime)"
+        f" || !self.leadTime.matches({_cel_string(GO_DURATION_PATTERN)})"
+        f" || !self.capacity.leadTime.matches({_cel_string(GO_DURATION_PATTERN)})"
+        f" || {_cel_duration('capacity.leadTime')} >= {_cel_duration('leadTime')}"
+    ),
+    message="capacity.leadTime must be at least leadTime",
+)
+
+
+def _with_capacity_rules(spec: Schema) -> None:
+    _with_lead_time_rule(spec["properties"]["capacity"]["properties"])
+    spec.setdefault("x-kubernetes-validations", []).append(_rule_dict(CAPACITY_LEAD_RULE))
+
+
 def _schedule_spec_schema() -> Schema:
     spec = openapi_schema(ScheduleSpec)
     props = spec["properties"]
@@ -443,6 +467,7 @@ def _schedule_spec_schema() -> Schema:
     props["duration"]["pattern"] = DURATION_PATTERN
     props["holidays"]["properties"]["country"]["pattern"] = "^[A-Z]{2}$"
     spec["x-kubernetes-validations"] = [_rule_dict(rule) for rule in SCHEDULE_RULES]
+    _with_capacity_rules(spec)
     return spec
 
 
@@ -468,6 +493,7 @@ def _spa_spec_schema() -> Schema:
     _with_lead_time_rule(spec["properties"])
     hpa = spec["properties"]["horizontalPodAutoscalerSpec"]
     hpa["x-kubernetes-validations"] = [_rule_dict(r) for r in SCHEDULED_POD_AUTOSCALER_RULES]
+    _with_capacity_rules(spec)
     return spec
 
 

@@ -30,6 +30,8 @@ __all__ = [
     "CalendarKind",
     "CalendarReference",
     "CalendarSpec",
+    "CapacityMode",
+    "CapacitySpec",
     "ClusterCalendar",
     "Condition",
     "DateRange",
@@ -38,6 +40,7 @@ __all__ = [
     "ObjectMeta",
     "OwnerReference",
     "Schedule",
+    "ScheduleCapacitySpec",
     "ScheduleCondition",
     "ScheduleSpec",
     "ScheduleStatus",
@@ -105,6 +108,36 @@ class ScheduledPodAutoscalerCondition(StrEnum):
     Degraded = "Degraded"
 
 
+class CapacityMode(StrEnum):
+    """How node capacity is ordered ahead of a window (docs/schedules.md, "Node capacity")."""
+
+    Auto = "Auto"
+    CapacityBuffer = "CapacityBuffer"
+    Placeholder = "Placeholder"
+
+
+class CapacitySpec(ApiModel):
+    """Node capacity ordered ahead of each window, before its pods (docs/schedules.md, "Node
+    capacity")."""
+
+    lead_time: Duration
+    """How long before each window's start to order node capacity for the pods the window
+    will add (Go duration such as 10m; 0 to 24h; at least leadTime), for the Schedules that
+    set no capacity.leadTime themselves."""
+    mode: CapacityMode | None = None
+    """CapacityBuffer (a CapacityBuffer of the autoscaling.x-k8s.io API, which Karpenter and
+    cluster-autoscaler serve), Placeholder (low-priority pause pods) or Auto (default: a
+    CapacityBuffer where the API server serves the API, else placeholders)."""
+
+
+class ScheduleCapacitySpec(ApiModel):
+    """A Schedule's own node capacity lead."""
+
+    lead_time: Duration
+    """How long before this window's start to order node capacity (Go duration; 0 to 24h; at
+    least the window's leadTime). Default: the ScheduledPodAutoscaler's capacity.leadTime."""
+
+
 class ScheduledPodAutoscalerSpec(ApiModel):
     """The desired state: the base spec of the HorizontalPodAutoscaler."""
 
@@ -113,6 +146,9 @@ class ScheduledPodAutoscalerSpec(ApiModel):
     lead_time: Duration | None = None
     """How long before each window's start its values take effect (Go duration such as 90s,
     5m or 1h30m; 0 to 24h; default 0), for the Schedules that set no leadTime themselves."""
+    capacity: CapacitySpec | None = None
+    """Node capacity ordered ahead of each window (docs/schedules.md, "Node capacity"); unset:
+    none."""
     scale_up_immediately: bool | None = None
     """When a window raises minReplicas above the target's replicas, also raise the target
     through its /scale subresource at once instead of waiting for the HPA controller's next
@@ -280,6 +316,8 @@ class ScheduleSpec(ApiModel):
     """How long before its start the window's values take effect (Go duration such as 90s,
     5m or 1h30m; 0 to 24h); the end is unchanged. Default: the ScheduledPodAutoscaler's
     leadTime, else 0."""
+    capacity: ScheduleCapacitySpec | None = None
+    """This window's node capacity lead; unset: the ScheduledPodAutoscaler's capacity."""
     suspend: bool = False
     """A suspended Schedule never applies."""
     description: Annotated[str, Field(max_length=1024)] | None = None

@@ -86,8 +86,10 @@ __all__ = [
     "WrittenNumber",
     "annotation_field",
     "autoscaler_base",
+    "autoscaler_capacity_lead",
     "autoscaler_lead",
     "calendar_dates",
+    "capacity_lead_error",
     "compile_schedule",
     "described",
     "duration_seconds",
@@ -166,6 +168,8 @@ class CompiledSchedule:
     suspend: bool
     lead: int | None = None
     """The Schedule's own leadTime in seconds; None: its ScheduledPodAutoscaler's applies."""
+    capacity_lead: int | None = None
+    """The Schedule's own capacity.leadTime in seconds; None: its ScheduledPodAutoscaler's."""
 
     def applied_window(self, default_lead: int) -> Window:
         """The window as it applies: moved by the Schedule's leadTime, else `default_lead`
@@ -176,10 +180,16 @@ class CompiledSchedule:
 def parse_scheduled_pod_autoscaler(document: Mapping[str, Any]) -> ScheduledPodAutoscaler:
     """A ScheduledPodAutoscaler from its JSON/YAML form, checked as a whole."""
     autoscaler = _parse(ScheduledPodAutoscaler, document)
+    lead = 0
     if autoscaler.spec.lead_time is not None:
-        lead = _lead_seconds("spec.leadTime", autoscaler.spec.lead_time)
-        if isinstance(lead, FieldError):
-            raise InvalidObject([lead])
+        read = _lead_seconds("spec.leadTime", autoscaler.spec.lead_time)
+        if isinstance(read, FieldError):
+            raise InvalidObject([read])
+        lead = read
+    if autoscaler.spec.capacity is not None:
+        capacity = _capacity_lead_seconds(autoscaler.spec.capacity.lead_time, lead)
+        if isinstance(capacity, FieldError):
+            raise InvalidObject([capacity])
     spec = autoscaler.spec.horizontal_pod_autoscaler_spec
     if spec.min_replicas is not None and spec.min_replicas > spec.max_replicas:
         raise InvalidObject(
@@ -370,6 +380,70 @@ def calendar_dates(calendar: CalendarObject | ClusterCalendar) -> DateSet:
     )
 
 
+def autoscaler_capacity_lead(autoscaler: ScheduledPodAutoscaler) -> int | None:
+    """The SPA's capacity.leadTime in seconds, the default of its Schedules; None when it
+    orders no node capacity. InvalidObject where `parse_scheduled_pod_autoscaler` refuses it."""
+    if autoscaler.spec.capacity is None:
+        return None
+    capacity = _capacity_lead_seconds(
+        autoscaler.spec.capacity.lead_time, autoscaler_lead(autoscaler)
+    )
+    if isinstance(capacity, FieldError):
+        raise InvalidObject([capacity])
+    return capacity
+
+
+def _capacity_lead_seconds(text: str, lead: int) -> int | FieldError:
+    """A capacity.leadTime in seconds, or the error of `spec.capacity.leadTime`: above 24h, or
+    shorter than the pod lead `lead` of the same object (docs/schedules.md, "Node capacity":
+    nodes ordered after the pods would come too late to help them)."""
+    seconds = _lead_seconds(CAPACITY_LEAD_FIELD, text)
+    if isinstance(seconds, FieldError) or seconds >= lead:
+        return seconds
+    return FieldError(CAPACITY_LEAD_FIELD, _shorter_than_lead(text, lead))
+
+
+CAPACITY_LEAD_FIELD = "spec.capacity.leadTime"
+
+
+def _shorter_than_lead(text: str, lead: int) -> str:
+    return f"must be at least leadTime ({seconds_as_duration(lead)}), got {described(text)}"
+
+
+def seconds_as_duration(seconds: int) -> str:
+    """Whole seconds as the Go duration a user would write: 90 is 1m30s, 3600 is 1h, 0 is 0s."""
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = "".join(f"{n}{unit}" for n, unit in ((hours, "h"), (minutes, "m"), (secs, "s")) if n)
+    return text or "0s"
+
+
+def capacity_lead_error(
+    compiled: CompiledSchedule, autoscaler: ScheduledPodAutoscaler, *, owner: str
+) -> FieldError | None:
+    """A Schedule whose capacity lead, its own or its SPA's, is shorter than its pod lead, its
+    own or its SPA's: nodes ordered after the pods could not help them. The controller and
+    `spa plan` refuse the Schedule with this one message (docs/schedules.md, "Node capacity").
+    A Schedule compiled with both of its own was checked by `compile_schedule`."""
+    pod = autoscaler_lead(autoscaler) if compiled.lead is None else compiled.lead
+    own = compiled.capacity_lead
+    capacity = autoscaler_capacity_lead(autoscaler) if own is None else own
+    if capacity is None or capacity >= pod:
+        return None
+    if own is not None:
+        return FieldError(
+            CAPACITY_LEAD_FIELD,
+            f"must be at least the leadTime of ScheduledPodAutoscaler {owner} "
+            f"({seconds_as_duration(pod)}), got {seconds_as_duration(own)}",
+        )
+    return FieldError(
+        "spec.leadTime",
+        f"must be at most the capacity.leadTime of ScheduledPodAutoscaler {owner} "
+        f"({seconds_as_duration(capacity)}), got {seconds_as_duration(pod)} (or set "
+        "spec.capacity.leadTime on this Schedule)",
+    )
+
+
 def compile_schedule(
     spec: ScheduleSpec, *, calendars: CalendarLookup = _no_calendars
 ) -> CompiledSchedule:
@@ -417,6 +491,13 @@ def compile_schedule(
             errors.append(read)
         else:
             lead = read
+    capacity_lead: int | None = None
+    if spec.capacity is not None:
+        capacity = _capacity_lead_seconds(spec.capacity.lead_time, lead or 0)
+        if isinstance(capacity, FieldError):
+            errors.append(capacity)
+        else:
+            capacity_lead = capacity
     if errors or window is None:
         raise InvalidObject(errors or [FieldError("spec", "is not a valid schedule")])
     return CompiledSchedule(
@@ -425,6 +506,7 @@ def compile_schedule(
         max_replicas=spec.max_replicas,
         suspend=spec.suspend,
         lead=lead,
+        capacity_lead=capacity_lead,
     )
 
 

@@ -607,6 +607,8 @@ def _entry_document(entry: AutoscalerStatus) -> dict[str, Any]:
             "nextChange": None if s.next_change is None else format_instant(s.next_change),
             "condition": entry.schedule_conditions.get(s.name, (None, None))[0],
             "message": entry.schedule_conditions.get(s.name, (None, None))[1],
+            # When node capacity is next ordered for it (docs/schedules.md, "Node capacity").
+            "capacityFrom": None if s.capacity_from is None else format_instant(s.capacity_from),
         }
         for s in planned.schedules
     ]

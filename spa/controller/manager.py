@@ -20,6 +20,7 @@ from typing import Any
 
 from spa.controller import watches
 from spa.controller.actuator import Actuator
+from spa.controller.capacity import CapacityActuator
 from spa.controller.desired import MANAGED_BY_SELECTOR
 from spa.controller.metrics import CACHED_OBJECTS, ControllerMetrics
 from spa.controller.reconciler import Reconciler
@@ -174,6 +175,9 @@ class Manager:
             metrics=ControllerMetrics(),
             calendars=calendars.store,
             cluster_calendars=cluster_calendars.store,
+            capacity=CapacityActuator(
+                kube=self.client, recorder=recorder, clock=self.clock, fence=self._write_fence
+            ),
         )
 
         watches.watch(

@@ -61,6 +61,12 @@ BOUNDARY_LAG = Histogram(
     "From a window boundary to the HPA write that applies it.",
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300),
 )
+CAPACITY_REQUESTED = Gauge(
+    "spa_capacity_requested_pods",
+    "Pods' worth of node capacity the ScheduledPodAutoscaler holds ahead of a window "
+    '(its CapacityBuffer\'s replicas; docs/schedules.md, "Node capacity").',
+    ["namespace", "name"],
+)
 LAST_SUCCESS = Gauge(
     "spa_last_successful_reconcile_timestamp_seconds",
     "When the ScheduledPodAutoscaler was last reconciled without error (Unix time).",
@@ -212,8 +218,17 @@ class ControllerMetrics:
         self._schedules[(namespace, name)] = set(schedules)
         LAST_SUCCESS.labels(namespace, name).set(reconciled_at)
 
+    @staticmethod
+    def capacity_requested(*, namespace: str, name: str, pods: int | None) -> None:
+        """The pods' worth of node capacity an SPA holds; None: it orders none (no series)."""
+        if pods is None:
+            _remove(CAPACITY_REQUESTED, namespace, name)
+        else:
+            CAPACITY_REQUESTED.labels(namespace, name).set(pods)
+
     def forget_autoscaler(self, *, namespace: str, name: str) -> None:
         self._remove_replicas(namespace, name)
+        _remove(CAPACITY_REQUESTED, namespace, name)
         for schedule in self._schedules.pop((namespace, name), set()):
             _remove(SCHEDULE_ACTIVE, namespace, schedule, name)
         _remove(LAST_SUCCESS, namespace, name)

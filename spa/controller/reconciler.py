@@ -23,10 +23,11 @@ import math
 from collections.abc import Callable, MutableMapping
 from typing import Any, Protocol
 
-from spa.api import wire
+from spa.api import CompiledSchedule, wire
 from spa.api.calendars import CalendarKey, referenced_calendars
-from spa.api.resources import CLUSTER_CALENDAR_KIND
+from spa.api.resources import CLUSTER_CALENDAR_KIND, CapacityMode
 from spa.controller.actuator import NotScalable, OwnerNotChanged, Refused, ReplicasChanged
+from spa.controller.capacity import CapacityActuator
 from spa.controller.decide import (
     MAX_SCHEDULES_PER_AUTOSCALER,
     SCALE_ATTEMPTS,
@@ -75,7 +76,15 @@ from spa.controller.decide import (
     replicas_to_set,
     status_fields,
 )
+from spa.controller.decide.capacity import (
+    CapacityOutcome,
+    CapacityTask,
+    capacity_condition,
+    pods_wanted,
+)
 from spa.controller.decide.scaleup import scale_up_outcome
+from spa.controller.decide.snapshot import capacity_timeline
+from spa.controller.decide.status import with_capacity_condition
 from spa.controller.desired import controller_owner_uid
 from spa.controller.metrics import ControllerMetrics
 from spa.controller.watches import TARGET_INDEX, UID_INDEX
@@ -88,6 +97,7 @@ from spa.runtime import (
     object_logger,
     split_key,
 )
+from spa.schedule import Timeline
 
 __all__ = ["MAX_SCHEDULES_PER_AUTOSCALER", "Act", "Reconciler"]
 
@@ -98,6 +108,10 @@ log = logging.getLogger(__name__)
 # finish); more means the caches keep contradicting our own writes, and the key is retried
 # with backoff instead of spinning.
 _MAX_STEPS = 8
+# While capacity is still held after the HPA asks for the window's minimum (the HPA controller,
+# not an immediate scale-up, raises the target), how soon to look at the target again: no
+# watch of the target tells when it has been raised.
+_CAPACITY_RECHECK_SECONDS = 5.0
 
 
 class Act(Protocol):
@@ -192,6 +206,7 @@ class Reconciler:
         decide: Callable[[Snapshot], Plan] = decide,
         calendars: Store | None = None,
         cluster_calendars: Store | None = None,
+        capacity: CapacityActuator | None = None,
     ) -> None:
         self._autoscalers = autoscalers
         self._calendars = calendars
@@ -214,6 +229,13 @@ class Reconciler:
         # than the cached SPA, so it is not kept beyond (docs/performance.md, issue 24).
         self._parsed: dict[str, tuple[tuple[object, object], ParsedAutoscaler]] = {}
         self._memory: MutableMapping[str, Memory] = {} if memory is None else memory
+        # Node capacity (docs/schedules.md, "Node capacity"): the actuator of CapacityBuffers
+        # (None: the feature is not wired, as in tests of other things), the pods' worth each
+        # key holds as last written or read (absent: unknown, after a start), and the capacity
+        # Timelines by Schedule uid, reused like `_compiled`.
+        self._capacity = capacity
+        self._held: dict[str, tuple[int, CapacityMode | None]] = {}
+        self._capacity_timelines: dict[str, tuple[tuple[int | None, int], Timeline]] = {}
 
     # -- entry points ---------------------------------------------------------------------------
 
@@ -315,6 +337,7 @@ class Reconciler:
             hpa_api_version=self._act.hpa_resource.api_version,
             compile=self._compile,
             parse=self._parse,
+            capacity_timeline=self._capacity_timeline,
             memory=memory,
             attempts=attempts,
             max_schedules=self._max_schedules,
@@ -364,6 +387,17 @@ class Reconciler:
             cached = self._parsed[key] = (version, ParsedAutoscaler(autoscaler))
         return cached[1]
 
+    def _capacity_timeline(
+        self, schedule: wire.Schedule, compiled: CompiledSchedule, lead: int
+    ) -> Timeline:
+        metadata = schedule["metadata"]
+        uid = str(metadata.get("uid"))
+        version = (metadata.get("generation"), lead)
+        cached = self._capacity_timelines.get(uid)
+        if cached is None or cached[0] != version:
+            cached = self._capacity_timelines[uid] = (version, capacity_timeline(compiled, lead))
+        return cached[1]
+
     # -- remembering ----------------------------------------------------------------------------
 
     def _remember(self, key: str, plan: Plan) -> None:
@@ -373,6 +407,8 @@ class Reconciler:
             assert namespace is not None
             self._metrics.forget_autoscaler(namespace=namespace, name=name)
             self._memory.pop(key, None)
+            # Its CapacityBuffer goes with it (its ownerReference).
+            self._held.pop(key, None)
         else:
             self._memory[key] = plan.memory
 
@@ -387,15 +423,35 @@ class Reconciler:
     # -- acting ---------------------------------------------------------------------------------
 
     async def _finish(self, key: str, final: Final, now: float, logger: ObjectLogger) -> Result:
-        """Write the statuses, record the Events and metrics, and say when to run again."""
+        """Hold the node capacity wanted, write the statuses, record the Events and metrics,
+        and say when to run again."""
         namespace, name = split_key(key)
         assert namespace is not None
+        statuses = final.statuses
+        recheck: float | None = None
+        if final.capacity is not None and self._capacity is not None:
+            outcome, recheck = await self._hold_capacity(key, final.capacity, logger)
+            if outcome is not None:
+                statuses = tuple(
+                    AutoscalerStatusWrite(
+                        write.obj,
+                        with_capacity_condition(
+                            write.status,
+                            outcome,
+                            generation=write.obj["metadata"].get("generation"),
+                            instant=math.floor(now),
+                        ),
+                    )
+                    if isinstance(write, AutoscalerStatusWrite)
+                    else write
+                    for write in statuses
+                )
         for event in final.events:
             if event.type is EventType.WARNING:
                 self._act.warning(event.obj, event.reason, event.message)
             else:
                 self._act.normal(event.obj, event.reason, event.message)
-        for write in final.statuses:
+        for write in statuses:
             if isinstance(write, AutoscalerStatusWrite):
                 await self._act.patch_autoscaler_status(write.obj, status_fields(write.status))
             else:
@@ -415,7 +471,69 @@ class Reconciler:
                 # The statuses wait for every key already due: HPAs first, fleet-wide.
                 return Result(back_of_queue=True)
             case WakeUp(at, recheck_after, backoff):
+                if recheck is not None:
+                    recheck_after = min(recheck, recheck_after or recheck)
                 return Result(requeue_at=at, requeue_after=recheck_after, retry=backoff)
+
+    async def _hold_capacity(
+        self, key: str, task: CapacityTask, logger: ObjectLogger
+    ) -> tuple[CapacityOutcome | None, float | None]:
+        """Make the cluster hold the node capacity `task` wants (docs/schedules.md, "Node
+        capacity"), after the HPA write of this reconcile: the target's replicas read from its
+        /scale only while a window is in its capacity lead, and a request about the buffer
+        only when what is wanted differs from what this process knows it holds (once after a
+        start, so that a buffer left by a previous process is found). The CapacityReady
+        condition to write (None: the SPA orders no capacity) and how soon to look again."""
+        assert self._capacity is not None
+        namespace, name = split_key(key)
+        assert namespace is not None
+        intent = task.intent
+        mode = intent.mode if intent is not None else CapacityMode.Auto
+        known, known_mode = self._held.get(key, (None, None))
+        replicas: int | None = None
+        unsupported: str | None = None
+        pods = 0
+        if intent is not None and intent.minimum is not None:
+            api_version, kind, target = task.target
+            try:
+                _, scale = await self._act.target_scale(namespace, api_version, kind, target)
+                replicas = int((scale.get("spec") or {}).get("replicas") or 0)
+                placeholders = await self._capacity.resolve(mode) is CapacityMode.Placeholder
+                pods = pods_wanted(
+                    intent, replicas, placeholders=placeholders, handing_over=task.handing_over
+                )
+            except NotScalable as problem:
+                unsupported = f"cannot read the target's replicas: {problem.message}"
+        if not task.enabled and known is None:
+            # Never ordered by this process, and not wanted: nothing to ask about.
+            self._held[key] = (0, None)
+            self._metrics.capacity_requested(namespace=namespace, name=name, pods=None)
+            return None, None
+        held_mode: CapacityMode | None = None
+        if known != pods or (pods == 0 and known is None):
+            held = await self._capacity.hold(task.autoscaler, task.target, pods=pods, mode=mode)
+            if known and known_mode is not None and held.mode is not known_mode:
+                # Held the other way before (Auto found a CapacityBuffer served since, or the
+                # mode was changed): that object goes.
+                await self._capacity.hold(task.autoscaler, task.target, pods=0, mode=known_mode)
+            self._held[key] = (held.pods, held.mode)
+            held_mode = held.mode
+            unsupported = unsupported or held.unsupported
+            pods = held.pods
+        else:
+            held_mode = known_mode
+        self._metrics.capacity_requested(
+            namespace=namespace, name=name, pods=pods if task.enabled else None
+        )
+        if not task.enabled:
+            return None, None
+        if pods > 0:
+            logger.debug("holding node capacity for %d pods", pods)
+        outcome = capacity_condition(
+            intent, pods=pods, replicas=replicas, mode=held_mode, unsupported=unsupported
+        )
+        recheck = _CAPACITY_RECHECK_SECONDS if pods > 0 and task.raised else None
+        return outcome, recheck
 
     async def _set_owners(self, changes: tuple[SetOwner, ...]) -> OwnersSet:
         failures: dict[str, str] = {}

@@ -584,6 +584,19 @@ class KubeClient:
             return []
         return [item for item in document.get("resources") or () if isinstance(item, dict)]
 
+    async def preferred_version(self, group: str) -> str | None:
+        """The version of the API group ``group`` the server prefers (``GET /apis/<group>``),
+        or None when it serves no such group. Not cached, as ``api_resources``."""
+        try:
+            document = await self._json("discovery", None, "GET", f"/apis/{group}")
+        except ApiError as err:
+            if err.status != 404:
+                raise
+            return None
+        preferred = document.get("preferredVersion") or {}
+        version = preferred.get("version") if isinstance(preferred, dict) else None
+        return str(version) if version else None
+
     async def readyz(self, *, request_timeout: float | None = None) -> None:
         """Return if ``GET /readyz`` answers 200 (the server is up and can reach etcd); raise
         :class:`~spa.kube.ApiUnavailable` or :class:`~spa.kube.ApiError` otherwise. Every

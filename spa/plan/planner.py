@@ -35,6 +35,8 @@ from spa.api.membership import membership
 from spa.api.resources import CALENDAR_KIND, CLUSTER_CALENDAR_KIND
 from spa.api.validation import (
     _suggestion,
+    autoscaler_capacity_lead,
+    capacity_lead_error,
     parse_calendar,
     unknown_status_fields,
     window_scale_to_zero_error,
@@ -251,8 +253,21 @@ def build_plan(
         if zero is not None:
             errors.add(identity, zero)
             continue
+        # As the controller refuses it (docs/schedules.md, "Node capacity").
+        short = capacity_lead_error(compiled, autoscalers[owner], owner=f"{owner[0]}/{owner[1]}")
+        if short is not None:
+            errors.add(identity, short)
+            continue
         lead = autoscaler_lead(autoscalers[owner])
-        seen_schedule = plan_schedule(identity.name, spec, compiled, at=at, until=until, lead=lead)
+        seen_schedule = plan_schedule(
+            identity.name,
+            spec,
+            compiled,
+            at=at,
+            until=until,
+            lead=lead,
+            capacity_lead=autoscaler_capacity_lead(autoscalers[owner]),
+        )
         planned.setdefault(owner, []).append(seen_schedule)
         if not compiled.suspend:
             rules.setdefault(owner, []).append(

@@ -294,6 +294,9 @@ def describe_schedule_state(schedule: PlannedSchedule) -> str:
     if state is ScheduleState.ACTIVE:
         return f"active until {when}" if when else "active"
     if state is ScheduleState.UPCOMING and when:
+        if schedule.capacity_from is not None:
+            nodes = format_local(schedule.capacity_from, schedule.zone, with_name=False)
+            return f"starts {when} (nodes from {nodes})"
         return f"starts {when}"
     if state is ScheduleState.LATER:
         return f"starts {when}, after this period" if when else f"no start in {schedule.look_ahead}"

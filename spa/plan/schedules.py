@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 from spa.api import CompiledSchedule, ScheduleSpec
 from spa.api.resources import HolidayMode, ScheduleType, WeekdayName
-from spa.schedule import UTC_ZONE, Timeline
+from spa.schedule import UTC_ZONE, Timeline, with_lead
 from spa.schedule.windows import DEFAULT_HORIZON_YEARS
 
 __all__ = [
@@ -62,6 +62,10 @@ class PlannedSchedule:
     next_change: int | None
     """When it next starts (or, while active, ends), if within the engine's look-ahead; None
     for suspended and completed Schedules."""
+    capacity_from: int | None = None
+    """When node capacity is next ordered for it (its next start less its capacity lead,
+    docs/schedules.md "Node capacity"), while it is not active; None without a capacity
+    lead."""
 
     @property
     def look_ahead(self) -> str:
@@ -77,9 +81,11 @@ def plan_schedule(
     at: int,
     until: int,
     lead: int = 0,
+    capacity_lead: int | None = None,
 ) -> PlannedSchedule:
     """The Schedule `name` as seen from `at`, over the horizon `(at, until]`; `lead` is its
-    SPA's leadTime in seconds (the Schedule's own wins), so its starts are the effective ones."""
+    SPA's leadTime in seconds (the Schedule's own wins), so its starts are the effective ones;
+    `capacity_lead` its SPA's capacity.leadTime (the Schedule's own wins; None: none)."""
     timeline = Timeline(compiled.applied_window(lead))
     window = compiled.window
     # Every window type keeps the zone its wall-clock times are in.
@@ -97,6 +103,11 @@ def plan_schedule(
             state = ScheduleState.UPCOMING
         else:
             state = ScheduleState.LATER
+    capacity = capacity_lead if compiled.capacity_lead is None else compiled.capacity_lead
+    capacity_from: int | None = None
+    if capacity is not None and next_change is not None and state is not ScheduleState.ACTIVE:
+        ordered = Timeline(with_lead(window, capacity))
+        capacity_from = at if ordered.is_active(at) else ordered.next_boundary(at)
     return PlannedSchedule(
         name=name,
         type=spec.type.value,
@@ -107,6 +118,7 @@ def plan_schedule(
         state=state,
         timeline=timeline,
         next_change=next_change,
+        capacity_from=capacity_from,
     )
 
 

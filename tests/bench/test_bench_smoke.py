@@ -7,8 +7,10 @@ invariants (the soak: no transition missed, no write duplicated, wrong, by a non
 after the renew deadline, every kind of fault injected; the load benchmark: every HPA moved at
 the boundary, no write at a restart in sync, no request between boundaries; the capacity
 benchmark: every Deployment got its pods, a lead raised its target before the boundary; the
-client benchmark: every HTTP stack measured) and exits 1 when one fails. Here: exit status 0,
-and the figures in its output.
+nodes benchmark: with a node lead every pod and every new node Ready before the boundary, no
+CapacityBuffer left; the client benchmark: every HTTP stack measured) and exits 1 when one
+fails. Here: exit status 0, and the figures in its output. The nodes benchmark runs Karpenter's
+kwok provider: where it is not built its smoke is skipped, saying so, and not started.
 
 The smokes selected run at once, started by the first test (`smokes`), each test then waiting
 for its own: most of each is waiting for a real minute boundary, and overlapping those waits
@@ -29,6 +31,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.testenv.binaries import karpenter_built
+
 REPO = Path(__file__).resolve().parents[2]
 
 # Seconds from the start of all smokes: each waits up to a minute for a real minute boundary.
@@ -40,7 +44,20 @@ TIMEOUTS = {
     "load": 300,
     "capacity": 360,
     "soak": 360,
+    "nodes": 420,
 }
+# Entry points that need more than the plane, and why they are skipped where it is missing:
+# bench/nodes.py runs Karpenter's kwok provider, a build of minutes that `make test-bench-smoke`
+# does not make (tests/testenv/binaries.py; `make test-karpenter` builds it).
+KARPENTER_MISSING = (
+    "Karpenter's kwok provider is not built (`make testenv-karpenter`, docs/development.md, "
+    '"Karpenter"): bench/nodes.py needs it'
+)
+
+
+def runnable(name: str) -> bool:
+    """Whether this machine has what the smoke of `name` needs."""
+    return name != "nodes" or karpenter_built()
 
 
 @dataclass
@@ -82,6 +99,7 @@ def smokes(
         if isinstance(item, pytest.Function)
         and item.module is request.module
         and hasattr(item, "callspec")
+        and runnable(str(item.callspec.params["name"]))
     ]
     directory = tmp_path_factory.mktemp("bench-smoke")
     env = {key: value for key, value in os.environ.items() if key != "KUBECONFIG"}
@@ -153,6 +171,28 @@ def capacity(output: str) -> None:
     assert modes["lead"][6].startswith("-"), modes["lead"]  # wanted before B
 
 
+def nodes(output: str) -> None:
+    # By mode: | N | mode | pods | created p50 | ready p50 | ready p99 | ready max | new nodes |
+    # nodes ready p50 | nodes ready max | buffers | buffer created p50 | buffer gone p50 |
+    # not ready | left |
+    modes = {
+        cells[1]: cells
+        for line in output.splitlines()
+        if line.startswith("| 1 | ")
+        for cells in [[cell.strip() for cell in line.strip().strip("|").split("|")]]
+    }
+    assert set(modes) == {"hpa", "pod-lead", "node-lead"}, output
+    assert all(cells[-2] == "0" and cells[-1] == "0" for cells in modes.values()), modes
+    lead = modes["node-lead"]
+    assert lead[6].startswith("-"), lead  # every pod Ready before B
+    assert lead[9].startswith("-"), lead  # every new node Ready before B
+    assert int(lead[7]) >= int(lead[2]), lead  # a new node for each pod
+    assert lead[10] == "1", lead  # a CapacityBuffer for the SPA
+    assert lead[11].startswith("-"), lead  # created before B
+    assert modes["pod-lead"][10] == modes["hpa"][10] == "0", modes  # none without a node lead
+    assert modes["hpa"][6].startswith("+"), modes["hpa"]  # without a lead: after B
+
+
 def soak(output: str) -> None:
     table = rows(output)
     for figure in (
@@ -191,6 +231,7 @@ FIGURES: dict[str, Callable[[str], None]] = {
     "cache": cache,
     "load": load,
     "capacity": capacity,
+    "nodes": nodes,
     "soak": soak,
 }
 CLUSTER = [pytest.mark.integration, pytest.mark.slow]
@@ -206,6 +247,14 @@ CLUSTER = [pytest.mark.integration, pytest.mark.slow]
         pytest.param("load", marks=[*CLUSTER, pytest.mark.e2e]),
         pytest.param("capacity", marks=[*CLUSTER, pytest.mark.e2e]),
         pytest.param("soak", marks=[*CLUSTER, pytest.mark.e2e]),
+        pytest.param(
+            "nodes",
+            marks=[
+                *CLUSTER,
+                pytest.mark.e2e,
+                pytest.mark.skipif(not karpenter_built(), reason=KARPENTER_MISSING),
+            ],
+        ),
     ],
 )
 @pytest.mark.timeout(max(TIMEOUTS.values()) + 90)

@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
+from spa.controller.capacity import DEPLOYMENTS
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL
 from spa.controller.exitcodes import EXIT_FORBIDDEN
 from spa.kube import HPA_V2, ApiError, connect_blocking
-from tests.builders import autoscaler
+from tests.builders import autoscaler, deployment
 from tests.integration.harness import Kube
 from tests.integration.processes import CONTROLLER_NAMESPACE, spa_run, wait_for
 
@@ -195,6 +196,39 @@ def test_the_admission_policy_lets_the_controller_write_only_its_own_hpas(
         assert "not labelled as managed by it" in taken_over.value.message
         # An administrator is not concerned.
         kube.create(hpa("admin", namespace, labelled=False))
+
+        # Node capacity: the controller may write only the Deployments labelled as its own
+        # (placeholder pods), and may neither change nor delete anybody else's.
+        def deployment_denied() -> ApiError | None:
+            try:
+                client.create(DEPLOYMENTS, namespace, deployment(name="probe", namespace=namespace))
+            except ApiError as error:
+                return error if error.status in (403, 422) else None
+            kube.delete(DEPLOYMENTS, namespace, "probe")
+            return None
+
+        refusal = wait_for(deployment_denied, within=30, what="the capacity policy in force")
+        assert "managed-by=scheduled-pod-autoscaler" in refusal.message
+        ours = deployment(name="placeholder", namespace=namespace, replicas=0)
+        ours["metadata"]["labels"] = {MANAGED_BY_LABEL: FIELD_MANAGER}
+        client.create(DEPLOYMENTS, namespace, ours)
+        client.delete(DEPLOYMENTS, namespace, "placeholder")
+        kube.client.create(DEPLOYMENTS, namespace, deployment(name="app", namespace=namespace))
+        for write in (
+            lambda: client.patch(
+                DEPLOYMENTS,
+                namespace,
+                "app",
+                {"spec": {"replicas": 0}},
+                patch_type="merge",
+                field_manager=FIELD_MANAGER,
+            ),
+            lambda: client.delete(DEPLOYMENTS, namespace, "app"),
+        ):
+            with pytest.raises(ApiError) as refused:
+                write()
+            assert "scheduled-pod-autoscaler-capacity-writes" in refused.value.message
+        assert kube.get(DEPLOYMENTS, namespace, "app")["spec"]["replicas"] == 1
     finally:
         client.close()
     # And the controller itself works as before: create, then patch (incl. its dry runs).

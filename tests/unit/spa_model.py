@@ -20,6 +20,7 @@ from typing import Any
 
 from spa.api import wire
 from spa.controller.actuator import Actuator
+from spa.controller.capacity import CapacityActuator
 from spa.controller.decide import Final, Memory, Plan, ScaleUp, Snapshot, decide
 from spa.controller.desired import MANAGED_BY_LABEL, owner_reference
 from spa.controller.reconciler import Reconciler
@@ -169,6 +170,8 @@ class Server:
     recorded: Recorded = field(default_factory=Recorded)
     # Where the actuator counts its writes for the log (None: nowhere).
     summary: WriteSummary | None = None
+    # The capacity actuator the reconciler holds node capacity with (None: not wired).
+    capacity: CapacityActuator | None = None
     # The last reconcile forgot the key (its SPA is gone or going), its result and plans.
     forgotten: bool = False
     result: Result | None = None
@@ -247,6 +250,7 @@ class Server:
             decide=decision,
             calendars=calendars,
             cluster_calendars=cluster_calendars,
+            capacity=self.capacity,
         )
 
     # -- the Kube Protocol ----------------------------------------------------------------------

@@ -478,6 +478,15 @@ CEL_CASES = [
         "end must not be before start",
     ),
     (_autoscaler(leadTime="1441m"), "leadTime must be at most 24h"),
+    (_autoscaler(capacity={"leadTime": "25h"}), "leadTime must be at most 24h"),
+    (
+        _schedule(leadTime="10m", capacity={"leadTime": "5m"}),
+        "capacity.leadTime must be at least leadTime",
+    ),
+    (
+        _autoscaler(leadTime="90s", capacity={"leadTime": "0"}),
+        "capacity.leadTime must be at least leadTime",
+    ),
 ]
 
 
@@ -550,6 +559,8 @@ GOOD = [
     _schedule(leadTime="24h"),
     _schedule(leadTime="0"),
     _autoscaler(leadTime="90s"),
+    _autoscaler(leadTime="5m", capacity={"leadTime": "300s", "mode": "CapacityBuffer"}),
+    _schedule(leadTime="0", capacity={"leadTime": "10m"}),
     _autoscaler(),
     _autoscaler(minReplicas=None),
     _autoscaler(minReplicas=0, metrics=[_CPU_METRIC, _QUEUE_METRIC]),

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from spa.controller.capacity import PLACEHOLDER_PRIORITY_CLASS
 from spa.controller.options import add_run_arguments
 from tests.kubernetes_schemas import validate
 
@@ -97,6 +98,7 @@ def test_install_yaml_holds_every_resource() -> None:
             ("Deployment", NAMESPACE),
             ("Service", f"{NAMESPACE}-metrics"),
             ("NetworkPolicy", f"{NAMESPACE}-metrics"),
+            ("PriorityClass", f"{NAMESPACE}-capacity"),
         ]
     )
     namespaced = {"ServiceAccount", "Role", "RoleBinding", "Deployment", "Service", "NetworkPolicy"}
@@ -197,8 +199,21 @@ def test_the_controller_role_is_exactly_what_it_needs() -> None:
         | _grant(GROUP, "scheduledpodautoscalers/finalizers", "update")
         | _grant("autoscaling", "horizontalpodautoscalers", "get list watch create patch")
         | _grant("apps", "deployments/scale statefulsets/scale replicasets/scale", "get patch")
+        | _grant("autoscaling.x-k8s.io", "capacitybuffers", "get create patch delete")
+        | _grant("apps", "deployments statefulsets replicasets", "get")
+        | _grant("apps", "deployments", "create patch delete")
         | _grant("", "events", "create patch")
     )
+
+
+def test_placeholder_pods_get_a_priority_every_workload_preempts() -> None:
+    """docs/schedules.md, "Node capacity": at or above cluster-autoscaler's expendable cutoff
+    (-10), below the default of every workload (0), never preempting."""
+    priority = _one(_install(), "PriorityClass", f"{NAMESPACE}-capacity")
+    assert -10 <= priority["value"] < 0
+    assert priority["preemptionPolicy"] == "Never"
+    assert priority["globalDefault"] is False
+    assert priority["metadata"]["name"] == PLACEHOLDER_PRIORITY_CLASS
 
 
 def test_leader_election_is_one_lease_role_in_the_controllers_namespace() -> None:

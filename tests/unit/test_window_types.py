@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from spa.api import InvalidObject, compile_schedule, parse_schedule
-from spa.api.crd import SCHEDULE_RULES, schedule_crd
+from spa.api.crd import CAPACITY_LEAD_RULE, SCHEDULE_RULES, schedule_crd
 from spa.api.resources import ScheduleType
 from spa.api.window_types import (
     BLANK_IS_UNSET,
@@ -188,7 +188,9 @@ def test_each_type_takes_its_own_time_format_only(kind: ScheduleType, field: str
 
 def test_each_generated_rule_is_in_the_committed_crd() -> None:
     # test_manifests.py checks the files are current; this, that they hold these very rules.
-    assert tuple((rule.rule, rule.message) for rule in SCHEDULE_RULES) == _spec_rules()
+    # The window's rules, then the capacity lead's (docs/schedules.md, "Node capacity").
+    rules = (*SCHEDULE_RULES, CAPACITY_LEAD_RULE)
+    assert tuple((rule.rule, rule.message) for rule in rules) == _spec_rules()
     spec = schedule_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
     # The fields' descriptions (docstrings in spa/api/resources.py) name the types they concern.
     fields = spec["properties"]

@@ -12,12 +12,19 @@ from dataclasses import replace
 
 from spa.api import (
     InvalidObject,
+    ScheduledPodAutoscaler,
     autoscaler_base,
     autoscaler_lead,
     wire,
 )
 from spa.api.incident import incident_at
+from spa.api.validation import autoscaler_capacity_lead
 from spa.controller.decide import status
+from spa.controller.decide.capacity import (
+    PLACEHOLDER_HANDOVER_SECONDS,
+    CapacityTask,
+    capacity_intent,
+)
 from spa.controller.decide.hpa import FOREIGN_HPA_RECHECK_SECONDS, Standing, converge
 from spa.controller.decide.incident import held, incident_conditions
 from spa.controller.decide.membership import Evaluated, evaluate, membership, uid
@@ -35,7 +42,7 @@ from spa.controller.decide.plan import (
 from spa.controller.decide.reasons import Event, Reason
 from spa.controller.decide.snapshot import Snapshot, dying
 from spa.controller.desired import controller_owner_uid
-from spa.schedule import State, next_transition, state_at
+from spa.schedule import Base, Rule, State, next_transition, state_at
 
 __all__ = ["decide"]
 
@@ -147,16 +154,66 @@ def decide(snapshot: Snapshot) -> Plan:
             for entry in evaluated
         },
     )
+    capacity = _capacity(snapshot, autoscaler, model, evaluated, base, paused=paused)
+    wake = upcoming
+    if capacity.intent is not None:
+        wake = _earliest(wake, capacity.intent.wake_at)
+        # Placeholder pods leave a little before the HPA is raised: wake for that too.
+        handover = None if upcoming is None else upcoming - PLACEHOLDER_HANDOVER_SECONDS
+        if handover is not None and handover > snapshot.instant:
+            wake = _earliest(wake, handover)
+        if capacity.intent.minimum is not None and not paused:
+            soon = state_at(base, rules, snapshot.instant + PLACEHOLDER_HANDOVER_SECONDS)
+            capacity = replace(
+                capacity,
+                raised=state.min_replicas >= capacity.intent.minimum,
+                handing_over=state.min_replicas >= capacity.intent.minimum
+                or soon.min_replicas >= capacity.intent.minimum,
+            )
     return Plan(
         memory,
         Final(
-            requeue=_requeue(standing, upcoming),
+            requeue=_requeue(standing, wake),
             statuses=(*statuses, *refused_statuses),
             events=(*events, *refused_events),
             report=report,
+            capacity=capacity,
             problem=standing.problem,
         ),
     )
+
+
+def _capacity(
+    snapshot: Snapshot,
+    autoscaler: wire.ScheduledPodAutoscaler,
+    model: ScheduledPodAutoscaler,
+    evaluated: list[Evaluated],
+    base: Base,
+    *,
+    paused: bool,
+) -> CapacityTask:
+    """Node capacity ahead of the windows (docs/schedules.md, "Node capacity"): each window
+    with a capacity lead (its own capacity.leadTime, else its SPA's) as a rule moved earlier by
+    that lead. None is wanted while paused (the schedule is not being applied), nor by an SPA
+    whose windows order none."""
+    ref = model.spec.horizontal_pod_autoscaler_spec.scale_target_ref
+    target = (ref.api_version or "v1", ref.kind, ref.name)
+    default = autoscaler_capacity_lead(model)
+    rules: list[Rule] = []
+    for entry in evaluated:
+        if entry.rule is None or entry.compiled is None:
+            continue
+        lead = entry.compiled.capacity_lead
+        lead = default if lead is None else lead
+        if lead is None:
+            continue
+        timeline = snapshot.capacity_timeline(entry.obj, entry.compiled, lead)
+        rules.append(replace(entry.rule, timeline=timeline))
+    if paused or not rules:
+        return CapacityTask(autoscaler, target, None, enabled=bool(rules))
+    mode = model.spec.capacity.mode if model.spec.capacity is not None else None
+    intent = capacity_intent(base=base, rules=rules, instant=snapshot.instant, mode=mode)
+    return CapacityTask(autoscaler, target, intent, enabled=True)
 
 
 def _earliest(first: int | None, second: int | None) -> int | None:

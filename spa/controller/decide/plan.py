@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spa.api import ScheduledPodAutoscalerStatus, ScheduleStatus, wire
+from spa.controller.decide.capacity import CapacityTask
 from spa.controller.decide.memory import Memory
 from spa.controller.decide.reasons import Event
 from spa.controller.decide.scaleup import ScaleUp
@@ -163,6 +164,9 @@ class Final:
     statuses: tuple[StatusWrite, ...] = ()
     events: tuple[Event, ...] = ()
     report: AutoscalerReport | None = None
+    # Node capacity ahead of a window, done after the HPA write and before the statuses
+    # (None: nothing to do about it, as for a dying SPA).
+    capacity: CapacityTask | None = None
     # Why the SPA is Degraded, for the log.
     problem: str | None = None
 

@@ -59,6 +59,17 @@ class Reason(enum.StrEnum):
     OVERRIDE_EXPIRED = "OverrideExpired"
     OVERRIDE_ENDED = "OverrideEnded"
     INVALID_ANNOTATION = "InvalidAnnotation"
+    # Node capacity ahead of a window (docs/schedules.md, "Node capacity"): the SPA's
+    # CapacityReady condition, and the Events of the capacity it holds.
+    CAPACITY_NOT_REQUESTED = "NotRequested"
+    BUFFER_REQUESTED = "BufferRequested"
+    PLACEHOLDER_RUNNING = "PlaceholderRunning"
+    PODS_REQUESTED = "PodsRequested"
+    CAPACITY_UNSUPPORTED = "Unsupported"
+    CAPACITY_CREATED = "CapacityCreated"
+    CAPACITY_RESIZED = "CapacityResized"
+    CAPACITY_REMOVED = "CapacityRemoved"
+    CAPACITY_NAME_TAKEN = "CapacityNameTaken"
 
 
 class EventType(enum.StrEnum):

@@ -24,7 +24,7 @@ from spa.api.calendars import CalendarKey, calendar_lookup
 from spa.api.membership import MAX_SCHEDULES_PER_AUTOSCALER
 from spa.controller.decide.memory import Attempts, Memory
 from spa.controller.desired import desired_hpa
-from spa.schedule import State, Timeline
+from spa.schedule import State, Timeline, with_lead
 
 __all__ = [
     "MAX_SCHEDULES_PER_AUTOSCALER",
@@ -32,6 +32,7 @@ __all__ = [
     "Compiled",
     "ParsedAutoscaler",
     "Snapshot",
+    "capacity_timeline",
     "compile_window",
     "dying",
 ]
@@ -98,6 +99,11 @@ class Snapshot:
     hpa_api_version: str
     # (Schedule, its SPA's leadTime in seconds, the calendars) -> the compiled Schedule.
     compile: Callable[[wire.Schedule, int, Calendars], Compiled]
+    # (Schedule, its compiled spec, its capacity lead in seconds) -> the Timeline of its window
+    # moved earlier by that lead (docs/schedules.md, "Node capacity").
+    capacity_timeline: Callable[[wire.Schedule, CompiledSchedule, int], Timeline] = field(
+        default=lambda schedule, compiled, lead: capacity_timeline(compiled, lead)
+    )
     memory: Memory = field(default_factory=Memory)
     attempts: Attempts = field(default_factory=Attempts)
     max_schedules: int = MAX_SCHEDULES_PER_AUTOSCALER
@@ -127,3 +133,10 @@ def compile_window(
     except InvalidObject as invalid:
         return invalid, None
     return compiled, Timeline(compiled.applied_window(lead))
+
+
+def capacity_timeline(compiled: CompiledSchedule, lead: int) -> Timeline:
+    """The Timeline of a Schedule's window moved `lead` seconds earlier, the end unchanged: the
+    interval in which node capacity is ordered for it (the reconciler caches this like the
+    window itself)."""
+    return Timeline(with_lead(compiled.window, lead))

@@ -19,6 +19,7 @@ from spa.api import (
     ScheduleStatus,
     wire,
 )
+from spa.controller.decide.capacity import CAPACITY_CONDITION, CapacityOutcome
 from spa.controller.decide.incident import IncidentCondition
 from spa.controller.decide.membership import Evaluated
 from spa.controller.decide.plan import ScheduleStatusWrite, StatusWrite
@@ -34,6 +35,7 @@ __all__ = [
     "schedule_status",
     "status_fields",
     "window_changes",
+    "with_capacity_condition",
 ]
 
 
@@ -259,6 +261,38 @@ def refused_statuses(
         statuses.append(write)
         events += warning
     return statuses, events
+
+
+def with_capacity_condition(
+    status: ScheduledPodAutoscalerStatus,
+    outcome: CapacityOutcome,
+    *,
+    generation: int | None,
+    instant: int,
+) -> ScheduledPodAutoscalerStatus:
+    """The SPA's status with its CapacityReady condition set to `outcome` (docs/schedules.md,
+    "Node capacity"): the condition is known only once the reconciler has read the target and
+    held the capacity, after the rest of the status was decided."""
+    current: list[wire.Condition] = [
+        wire.typed(wire.Condition, condition.to_wire()) for condition in status.conditions or ()
+    ]
+    state, reason, message = outcome
+    conditions = with_condition(
+        current,
+        type_=CAPACITY_CONDITION,
+        status=state,
+        reason=reason,
+        message=message,
+        generation=generation,
+        now=format_instant(instant),
+    )
+    return status.model_copy(
+        update={
+            "conditions": [
+                valid for entry in conditions if (valid := _condition(entry)) is not None
+            ]
+        }
+    )
 
 
 def _condition(entry: wire.Condition) -> Condition | None:

@@ -1,0 +1,470 @@
+"""The requests of node capacity ahead of a window: one CapacityBuffer (or one placeholder
+Deployment) per SPA, or none.
+
+Why a module of its own: the buffer is the controller's only write of an object that is not
+its own kind or the HPA, it needs a discovery of its own (the CapacityBuffer API is a CRD that
+Karpenter or cluster-autoscaler installs, served as `v1beta1` from Karpenter v1.15.0 and
+`v1alpha1` before: the version is asked of the server, never assumed), and its rules of
+ownership differ from the HPA's (an object of that name that the SPA does not control is never
+touched). How much capacity, and when, is the pure decision's (spa/controller/decide/capacity.py);
+this module only makes the cluster hold it (docs/schedules.md, "Node capacity"). Where no
+CapacityBuffer is served, it holds the capacity with a Deployment of pause pods shaped like the
+target's pods, under a PriorityClass low enough that every real pod preempts them (the
+chart creates it). Every write goes through the same leadership fence as the actuator's.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, ParamSpec, Protocol, TypeVar
+
+from spa.api import wire
+from spa.api.resources import CapacityMode
+from spa.controller.actuator import Recorder, Refused, brief
+from spa.controller.decide import Reason
+from spa.controller.desired import (
+    FIELD_MANAGER,
+    MANAGED_BY_LABEL,
+    controller_owner_uid,
+    owner_reference,
+)
+from spa.kube import ApiError, NotFound, PatchType, Resource
+from spa.runtime import Clock, WriteFence, may_write, object_logger, unfenced, write_fenced
+
+__all__ = [
+    "CAPACITY_BUFFER_GROUP",
+    "CAPACITY_BUFFER_PLURAL",
+    "PLACEHOLDER_IMAGE",
+    "PLACEHOLDER_LABEL",
+    "PLACEHOLDER_PRIORITY_CLASS",
+    "CapacityActuator",
+    "CapacityKube",
+    "Held",
+    "buffer_name",
+]
+
+log = logging.getLogger(__name__)
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+CAPACITY_BUFFER_GROUP = "autoscaling.x-k8s.io"
+CAPACITY_BUFFER_PLURAL = "capacitybuffers"
+CAPACITY_BUFFER_KIND = "CapacityBuffer"
+# How long an answer "the server serves no CapacityBuffer" is kept: the CRD may be installed
+# after the controller started.
+_NOT_SERVED_RECHECK_SECONDS = 300.0
+
+# Placeholder pods (docs/schedules.md, "Node capacity"): the pause image, the PriorityClass the
+# chart creates (value -5: at or above cluster-autoscaler's expendable cutoff of -10, so that
+# node autoscalers provision for them, and below every workload's default of 0, so that real
+# pods preempt them; preemptionPolicy Never), and the label that tells whose they are.
+PLACEHOLDER_IMAGE = "registry.k8s.io/pause:3.10"
+PLACEHOLDER_PRIORITY_CLASS = "scheduled-pod-autoscaler-capacity"
+PLACEHOLDER_LABEL = "autoscaling.d-kuro.github.io/capacity-for"
+DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
+# The kinds whose pod template a placeholder copies (spec.template), by (apiVersion, kind).
+_TEMPLATED = {
+    ("apps/v1", "Deployment"): DEPLOYMENTS,
+    ("apps/v1", "StatefulSet"): Resource("apps", "v1", "statefulsets", "StatefulSet", True),
+    ("apps/v1", "ReplicaSet"): Resource("apps", "v1", "replicasets", "ReplicaSet", True),
+}
+# What of the target's pod spec decides where its pods may run, copied to the placeholders.
+_PLACEMENT = ("nodeSelector", "tolerations", "affinity", "topologySpreadConstraints")
+
+
+def buffer_name(autoscaler_name: str) -> str:
+    """The name of an SPA's CapacityBuffer (one per SPA)."""
+    return f"{autoscaler_name}-capacity"
+
+
+class CapacityKube(Protocol):
+    """The requests the capacity actuator sends (:class:`spa.kube.KubeClient` has them)."""
+
+    async def preferred_version(self, group: str) -> str | None: ...
+
+    async def api_resources(self, group_version: str) -> Sequence[dict[str, Any]]: ...
+
+    async def get(self, resource: Resource, namespace: str | None, name: str) -> dict[str, Any]: ...
+
+    async def create(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        body: Mapping[str, Any],
+        *,
+        field_manager: str | None = None,
+    ) -> dict[str, Any]: ...
+
+    async def patch(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        body: Mapping[str, Any],
+        *,
+        patch_type: PatchType,
+        field_manager: str,
+    ) -> dict[str, Any]: ...
+
+    async def delete(
+        self, resource: Resource, namespace: str | None, name: str, *, resource_version: str | None
+    ) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """What the cluster holds for an SPA after :meth:`CapacityActuator.hold`: `pods` (0: no
+    object), in `mode`; `unsupported` says why nothing could be held."""
+
+    pods: int
+    mode: CapacityMode | None
+    unsupported: str | None = None
+
+
+class CapacityActuator:
+    """Creates, resizes and deletes the CapacityBuffer, or the placeholder Deployment, of an
+    SPA."""
+
+    def __init__(
+        self,
+        *,
+        kube: CapacityKube,
+        recorder: Recorder,
+        clock: Clock,
+        fence: WriteFence = unfenced,
+    ) -> None:
+        self._kube = kube
+        self._recorder = recorder
+        self._clock = clock
+        self._fence = fence
+        self._resource: Resource | None = None
+        self._not_served_since: float | None = None
+
+    async def buffer_resource(self) -> Resource | None:
+        """The CapacityBuffer resource in the version the server prefers; None where it serves
+        none (asked again after a while: the CRD may come later)."""
+        if self._resource is not None:
+            return self._resource
+        now = self._clock.monotonic()
+        if (
+            self._not_served_since is not None
+            and now - self._not_served_since < _NOT_SERVED_RECHECK_SECONDS
+        ):
+            return None
+        version = await self._kube.preferred_version(CAPACITY_BUFFER_GROUP)
+        served: Sequence[dict[str, Any]] = []
+        if version is not None:
+            served = await self._kube.api_resources(f"{CAPACITY_BUFFER_GROUP}/{version}")
+        if version is None or not any(
+            item.get("name") == CAPACITY_BUFFER_PLURAL for item in served
+        ):
+            self._not_served_since = now
+            return None
+        self._resource = Resource(
+            CAPACITY_BUFFER_GROUP, version, CAPACITY_BUFFER_PLURAL, CAPACITY_BUFFER_KIND, True
+        )
+        return self._resource
+
+    async def resolve(self, mode: CapacityMode) -> CapacityMode:
+        """The mode an SPA's capacity is held in: Auto is a CapacityBuffer where one is served,
+        else placeholder pods."""
+        if mode is not CapacityMode.Auto:
+            return mode
+        served = await self.buffer_resource()
+        return CapacityMode.Placeholder if served is None else CapacityMode.CapacityBuffer
+
+    async def hold(
+        self,
+        autoscaler: wire.ScheduledPodAutoscaler,
+        target: tuple[str, str, str],
+        *,
+        pods: int,
+        mode: CapacityMode,
+    ) -> Held:
+        """Make the cluster hold capacity for `pods` pods of `target` (apiVersion, kind, name)
+        for `autoscaler`: create, resize or (at 0) delete its CapacityBuffer, or its
+        placeholder Deployment where `mode` (Auto: by discovery) says so, each only when it
+        would change."""
+        namespace = autoscaler["metadata"]["namespace"]
+        resource = None if mode is CapacityMode.Placeholder else await self.buffer_resource()
+        if resource is None and mode is CapacityMode.CapacityBuffer:
+            if pods == 0:
+                return Held(0, None)
+            return Held(
+                0,
+                None,
+                f"cannot hold node capacity for {pods} pods: the API server serves no "
+                "CapacityBuffer (autoscaling.x-k8s.io); mode Auto would use placeholder pods",
+            )
+        if resource is not None:
+            return await self._converge(
+                autoscaler, resource, CapacityMode.CapacityBuffer, pods, target
+            )
+        # Placeholder pods: by choice, or where no CapacityBuffer is served (mode Auto).
+        template: dict[str, Any] | None = None
+        if pods > 0:
+            found = await self._target_template(namespace, target)
+            if isinstance(found, str):
+                self._event(autoscaler, "warning", Reason.CAPACITY_UNSUPPORTED, found)
+                pods, unsupported = 0, found
+            else:
+                template, unsupported = found, None
+            held = await self._converge(
+                autoscaler, DEPLOYMENTS, CapacityMode.Placeholder, pods, target, template
+            )
+            if unsupported is not None:
+                return Held(0, None, unsupported)
+            return held
+        return await self._converge(autoscaler, DEPLOYMENTS, CapacityMode.Placeholder, 0, target)
+
+    async def _converge(
+        self,
+        autoscaler: wire.ScheduledPodAutoscaler,
+        resource: Resource,
+        mode: CapacityMode,
+        pods: int,
+        target: tuple[str, str, str],
+        template: Mapping[str, Any] | None = None,
+    ) -> Held:
+        """Make the SPA's object of `resource` hold `pods` (none at 0): create, resize or
+        delete it, each only when it would change, and never an object the SPA does not
+        control."""
+        metadata = autoscaler["metadata"]
+        namespace, name = metadata["namespace"], metadata["name"]
+        logger = object_logger(log, namespace, name)
+        what = f"{resource.kind} {buffer_name(name)}"
+        buffer = buffer_name(name)
+        try:
+            current: dict[str, Any] | None = await self._kube.get(resource, namespace, buffer)
+        except NotFound:
+            current = None
+        if current is not None and not _controlled_by(current, autoscaler):
+            message = (
+                f"{what} exists and is not controlled by this ScheduledPodAutoscaler: left "
+                "alone, no capacity ordered"
+            )
+            self._event(autoscaler, "warning", Reason.CAPACITY_NAME_TAKEN, message)
+            return Held(0, None, message)
+        held = int(((current or {}).get("spec") or {}).get("replicas") or 0)
+        try:
+            if pods == 0:
+                if current is not None:
+                    await self._fenced_delete(resource, namespace, buffer, current)
+                    logger.info("deleted %s", what)
+                    self._event(
+                        autoscaler,
+                        "normal",
+                        Reason.CAPACITY_REMOVED,
+                        f"deleted {what} (held {held} pods)",
+                    )
+                return Held(0, mode)
+            if current is None:
+                if template is None:
+                    body = _buffer(resource, autoscaler, buffer, target, pods)
+                else:
+                    body = _placeholder(autoscaler, buffer, template, pods)
+                await self._fenced_write(
+                    self._kube.create, resource, namespace, body, field_manager=FIELD_MANAGER
+                )
+                logger.info("created %s for %d pods", what, pods)
+                self._event(
+                    autoscaler,
+                    "normal",
+                    Reason.CAPACITY_CREATED,
+                    f"created {what} for {pods} pods of {target[1]} {target[2]}",
+                )
+            elif held != pods:
+                patch: dict[str, Any] = {"spec": {"replicas": pods}}
+                if template is not None:
+                    # The target's pods may have changed shape since: follow them.
+                    patch = {"spec": _placeholder(autoscaler, buffer, template, pods)["spec"]}
+                await self._fenced_write(
+                    self._kube.patch,
+                    resource,
+                    namespace,
+                    buffer,
+                    patch,
+                    patch_type="merge",
+                    field_manager=FIELD_MANAGER,
+                )
+                logger.info("resized %s from %d to %d pods", what, held, pods)
+                self._event(
+                    autoscaler,
+                    "normal",
+                    Reason.CAPACITY_RESIZED,
+                    f"resized {what} from {held} to {pods} pods",
+                )
+        except Refused as refused:
+            return Held(0, None, f"the API server refused {what}: {refused.message}")
+        return Held(pods, mode)
+
+    async def _target_template(
+        self, namespace: str, target: tuple[str, str, str]
+    ) -> dict[str, Any] | str:
+        """The pod template of the scale target, or why there is none to copy."""
+        api_version, kind, name = target
+        resource = _TEMPLATED.get((api_version, kind))
+        if resource is None:
+            return (
+                f"cannot make placeholder pods for {kind} {name}: only a Deployment, StatefulSet "
+                "or ReplicaSet (apps/v1) has a pod template to copy"
+            )
+        try:
+            obj = await self._kube.get(resource, namespace, name)
+        except NotFound:
+            return f"cannot make placeholder pods: {kind} {namespace}/{name} not found"
+        except ApiError as error:
+            if error.status != 403:
+                raise
+            return f"cannot read {kind} {name} for its pod template: {brief(error.message)}"
+        template = (obj.get("spec") or {}).get("template")
+        if not isinstance(template, dict):
+            return f"{kind} {name} has no pod template"
+        return template
+
+    async def _fenced_delete(
+        self, resource: Resource, namespace: str, name: str, current: Mapping[str, Any]
+    ) -> None:
+        version = (current.get("metadata") or {}).get("resourceVersion")
+        try:
+            await self._fenced_write(
+                self._kube.delete, resource, namespace, name, resource_version=version
+            )
+        except NotFound:
+            return
+
+    async def _fenced_write(
+        self, call: Callable[_P, Awaitable[_T]], *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        """A write under the leadership fence; the refusals the user must fix as `Refused`."""
+        try:
+            return await write_fenced(self._fence, call, *args, **kwargs)
+        except ApiError as error:
+            if error.status in (400, 403, 422):
+                raise Refused(error.status, brief(error.message)) from error
+            raise
+
+    def _event(
+        self, autoscaler: wire.ScheduledPodAutoscaler, kind: str, reason: Reason, message: str
+    ) -> None:
+        if not may_write(self._fence):
+            return
+        if kind == "warning":
+            self._recorder.warning(autoscaler, reason, message)
+        else:
+            self._recorder.normal(autoscaler, reason, message)
+
+
+def _controlled_by(obj: Mapping[str, Any], autoscaler: wire.ScheduledPodAutoscaler) -> bool:
+    # Any object's ownerReferences read as an HPA's: only metadata is looked at.
+    owner = controller_owner_uid(wire.typed(wire.HorizontalPodAutoscaler, obj))
+    return owner is not None and owner == autoscaler["metadata"].get("uid")
+
+
+def _buffer(
+    resource: Resource,
+    autoscaler: wire.ScheduledPodAutoscaler,
+    name: str,
+    target: tuple[str, str, str],
+    pods: int,
+) -> dict[str, Any]:
+    """A CapacityBuffer of `pods` chunks shaped like the pods of the scale `target`."""
+    api_version, kind, target_name = target
+    group = api_version.rpartition("/")[0]
+    return {
+        "apiVersion": resource.api_version,
+        "kind": CAPACITY_BUFFER_KIND,
+        "metadata": {
+            "name": name,
+            "namespace": autoscaler["metadata"]["namespace"],
+            "labels": {MANAGED_BY_LABEL: FIELD_MANAGER},
+            "ownerReferences": [owner_reference(autoscaler)],
+        },
+        "spec": {
+            "scalableRef": {"apiGroup": group, "kind": kind, "name": target_name},
+            "replicas": pods,
+        },
+    }
+
+
+def _placeholder(
+    autoscaler: wire.ScheduledPodAutoscaler,
+    name: str,
+    template: Mapping[str, Any],
+    pods: int,
+) -> dict[str, Any]:
+    """A Deployment of `pods` pause pods, each requesting what one pod of `template` requests
+    (its containers' requests summed) and placed as it is (node selector, tolerations,
+    affinity, topology spread), under the placeholder PriorityClass: real pods preempt them."""
+    spec = template.get("spec") or {}
+    requests: dict[str, Any] = {}
+    for container in spec.get("containers") or ():
+        for resource, quantity in (
+            (container.get("resources") or {}).get("requests") or {}
+        ).items():
+            requests[resource] = _sum_quantity(requests.get(resource), quantity)
+    labels = {MANAGED_BY_LABEL: FIELD_MANAGER, PLACEHOLDER_LABEL: autoscaler["metadata"]["name"]}
+    pod_spec: dict[str, Any] = {
+        "containers": [
+            {"name": "pause", "image": PLACEHOLDER_IMAGE, "resources": {"requests": requests}}
+        ],
+        "priorityClassName": PLACEHOLDER_PRIORITY_CLASS,
+        # Gone at once when preempted or deleted: the room is for the real pods.
+        "terminationGracePeriodSeconds": 0,
+        "automountServiceAccountToken": False,
+    }
+    for field in _PLACEMENT:
+        if spec.get(field):
+            pod_spec[field] = spec[field]
+    return {
+        "apiVersion": DEPLOYMENTS.api_version,
+        "kind": DEPLOYMENTS.kind,
+        "metadata": {
+            "name": name,
+            "namespace": autoscaler["metadata"]["namespace"],
+            "labels": labels,
+            "ownerReferences": [owner_reference(autoscaler)],
+        },
+        "spec": {
+            "replicas": pods,
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+        },
+    }
+
+
+def _sum_quantity(first: Any, second: Any) -> str:
+    """Two Kubernetes quantities added (the first may be None), as a quantity: whole units
+    when the sum is whole, else thousandths (`m`) rounded up, which every resource reads."""
+    if first is None:
+        return str(second)
+    total = _quantity(str(first)) + _quantity(str(second))
+    if total == total.to_integral_value():
+        return str(int(total))
+    return f"{math.ceil(total * 1000)}m"
+
+
+_SUFFIXES = {
+    **{s: Decimal(1024) ** n for n, s in enumerate(("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))},
+    **{s: Decimal(1000) ** n for n, s in enumerate(("", "k", "M", "G", "T", "P", "E"))},
+    "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"),
+}
+_QUANTITY = re.compile(r"^([+-]?[0-9.]+)(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$")
+
+
+def _quantity(text: str) -> Decimal:
+    """A Kubernetes quantity (`500m`, `1Gi`, `1.5`, `2e3`) as a number; ValueError if it is not
+    one (the API server stores only valid quantities)."""
+    match = _QUANTITY.match(text.strip())
+    if match is None:
+        raise ValueError(f"not a quantity: {text!r}")
+    number, exponent, suffix = match.groups()
+    value = Decimal(number + (exponent or ""))
+    return value * _SUFFIXES[suffix or ""]

@@ -1,0 +1,203 @@
+"""Placeholder pods where no CapacityBuffer is served (docs/schedules.md, "Node capacity"), on the
+shared control plane, which has no node autoscaler and no CapacityBuffer CRD: mode Auto falls
+back to a Deployment of pause pods shaped and placed like the target's, under the install's
+PriorityClass, owned by the SPA, removed once the target has the window's minimum, and never
+anything of the user's touched. The controller runs in-process as its ServiceAccount with
+config/rbac's permissions only, so the rules for placeholders are what is tested; the clock is
+stepped (what is checked is which objects exist, not how long nodes take: that is
+tests/integration/test_capacity_nodes.py, with Karpenter).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from spa.controller.capacity import (
+    DEPLOYMENTS,
+    PLACEHOLDER_IMAGE,
+    PLACEHOLDER_LABEL,
+    PLACEHOLDER_PRIORITY_CLASS,
+    buffer_name,
+)
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
+from spa.kube import NotFound, Resource
+from tests.builders import DAILY_NOON, autoscaler, deployment, schedule
+from tests.integration.harness import Kube, eventually, running_controller, utc
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+PODS = Resource("", "v1", "pods", "Pod", True)
+PRIORITY_CLASS = REPO / "config" / "install" / "manager" / "capacity_priority_class.yaml"
+
+
+@pytest.fixture
+def priority_class(cluster: Any) -> None:
+    """The PriorityClass the install creates, applied as a user applies it."""
+    cluster.run_kubectl("apply", "--server-side", "-f", str(PRIORITY_CLASS), check=True)
+
+
+def _placeholder(kube: Kube, namespace: str) -> dict[str, Any] | None:
+    try:
+        return kube.get(DEPLOYMENTS, namespace, buffer_name("web"))
+    except NotFound:
+        return None
+
+
+def _existing_placeholder(kube: Kube, namespace: str) -> dict[str, Any]:
+    found = _placeholder(kube, namespace)
+    assert found is not None, "no placeholder Deployment"
+    return found
+
+
+def _capacity_ready(kube: Kube, namespace: str, reason: str) -> dict[str, Any]:
+    status = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")
+    conditions: list[dict[str, Any]] = status.get("conditions") or []
+    found = next((c for c in conditions if c["type"] == "CapacityReady"), None)
+    assert found is not None, "no CapacityReady condition"
+    assert found["reason"] == reason, found
+    return found
+
+
+async def test_without_capacity_buffers_auto_holds_capacity_with_placeholder_pods(
+    cluster: Any,
+    controller_kubeconfig: Path,
+    kube: Kube,
+    namespace: str,
+    priority_class: None,
+) -> None:
+    web = deployment(
+        name="web",
+        namespace=namespace,
+        replicas=1,
+        requests={"cpu": "250m", "memory": "64Mi"},
+        node_selector={"kubernetes.io/os": "linux"},
+    )
+    kube.client.create(DEPLOYMENTS, namespace, web)
+    kube.create(
+        autoscaler(name="web", namespace=namespace, minReplicas=1, capacity={"leadTime": "30m"})
+    )
+    kube.create(
+        schedule(name="noon", namespace=namespace, target="web", **DAILY_NOON, minReplicas=3)
+    )
+    async with running_controller(
+        controller_kubeconfig, [namespace], start=utc("2026-11-16T11:00:00")
+    ) as running:
+        await eventually(
+            lambda: _capacity_ready(kube, namespace, "NotRequested"), what="NotRequested"
+        )
+        assert _placeholder(kube, namespace) is None
+        running.clock.set(utc("2026-11-16T11:30:00"))  # the capacity lead begins
+        placeholder = await eventually(
+            lambda: _existing_placeholder(kube, namespace), what="the placeholder Deployment"
+        )
+        # The window adds 2 replicas over the 1 that runs: room for 2 pods like web's.
+        assert placeholder["spec"]["replicas"] == 2
+        owner = placeholder["metadata"]["ownerReferences"][0]
+        assert (owner["kind"], owner["name"], owner["controller"]) == (
+            "ScheduledPodAutoscaler",
+            "web",
+            True,
+        )
+        pod = placeholder["spec"]["template"]["spec"]
+        assert pod["priorityClassName"] == PLACEHOLDER_PRIORITY_CLASS
+        assert pod["nodeSelector"] == {"kubernetes.io/os": "linux"}
+        assert pod["containers"][0]["image"] == PLACEHOLDER_IMAGE
+        assert pod["containers"][0]["resources"]["requests"] == {"cpu": "250m", "memory": "64Mi"}
+        # The API server resolved the PriorityClass into its pods: every workload preempts them.
+        pods = await eventually(
+            lambda: (
+                kube.client.list(
+                    PODS, namespace=namespace, label_selector=f"{PLACEHOLDER_LABEL}=web"
+                ).items
+            ),
+            what="placeholder pods",
+        )
+        assert {(p["spec"]["priority"], p["spec"]["preemptionPolicy"]) for p in pods} == {
+            (-5, "Never")
+        }
+        condition = await eventually(
+            lambda: _capacity_ready(kube, namespace, "PlaceholderRunning"),
+            what="PlaceholderRunning",
+        )
+        assert condition["status"] == "False"
+        # The window starts: the target is raised to 3, and the placeholders go.
+        running.clock.set(utc("2026-11-16T12:00:00"))
+        await eventually(lambda: _placeholder(kube, namespace) is None, what="placeholder gone")
+        await eventually(
+            lambda: _capacity_ready(kube, namespace, "PodsRequested"), what="PodsRequested"
+        )
+        assert kube.get(DEPLOYMENTS, namespace, "web")["spec"]["replicas"] == 3
+        # The window's end: no capacity wanted, none made again.
+        running.clock.set(utc("2026-11-16T13:00:00"))
+        await eventually(
+            lambda: _capacity_ready(kube, namespace, "NotRequested"), what="NotRequested again"
+        )
+        assert _placeholder(kube, namespace) is None
+    reasons = [e["reason"] for e in kube.events(namespace) if e["involvedObject"]["name"] == "web"]
+    assert "CapacityCreated" in reasons
+    assert "CapacityRemoved" in reasons
+
+
+async def test_a_deployment_of_the_placeholders_name_is_never_scaled_or_deleted(
+    controller_kubeconfig: Path, kube: Kube, namespace: str, priority_class: None
+) -> None:
+    kube.client.create(DEPLOYMENTS, namespace, deployment(name="web", namespace=namespace))
+    theirs = deployment(name=buffer_name("web"), namespace=namespace, replicas=1)
+    kube.client.create(DEPLOYMENTS, namespace, theirs)
+    kube.create(autoscaler(name="web", namespace=namespace, capacity={"leadTime": "30m"}))
+    kube.create(
+        schedule(name="noon", namespace=namespace, target="web", **DAILY_NOON, minReplicas=5)
+    )
+    async with running_controller(
+        controller_kubeconfig, [namespace], start=utc("2026-11-16T11:45:00")
+    ) as running:
+        condition = await eventually(
+            lambda: _capacity_ready(kube, namespace, "Unsupported"), what="Unsupported"
+        )
+        assert "not controlled by this ScheduledPodAutoscaler" in condition["message"]
+        running.clock.set(utc("2026-11-16T13:00:00"))  # nothing wanted: still not deleted
+        await eventually(
+            lambda: _capacity_ready(kube, namespace, "NotRequested"), what="NotRequested"
+        )
+    kept = kube.get(DEPLOYMENTS, namespace, buffer_name("web"))
+    assert kept["spec"]["replicas"] == 1
+    assert not kept["metadata"].get("ownerReferences")
+
+
+def _spa(name: str, lead: str, capacity: str) -> dict[str, Any]:
+    return autoscaler(name=name, namespace=None, leadTime=lead, capacity={"leadTime": capacity})
+
+
+def _window(name: str, capacity: str, **more: Any) -> dict[str, Any]:
+    return schedule(
+        name=name, namespace=None, **DAILY_NOON, capacity={"leadTime": capacity}, **more
+    )
+
+
+@pytest.mark.parametrize(
+    ("document", "accepted"),
+    [
+        (_spa("short", "10m", "5m"), False),
+        (_spa("zero", "1s", "0"), False),
+        (_spa("equal", "5m", "300s"), True),
+        (_window("short", "59m", leadTime="1h"), False),
+        (_window("own", "10m"), True),
+    ],
+)
+def test_the_api_server_refuses_a_capacity_lead_shorter_than_the_lead(
+    run_kubectl: Any, crds: None, namespace: str, document: dict[str, Any], accepted: bool
+) -> None:
+    """The CRD's CEL rule, on the real API server, agrees with the controller and `spa plan`."""
+    result = run_kubectl(
+        "apply", "-n", namespace, "--server-side", "-f", "-", input=yaml.safe_dump(document)
+    )
+    if accepted:
+        assert result.returncode == 0, result.stderr
+    else:
+        assert result.returncode != 0
+        assert "capacity.leadTime must be at least leadTime" in result.stderr

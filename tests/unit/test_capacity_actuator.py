@@ -1,0 +1,380 @@
+"""The CapacityBuffer requests (spa/controller/capacity.py) against a small fake of the API
+server, and the reconciler's use of them: which version is discovered, one write per change,
+nothing touched that the SPA does not control, and no request at all for an SPA that orders no
+capacity. The real API server and Karpenter: tests/integration/test_capacity_nodes.py."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import REGISTRY
+
+from spa.api import wire
+from spa.api.resources import CapacityMode
+from spa.controller.capacity import CapacityActuator, buffer_name
+from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL
+from spa.kube import NotFound, PatchType, Resource
+from spa.runtime import FakeClock
+from tests.unit.spa_model import OURS, Recorded, Server, at, autoscaler, schedule
+
+BUFFERS = [{"name": "capacitybuffers", "kind": "CapacityBuffer", "namespaced": True}]
+
+
+@dataclass
+class Buffers:
+    """The API server as far as CapacityBuffers go: `version` served (None: the group is not),
+    the objects by name, and every request in order."""
+
+    version: str | None = "v1beta1"
+    objects: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Deployments by name: the scale target `web`, and the placeholders made.
+    deployments: dict[str, dict[str, Any]] = field(default_factory=lambda: {"web": web()})
+    requests: list[str] = field(default_factory=list)
+    log: list[str] | None = None
+
+    def _note(self, request: str) -> None:
+        self.requests.append(request)
+        if self.log is not None:
+            self.log.append(request)
+
+    async def preferred_version(self, group: str) -> str | None:
+        self._note(f"discover {group}")
+        return self.version
+
+    async def api_resources(self, group_version: str) -> Any:
+        self._note(f"resources {group_version}")
+        return BUFFERS if self.version and group_version.endswith(self.version) else []
+
+    def _of(self, resource: Resource) -> dict[str, dict[str, Any]]:
+        return self.deployments if resource.plural == "deployments" else self.objects
+
+    async def get(self, resource: Resource, namespace: str | None, name: str) -> dict[str, Any]:
+        self._note(f"get {resource.plural}.{resource.version}")
+        if name not in self._of(resource):
+            raise NotFound(404, "NotFound", f"{name} not found")
+        return copy.deepcopy(self._of(resource)[name])
+
+    async def create(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        body: Mapping[str, Any],
+        *,
+        field_manager: str | None = None,
+    ) -> dict[str, Any]:
+        self._note(f"create {resource.plural}")
+        assert field_manager == FIELD_MANAGER
+        stored = copy.deepcopy(dict(body))
+        stored["metadata"]["resourceVersion"] = "1"
+        self._of(resource)[body["metadata"]["name"]] = stored
+        return stored
+
+    async def patch(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        body: Mapping[str, Any],
+        *,
+        patch_type: PatchType,
+        field_manager: str,
+    ) -> dict[str, Any]:
+        self._note(f"patch {resource.plural}")
+        assert (patch_type, field_manager) == ("merge", FIELD_MANAGER)
+        self._of(resource)[name]["spec"].update(body["spec"])
+        return self._of(resource)[name]
+
+    async def delete(
+        self, resource: Resource, namespace: str | None, name: str, *, resource_version: str | None
+    ) -> dict[str, Any]:
+        self._note(f"delete {resource.plural}")
+        assert resource_version == self._of(resource)[name]["metadata"]["resourceVersion"]
+        return self._of(resource).pop(name)
+
+
+def requests(**quantities: str) -> dict[str, Any]:
+    return {"requests": quantities}
+
+
+def web() -> dict[str, Any]:
+    """The scale target: two containers whose requests a placeholder pod sums."""
+    return {
+        "metadata": {"name": "web", "resourceVersion": "3"},
+        "spec": {
+            "replicas": 3,
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "app",
+                            "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}},
+                        },
+                        {
+                            "name": "side",
+                            "resources": {"requests": {"cpu": "1", "memory": "512Mi"}},
+                        },
+                        {"name": "bare"},
+                    ],
+                    "nodeSelector": {"pool": "peak"},
+                    "tolerations": [{"key": "peak", "operator": "Exists"}],
+                    "serviceAccountName": "web",
+                },
+            },
+        },
+    }
+
+
+def spa() -> wire.ScheduledPodAutoscaler:
+    return wire.typed(wire.ScheduledPodAutoscaler, autoscaler())
+
+
+TARGET = ("apps/v1", "Deployment", "web")
+
+
+def hold(actuator: CapacityActuator, pods: int, mode: CapacityMode = CapacityMode.Auto) -> Any:
+    return asyncio.run(actuator.hold(spa(), TARGET, pods=pods, mode=mode))
+
+
+def test_the_buffer_is_created_in_the_served_version_owned_by_the_autoscaler() -> None:
+    kube, recorded = Buffers(), Recorded()
+    actuator = CapacityActuator(kube=kube, recorder=recorded, clock=FakeClock())
+    held = hold(actuator, 3)
+    assert (held.pods, held.mode, held.unsupported) == (3, CapacityMode.CapacityBuffer, None)
+    stored = kube.objects[buffer_name("web")]
+    assert stored["apiVersion"] == "autoscaling.x-k8s.io/v1beta1"
+    assert stored["spec"] == {
+        "scalableRef": {"apiGroup": "apps", "kind": "Deployment", "name": "web"},
+        "replicas": 3,
+    }
+    assert stored["metadata"]["ownerReferences"] == [OURS]
+    assert stored["metadata"]["labels"] == {MANAGED_BY_LABEL: FIELD_MANAGER}
+    assert [reason for _, reason, _ in recorded.events] == ["CapacityCreated"]
+
+
+def test_an_older_served_version_is_used_as_discovered() -> None:
+    kube = Buffers(version="v1alpha1")
+    actuator = CapacityActuator(kube=kube, recorder=Recorded(), clock=FakeClock())
+    hold(actuator, 1)
+    assert kube.objects[buffer_name("web")]["apiVersion"] == "autoscaling.x-k8s.io/v1alpha1"
+
+
+def test_one_write_per_change_and_a_delete_at_zero() -> None:
+    kube, recorded = Buffers(), Recorded()
+    actuator = CapacityActuator(kube=kube, recorder=recorded, clock=FakeClock())
+    hold(actuator, 3)
+    hold(actuator, 3)
+    hold(actuator, 2)
+    hold(actuator, 0)
+    hold(actuator, 0)
+    writes = [r for r in kube.requests if r.split()[0] in ("create", "patch", "delete")]
+    assert writes == ["create capacitybuffers", "patch capacitybuffers", "delete capacitybuffers"]
+    assert kube.objects == {}
+    # Discovery was asked once, and its answer kept.
+    assert kube.requests.count("discover autoscaling.x-k8s.io") == 1
+    assert [reason for _, reason, _ in recorded.events] == [
+        "CapacityCreated",
+        "CapacityResized",
+        "CapacityRemoved",
+    ]
+
+
+def test_a_buffer_the_autoscaler_does_not_control_is_left_alone() -> None:
+    theirs = {
+        "metadata": {"name": buffer_name("web"), "resourceVersion": "9"},
+        "spec": {"replicas": 7},
+    }
+    kube, recorded = Buffers(objects={buffer_name("web"): copy.deepcopy(theirs)}), Recorded()
+    actuator = CapacityActuator(kube=kube, recorder=recorded, clock=FakeClock())
+    for pods in (3, 0):
+        held = hold(actuator, pods)
+        assert held.pods == 0
+        assert "not controlled by this ScheduledPodAutoscaler" in held.unsupported
+    assert kube.objects[buffer_name("web")] == theirs
+    assert [(kind, reason) for kind, reason, _ in recorded.events] == [
+        ("Warning", "CapacityNameTaken"),
+        ("Warning", "CapacityNameTaken"),
+    ]
+
+
+def test_without_the_api_auto_holds_placeholders_and_discovery_is_asked_again_later() -> None:
+    kube, clock = Buffers(version=None), FakeClock()
+    actuator = CapacityActuator(kube=kube, recorder=Recorded(), clock=clock)
+    held = hold(actuator, 3)
+    assert (held.pods, held.mode) == (3, CapacityMode.Placeholder)
+    assert buffer_name("web") in kube.deployments
+    hold(actuator, 3)
+    assert kube.requests.count("discover autoscaling.x-k8s.io") == 1
+    # Once served (a CRD installed later), the next look after a while finds it.
+    clock.advance(301)
+    kube.version = "v1beta1"
+    assert hold(actuator, 3).mode is CapacityMode.CapacityBuffer
+
+
+def test_a_forced_capacity_buffer_without_the_api_holds_nothing_and_says_so() -> None:
+    kube = Buffers(version=None)
+    actuator = CapacityActuator(kube=kube, recorder=Recorded(), clock=FakeClock())
+    held = hold(actuator, 3, CapacityMode.CapacityBuffer)
+    assert held.pods == 0
+    assert "serves no CapacityBuffer" in held.unsupported
+    assert kube.deployments.keys() == {"web"}
+
+
+def test_placeholders_are_pause_pods_shaped_and_placed_like_the_targets() -> None:
+    kube, recorded = Buffers(), Recorded()
+    actuator = CapacityActuator(kube=kube, recorder=recorded, clock=FakeClock())
+    held = hold(actuator, 3, CapacityMode.Placeholder)
+    assert (held.pods, held.mode, held.unsupported) == (3, CapacityMode.Placeholder, None)
+    # No CapacityBuffer asked for: the mode was chosen.
+    assert not [r for r in kube.requests if "capacitybuffers" in r or "discover" in r]
+    placeholder = kube.deployments[buffer_name("web")]
+    assert placeholder["spec"]["replicas"] == 3
+    assert placeholder["metadata"]["ownerReferences"] == [OURS]
+    pod = placeholder["spec"]["template"]["spec"]
+    assert pod["priorityClassName"] == "scheduled-pod-autoscaler-capacity"
+    assert pod["containers"] == [
+        {
+            "name": "pause",
+            "image": "registry.k8s.io/pause:3.10",
+            "resources": {"requests": {"cpu": "1500m", "memory": str(1536 * 2**20)}},
+        }
+    ]
+    assert pod["nodeSelector"] == {"pool": "peak"}
+    assert pod["tolerations"] == [{"key": "peak", "operator": "Exists"}]
+    assert "serviceAccountName" not in pod
+    # Its own labels only: no Service or selector of the target ever counts it.
+    labels = placeholder["spec"]["template"]["metadata"]["labels"]
+    assert "app" not in labels
+    assert placeholder["spec"]["selector"]["matchLabels"] == labels
+    hold(actuator, 1, CapacityMode.Placeholder)
+    assert kube.deployments[buffer_name("web")]["spec"]["replicas"] == 1
+    hold(actuator, 0, CapacityMode.Placeholder)
+    assert kube.deployments.keys() == {"web"}
+    assert [reason for _, reason, _ in recorded.events] == [
+        "CapacityCreated",
+        "CapacityResized",
+        "CapacityRemoved",
+    ]
+
+
+def test_no_placeholder_for_a_kind_without_a_pod_template_to_copy() -> None:
+    kube, recorded = Buffers(), Recorded()
+    actuator = CapacityActuator(kube=kube, recorder=recorded, clock=FakeClock())
+    held = asyncio.run(
+        actuator.hold(
+            spa(), ("argoproj.io/v1alpha1", "Rollout", "web"), pods=3, mode=CapacityMode.Placeholder
+        )
+    )
+    assert held.pods == 0
+    assert held.unsupported is not None
+    assert "only a Deployment, StatefulSet or ReplicaSet" in held.unsupported
+    assert [(kind, reason) for kind, reason, _ in recorded.events] == [("Warning", "Unsupported")]
+    assert kube.deployments.keys() == {"web"}
+
+
+def test_a_deployment_of_the_name_that_is_not_ours_is_never_scaled() -> None:
+    theirs = {
+        "metadata": {"name": buffer_name("web"), "resourceVersion": "4"},
+        "spec": {"replicas": 2},
+    }
+    kube = Buffers()
+    kube.deployments[buffer_name("web")] = copy.deepcopy(theirs)
+    actuator = CapacityActuator(kube=kube, recorder=Recorded(), clock=FakeClock())
+    for pods in (3, 0):
+        assert hold(actuator, pods, CapacityMode.Placeholder).pods == 0
+    assert kube.deployments[buffer_name("web")] == theirs
+
+
+# -- through the reconciler --------------------------------------------------------------------
+
+
+def reconciled(server: Server, instant: int) -> None:
+    _, memory, _ = server.reconcile(instant)
+    server.reconcile(instant, memory)
+
+
+def test_an_autoscaler_without_capacity_sends_no_capacity_request() -> None:
+    kube = Buffers()
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)], target_replicas=3)
+    server.capacity = CapacityActuator(kube=kube, recorder=server.recorded, clock=FakeClock())
+    for instant in (at(9, 55), at(10), at(11)):
+        reconciled(server, instant)
+    assert kube.requests == []
+    assert server.autoscaler is not None
+    conditions = server.autoscaler["status"]["conditions"]
+    assert "CapacityReady" not in [c["type"] for c in conditions]
+
+
+def test_the_buffer_follows_the_capacity_lead_and_comes_after_the_hpa_write() -> None:
+    kube = Buffers(log=[])
+    obj = autoscaler()
+    obj["spec"]["capacity"] = {"leadTime": "10m"}
+    server = Server(obj, [schedule("peak", owner=OURS)], target_replicas=3)
+    kube.log = server.writes
+    server.capacity = CapacityActuator(kube=kube, recorder=server.recorded, clock=FakeClock())
+    reconciled(server, at(9, 45))
+    # Outside the capacity lead: asked once (a buffer left by a previous process?), none held.
+    assert buffer_name("web") not in kube.objects
+    reconciled(server, at(9, 50))
+    assert kube.objects[buffer_name("web")]["spec"]["replicas"] == 2
+    assert server.writes.index("create") < server.writes.index("create capacitybuffers")
+    assert server.autoscaler is not None
+    condition = next(
+        c for c in server.autoscaler["status"]["conditions"] if c["type"] == "CapacityReady"
+    )
+    assert (condition["status"], condition["reason"]) == ("False", "BufferRequested")
+    # The target raised to the window's minimum: the buffer goes.
+    server.target_replicas = 5
+    reconciled(server, at(10))
+    assert buffer_name("web") not in kube.objects
+    condition = next(
+        c for c in server.autoscaler["status"]["conditions"] if c["type"] == "CapacityReady"
+    )
+    assert (condition["status"], condition["reason"]) == ("True", "PodsRequested")
+
+
+def requested_pods() -> float | None:
+    return REGISTRY.get_sample_value(
+        "spa_capacity_requested_pods", {"namespace": "shop", "name": "web"}
+    )
+
+
+def test_the_metric_says_how_many_pods_the_autoscaler_holds_capacity_for() -> None:
+    obj = autoscaler()
+    obj["spec"]["capacity"] = {"leadTime": "10m"}
+    server = Server(obj, [schedule("peak", owner=OURS)], target_replicas=1)
+    server.capacity = CapacityActuator(kube=Buffers(), recorder=server.recorded, clock=FakeClock())
+    reconciled(server, at(9, 55))
+    assert requested_pods() == 4
+    server.target_replicas = 5
+    reconciled(server, at(10))
+    assert requested_pods() == 0
+    # Without capacity on the SPA: no series at all.
+    server.autoscaler = autoscaler()
+    reconciled(server, at(10, 30))
+    assert requested_pods() is None
+
+
+def test_a_change_of_mode_removes_what_was_held_the_other_way() -> None:
+    kube = Buffers(version=None)
+    obj = autoscaler()
+    obj["spec"]["capacity"] = {"leadTime": "20m"}
+    server = Server(obj, [schedule("peak", owner=OURS)], target_replicas=3)
+    clock = FakeClock()
+    server.capacity = CapacityActuator(kube=kube, recorder=server.recorded, clock=clock)
+    reconciler = server.reconciler(at(9, 45), {})
+    # Auto without the API: placeholders.
+    asyncio.run(reconciler.reconcile("shop/web"))
+    asyncio.run(reconciler.reconcile("shop/web"))
+    assert kube.deployments[buffer_name("web")]["spec"]["replicas"] == 2
+    # The CapacityBuffer API appears; a later count finds it, and the placeholders go.
+    kube.version = "v1beta1"
+    clock.advance(301)
+    server.target_replicas = 4
+    asyncio.run(reconciler.reconcile("shop/web"))
+    assert kube.objects[buffer_name("web")]["spec"]["replicas"] == 1
+    assert buffer_name("web") not in kube.deployments
