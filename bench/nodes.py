@@ -461,7 +461,7 @@ def main() -> int:
         action="store_true",
         help=f"N = 1, node delay {SMOKE_NODE_DELAY} s, pod lead {SMOKE_POD_LEAD} s, every mode; "
         "exit status 1 if a pod was not Ready, a node-lead pod or node was not Ready before B, "
-        "or a CapacityBuffer or placeholder was left (tests/integration/test_bench_smoke.py)",
+        "or a CapacityBuffer or placeholder was left (tests/bench/test_bench_smoke.py)",
     )
     args = parser.parse_args()
     if args.smoke:
