@@ -169,6 +169,79 @@ async def test_a_deployment_of_the_placeholders_name_is_never_scaled_or_deleted(
     assert not kept["metadata"].get("ownerReferences")
 
 
+def _web_with_capacity(kube: Kube, namespace: str) -> None:
+    """The target web (1 replica) and its SPA, whose window at noon raises it to 3 with a
+    capacity lead of 30 minutes: 2 placeholder pods from 11:30."""
+    web = deployment(
+        name="web", namespace=namespace, replicas=1, requests={"cpu": "10m", "memory": "8Mi"}
+    )
+    kube.client.create(DEPLOYMENTS, namespace, web)
+    kube.create(
+        autoscaler(name="web", namespace=namespace, minReplicas=1, capacity={"leadTime": "30m"})
+    )
+    kube.create(
+        schedule(name="noon", namespace=namespace, target="web", **DAILY_NOON, minReplicas=3)
+    )
+
+
+async def test_placeholders_left_while_no_controller_ran_go_once_capacity_is_removed(
+    controller_kubeconfig: Path, kube: Kube, namespace: str, priority_class: None
+) -> None:
+    """Level-triggered (docs/schedules.md, "Node capacity"): the controller that starts finds
+    the placeholder Deployment in its cache, and the SPA no longer wants it."""
+    _web_with_capacity(kube, namespace)
+    async with running_controller(
+        controller_kubeconfig, [namespace], start=utc("2026-11-16T11:30:00")
+    ):
+        await eventually(
+            lambda: _existing_placeholder(kube, namespace), what="the placeholder Deployment"
+        )
+    kube.merge(SCHEDULED_POD_AUTOSCALERS, namespace, "web", {"spec": {"capacity": None}})
+    # Still inside the lead: only the removed `capacity` makes the placeholders unwanted.
+    async with running_controller(
+        controller_kubeconfig, [namespace], start=utc("2026-11-16T11:31:00")
+    ):
+        await eventually(
+            lambda: _placeholder(kube, namespace) is None, what="the placeholder deleted"
+        )
+
+
+async def test_placeholders_deleted_or_scaled_by_hand_are_put_back(
+    controller_kubeconfig: Path, kube: Kube, namespace: str, priority_class: None
+) -> None:
+    """No clock step, no edit of the SPA: the event on the placeholder Deployment alone wakes
+    its SPA, which compares what it wants with what the cache shows."""
+    _web_with_capacity(kube, namespace)
+    async with running_controller(
+        controller_kubeconfig, [namespace], start=utc("2026-11-16T11:30:00")
+    ):
+        first = await eventually(
+            lambda: _existing_placeholder(kube, namespace), what="the placeholder Deployment"
+        )
+        assert first["spec"]["replicas"] == 2
+        kube.delete(DEPLOYMENTS, namespace, buffer_name("web"))
+
+        def made_again() -> dict[str, Any]:
+            found = _existing_placeholder(kube, namespace)
+            assert found["metadata"]["uid"] != first["metadata"]["uid"]
+            return found
+
+        again = await eventually(made_again, what="the placeholder made again")
+        assert again["spec"]["replicas"] == 2
+        kube.merge(DEPLOYMENTS, namespace, buffer_name("web"), {"spec": {"replicas": 7}})
+
+        def scaled_back() -> bool:
+            return bool(_existing_placeholder(kube, namespace)["spec"]["replicas"] == 2)
+
+        await eventually(scaled_back, what="the placeholder scaled back to 2")
+    created = [
+        e
+        for e in kube.events(namespace)
+        if e["involvedObject"]["name"] == "web" and e["reason"] == "CapacityCreated"
+    ]
+    assert sum(e.get("count") or 1 for e in created) == 2
+
+
 def _spa(name: str, lead: str, capacity: str) -> dict[str, Any]:
     return autoscaler(name=name, namespace=None, leadTime=lead, capacity={"leadTime": capacity})
 
