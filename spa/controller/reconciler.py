@@ -516,6 +516,7 @@ class Reconciler:
             # process): nothing to ask about.
             self._held[key] = (0, None)
             self._metrics.capacity_requested(namespace=namespace, name=name, pods=None)
+            self._metrics.capacity_not_ready(namespace=namespace, name=name, late=None)
             return None, None
         wanted_mode = CapacityMode.Placeholder if placeholders else CapacityMode.CapacityBuffer
         wanted = {wanted_mode: pods} if pods > 0 else {}
@@ -539,11 +540,17 @@ class Reconciler:
             namespace=namespace, name=name, pods=pods if task.enabled else None
         )
         if not task.enabled:
+            self._metrics.capacity_not_ready(namespace=namespace, name=name, late=None)
             return None, None
         if pods > 0:
             logger.debug("holding node capacity for %d pods", pods)
         outcome = capacity_condition(
             intent, pods=pods, replicas=replicas, mode=held_mode, unsupported=unsupported
+        )
+        # The alert SpaCapacityNotReady (docs/operations.md): the boundary has passed and the
+        # target's pods have not taken the capacity (or there is none to take).
+        self._metrics.capacity_not_ready(
+            namespace=namespace, name=name, late=task.raised and outcome[0] == "False"
         )
         recheck = _CAPACITY_RECHECK_SECONDS if pods > 0 and task.raised else None
         return outcome, recheck

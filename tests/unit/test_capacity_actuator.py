@@ -17,8 +17,8 @@ from spa.api import wire
 from spa.api.resources import CapacityMode
 from spa.controller.capacity import CapacityActuator, buffer_name
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL
-from spa.kube import NotFound, PatchType, Resource
 from spa.controller.watches import cached_capacity
+from spa.kube import NotFound, PatchType, Resource
 from spa.runtime import FakeClock, Store
 from tests.unit.spa_model import OURS, Recorded, Server, at, autoscaler, schedule
 
@@ -497,3 +497,24 @@ def test_placeholders_left_while_a_buffer_is_wanted_go() -> None:
     reconciled(server, at(9, 56))
     assert kube.objects[buffer_name("web")]["spec"]["replicas"] == 2
     assert buffer_name("web") not in kube.deployments
+
+
+def not_ready() -> float | None:
+    return REGISTRY.get_sample_value("spa_capacity_not_ready", {"namespace": "shop", "name": "web"})
+
+
+def test_the_metric_says_when_capacity_is_not_ready_past_the_boundary() -> None:
+    server, _ = with_capacity(Buffers())
+    assert server.autoscaler is not None
+    # The HPA controller, not the SPA, raises the target: it can be slow to.
+    server.autoscaler["spec"]["scaleUpImmediately"] = False
+    reconciled(server, at(9, 55))  # capacity held ahead of the boundary: as it should be
+    assert not_ready() == 0
+    reconciled(server, at(10))  # the HPA asks for 5; the target still runs 3
+    assert not_ready() == 1
+    server.target_replicas = 5
+    reconciled(server, at(10, 1))
+    assert not_ready() == 0
+    server.autoscaler = autoscaler()  # `capacity` removed: no series
+    reconciled(server, at(10, 2))
+    assert not_ready() is None
