@@ -52,6 +52,7 @@ from spa.runtime import (
 
 __all__ = [
     "CAPACITY_BUFFER_GROUP",
+    "CAPACITY_BUFFER_KIND",
     "CAPACITY_BUFFER_PLURAL",
     "DEPLOYMENTS",
     "PLACEHOLDER_IMAGE",
