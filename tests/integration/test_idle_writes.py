@@ -144,7 +144,7 @@ def test_no_writes_between_boundaries_and_one_patch_per_change(
                 timeZone="UTC",
                 startTime=f"{now + timedelta(minutes=20):%Y-%m-%dT%H:%M}",
                 endTime=f"{now + timedelta(minutes=40):%Y-%m-%dT%H:%M}",
-                # Above the base minimum of 3, which the HPA controller gives the target.
+                # Above the base minimum of 3 (a window at the base orders no capacity).
                 minReplicas=6,
             ),
         )
