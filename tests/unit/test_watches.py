@@ -51,10 +51,11 @@ _owned = partial(
 
 
 def wired(
-    *calendars: FakeInformer,
+    *calendars: FakeInformer, owned: tuple[FakeInformer, ...] = ()
 ) -> tuple[FakeInformer, FakeInformer, FakeInformer, list[str], list[str]]:
     """The informers wired as the manager wires them (with `calendars`, those of Calendars and
-    ClusterCalendars), the SPA shop/web in its cache; the keys woken, the uids forgotten."""
+    ClusterCalendars, and `owned`, those of CapacityBuffers and placeholder Deployments), the
+    SPA shop/web in its cache; the keys woken, the uids forgotten."""
     autoscalers, schedules, hpas = FakeInformer(), FakeInformer(), FakeInformer()
     add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)
     woken: list[str] = []
@@ -66,6 +67,7 @@ def wired(
         enqueue=woken.append,
         schedule_deleted=lambda obj: forgotten.append(obj["metadata"]["uid"]),
         calendars=calendars,  # type: ignore[arg-type]
+        owned=owned,  # type: ignore[arg-type]
     )
     autoscalers.store.upsert(_autoscaler())
     return autoscalers, schedules, hpas, woken, forgotten
@@ -232,15 +234,7 @@ def _capacity(replicas: int = 2, **metadata: Any) -> dict[str, Any]:
 
 def test_a_capacity_object_wakes_the_autoscaler_that_controls_it() -> None:
     owned = FakeInformer()
-    autoscalers, schedules, hpas = FakeInformer(), FakeInformer(), FakeInformer()
-    woken: list[str] = []
-    watch(
-        autoscalers=autoscalers,  # type: ignore[arg-type]
-        schedules=schedules,  # type: ignore[arg-type]
-        hpas=hpas,  # type: ignore[arg-type]
-        enqueue=woken.append,
-        owned=[owned],  # type: ignore[list-item]
-    )
+    *_, woken, _ = wired(owned=(owned,))
     owned.fire("add", _capacity())
     owned.fire("delete", _capacity())
     # Edited by hand: its owner must put it back.
@@ -256,18 +250,13 @@ def test_a_capacity_object_wakes_the_autoscaler_that_controls_it() -> None:
 
 
 def test_the_capacity_cache_keeps_the_owner_and_the_replicas_only() -> None:
-    kept = cached_capacity(_capacity(replicas=4))
+    whole = _capacity(replicas=4)
+    kept = cached_capacity(whole)
+    metadata = {key: value for key, value in whole["metadata"].items() if key != "managedFields"}
     assert kept == {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {
-            "name": "web-capacity",
-            "namespace": "shop",
-            "uid": "uid-capacity",
-            "resourceVersion": "1",
-            "labels": {"app.kubernetes.io/managed-by": "scheduled-pod-autoscaler"},
-            "ownerReferences": [owner(uid=SPA_UID)],
-        },
+        "metadata": metadata,
         "spec": {"replicas": 4},
     }
     assert cached_capacity(kept) == kept
