@@ -37,6 +37,7 @@ __all__ = [
     "Excluded",
     "Exclusion",
     "Membership",
+    "controller_owner_name",
     "controller_owner_uid",
     "created_order",
     "foreign_controller",
@@ -122,6 +123,16 @@ def controller_owner_uid(obj: wire.Schedule | wire.HorizontalPodAutoscaler) -> s
     for reference in (obj.get("metadata") or {}).get("ownerReferences") or ():
         if isinstance(reference, Mapping) and reference.get("controller") and _is_ours(reference):
             return str(reference.get("uid"))
+    return None
+
+
+def controller_owner_name(obj: wire.Schedule | wire.HorizontalPodAutoscaler) -> str | None:
+    """The name of the ScheduledPodAutoscaler that controls `obj` (in its namespace), if one
+    does."""
+    for reference in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if isinstance(reference, Mapping) and reference.get("controller") and _is_ours(reference):
+            name = reference.get("name")
+            return str(name) if name else None
     return None
 
 

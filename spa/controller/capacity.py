@@ -11,6 +11,12 @@ this module only makes the cluster hold it (docs/schedules.md, "Node capacity").
 CapacityBuffer is served, it holds the capacity with a Deployment of pause pods shaped like the
 target's pods, under a PriorityClass low enough that every real pod preempts them (the
 chart creates it). Every write goes through the same leadership fence as the actuator's.
+
+What an SPA holds is read from the caches of the CapacityBuffers and placeholder Deployments
+the controller labels (:meth:`CapacityActuator.cached`, controller-runtime's `Owns`): the
+reconciler compares what it wants with what they show, so that a buffer deleted or edited by
+hand, or left by a process that has stopped, is put right at the SPA's next reconcile, which
+an event on the object itself triggers (spa/controller/watches.py).
 """
 
 from __future__ import annotations
@@ -34,14 +40,25 @@ from spa.controller.desired import (
     owner_reference,
 )
 from spa.kube import ApiError, NotFound, PatchType, Resource
-from spa.runtime import Clock, WriteFence, may_write, object_logger, unfenced, write_fenced
+from spa.runtime import (
+    Clock,
+    Store,
+    WriteFence,
+    may_write,
+    object_logger,
+    unfenced,
+    write_fenced,
+)
 
 __all__ = [
     "CAPACITY_BUFFER_GROUP",
+    "CAPACITY_BUFFER_KIND",
     "CAPACITY_BUFFER_PLURAL",
+    "DEPLOYMENTS",
     "PLACEHOLDER_IMAGE",
     "PLACEHOLDER_LABEL",
     "PLACEHOLDER_PRIORITY_CLASS",
+    "PLACEHOLDER_SELECTOR",
     "CapacityActuator",
     "CapacityKube",
     "Held",
@@ -66,6 +83,9 @@ _NOT_SERVED_RECHECK_SECONDS = 300.0
 PLACEHOLDER_IMAGE = "registry.k8s.io/pause:3.10"
 PLACEHOLDER_PRIORITY_CLASS = "scheduled-pod-autoscaler-capacity"
 PLACEHOLDER_LABEL = "autoscaling.d-kuro.github.io/capacity-for"
+# The placeholder Deployments the controller caches: its label and the placeholder label (every
+# Deployment it creates has both; no other Deployment of the cluster is cached).
+PLACEHOLDER_SELECTOR = f"{MANAGED_BY_LABEL}={FIELD_MANAGER},{PLACEHOLDER_LABEL}"
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
 # The kinds whose pod template a placeholder copies (spec.template), by (apiVersion, kind).
 _TEMPLATED = {
@@ -128,7 +148,13 @@ class Held:
 
 class CapacityActuator:
     """Creates, resizes and deletes the CapacityBuffer, or the placeholder Deployment, of an
-    SPA."""
+    SPA.
+
+    :param placeholders: the cache of the placeholder Deployments (PLACEHOLDER_SELECTOR), and
+        `buffers` that of the CapacityBuffers (MANAGED_BY_SELECTOR; None where the API server
+        served none when the controller started). Without `placeholders`, :meth:`cached`
+        knows nothing and the reconciler falls back on what it wrote itself.
+    """
 
     def __init__(
         self,
@@ -137,13 +163,37 @@ class CapacityActuator:
         recorder: Recorder,
         clock: Clock,
         fence: WriteFence = unfenced,
+        placeholders: Store | None = None,
+        buffers: Store | None = None,
+        buffer_resource: Resource | None = None,
     ) -> None:
         self._kube = kube
         self._recorder = recorder
         self._clock = clock
         self._fence = fence
-        self._resource: Resource | None = None
+        self._placeholders = placeholders
+        self._buffers = buffers
+        self._resource: Resource | None = buffer_resource
         self._not_served_since: float | None = None
+
+    def cached(self, autoscaler: wire.ScheduledPodAutoscaler) -> dict[CapacityMode, int] | None:
+        """What the caches show `autoscaler` holds: the pods' worth of its CapacityBuffer and
+        of its placeholder Deployment, by mode, each only if it exists and the SPA controls
+        it. None when the caches cannot tell: not wired, or a CapacityBuffer API served that
+        is not watched (its CRD was installed after the controller started)."""
+        if self._placeholders is None or (self._resource is not None and self._buffers is None):
+            return None
+        metadata = autoscaler["metadata"]
+        key = f"{metadata['namespace']}/{buffer_name(metadata['name'])}"
+        held: dict[CapacityMode, int] = {}
+        for mode, store in (
+            (CapacityMode.CapacityBuffer, self._buffers),
+            (CapacityMode.Placeholder, self._placeholders),
+        ):
+            obj = None if store is None else store.get(key)
+            if obj is not None and _controlled_by(obj, autoscaler):
+                held[mode] = int((obj.get("spec") or {}).get("replicas") or 0)
+        return held
 
     async def buffer_resource(self) -> Resource | None:
         """The CapacityBuffer resource in the version the server prefers; None where it serves

@@ -20,7 +20,7 @@ from typing import Any
 
 from spa.controller import watches
 from spa.controller.actuator import Actuator
-from spa.controller.capacity import CapacityActuator
+from spa.controller.capacity import DEPLOYMENTS, PLACEHOLDER_SELECTOR, CapacityActuator
 from spa.controller.desired import MANAGED_BY_SELECTOR
 from spa.controller.metrics import CACHED_OBJECTS, ControllerMetrics
 from spa.controller.reconciler import Reconciler
@@ -147,11 +147,44 @@ class Manager:
         cluster_calendars = Informer(
             self.client, CLUSTER_CALENDARS, transform=watches.cached_object
         )
-        self.informers = [autoscalers, schedules, hpas, calendars, cluster_calendars]
+        # Node capacity (docs/schedules.md, "Node capacity"): the placeholder Deployments and
+        # CapacityBuffers the controller made, selected by its labels (a few hundred bytes
+        # each, one per SPA at most), so that what each SPA holds is compared with what it
+        # wants at every reconcile. CapacityBuffers only where the server serves them now.
+        recorder = EventRecorder(self.client, clock=system_clock, fence=self._write_fence)
+        discovery = CapacityActuator(kube=self.client, recorder=recorder, clock=self.clock)
+        buffer_resource = await discovery.buffer_resource()
+        placeholders = Informer(
+            self.client,
+            DEPLOYMENTS,
+            namespaces=self.namespaces,
+            label_selector=PLACEHOLDER_SELECTOR,
+            transform=watches.cached_capacity,
+        )
+        owned = [placeholders]
+        buffers: Informer | None = None
+        if buffer_resource is not None:
+            buffers = Informer(
+                self.client,
+                buffer_resource,
+                namespaces=self.namespaces,
+                label_selector=MANAGED_BY_SELECTOR,
+                transform=watches.cached_capacity,
+            )
+            owned.append(buffers)
+        capacity = CapacityActuator(
+            kube=self.client,
+            recorder=recorder,
+            clock=self.clock,
+            fence=self._write_fence,
+            placeholders=placeholders.store,
+            buffers=None if buffers is None else buffers.store,
+            buffer_resource=buffer_resource,
+        )
+        self.informers = [autoscalers, schedules, hpas, calendars, cluster_calendars, *owned]
         watches.add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)
 
         queue = WorkQueue(name=QUEUE_NAME, clock=self.clock)
-        recorder = EventRecorder(self.client, clock=system_clock, fence=self._write_fence)
         # One INFO line per burst of writes (a boundary), the per-write lines at DEBUG.
         summary = WriteSummary(
             clock=system_clock, logger=logging.getLogger("spa.controller.writes")
@@ -175,9 +208,7 @@ class Manager:
             metrics=ControllerMetrics(),
             calendars=calendars.store,
             cluster_calendars=cluster_calendars.store,
-            capacity=CapacityActuator(
-                kube=self.client, recorder=recorder, clock=self.clock, fence=self._write_fence
-            ),
+            capacity=capacity,
         )
 
         watches.watch(
@@ -189,6 +220,7 @@ class Manager:
                 str((obj.get("metadata") or {}).get("uid"))
             ),
             calendars=(calendars, cluster_calendars),
+            owned=owned,
         )
 
         async def api_ready() -> None:

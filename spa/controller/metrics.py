@@ -67,6 +67,13 @@ CAPACITY_REQUESTED = Gauge(
     '(its CapacityBuffer\'s replicas; docs/schedules.md, "Node capacity").',
     ["namespace", "name"],
 )
+CAPACITY_NOT_READY = Gauge(
+    "spa_capacity_not_ready",
+    "1 while the boundary of a window that orders node capacity has passed (the HPA asks for "
+    "the window's minimum) and the ScheduledPodAutoscaler's CapacityReady condition is still "
+    'False, else 0 (docs/schedules.md, "Node capacity").',
+    ["namespace", "name"],
+)
 LAST_SUCCESS = Gauge(
     "spa_last_successful_reconcile_timestamp_seconds",
     "When the ScheduledPodAutoscaler was last reconciled without error (Unix time).",
@@ -226,9 +233,19 @@ class ControllerMetrics:
         else:
             CAPACITY_REQUESTED.labels(namespace, name).set(pods)
 
+    @staticmethod
+    def capacity_not_ready(*, namespace: str, name: str, late: bool | None) -> None:
+        """Whether an SPA's capacity is not ready past its window's boundary (None: it orders
+        no capacity, no series)."""
+        if late is None:
+            _remove(CAPACITY_NOT_READY, namespace, name)
+        else:
+            CAPACITY_NOT_READY.labels(namespace, name).set(1 if late else 0)
+
     def forget_autoscaler(self, *, namespace: str, name: str) -> None:
         self._remove_replicas(namespace, name)
         _remove(CAPACITY_REQUESTED, namespace, name)
+        _remove(CAPACITY_NOT_READY, namespace, name)
         for schedule in self._schedules.pop((namespace, name), set()):
             _remove(SCHEDULE_ACTIVE, namespace, schedule, name)
         _remove(LAST_SUCCESS, namespace, name)

@@ -481,9 +481,9 @@ class Reconciler:
         """Make the cluster hold the node capacity `task` wants (docs/schedules.md, "Node
         capacity"), after the HPA write of this reconcile: the target's replicas read from its
         /scale only while a window is in its capacity lead, and a request about the buffer
-        only when what is wanted differs from what this process knows it holds (once after a
-        start, so that a buffer left by a previous process is found). The CapacityReady
-        condition to write (None: the SPA orders no capacity) and how soon to look again."""
+        only when what is wanted differs from what the caches of buffers and placeholders show
+        (:meth:`CapacityActuator.cached`). The CapacityReady condition to write (None: the SPA
+        orders no capacity) and how soon to look again."""
         assert self._capacity is not None
         namespace, name = split_key(key)
         assert namespace is not None
@@ -493,6 +493,7 @@ class Reconciler:
         replicas: int | None = None
         unsupported: str | None = None
         pods = 0
+        placeholders = False
         if intent is not None and intent.minimum is not None:
             api_version, kind, target = task.target
             try:
@@ -504,33 +505,52 @@ class Reconciler:
                 )
             except NotScalable as problem:
                 unsupported = f"cannot read the target's replicas: {problem.message}"
-        if not task.enabled and known is None:
-            # Never ordered by this process, and not wanted: nothing to ask about.
+        # What the SPA holds: as the caches show it (level-triggered: a buffer deleted or
+        # edited by hand, or left by a stopped process, is put right), else as this process
+        # last wrote it (None: unknown, after a start).
+        present = self._capacity.cached(task.autoscaler)
+        if present is None and known is not None:
+            present = {known_mode: known} if known and known_mode is not None else {}
+        if not task.enabled and not present:
+            # Not wanted, and nothing held (or, without caches, never ordered by this
+            # process): nothing to ask about.
             self._held[key] = (0, None)
             self._metrics.capacity_requested(namespace=namespace, name=name, pods=None)
+            self._metrics.capacity_not_ready(namespace=namespace, name=name, late=None)
             return None, None
+        wanted_mode = CapacityMode.Placeholder if placeholders else CapacityMode.CapacityBuffer
+        wanted = {wanted_mode: pods} if pods > 0 else {}
         held_mode: CapacityMode | None = None
-        if known != pods or (pods == 0 and known is None):
+        if present is None or present != wanted:
+            # The actuator reads the object before it writes: a cache behind our own last
+            # write costs a read, never a second write.
             held = await self._capacity.hold(task.autoscaler, task.target, pods=pods, mode=mode)
-            if known and known_mode is not None and held.mode is not known_mode:
-                # Held the other way before (Auto found a CapacityBuffer served since, or the
-                # mode was changed): that object goes.
-                await self._capacity.hold(task.autoscaler, task.target, pods=0, mode=known_mode)
+            for other in sorted(present or {}):
+                if other is not held.mode:
+                    # Held the other way before (Auto found a CapacityBuffer served since, or
+                    # the mode was changed): that object goes.
+                    await self._capacity.hold(task.autoscaler, task.target, pods=0, mode=other)
             self._held[key] = (held.pods, held.mode)
             held_mode = held.mode
             unsupported = unsupported or held.unsupported
             pods = held.pods
         else:
-            held_mode = known_mode
+            held_mode = wanted_mode
         self._metrics.capacity_requested(
             namespace=namespace, name=name, pods=pods if task.enabled else None
         )
         if not task.enabled:
+            self._metrics.capacity_not_ready(namespace=namespace, name=name, late=None)
             return None, None
         if pods > 0:
             logger.debug("holding node capacity for %d pods", pods)
         outcome = capacity_condition(
             intent, pods=pods, replicas=replicas, mode=held_mode, unsupported=unsupported
+        )
+        # The alert SpaCapacityNotReady (docs/operations.md): the boundary has passed and the
+        # target's pods have not taken the capacity (or there is none to take).
+        self._metrics.capacity_not_ready(
+            namespace=namespace, name=name, late=task.raised and outcome[0] == "False"
         )
         recheck = _CAPACITY_RECHECK_SECONDS if pods > 0 and task.raised else None
         return outcome, recheck

@@ -14,6 +14,10 @@ here, in one place, and tested without an API server.
 - A Schedule's events wake the SPA it names (`spec.scaleTargetRef.name`), and the SPA that
   controls it now: a retargeted Schedule must leave its old SPA too. An update wakes both the
   old and the new object's SPAs.
+- A CapacityBuffer's or placeholder Deployment's events (docs/schedules.md, "Node capacity")
+  wake the SPA that controls it (its controller ownerReference), except the updates that change
+  nothing but its status (the node autoscaler's, the Deployment controller's): a buffer
+  deleted or edited by hand is put right at once (controller-runtime's `Owns`).
 - A Calendar's or ClusterCalendar's events wake the SPAs of the Schedules that refer to it
   (found through `CALENDAR_INDEX`), so that an edited, created or deleted calendar applies at
   once, with no edit of the Schedules (docs/schedules.md, "Shared calendars").
@@ -30,6 +34,7 @@ from typing import Any
 
 from spa.api import wire
 from spa.api.calendars import CalendarKey, calendar_key, referenced_calendars
+from spa.api.membership import controller_owner_name
 from spa.controller.desired import controller_owner_uid
 from spa.runtime import Informer, Store, changed_beyond_status, drop_bookkeeping, object_key
 
@@ -41,9 +46,11 @@ __all__ = [
     "UID_INDEX",
     "add_indexes",
     "all_keys",
+    "cached_capacity",
     "cached_hpa",
     "cached_object",
     "calendar_index_value",
+    "owner_keys",
     "target_keys",
     "watch",
 ]
@@ -84,6 +91,35 @@ def cached_hpa(obj: dict[str, Any]) -> dict[str, Any]:
     if conditions:
         kept["conditions"] = conditions
     return obj if kept == status else {**obj, "status": kept}
+
+
+# Of a CapacityBuffer's or placeholder Deployment's metadata, what the reconcile and the event
+# mapping read; of its spec, the replicas. Nothing else is kept: each is a few hundred bytes.
+_CAPACITY_METADATA = ("name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences")
+
+
+def cached_capacity(obj: dict[str, Any]) -> dict[str, Any]:
+    """A CapacityBuffer or placeholder Deployment as its cache keeps it: its name, namespace,
+    uid, resourceVersion, labels and ownerReferences, and `spec.replicas`."""
+    metadata = obj.get("metadata") or {}
+    kept: dict[str, Any] = {
+        "metadata": {key: metadata[key] for key in _CAPACITY_METADATA if key in metadata}
+    }
+    for key in ("apiVersion", "kind"):
+        if key in obj:
+            kept[key] = obj[key]
+    spec = obj.get("spec")
+    if isinstance(spec, dict) and "replicas" in spec:
+        kept["spec"] = {"replicas": spec["replicas"]}
+    return kept
+
+
+def owner_keys(obj: dict[str, Any]) -> list[str]:
+    """The key of the SPA that controls a CapacityBuffer or placeholder Deployment (none if no
+    SPA does)."""
+    name = controller_owner_name(wire.typed(wire.HorizontalPodAutoscaler, obj))
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    return [f"{namespace}/{name}"] if name and namespace else []
 
 
 def target_keys(schedule: wire.Schedule) -> list[str]:
@@ -148,9 +184,11 @@ def watch(
     enqueue: Callable[[str], None],
     schedule_deleted: Callable[[dict[str, Any]], None] = lambda obj: None,
     calendars: Iterable[Informer] = (),
+    owned: Iterable[Informer] = (),
 ) -> None:
     """Register the handlers that turn every event into the keys it wakes; `calendars` are
-    the informers of Calendars and ClusterCalendars."""
+    the informers of Calendars and ClusterCalendars, `owned` those of the CapacityBuffers and
+    placeholder Deployments."""
 
     def wake(keys: Iterable[str]) -> None:
         for key in sorted(keys):
@@ -167,6 +205,14 @@ def watch(
         on_delete=lambda obj: enqueue(object_key(obj)),
         update_filter=changed_beyond_status,
     )
+
+    for informer in owned:
+        informer.add_handler(
+            on_add=lambda obj: wake(owner_keys(obj)),
+            on_update=lambda old, new: wake(set(owner_keys(old)) | set(owner_keys(new))),
+            on_delete=lambda obj: wake(owner_keys(obj)),
+            update_filter=changed_beyond_status,
+        )
 
     def deleted(obj: dict[str, Any]) -> None:
         schedule_deleted(obj)

@@ -10,6 +10,8 @@ tests/integration/test_capacity_nodes.py, with Karpenter).
 
 from __future__ import annotations
 
+import signal
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +25,16 @@ from spa.controller.capacity import (
     PLACEHOLDER_PRIORITY_CLASS,
     buffer_name,
 )
-from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
-from spa.kube import NotFound, Resource
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.kube import LEASE, NotFound, Resource
 from tests.builders import DAILY_NOON, autoscaler, deployment, schedule
 from tests.integration.harness import Kube, eventually, running_controller, utc
+from tests.integration.processes import (
+    CONTROLLER_NAMESPACE,
+    leader_election_args,
+    spa_run,
+    wait_for,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -167,6 +175,142 @@ async def test_a_deployment_of_the_placeholders_name_is_never_scaled_or_deleted(
     kept = kube.get(DEPLOYMENTS, namespace, buffer_name("web"))
     assert kept["spec"]["replicas"] == 1
     assert not kept["metadata"].get("ownerReferences")
+
+
+def _web_with_capacity(kube: Kube, namespace: str, *, window: bool = True) -> None:
+    """The target web (1 replica) and its SPA, whose window at noon (unless not `window`)
+    raises it to 3 with a capacity lead of 30 minutes: 2 placeholder pods from 11:30."""
+    web = deployment(
+        name="web", namespace=namespace, replicas=1, requests={"cpu": "10m", "memory": "8Mi"}
+    )
+    kube.client.create(DEPLOYMENTS, namespace, web)
+    kube.create(
+        autoscaler(name="web", namespace=namespace, minReplicas=1, capacity={"leadTime": "30m"})
+    )
+    if window:
+        kube.create(
+            schedule(name="noon", namespace=namespace, target="web", **DAILY_NOON, minReplicas=3)
+        )
+
+
+def _leader_of(kube: Kube, lease: str) -> str:
+    spec = kube.get(LEASE, CONTROLLER_NAMESPACE, lease).get("spec") or {}
+    return str(spec.get("holderIdentity") or "")
+
+
+async def test_placeholders_left_while_no_controller_ran_go_once_capacity_is_removed(
+    controller_kubeconfig: Path, kube: Kube, namespace: str, priority_class: None
+) -> None:
+    """Level-triggered (docs/schedules.md, "Node capacity"): the controller that starts finds
+    the placeholder Deployment in its cache, and the SPA no longer wants it."""
+    _web_with_capacity(kube, namespace)
+    async with running_controller(
+        controller_kubeconfig, [namespace], start=utc("2026-11-16T11:30:00")
+    ):
+        await eventually(
+            lambda: _existing_placeholder(kube, namespace), what="the placeholder Deployment"
+        )
+    kube.merge(SCHEDULED_POD_AUTOSCALERS, namespace, "web", {"spec": {"capacity": None}})
+    # Still inside the lead: only the removed `capacity` makes the placeholders unwanted.
+    async with running_controller(
+        controller_kubeconfig, [namespace], start=utc("2026-11-16T11:31:00")
+    ):
+        await eventually(
+            lambda: _placeholder(kube, namespace) is None, what="the placeholder deleted"
+        )
+
+
+async def test_placeholders_deleted_or_scaled_by_hand_are_put_back(
+    controller_kubeconfig: Path, kube: Kube, namespace: str, priority_class: None
+) -> None:
+    """No clock step, no edit of the SPA: the event on the placeholder Deployment alone wakes
+    its SPA, which compares what it wants with what the cache shows."""
+    _web_with_capacity(kube, namespace)
+    async with running_controller(
+        controller_kubeconfig, [namespace], start=utc("2026-11-16T11:30:00")
+    ):
+        first = await eventually(
+            lambda: _existing_placeholder(kube, namespace), what="the placeholder Deployment"
+        )
+        assert first["spec"]["replicas"] == 2
+        kube.delete(DEPLOYMENTS, namespace, buffer_name("web"))
+
+        def made_again() -> dict[str, Any]:
+            found = _existing_placeholder(kube, namespace)
+            assert found["metadata"]["uid"] != first["metadata"]["uid"]
+            return found
+
+        again = await eventually(made_again, what="the placeholder made again")
+        assert again["spec"]["replicas"] == 2
+        kube.merge(DEPLOYMENTS, namespace, buffer_name("web"), {"spec": {"replicas": 7}})
+
+        def scaled_back() -> bool:
+            return bool(_existing_placeholder(kube, namespace)["spec"]["replicas"] == 2)
+
+        await eventually(scaled_back, what="the placeholder scaled back to 2")
+    created = [
+        e
+        for e in kube.events(namespace)
+        if e["involvedObject"]["name"] == "web" and e["reason"] == "CapacityCreated"
+    ]
+    assert sum(e.get("count") or 1 for e in created) == 2
+
+
+@pytest.mark.slow
+def test_a_leader_change_while_the_window_goes_leaves_no_placeholder_behind(
+    controller_kubeconfig: Path, kube: Kube, namespace: str, priority_class: None, tmp_path: Path
+) -> None:
+    """Two `spa run` processes with leader election, on the real clock: the leader makes the
+    placeholders, is killed (SIGKILL: no Lease handed back, nothing said), the window is
+    deleted while no process leads, and the new leader, which never made the placeholders
+    and sees an SPA that orders no capacity any more, deletes them from what its cache
+    shows."""
+    lease = f"spa-capacity-{namespace[-6:]}"
+    election = leader_election_args(lease)
+    now = datetime.now(UTC)
+    _web_with_capacity(kube, namespace, window=False)
+    kube.create(
+        schedule(
+            name="soon",
+            namespace=namespace,
+            target="web",
+            type="OneShot",
+            timeZone="UTC",
+            # The capacity lead (30m) has begun; the window is far from starting.
+            startTime=f"{now + timedelta(minutes=20):%Y-%m-%dT%H:%M}",
+            endTime=f"{now + timedelta(minutes=40):%Y-%m-%dT%H:%M}",
+            minReplicas=3,
+        )
+    )
+    logs = [tmp_path / "first.log", tmp_path / "second.log"]
+    with (
+        spa_run(controller_kubeconfig, namespace, *election, log=logs[0]) as first,
+        spa_run(controller_kubeconfig, namespace, *election, log=logs[1]) as second,
+    ):
+        placeholder = wait_for(
+            lambda: _placeholder(kube, namespace), within=30, what="the placeholder Deployment"
+        )
+        assert placeholder["spec"]["replicas"] == 2
+        holder = wait_for(lambda: _leader_of(kube, lease), within=10, what="a leader")
+
+        def maker() -> list[int]:
+            made = [i for i, log in enumerate(logs) if "created Deployment" in log.read_text()]
+            return made if len(made) == 1 else []
+
+        [leader_index] = wait_for(maker, within=10, what="the leader's log line")
+        leader, follower = (first, second) if leader_index == 0 else (second, first)
+        leader.send_signal(signal.SIGKILL)
+        leader.wait(timeout=10)
+        kube.delete(SCHEDULES, namespace, "soon")
+        # The follower takes over once the dead leader's Lease (15 s) has run out.
+        wait_for(
+            lambda: _placeholder(kube, namespace) is None,
+            within=15 + 2 + 10,
+            what="the placeholder deleted by the new leader",
+        )
+        assert _leader_of(kube, lease) not in ("", holder)
+        assert follower.poll() is None
+        assert "deleted Deployment" in logs[1 - leader_index].read_text()
 
 
 def _spa(name: str, lead: str, capacity: str) -> dict[str, Any]:

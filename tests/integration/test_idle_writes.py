@@ -3,7 +3,8 @@
 `spa run` runs as a subprocess with its own ServiceAccount against a private control plane
 whose audit log records that user's requests. Between boundaries the controller must send no
 write at all; at a real wall-clock minute boundary it must patch each HPA exactly once and each
-status at most once (docs/architecture.md, "Convergence").
+status at most once (docs/architecture.md, "Convergence"), and an SPA that holds node capacity
+throughout costs nothing between boundaries either.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from spa.controller.capacity import DEPLOYMENTS, buffer_name
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import HPA_V2, BlockingKubeClient, connect_blocking
-from tests.builders import autoscaler, schedule
+from tests.builders import autoscaler, deployment, schedule
 from tests.integration.harness import REPO, install_crds
 from tests.integration.processes import spa_run, wait_for
 from tests.testenv.audit import AuditLog, audit_policy, service_account_user
@@ -33,6 +35,7 @@ SA_NAMESPACE = "scheduled-pod-autoscaler"
 SA_NAME = "scheduled-pod-autoscaler"
 USER = service_account_user(SA_NAMESPACE, SA_NAME)
 NAMESPACE = "idle"
+PRIORITY_CLASS = REPO / "config" / "install" / "manager" / "capacity_priority_class.yaml"
 DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
 
@@ -116,8 +119,43 @@ def test_no_writes_between_boundaries_and_one_patch_per_change(
                 ),
             )
 
+        # An SPA whose capacity lead runs throughout (its window starts in 20 minutes): its
+        # placeholder Deployment is held all along, and nothing about it (its pods, its
+        # status) may cost a request between boundaries (docs/schedules.md, "Node capacity").
+        plane.run_kubectl("apply", "--server-side", "-f", str(PRIORITY_CLASS), check=True)
+        client.create(
+            DEPLOYMENTS,
+            NAMESPACE,
+            deployment(name="nodes", namespace=NAMESPACE, requests={"cpu": "10m"}),
+        )
+        client.create(
+            SCHEDULED_POD_AUTOSCALERS,
+            NAMESPACE,
+            autoscaler(name="nodes", namespace=NAMESPACE, capacity={"leadTime": "30m"}),
+        )
+        client.create(
+            SCHEDULES,
+            NAMESPACE,
+            schedule(
+                name="nodes-soon",
+                namespace=NAMESPACE,
+                target="nodes",
+                type="OneShot",
+                timeZone="UTC",
+                startTime=f"{now + timedelta(minutes=20):%Y-%m-%dT%H:%M}",
+                endTime=f"{now + timedelta(minutes=40):%Y-%m-%dT%H:%M}",
+                # Above the base minimum of 3 (a window at the base orders no capacity).
+                minReplicas=6,
+            ),
+        )
+
         with spa_run(kubeconfig, NAMESPACE, log=tmp_path / "spa-run.log") as process:
             wait_for(lambda: reconciled(client, names), within=30, what="all reconciled")
+            wait_for(
+                lambda: client.get(DEPLOYMENTS, NAMESPACE, buffer_name("nodes")),
+                within=30,
+                what="the placeholder Deployment",
+            )
             assert process.poll() is None
             idle_from = time.time() + 1
             idle_to = boundary.timestamp() - 2

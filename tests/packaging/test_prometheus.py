@@ -273,6 +273,12 @@ def test_a_real_prometheus_finds_every_series_the_rules_and_dashboard_use(
     # `shop`: a window in force, an SPA whose HPA the API server refuses (a metric without its
     # source passes the CRD, not the HPA validation), a Schedule whose SPA does not exist.
     active_window(kube, "shop")
+    # An SPA whose window orders node capacity for a target that does not exist: its capacity
+    # is never ready (spa_capacity_not_ready 1, SpaCapacityNotReady pending).
+    active_window(kube, "shop", name="nodes")
+    kube.merge(
+        SCHEDULED_POD_AUTOSCALERS, "shop", "nodes", {"spec": {"capacity": {"leadTime": "10m"}}}
+    )
     kube.create(autoscaler(name="refused", namespace="shop", metrics=[{"type": "Resource"}]))
     kube.create(
         schedule(
@@ -394,13 +400,14 @@ def _check_rules_and_alerts(prometheus: Prometheus) -> None:
         return found
 
     def expected() -> dict[str, set[tuple[str, ...]]]:
-        # Pending (their `for` is 10 minutes) for exactly the broken objects. The restarted API
+        # Pending (their `for` is 2 or 10 minutes) for exactly the broken objects. The restarted API
         # server failed some requests, and reconciles with them: SpaApiErrors and
         # SpaReconcileErrors are pending too while their expressions hold (a few hundred
         # requests in five minutes make each failure weigh).
         alerts = {
             "SpaAutoscalerDegraded": {("shop", "refused")},
             "SpaScheduleDegraded": {("shop", "orphan")},
+            "SpaCapacityNotReady": {("shop", "nodes")},
         }
         if prometheus.query("spa:kube_request_errors:ratio_rate5m > 0.1"):
             alerts["SpaApiErrors"] = {("", "")}

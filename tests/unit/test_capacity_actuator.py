@@ -17,8 +17,9 @@ from spa.api import wire
 from spa.api.resources import CapacityMode
 from spa.controller.capacity import CapacityActuator, buffer_name
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL
+from spa.controller.watches import cached_capacity
 from spa.kube import NotFound, PatchType, Resource
-from spa.runtime import FakeClock
+from spa.runtime import FakeClock, Store
 from tests.unit.spa_model import OURS, Recorded, Server, at, autoscaler, schedule
 
 BUFFERS = [{"name": "capacitybuffers", "kind": "CapacityBuffer", "namespaced": True}]
@@ -378,3 +379,142 @@ def test_a_change_of_mode_removes_what_was_held_the_other_way() -> None:
     asyncio.run(reconciler.reconcile("shop/web"))
     assert kube.objects[buffer_name("web")]["spec"]["replicas"] == 1
     assert buffer_name("web") not in kube.deployments
+
+
+# -- level-triggered: what the caches show -------------------------------------------------------
+
+
+@dataclass
+class Caches:
+    """The caches of placeholder Deployments and CapacityBuffers as the manager's informers
+    keep them: what `kube` holds with the controller's label, after `sync` (the watch)."""
+
+    kube: Buffers
+    placeholders: Store = field(default_factory=lambda: Store(transform=cached_capacity))
+    buffers: Store = field(default_factory=lambda: Store(transform=cached_capacity))
+
+    def sync(self) -> None:
+        for store, objects in (
+            (self.placeholders, self.kube.deployments),
+            (self.buffers, self.kube.objects),
+        ):
+            for key in list(store.keys()):
+                store.delete(key)
+            for obj in objects.values():
+                if (obj["metadata"].get("labels") or {}).get(MANAGED_BY_LABEL) == FIELD_MANAGER:
+                    store.upsert(copy.deepcopy(obj))
+
+    def actuator(self, server: Server) -> CapacityActuator:
+        return CapacityActuator(
+            kube=self.kube,
+            recorder=server.recorded,
+            clock=FakeClock(),
+            placeholders=self.placeholders,
+            buffers=self.buffers,
+        )
+
+
+def with_capacity(kube: Buffers, *, capacity: bool = True) -> tuple[Server, Caches]:
+    obj = autoscaler()
+    if capacity:
+        obj["spec"]["capacity"] = {"leadTime": "10m"}
+    server = Server(obj, [schedule("peak", owner=OURS)], target_replicas=3)
+    caches = Caches(kube)
+    server.capacity = caches.actuator(server)
+    return server, caches
+
+
+def writes(kube: Buffers) -> list[str]:
+    return [r for r in kube.requests if r.split()[0] in ("create", "patch", "delete")]
+
+
+def test_a_buffer_left_by_a_stopped_process_goes_once_capacity_is_removed() -> None:
+    kube = Buffers()
+    server, caches = with_capacity(kube)
+    reconciled(server, at(9, 55))
+    assert kube.objects[buffer_name("web")]["spec"]["replicas"] == 2
+    # The controller stops; `capacity` is removed; a new process starts with fresh caches.
+    server, caches = with_capacity(kube, capacity=False)
+    caches.sync()
+    reconciled(server, at(9, 56))
+    assert buffer_name("web") not in kube.objects
+    assert writes(kube)[-1] == "delete capacitybuffers"
+    # And then nothing more is asked.
+    caches.sync()
+    asked = len(kube.requests)
+    reconciled(server, at(9, 57))
+    assert len(kube.requests) == asked
+
+
+def test_a_buffer_deleted_by_hand_while_wanted_is_made_again() -> None:
+    kube = Buffers()
+    server, caches = with_capacity(kube)
+    # One process throughout: what it wrote itself is not what it goes by.
+    reconciler = server.reconciler(at(9, 55), {})
+    asyncio.run(reconciler.reconcile("shop/web"))
+    asyncio.run(reconciler.reconcile("shop/web"))
+    assert kube.objects[buffer_name("web")]["spec"]["replicas"] == 2
+    caches.sync()
+    del kube.objects[buffer_name("web")]
+    caches.sync()
+    asyncio.run(reconciler.reconcile("shop/web"))
+    assert kube.objects[buffer_name("web")]["spec"]["replicas"] == 2
+    assert writes(kube) == ["create capacitybuffers", "create capacitybuffers"]
+
+
+def test_a_buffer_edited_by_hand_is_put_back_and_one_that_matches_costs_no_request() -> None:
+    kube = Buffers()
+    server, caches = with_capacity(kube)
+    reconciled(server, at(9, 55))
+    caches.sync()
+    asked = len(kube.requests)
+    reconciled(server, at(9, 56))
+    assert len(kube.requests) == asked
+    kube.objects[buffer_name("web")]["spec"]["replicas"] = 9
+    caches.sync()
+    reconciled(server, at(9, 57))
+    assert kube.objects[buffer_name("web")]["spec"]["replicas"] == 2
+    assert writes(kube) == ["create capacitybuffers", "patch capacitybuffers"]
+
+
+def test_a_cache_behind_the_last_write_costs_a_read_not_a_second_write() -> None:
+    kube = Buffers()
+    server, _ = with_capacity(kube)  # the caches never see the buffer
+    reconciled(server, at(9, 55))
+    reconciled(server, at(9, 56))
+    assert writes(kube) == ["create capacitybuffers"]
+
+
+def test_placeholders_left_while_a_buffer_is_wanted_go() -> None:
+    kube = Buffers(version=None)
+    server, caches = with_capacity(kube)
+    reconciled(server, at(9, 55))
+    assert kube.deployments[buffer_name("web")]["spec"]["replicas"] == 2
+    # A new process, with the CapacityBuffer API served now.
+    kube.version = "v1beta1"
+    server, caches = with_capacity(kube)
+    caches.sync()
+    reconciled(server, at(9, 56))
+    assert kube.objects[buffer_name("web")]["spec"]["replicas"] == 2
+    assert buffer_name("web") not in kube.deployments
+
+
+def not_ready() -> float | None:
+    return REGISTRY.get_sample_value("spa_capacity_not_ready", {"namespace": "shop", "name": "web"})
+
+
+def test_the_metric_says_when_capacity_is_not_ready_past_the_boundary() -> None:
+    server, _ = with_capacity(Buffers())
+    assert server.autoscaler is not None
+    # The HPA controller, not the SPA, raises the target: it can be slow to.
+    server.autoscaler["spec"]["scaleUpImmediately"] = False
+    reconciled(server, at(9, 55))  # capacity held ahead of the boundary: as it should be
+    assert not_ready() == 0
+    reconciled(server, at(10))  # the HPA asks for 5; the target still runs 3
+    assert not_ready() == 1
+    server.target_replicas = 5
+    reconciled(server, at(10, 1))
+    assert not_ready() == 0
+    server.autoscaler = autoscaler()  # `capacity` removed: no series
+    reconciled(server, at(10, 2))
+    assert not_ready() is None

@@ -199,9 +199,9 @@ def test_the_controller_role_is_exactly_what_it_needs() -> None:
         | _grant(GROUP, "scheduledpodautoscalers/finalizers", "update")
         | _grant("autoscaling", "horizontalpodautoscalers", "get list watch create patch")
         | _grant("apps", "deployments/scale statefulsets/scale replicasets/scale", "get patch")
-        | _grant("autoscaling.x-k8s.io", "capacitybuffers", "get create patch delete")
+        | _grant("autoscaling.x-k8s.io", "capacitybuffers", "get list watch create patch delete")
         | _grant("apps", "deployments statefulsets replicasets", "get")
-        | _grant("apps", "deployments", "create patch delete")
+        | _grant("apps", "deployments", "list watch create patch delete")
         | _grant("", "events", "create patch")
     )
 

@@ -7,7 +7,15 @@ from functools import partial
 from typing import Any
 
 from spa.controller.decide.scaleup import able_to_scale
-from spa.controller.watches import add_indexes, all_keys, cached_hpa, cached_object, watch
+from spa.controller.watches import (
+    add_indexes,
+    all_keys,
+    cached_capacity,
+    cached_hpa,
+    cached_object,
+    owner_keys,
+    watch,
+)
 from spa.runtime import Store
 from tests.builders import autoscaler, calendar, owner, schedule
 
@@ -43,10 +51,11 @@ _owned = partial(
 
 
 def wired(
-    *calendars: FakeInformer,
+    *calendars: FakeInformer, owned: tuple[FakeInformer, ...] = ()
 ) -> tuple[FakeInformer, FakeInformer, FakeInformer, list[str], list[str]]:
     """The informers wired as the manager wires them (with `calendars`, those of Calendars and
-    ClusterCalendars), the SPA shop/web in its cache; the keys woken, the uids forgotten."""
+    ClusterCalendars, and `owned`, those of CapacityBuffers and placeholder Deployments), the
+    SPA shop/web in its cache; the keys woken, the uids forgotten."""
     autoscalers, schedules, hpas = FakeInformer(), FakeInformer(), FakeInformer()
     add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)
     woken: list[str] = []
@@ -58,6 +67,7 @@ def wired(
         enqueue=woken.append,
         schedule_deleted=lambda obj: forgotten.append(obj["metadata"]["uid"]),
         calendars=calendars,  # type: ignore[arg-type]
+        owned=owned,  # type: ignore[arg-type]
     )
     autoscalers.store.upsert(_autoscaler())
     return autoscalers, schedules, hpas, woken, forgotten
@@ -197,3 +207,57 @@ def test_spas_and_schedules_are_cached_without_bookkeeping_only() -> None:
     assert "managedFields" not in kept["metadata"]
     assert kept["status"] == {"condition": "Available"}
     assert kept["spec"] == spa["spec"]
+
+
+# -- CapacityBuffers and placeholder Deployments (controller-runtime's `Owns`) -----------------
+
+
+def _capacity(replicas: int = 2, **metadata: Any) -> dict[str, Any]:
+    """The placeholder Deployment (or CapacityBuffer) web-capacity of the SPA shop/web."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": "web-capacity",
+            "namespace": "shop",
+            "uid": "uid-capacity",
+            "resourceVersion": "1",
+            "labels": {"app.kubernetes.io/managed-by": "scheduled-pod-autoscaler"},
+            "ownerReferences": [owner(uid=SPA_UID)],
+            "managedFields": [{"manager": "scheduled-pod-autoscaler"}],
+            **metadata,
+        },
+        "spec": {"replicas": replicas, "template": {"spec": {"containers": [{"name": "pause"}]}}},
+        "status": {"readyReplicas": 1},
+    }
+
+
+def test_a_capacity_object_wakes_the_autoscaler_that_controls_it() -> None:
+    owned = FakeInformer()
+    *_, woken, _ = wired(owned=(owned,))
+    owned.fire("add", _capacity())
+    owned.fire("delete", _capacity())
+    # Edited by hand: its owner must put it back.
+    owned.fire("update", _capacity(), _capacity(replicas=5, resourceVersion="2"))
+    assert woken == ["shop/web"] * 3
+    # The Deployment controller's status writes wake nothing.
+    ready = _capacity(resourceVersion="3")
+    ready["status"] = {"readyReplicas": 2}
+    owned.fire("update", _capacity(), ready)
+    # Nor does an object no SPA controls.
+    owned.fire("add", _capacity(ownerReferences=[]))
+    assert woken == ["shop/web"] * 3
+
+
+def test_the_capacity_cache_keeps_the_owner_and_the_replicas_only() -> None:
+    whole = _capacity(replicas=4)
+    kept = cached_capacity(whole)
+    metadata = {key: value for key, value in whole["metadata"].items() if key != "managedFields"}
+    assert kept == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata,
+        "spec": {"replicas": 4},
+    }
+    assert cached_capacity(kept) == kept
+    assert owner_keys(kept) == ["shop/web"]
