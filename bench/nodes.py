@@ -86,15 +86,9 @@ from tests.integration.processes import spa_run  # noqa: E402
 from tests.testenv.binaries import find_karpenter  # noqa: E402
 from tests.testenv.controlplane import ControlPlane  # noqa: E402
 from tests.testenv.karpenter import (  # noqa: E402
-    KARPENTER_GROUP,
-    KARPENTER_VERSION,
-    NODE_CLASS_GROUP,
-    NODE_CLASS_VERSION,
     NODE_POOL_LABEL,
     Karpenter,
     NodePool,
-    node_class_manifest,
-    node_pool_manifest,
     running_karpenter,
     schedulable,
     served_version,
@@ -154,37 +148,12 @@ def nodes_autoscaler(name: str, mode: str, leads: Leads) -> dict[str, Any]:
 
 
 def apply_pool(karpenter: Karpenter, name: str, node_delay: int) -> NodePool:
-    """A KWOKNodeClass and a NodePool `name` of one instance type, nodes `node_delay` late.
-
-    tests/testenv/karpenter.py's pool with one more requirement: the instance type that holds
-    exactly one pod of REQUESTS. Applied server-side, so that a second call changes the delay.
-    """
-    pool = node_pool_manifest(name=name, cpu_limit="2000")
-    pool["spec"]["template"]["spec"]["requirements"].append(
-        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [INSTANCE_TYPE]}
+    """A KWOKNodeClass and a NodePool `name` of the one instance type that holds exactly one pod
+    of REQUESTS, nodes `node_delay` late. Applied server-side, so that a second call changes
+    the delay."""
+    return karpenter.add_node_pool(
+        name, node_delay_seconds=node_delay, cpu_limit="2000", instance_types=[INSTANCE_TYPE]
     )
-    with karpenter.plane.api_client() as api:
-        custom = k8s.CustomObjectsApi(api)
-        for group, version, plural, manifest in (
-            (
-                NODE_CLASS_GROUP,
-                NODE_CLASS_VERSION,
-                "kwoknodeclasses",
-                node_class_manifest(name=name, node_delay_seconds=node_delay),
-            ),
-            (KARPENTER_GROUP, KARPENTER_VERSION, "nodepools", pool),
-        ):
-            custom.patch_cluster_custom_object(
-                group,
-                version,
-                plural,
-                name,
-                manifest,
-                field_manager="bench-nodes",
-                force=True,
-                _content_type="application/apply-patch+yaml",
-            )
-    return NodePool(name, node_delay)
 
 
 def pod_ready(pod: dict[str, Any]) -> bool:

@@ -32,7 +32,7 @@ import os
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -99,13 +99,24 @@ def node_class_manifest(*, name: str, node_delay_seconds: int) -> dict[str, Any]
 
 
 def node_pool_manifest(
-    *, name: str, consolidate_after: str = "30s", cpu_limit: str = "64"
+    *,
+    name: str,
+    consolidate_after: str = "30s",
+    cpu_limit: str = "64",
+    instance_types: Sequence[str] = (),
 ) -> dict[str, Any]:
     """A NodePool of on-demand linux/amd64 kwok instances using the node class `name`.
 
     `cpu_limit` bounds what a runaway test can make Karpenter create; `consolidate_after` is
-    how long an empty or underused node stays before Karpenter removes it ("Never" keeps it).
+    how long an empty or underused node stays before Karpenter removes it ("Never" keeps it);
+    `instance_types`, if any, are the only ones it may launch (e.g. one that holds exactly one
+    pod of a size, so that every new pod needs a new node).
     """
+    only_types = (
+        [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [*instance_types]}]
+        if instance_types
+        else []
+    )
     return {
         "apiVersion": f"{KARPENTER_GROUP}/{KARPENTER_VERSION}",
         "kind": "NodePool",
@@ -126,6 +137,7 @@ def node_pool_manifest(
                             "operator": "In",
                             "values": ["on-demand"],
                         },
+                        *only_types,
                     ],
                     "expireAfter": "Never",
                 }
@@ -329,6 +341,7 @@ class Karpenter:
         node_delay_seconds: int | None = None,
         consolidate_after: str = "30s",
         cpu_limit: str = "64",
+        instance_types: Sequence[str] = (),
     ) -> NodePool:
         """Create (or replace the spec of) a KWOKNodeClass and a NodePool named `name`.
 
@@ -350,7 +363,10 @@ class Karpenter:
                     KARPENTER_VERSION,
                     "nodepools",
                     node_pool_manifest(
-                        name=name, consolidate_after=consolidate_after, cpu_limit=cpu_limit
+                        name=name,
+                        consolidate_after=consolidate_after,
+                        cpu_limit=cpu_limit,
+                        instance_types=instance_types,
                     ),
                 ),
             ):
