@@ -63,6 +63,7 @@ __all__ = [
     "CapacityKube",
     "Held",
     "buffer_name",
+    "discover_buffer_resource",
 ]
 
 log = logging.getLogger(__name__)
@@ -146,6 +147,20 @@ class Held:
     unsupported: str | None = None
 
 
+async def discover_buffer_resource(kube: CapacityKube) -> Resource | None:
+    """The CapacityBuffer resource in the version the server prefers; None where it serves
+    none (the version is discovered: v1alpha1 before Karpenter v1.15.0, v1beta1 from it)."""
+    version = await kube.preferred_version(CAPACITY_BUFFER_GROUP)
+    if version is None:
+        return None
+    served = await kube.api_resources(f"{CAPACITY_BUFFER_GROUP}/{version}")
+    if not any(item.get("name") == CAPACITY_BUFFER_PLURAL for item in served):
+        return None
+    return Resource(
+        CAPACITY_BUFFER_GROUP, version, CAPACITY_BUFFER_PLURAL, CAPACITY_BUFFER_KIND, True
+    )
+
+
 class CapacityActuator:
     """Creates, resizes and deletes the CapacityBuffer, or the placeholder Deployment, of an
     SPA.
@@ -206,18 +221,9 @@ class CapacityActuator:
             and now - self._not_served_since < _NOT_SERVED_RECHECK_SECONDS
         ):
             return None
-        version = await self._kube.preferred_version(CAPACITY_BUFFER_GROUP)
-        served: Sequence[dict[str, Any]] = []
-        if version is not None:
-            served = await self._kube.api_resources(f"{CAPACITY_BUFFER_GROUP}/{version}")
-        if version is None or not any(
-            item.get("name") == CAPACITY_BUFFER_PLURAL for item in served
-        ):
+        self._resource = await discover_buffer_resource(self._kube)
+        if self._resource is None:
             self._not_served_since = now
-            return None
-        self._resource = Resource(
-            CAPACITY_BUFFER_GROUP, version, CAPACITY_BUFFER_PLURAL, CAPACITY_BUFFER_KIND, True
-        )
         return self._resource
 
     async def resolve(self, mode: CapacityMode) -> CapacityMode:

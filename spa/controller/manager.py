@@ -20,7 +20,12 @@ from typing import Any
 
 from spa.controller import watches
 from spa.controller.actuator import Actuator
-from spa.controller.capacity import DEPLOYMENTS, PLACEHOLDER_SELECTOR, CapacityActuator
+from spa.controller.capacity import (
+    DEPLOYMENTS,
+    PLACEHOLDER_SELECTOR,
+    CapacityActuator,
+    discover_buffer_resource,
+)
 from spa.controller.desired import MANAGED_BY_SELECTOR
 from spa.controller.metrics import CACHED_OBJECTS, ControllerMetrics
 from spa.controller.reconciler import Reconciler
@@ -152,8 +157,7 @@ class Manager:
         # each, one per SPA at most), so that what each SPA holds is compared with what it
         # wants at every reconcile. CapacityBuffers only where the server serves them now.
         recorder = EventRecorder(self.client, clock=system_clock, fence=self._write_fence)
-        discovery = CapacityActuator(kube=self.client, recorder=recorder, clock=self.clock)
-        buffer_resource = await discovery.buffer_resource()
+        buffer_resource = await discover_buffer_resource(self.client)
         placeholders = Informer(
             self.client,
             DEPLOYMENTS,
