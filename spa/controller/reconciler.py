@@ -94,6 +94,7 @@ from spa.runtime import (
     ObjectLogger,
     Result,
     Store,
+    UrgentWrites,
     object_logger,
     split_key,
 )
@@ -207,6 +208,7 @@ class Reconciler:
         calendars: Store | None = None,
         cluster_calendars: Store | None = None,
         capacity: CapacityActuator | None = None,
+        urgent: UrgentWrites | None = None,
     ) -> None:
         self._autoscalers = autoscalers
         self._calendars = calendars
@@ -218,6 +220,9 @@ class Reconciler:
         self._metrics = metrics or ControllerMetrics()
         self._max_schedules = max_schedules
         self._decide = decide
+        # Capacity first, fleet-wide: the HPA and /scale writes are urgent, and the statuses
+        # and Events wait until none is in flight (docs/architecture.md, "Capacity first").
+        self._urgent = urgent or UrgentWrites(clock=clock)
         # Compiled windows by Schedule uid, reused until the Schedule's generation, the lead
         # time its SPA gives it or a calendar it refers to changes: their Timelines hold the
         # cached intervals that make each decision cheap.
@@ -266,9 +271,11 @@ class Reconciler:
                 case SetOwners(changes):
                     outcome: Outcome = await self._set_owners(changes)
                 case PatchBounds() as write:
-                    outcome = await self._patch_bounds(write, logger)
+                    async with self._urgent.urgent():
+                        outcome = await self._patch_bounds(write, logger)
                 case CreateHpa() | PatchHpa() | DryRunHpa() as write:
-                    outcome = await self._write_hpa(key, write, now, logger)
+                    async with self._urgent.urgent():
+                        outcome = await self._write_hpa(key, write, now, logger)
             self._absorb(key, outcome)
             attempts = attempted(attempts, outcome)
             match outcome:
@@ -283,7 +290,8 @@ class Reconciler:
             if isinstance(plan.action, CreateHpa | PatchHpa) and attempts.hpa_written:
                 scale_up = plan.action.scale_up
                 if scale_up is not None:
-                    done = await self._scale_up(key, scale_up, instant, logger)
+                    async with self._urgent.urgent():
+                        done = await self._scale_up(key, scale_up, instant, logger)
                     if done is not None:
                         self._absorb(key, done)
         logger.error("no final decision after %d steps; retrying with backoff", _MAX_STEPS)
@@ -446,6 +454,8 @@ class Reconciler:
                     else write
                     for write in statuses
                 )
+        if final.events or statuses:
+            await self._urgent.settled()
         for event in final.events:
             if event.type is EventType.WARNING:
                 self._act.warning(event.obj, event.reason, event.message)

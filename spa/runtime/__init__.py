@@ -40,6 +40,7 @@ from spa.runtime.store import (
 from spa.runtime.summary import WriteSummary
 from spa.runtime.supervisor import Supervisor
 from spa.runtime.tls import server_context
+from spa.runtime.urgent import UrgentWrites
 from spa.runtime.workqueue import QueueShutDown, WorkQueue
 
 __all__ = [
@@ -75,6 +76,7 @@ __all__ = [
     "TimerHandle",
     "Transform",
     "UpdateFilter",
+    "UrgentWrites",
     "WorkQueue",
     "WriteFence",
     "WriteSummary",

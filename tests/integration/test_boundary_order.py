@@ -2,13 +2,15 @@
 
 With a throttled client (or a busy API server) each write waits its turn; the HPAs are what
 scales the workloads, so they go first and the statuses follow (docs/architecture.md, "The
-data flow of one event").
+data flow of one event"). With several workers, no status or Event is even sent while the last
+HPA write is still in flight (docs/architecture.md, "Capacity first").
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -24,18 +26,20 @@ pytestmark = pytest.mark.integration
 FLEET = [f"app-{index}" for index in range(6)]
 
 
+@pytest.mark.parametrize("workers", [1, 4])
 async def test_all_due_hpas_are_patched_before_any_status(
-    cluster: Any, kube: Kube, namespace: str
+    cluster: Any, kube: Kube, namespace: str, workers: int
 ) -> None:
     create_noon_fleet(kube, namespace, FLEET)
     client = await connect(kubeconfig=str(cluster.kubeconfig))
     clock = FakeClock(utc("2026-11-16T11:00:00"))
-    # One worker: the order of the requests is the order of the work.
+    # One worker: the order of the requests is the order of the work; four: the order of the
+    # work alone would let a status go while another worker's HPA write is in flight.
     manager = Manager(
         client=client,
         namespaces=[namespace],
         clock=clock,
-        workers=1,
+        workers=workers,
         resync_period=86400,
         metrics_address=None,
         probe_address=None,
@@ -57,13 +61,17 @@ async def test_all_due_hpas_are_patched_before_any_status(
             return all(kube.bounds(namespace, name) == (3, 10) for name in FLEET)
 
         await eventually(settled, what="all reconciled before the boundary")
-        writes: list[str] = []
+        # Each write with the time it was begun and the time it was done.
+        writes: list[tuple[str, float, float]] = []
         lock = threading.Lock()
 
         def record(request: RequestRecord) -> None:
             if request.verb in ("create", "patch", "update", "delete"):
+                done = time.monotonic()
                 with lock:
-                    writes.append(f"{request.verb} {request.resource}")
+                    writes.append(
+                        (f"{request.verb} {request.resource}", done - request.duration, done)
+                    )
 
         client.add_request_hook(record)
         clock.set(utc("2026-11-16T12:00:00"))
@@ -78,11 +86,16 @@ async def test_all_due_hpas_are_patched_before_any_status(
         await eventually(done, what="the fleet's transition")
         with lock:
             seen = list(writes)
-        hpa = [i for i, write in enumerate(seen) if write == "patch horizontalpodautoscalers"]
-        others = [i for i, write in enumerate(seen) if write != "patch horizontalpodautoscalers"]
+        hpa = [write for write in seen if write[0] == "patch horizontalpodautoscalers"]
+        others = [write for write in seen if write[0] != "patch horizontalpodautoscalers"]
         assert len(hpa) == len(FLEET), seen
-        assert others, seen
-        assert max(hpa) < min(others), seen
+        assert {write[0] for write in others} >= {
+            "patch scheduledpodautoscalers",
+            "patch schedules",
+            "create events",
+        }, seen
+        # Every other write begun after the last HPA write was done.
+        assert max(done for _, _, done in hpa) <= min(begun for _, begun, _ in others), seen
     finally:
         manager.stop()
         await asyncio.wait_for(task, timeout=20)
