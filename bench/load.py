@@ -851,12 +851,13 @@ class Scenario:
         sampler: ProcessSampler,
         *,
         opens_at: datetime | None,
+        minutes: int,
     ) -> dict[str, Any]:
         """One whole-fleet transition at a real minute boundary B: every flipping window moved
-        (an edit of the Schedules, as a Git commit would make) so that it starts at B
-        (`opens_at` None; it lasts `window_minutes`) or, having started at `opens_at`, ends at
-        B; the controller takes that in and idles for 20 s or more; then B. Its figures: the
-        move, the idle period, `_boundary`'s, and the controller's CPU per write."""
+        (an edit of the Schedules, as a Git commit would make) so that it starts at B and lasts
+        `minutes` (`opens_at` None) or, having started at `opens_at` for `minutes`, ends at B
+        instead; the controller takes that in and idles for 20 s or more; then B. Its figures:
+        the move, the idle period, `_boundary`'s, and the controller's CPU per write."""
         n = len(names)
         # B: the next minute far enough ahead to move every window, let the controller take
         # that in (two status writes per SPA) and then watch it idle.
@@ -871,11 +872,13 @@ class Scenario:
         boundary = boundary_time.timestamp()
         opens = opens_at is None
         start = boundary_time if opens_at is None else opens_at
-        minutes = (
-            window_minutes(n)
-            if opens_at is None
-            else round((boundary_time - opens_at).total_seconds() / 60)
-        )
+        if opens_at is not None:
+            if boundary_time >= opens_at + timedelta(minutes=minutes):
+                raise RuntimeError(
+                    f"{label}: the windows opened at {opens_at:%H:%M} end by themselves before "
+                    f"{boundary_time:%H:%M}, the first minute their end can be moved to"
+                )
+            minutes = round((boundary_time - opens_at).total_seconds() / 60)
         with self._lock:
             self.hpa_changed.clear()
             self.wanted_min = FLIP_MIN if opens else ACTIVE_MIN
@@ -1058,9 +1061,16 @@ class Scenario:
             # with the controller running and idle (docs/performance.md, "Method").
             probes = [self._probe(probe, audit, "before the first transition")]
             transitions: list[dict[str, Any]] = []
-            opened = datetime.now(UTC)
+            opened, length = datetime.now(UTC), window_minutes(len(names))
             for k in range(self.transitions):
                 opens = k % 2 == 0
+                if opens:
+                    # A window whose end is moved next lasts 3 times as long, so that it cannot
+                    # end by itself before its move (a transition, a probe and the move's own
+                    # margin: 6 min at 5,000 SPAs under load); the last one lasts
+                    # `window_minutes`, which the throttled run waits for.
+                    last = k == self.transitions - 1
+                    length = window_minutes(len(names)) * (1 if last else 3)
                 label = ("window start", "window end")[k % 2]
                 label += f" #{k // 2 + 1}" if k > 1 else ""
                 transition = self._transition(
@@ -1072,6 +1082,7 @@ class Scenario:
                     scheds,
                     sampler,
                     opens_at=None if opens else opened,
+                    minutes=length,
                 )
                 if opens:
                     opened = datetime.fromisoformat(transition["boundary"])
