@@ -70,6 +70,7 @@ def test_a_status_or_an_event_before_the_last_capacity_write() -> None:
     )
     assert order["capacity_first"] is False
     assert order["writes_before_last_capacity"] == 2
+    assert order["writes_before_last_capacity_sent"] == 0  # sent after it, but while in flight
     assert order["early"] == {"create events": 1, "patch scheduledpodautoscalers/status": 1}
 
 
