@@ -14,17 +14,28 @@ OneShot in six time zones), and runs `spa run` as a subprocess with its own Serv
    idle period's requests;
 4. at B, an independent watch on the HPAs in this process records when each HPA's minReplicas
    changed (lag p50/p99/max); the audit log gives the time the API server completed each patch,
-   the requests by verb and resource, and the writes per object;
-5. peak RSS (VmHWM) and CPU seconds (utime+stime) of the controller process, sampled every
-   0.2 s; the transition's own CPU is read from the last sample before B to the first sample
-   after the last write the audit log shows, and divided by those writes; then the API
-   server's own capacity for HPA patches from 4 and 16 concurrent clients (controller
-   stopped), against which the transition's HPA patch rate is put.
+   the requests by verb and resource, the writes per object, and the order of the writes
+   (issue 24's "capacity first": the last capacity write, HPA or /scale, done before the first
+   status patch or Event of the fleet is sent; `capacity_order`);
+5. steps 3 and 4 are repeated for `--transitions` (3) whole-fleet transitions: the windows
+   start at B1, their end is moved to the next usable minute B2, then they are moved to start
+   again at B3. Moving the windows rather than waiting for them makes three real boundaries of
+   the whole fleet cost three or four minutes, not three windows' length (and the smoke
+   stays within its few minutes);
+6. A/B/A: the API server's capacity for those HPA writes is measured before the first
+   transition and after each one (`CapacityProbe`: N HPAs of its own in a namespace the
+   controller does not watch, patched in one burst through the controller's own request path,
+   body, field manager, identity and concurrency, while the controller runs and sends nothing,
+   which the audit log checks); each transition's last HPA is put against the mean of the
+   two probes around it;
+7. peak RSS (VmHWM) and CPU seconds (utime+stime) of the controller process, sampled every
+   0.2 s; each transition's own CPU is read from the last sample before B to the first sample
+   after the last write the audit log shows, and divided by those writes.
 
 With `--throttled N` the N-SPA scenario continues: the controller is restarted with
-`--kube-api-qps/--kube-api-burst` and the window of every SPA ends (B + 5 min, more for
-fleets above 2,000: `window_minutes`), so the throttled controller handles a whole-fleet
-transition. `--spa-src DIR` runs the controller
+`--kube-api-qps/--kube-api-burst` and the windows opened at the last transition end (5 min
+after it, more for fleets above 2,000: `window_minutes`), so the throttled controller handles
+a whole-fleet transition. `--spa-src DIR` runs the controller
 from another source tree (a worktree of an older commit) for before/after comparisons, with
 `--spa-python` that tree's own interpreter (its venv).
 
@@ -38,6 +49,8 @@ A Markdown summary goes to stdout, progress to stderr; `--out` writes the raw re
 from __future__ import annotations
 
 import argparse
+import asyncio
+import copy
 import json
 import math
 import os
@@ -51,24 +64,30 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from spa.api import wire  # noqa: E402
+from spa.controller.decide import ParsedAutoscaler  # noqa: E402
+from spa.controller.desired import FIELD_MANAGER, hpa_patch  # noqa: E402
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
 from spa.kube import (  # noqa: E402
     HPA_V2,
     ApiError,
     BlockingKubeClient,
+    KubeClient,
     Resource,
+    connect,
     connect_blocking,
 )
+from spa.schedule import State  # noqa: E402
 from tests.builders import autoscaler, schedule  # noqa: E402
 from tests.integration.harness import install_crds  # noqa: E402
 from tests.testenv.audit import (  # noqa: E402
@@ -81,6 +100,9 @@ from tests.testenv.audit import (  # noqa: E402
 from tests.testenv.controlplane import ControlPlane  # noqa: E402
 
 NAMESPACE = "bench"
+# The capacity probe's HPAs (CapacityProbe): a namespace `spa run --namespace bench` does not
+# watch, so that none of their writes reaches its caches or wakes a reconcile.
+PROBE_NAMESPACE = "bench-probe"
 SA_NAMESPACE = "scheduled-pod-autoscaler"
 SA_NAME = "scheduled-pod-autoscaler"
 CONTROLLER_USER = service_account_user(SA_NAMESPACE, SA_NAME)
@@ -100,6 +122,11 @@ FLIP_MIN, FLIP_MAX = 6, 20  # the window that starts at the boundary
 # The flipping window lasts this long (its end is the throttled boundary); longer than the
 # whole fleet's transition, so that its end never mixes with the start's writes.
 WINDOW_MINUTES = 5
+# Issue 24's "capacity first": at a boundary every capacity write (the HPA, a scale target's
+# /scale) goes out before any of these writes of the fleet (and any Event).
+STATUS_RESOURCES = frozenset({"scheduledpodautoscalers/status", "schedules/status"})
+
+_T = TypeVar("_T")
 
 
 def log(message: str) -> None:
@@ -279,6 +306,113 @@ class Watcher:
             self._stream.close()
 
 
+class CapacityProbe:
+    """The API server's capacity for the fleet's HPA patches, measured as the controller sends
+    them (issue 24): N probe HPAs (one per SPA, every size) in PROBE_NAMESPACE, which `spa run
+    --namespace bench` neither watches nor writes, patched in one burst through the
+    controller's own request path: spa.kube's async KubeClient from `spa.kube.connect` with the
+    controller's ServiceAccount (its authentication, RBAC and audit cost), on one event loop of
+    its own, `workers` requests at a time as `spa run --workers` reconciles, each the JSON merge
+    patch the controller sends at a boundary (spa.controller.desired.hpa_patch of the HPA as
+    last stored and the desired HPA of the SPA's new bounds: metadata, spec hash and whole
+    spec) with its field manager. Each burst flips every probe HPA between the window's bounds
+    and the base's, as a fleet transition does, so that every patch is a real write.
+
+    The bodies are built before the burst is timed: its seconds are the server's (and the
+    client's request path), not the decision's."""
+
+    def __init__(self, kubeconfig: Path, autoscalers: list[dict[str, Any]], workers: int) -> None:
+        self.workers = workers
+        self._parsed = [
+            ParsedAutoscaler(wire.typed(wire.ScheduledPodAutoscaler, spa)) for spa in autoscalers
+        ]
+        self._current: list[dict[str, Any]] = []
+        self._raised = False
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True, name="probe")
+        self._thread.start()
+        self._client: KubeClient = self._call(connect(kubeconfig=str(kubeconfig)))
+
+    def _call(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    def _desired(self, index: int, raised: bool) -> wire.NewHorizontalPodAutoscaler:
+        bounds = (FLIP_MIN, FLIP_MAX) if raised else (ACTIVE_MIN, BASE_MAX)
+        return self._parsed[index].desired_hpa(
+            State(*bounds, active=()), api_version=HPA_V2.api_version
+        )
+
+    def create(self, admin: BlockingKubeClient) -> None:
+        """Create the probe HPAs in PROBE_NAMESPACE (which must exist) as the controller would,
+        at the base's bounds, 16 at a time."""
+
+        def create(index: int) -> dict[str, Any]:
+            desired = copy.deepcopy(self._desired(index, raised=False))
+            desired["metadata"]["namespace"] = PROBE_NAMESPACE
+            return admin.create(HPA_V2, PROBE_NAMESPACE, desired, field_manager=FIELD_MANAGER)
+
+        with ThreadPoolExecutor(16) as pool:
+            self._current = list(pool.map(create, range(len(self._parsed))))
+        # Warm connections, as the controller's are at a boundary (its watches and earlier
+        # writes): one read from each concurrent request.
+        first = self._current[0]["metadata"]["name"]
+
+        async def warm() -> None:
+            await asyncio.gather(
+                *(self._client.get(HPA_V2, PROBE_NAMESPACE, first) for _ in range(self.workers))
+            )
+
+        self._call(warm())
+
+    def burst(self) -> dict[str, Any]:
+        """Patch every probe HPA once (to the other bounds); wall times of the burst."""
+        self._raised = not self._raised
+        bodies = [
+            hpa_patch(
+                wire.typed(wire.HorizontalPodAutoscaler, current),
+                self._desired(index, self._raised),
+            )
+            for index, current in enumerate(self._current)
+        ]
+        return self._call(self._burst(bodies))
+
+    async def _burst(self, bodies: list[dict[str, Any]]) -> dict[str, Any]:
+        pending = iter(range(len(bodies)))
+        failures: Counter[str] = Counter()
+
+        async def worker() -> None:
+            for index in pending:  # shared: each index taken once, as a work queue's key
+                name = self._current[index]["metadata"]["name"]
+                try:
+                    self._current[index] = await self._client.patch(
+                        HPA_V2,
+                        PROBE_NAMESPACE,
+                        name,
+                        bodies[index],
+                        patch_type="merge",
+                        field_manager=FIELD_MANAGER,
+                    )
+                except ApiError as error:
+                    failures[str(error.status)] += 1
+
+        began, wall = time.perf_counter(), time.time()
+        await asyncio.gather(*(worker() for _ in range(self.workers)))
+        seconds = time.perf_counter() - began
+        return {
+            "began": wall,
+            "ended": wall + seconds,
+            "seconds": seconds,
+            "patches": len(bodies),
+            "raised": self._raised,
+            "failures": dict(failures),
+        }
+
+    def close(self) -> None:
+        self._call(self._client.close())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
+
+
 class ProcessSampler:
     """Samples /proc/<pid> of the controller: VmRSS, VmHWM, CPU seconds; keeps every CPU
     sample with its wall time (`history`), so that the CPU of a stretch known only afterwards
@@ -372,6 +506,66 @@ def writes_per_object(events: list[AuditEvent]) -> dict[str, dict[int, int]]:
     return {kind: dict(Counter(counter.values())) for kind, counter in per.items()}
 
 
+def controller_events(audit: AuditLog, **filters: Any) -> list[AuditEvent]:
+    """The controller's requests: its ServiceAccount's, less the capacity probe's (which runs
+    as that ServiceAccount, for the same authentication and authorization, in
+    PROBE_NAMESPACE)."""
+    return [
+        event
+        for event in audit.select(user=CONTROLLER_USER, **filters)
+        if event.namespace != PROBE_NAMESPACE
+    ]
+
+
+def wait_quiet(audit: AuditLog, *, seconds: float, timeout: float) -> bool:
+    """Wait until the controller has sent nothing for `seconds` (by the audit log), at most
+    `timeout`; whether it is quiet."""
+    deadline = time.time() + timeout
+    while True:
+        now = time.time()
+        if not controller_events(audit, since=now - seconds):
+            return True
+        if now > deadline:
+            return False
+        time.sleep(0.5)
+
+
+def capacity_order(events: list[AuditEvent], boundary: float) -> dict[str, Any]:
+    """Issue 24's "capacity first" at one boundary, from the controller's requests: when the
+    last capacity write (HPA, a scale target's /scale) completed, when the first status patch
+    (scheduledpodautoscalers/status, schedules/status) and the first Event write were
+    received (seconds from the boundary), and how many of those went out before the last
+    capacity write was done. `capacity_first` when none did (issue 24: every capacity write
+    of the fleet before any status or Event, so not while the last one is still in flight)."""
+    writes = [event for event in events if event.is_write]
+    capacity = [
+        event
+        for event in writes
+        if event.resource == "horizontalpodautoscalers" or event.resource.endswith("/scale")
+    ]
+    statuses = [event for event in writes if event.resource in STATUS_RESOURCES]
+    records = [event for event in writes if event.resource == "events"]
+    last = max((event.completed for event in capacity), default=math.nan)
+    early = [event for event in statuses + records if event.received < last]
+    # The weaker order, for comparison: sent (received by the server) before the last
+    # capacity write was sent, while it may still be in flight.
+    last_sent = max((event.received for event in capacity), default=math.nan)
+    return {
+        "capacity_writes": len(capacity),
+        "status_writes": len(statuses),
+        "event_writes": len(records),
+        "last_capacity_write": last - boundary,
+        "first_status_write": min((e.received for e in statuses), default=math.nan) - boundary,
+        "first_event": min((e.received for e in records), default=math.nan) - boundary,
+        "writes_before_last_capacity": len(early),
+        "early": requests(early),
+        "writes_before_last_capacity_sent": sum(
+            1 for event in statuses + records if event.received < last_sent
+        ),
+        "capacity_first": bool(capacity) and not early,
+    }
+
+
 # -- one scenario -------------------------------------------------------------------------------
 
 
@@ -386,9 +580,11 @@ class Scenario:
         spa_python: Path | None = None,
         workers: int | None = None,
         margin: float = 30.0,
+        transitions: int = 3,
     ) -> None:
         self.n = n
         self.margin = margin
+        self.transitions = transitions
         self.spa_src = spa_src
         self.spa_python = spa_python
         self.workers = workers
@@ -433,6 +629,7 @@ class Scenario:
         install_crds(plane)
         plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config/rbac"), check=True)
         plane.run_kubectl("create", "namespace", NAMESPACE, check=True)
+        plane.run_kubectl("create", "namespace", PROBE_NAMESPACE, check=True)
         kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)
         admin = connect_blocking(kubeconfig=str(plane.kubeconfig), pool_size=32)
         audit = AuditLog(plane.audit_log or Path("/nonexistent"))
@@ -463,18 +660,28 @@ class Scenario:
         spas = Watcher(admin, SCHEDULED_POD_AUTOSCALERS).start()
         scheds = Watcher(admin, SCHEDULES).start()
         try:
-            return self._measure(admin, kubeconfig, audit, names, hpas, spas, scheds)
+            # The capacity probe's HPAs, before the controller starts (it never sees them).
+            probe = CapacityProbe(
+                kubeconfig, [spas.objects[name] for name in names], self.result["workers"]
+            )
+            try:
+                probe.create(admin)
+                return self._measure(admin, kubeconfig, audit, names, hpas, spas, scheds, probe)
+            finally:
+                probe.close()
         finally:
             for watcher in (hpas, spas, scheds):
                 watcher.stop()
             admin.close()
 
     def _move_windows(
-        self, admin: BlockingKubeClient, names: list[str], boundary: datetime
+        self, admin: BlockingKubeClient, names: list[str], start: datetime, minutes: int
     ) -> None:
+        """Every flipping window moved to start at `start` and last `minutes`."""
+
         def move(item: tuple[int, str]) -> None:
             index, name = item
-            spec = flip_spec(index, boundary, window_minutes(len(names)))
+            spec = flip_spec(index, start, minutes)
             admin.patch(
                 SCHEDULES,
                 NAMESPACE,
@@ -606,7 +813,7 @@ class Scenario:
         with self._lock:
             changed = dict(self.hpa_changed)
         watched = [changed[name] - boundary for name in names if name in changed]
-        events = audit.select(user=CONTROLLER_USER, since=boundary - 1, until=done + 3)
+        events = controller_events(audit, since=boundary - 1, until=done + 3)
         patches = [
             event
             for event in events
@@ -622,6 +829,10 @@ class Scenario:
             # The fleet's HPA write rate: its HPA patches over the time from the boundary to
             # the last one's completion (what the last SPA's lag is made of).
             "hpa_patches_per_second": len(patches) / (last_patch - boundary),
+            # The last HPA written, by the API server's clock: what issue 24 holds against the
+            # time the server needs for as many patches (the capacity probe).
+            "last_hpa_seconds": last_patch - boundary,
+            "order": capacity_order(events, boundary),
             "writes": len(writes),
             "last_write_completed": max((event.completed for event in writes), default=math.nan),
             "all_statuses_seconds": done - boundary,
@@ -636,6 +847,159 @@ class Scenario:
         )
         return result
 
+    def _transition(
+        self,
+        label: str,
+        admin: BlockingKubeClient,
+        audit: AuditLog,
+        names: list[str],
+        spas: Watcher,
+        scheds: Watcher,
+        sampler: ProcessSampler,
+        *,
+        opens_at: datetime | None,
+        minutes: int,
+    ) -> dict[str, Any]:
+        """One whole-fleet transition at a real minute boundary B: every flipping window moved
+        (an edit of the Schedules, as a Git commit would make) so that it starts at B and lasts
+        `minutes` (`opens_at` None) or, having started at `opens_at` for `minutes`, ends at B
+        instead; the controller takes that in and idles for 20 s or more; then B. Its figures:
+        the move, the idle period, `_boundary`'s, and the controller's CPU per write."""
+        n = len(names)
+        # B: the next minute far enough ahead to move every window, let the controller take
+        # that in (two status writes per SPA) and then watch it idle.
+        rate = 5 * n / self.result["create_seconds"]
+        # The controller's two status writes per SPA go at its cold start's write rate (100/s on
+        # a quiet machine, 65/s or less at load 10), with half as much to spare.
+        write_rate = min(100.0, self.result["startup_writes"] / self.result["ready_seconds"])
+        ahead = n / rate + 1.5 * 2 * n / write_rate + self.margin
+        boundary_time = (datetime.now(UTC) + timedelta(seconds=ahead + 59)).replace(
+            second=0, microsecond=0
+        )
+        boundary = boundary_time.timestamp()
+        opens = opens_at is None
+        start = boundary_time if opens_at is None else opens_at
+        if opens_at is not None:
+            if boundary_time >= opens_at + timedelta(minutes=minutes):
+                raise RuntimeError(
+                    f"{label}: the windows opened at {opens_at:%H:%M} end by themselves before "
+                    f"{boundary_time:%H:%M}, the first minute their end can be moved to"
+                )
+            minutes = round((boundary_time - opens_at).total_seconds() / 60)
+        with self._lock:
+            self.hpa_changed.clear()
+            self.wanted_min = FLIP_MIN if opens else ACTIVE_MIN
+        log(f"{label}: boundary {boundary_time:%H:%M:%S}; moving the windows")
+        moved = time.time()
+        self._move_windows(admin, names, start, minutes)
+        expected = boundary_time.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+        def next_transition(watcher: Watcher, name: str) -> object:
+            return ((watcher.objects.get(name) or {}).get("status") or {}).get("nextTransitionTime")
+
+        # Taken in: the SPA's status and that of its moved Schedule (written after the SPA's)
+        # both show B; otherwise the last Schedule writes land in the idle period.
+        while not all(
+            next_transition(spas, name) == expected
+            and next_transition(scheds, f"{name}-prescale") == expected
+            for name in names
+        ):
+            if time.time() > boundary - 5:
+                log("the moved windows were not all taken in before the boundary")
+                break
+            time.sleep(0.1)
+        settled = time.time()
+        moving = controller_events(audit, since=moved, until=settled + 1)
+        move = {"seconds": settled - moved, "requests": requests(moving)}
+        log(f"windows moved and taken in after {settled - moved:.1f} s")
+
+        # Idle: from a little after that to a little before the boundary.
+        idle_from = settled + 3
+        idle_to = boundary - 3
+        cpu_before_idle = sampler.cpu
+        time.sleep(max(0.0, idle_to - time.time()))
+        sampler.sample()
+        idle_events = controller_events(audit, since=idle_from, until=idle_to)
+        idle = {
+            "seconds": idle_to - idle_from,
+            "requests": requests(idle_events),
+            "writes": sum(1 for event in idle_events if event.is_write),
+            "cpu_seconds": sampler.cpu - cpu_before_idle,
+        }
+        log(f"idle {idle_to - idle_from:.0f} s: {requests(idle_events) or 'no requests'}")
+
+        cpu_before = sampler.cpu
+        result = self._boundary(
+            label,
+            audit,
+            names,
+            boundary,
+            spas,
+            scheds,
+            opens,
+            timeout=window_minutes(n) * 60 - 30,
+        )
+        sampler.sample()
+        result |= {
+            "boundary": boundary_time.isoformat(),
+            "window": {"start": start.isoformat(), "minutes": minutes},
+            "move": move,
+            "idle": idle,
+            "cpu_seconds": sampler.cpu - cpu_before,
+        }
+        # The transition's own CPU: from the last sample before B to the first sample after
+        # the last write the audit log shows (the sampler keeps every sample's time; read back
+        # afterwards, since reading the idle period's audit log can outlast B).
+        before_b, cpu_before_b = sampler.cpu_before(boundary)
+        after_last, cpu_after_last = sampler.cpu_at(result["last_write_completed"])
+        result["transition_cpu"] = {
+            "from": before_b - boundary,
+            "to": after_last - boundary,
+            "last_write": result["last_write_completed"] - boundary,
+            "cpu_seconds": cpu_after_last - cpu_before_b,
+            "writes": result["writes"],
+            "ms_per_write": 1000 * (cpu_after_last - cpu_before_b) / max(1, result["writes"]),
+        }
+        log(f"{label}: transition CPU {result['transition_cpu']}")
+        return result
+
+    def _probe(self, probe: CapacityProbe, audit: AuditLog, label: str) -> dict[str, Any]:
+        """One burst of the capacity probe once the controller is quiet; with what the audit
+        log shows of it: its own patches (all N must have landed) and the controller's
+        requests meanwhile (there must be none: the probe measures the API server, not a
+        server shared with a transition)."""
+        wait_quiet(audit, seconds=2.0, timeout=60.0)
+        burst = probe.burst()
+        time.sleep(1)  # the audit log's last lines
+        during = controller_events(audit, since=burst["began"], until=burst["ended"])
+        own = [
+            event
+            for event in audit.select(
+                user=CONTROLLER_USER,
+                namespace=PROBE_NAMESPACE,
+                since=burst["began"] - 0.5,
+                until=burst["ended"] + 0.5,
+            )
+            if event.verb == "patch"
+        ]
+        burst |= {
+            "label": label,
+            "controller_requests": requests(during),
+            "audited_patches": len(own),
+            # The same burst as the API server saw it: first received to last completed.
+            "server_seconds": (
+                max(event.completed for event in own) - min(event.received for event in own)
+                if own
+                else math.nan
+            ),
+        }
+        log(
+            f"capacity probe {label}: {burst['patches']} HPA patches, {probe.workers} at a time, "
+            f"in {burst['seconds']:.2f} s (server {burst['server_seconds']:.2f} s); controller "
+            f"requests meanwhile: {burst['controller_requests'] or 'none'}"
+        )
+        return burst
+
     def _measure(
         self,
         admin: BlockingKubeClient,
@@ -645,6 +1009,7 @@ class Scenario:
         hpas: Watcher,
         spas: Watcher,
         scheds: Watcher,
+        probe: CapacityProbe,
     ) -> dict[str, Any]:
         boundary = math.inf  # chosen after the start
         logfile = self.workdir / "spa-run.log"
@@ -659,7 +1024,7 @@ class Scenario:
             self.result["synced_seconds"] = _synced_at(logfile) - started
             self.result["ready_seconds"] = ready - started
             self.result["cpu_ready_seconds"] = sampler.cpu
-            startup = audit.select(user=CONTROLLER_USER, since=started, until=ready + 1)
+            startup = controller_events(audit, since=started, until=ready + 1)
             self.result["startup_requests"] = requests(startup)
             self.result["startup_writes"] = sum(1 for event in startup if event.is_write)
             time.sleep(2)
@@ -688,7 +1053,7 @@ class Scenario:
                 time.sleep(0.1)
             ready = time.time()
             sampler.sample()
-            restart = audit.select(user=CONTROLLER_USER, since=started, until=ready + 1)
+            restart = controller_events(audit, since=started, until=ready + 1)
             self.result["warm"] = {
                 "synced_seconds": _synced_at(logfile) - started,
                 "ready_seconds": ready - started,
@@ -699,92 +1064,62 @@ class Scenario:
             }
             log(f"warm start: {self.result['warm']}")
 
-            # The boundary: the next minute far enough ahead to move every flipping window to
-            # it (an edit of the Schedules, as a Git commit would make), let the controller
-            # take that in (two status writes per SPA), and then watch it idle for 20 s+.
-            rate = 5 * len(names) / self.result["create_seconds"]
-            # The controller's two status writes per SPA go at its cold start's write rate
-            # (100/s on a quiet machine, 65/s or less at load 10), with half as much to spare.
-            write_rate = min(100.0, self.result["startup_writes"] / self.result["ready_seconds"])
-            ahead = len(names) / rate + 1.5 * 2 * len(names) / write_rate + self.margin
-            boundary_time = (datetime.now(UTC) + timedelta(seconds=ahead + 59)).replace(
-                second=0, microsecond=0
-            )
-            boundary = boundary_time.timestamp()
-            self.result["boundary"] = boundary_time.isoformat()
-            log(f"boundary {boundary_time:%H:%M:%S}; moving the windows there")
-            moved = time.time()
-            self._move_windows(admin, names, boundary_time)
-            expected = boundary_time.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-            def next_transition(watcher: Watcher, name: str) -> object:
-                return ((watcher.objects.get(name) or {}).get("status") or {}).get(
-                    "nextTransitionTime"
+            # A/B/A: the capacity probe (A) before the first transition (B) and after each,
+            # with the controller running and idle (docs/performance.md, "Method").
+            probes = [self._probe(probe, audit, "before the first transition")]
+            transitions: list[dict[str, Any]] = []
+            opened, length = datetime.now(UTC), window_minutes(len(names))
+            for k in range(self.transitions):
+                opens = k % 2 == 0
+                if opens:
+                    # A window whose end is moved next lasts 3 times as long, so that it cannot
+                    # end by itself before its move (a transition, a probe and the move's own
+                    # margin: 6 min at 5,000 SPAs under load); the last one lasts
+                    # `window_minutes`, which the throttled run waits for.
+                    last = k == self.transitions - 1
+                    length = window_minutes(len(names)) * (1 if last else 3)
+                label = ("window start", "window end")[k % 2]
+                label += f" #{k // 2 + 1}" if k > 1 else ""
+                transition = self._transition(
+                    label,
+                    admin,
+                    audit,
+                    names,
+                    spas,
+                    scheds,
+                    sampler,
+                    opens_at=None if opens else opened,
+                    minutes=length,
                 )
-
-            # Taken in: the SPA's status and that of its moved Schedule (written after the
-            # SPA's) both show B; otherwise the last Schedule writes land in the idle period.
-            while not all(
-                next_transition(spas, name) == expected
-                and next_transition(scheds, f"{name}-prescale") == expected
-                for name in names
-            ):
-                if time.time() > boundary - 5:
-                    log("the moved windows were not all taken in before the boundary")
-                    break
-                time.sleep(0.1)
-            settled = time.time()
-            moving = audit.select(user=CONTROLLER_USER, since=moved, until=settled + 1)
-            self.result["move"] = {
-                "seconds": settled - moved,
-                "requests": requests(moving),
-            }
-            log(f"windows moved and taken in after {settled - moved:.1f} s")
-
-            # Idle: from a little after that to a little before the boundary.
-            idle_from = settled + 3
-            idle_to = boundary - 3
-            cpu_before_idle = sampler.cpu
-            time.sleep(max(0.0, idle_to - time.time()))
-            sampler.sample()
-            idle = audit.select(user=CONTROLLER_USER, since=idle_from, until=idle_to)
-            self.result["idle"] = {
-                "seconds": idle_to - idle_from,
-                "requests": requests(idle),
-                "writes": sum(1 for event in idle if event.is_write),
-                "cpu_seconds": sampler.cpu - cpu_before_idle,
-            }
-            log(f"idle {idle_to - idle_from:.0f} s: {requests(idle) or 'no requests'}")
-
-            cpu_before = sampler.cpu
-            # The transition's own CPU: from the last sample before B to the first sample after
-            # the last write the audit log shows (the sampler keeps every sample's time; read
-            # back afterwards, since reading the idle period's audit log can outlast B).
-            self.result["start"] = self._boundary(
-                "window start",
-                audit,
-                names,
-                boundary,
-                spas,
-                scheds,
-                True,
-                timeout=window_minutes(len(names)) * 60 - 30,
-            )
-            sampler.sample()
+                if opens:
+                    opened = datetime.fromisoformat(transition["boundary"])
+                probes.append(self._probe(probe, audit, f"after the {label}"))
+                around = [probes[k]["seconds"], probes[k + 1]["seconds"]]
+                capacity = statistics.fmean(around)
+                transition["capacity"] = {
+                    "probe_seconds": around,
+                    "capacity_seconds": capacity,
+                    "last_hpa_seconds": transition["last_hpa_seconds"],
+                    "ratio": transition["last_hpa_seconds"] / capacity,
+                }
+                log(f"{label}: last HPA / capacity {transition['capacity']}")
+                transitions.append(transition)
+            self.result["transitions"] = transitions
+            self.result["probes"] = probes
+            self.result["start"] = transitions[0]
+            self.result["move"] = transitions[0]["move"]
+            self.result["idle"] = transitions[0]["idle"]
             self.result["loadavg"]["transition"] = loadavg()
-            start = self.result["start"]
-            start["cpu_seconds"] = sampler.cpu - cpu_before
-            before_b, cpu_before_b = sampler.cpu_before(boundary)
-            after_last, cpu_after_last = sampler.cpu_at(start["last_write_completed"])
-            start["transition_cpu"] = {
-                "from": before_b - boundary,
-                "to": after_last - boundary,
-                "last_write": start["last_write_completed"] - boundary,
-                "cpu_seconds": cpu_after_last - cpu_before_b,
-                "writes": start["writes"],
-                "ms_per_write": 1000 * (cpu_after_last - cpu_before_b) / max(1, start["writes"]),
+            ratios = [t["capacity"]["ratio"] for t in transitions]
+            self.result["capacity"] = {
+                "workers": probe.workers,
+                "probe_seconds": [p["seconds"] for p in probes],
+                "ratios": ratios,
+                "ratio_max": max(ratios),
+                "ratio_mean": statistics.fmean(ratios),
             }
-            log(f"transition CPU: {start['transition_cpu']}")
+            self.result["boundary"] = transitions[0]["boundary"]
+            boundary = opened.timestamp()  # the last window start: the throttled run ends it
 
             if self.throttle is not None:
                 # Same fleet, a steady-state controller with a throttled client: restart it
@@ -808,7 +1143,7 @@ class Scenario:
                     time.sleep(0.1)
                     if time.time() > end - 5:
                         raise RuntimeError("throttled controller not synced before the boundary")
-                restart = audit.select(user=CONTROLLER_USER, since=started, until=end - 2)
+                restart = controller_events(audit, since=started, until=end - 2)
                 self.result["throttled"] = {
                     "qps": qps,
                     "burst": burst,
@@ -837,37 +1172,7 @@ class Scenario:
             self.result["cpu_total_seconds"] = sampler.cpu
         log(f"peak RSS {self.result['peak_rss_mib']:.0f} MiB")
         self.result["loadavg"]["end"] = loadavg()
-        self.result["capacity"] = {
-            str(threads): hpa_patch_rate(admin, names, threads, value)
-            for threads, value in ((4, 11), (16, 12))
-        }
-        log(f"API server capacity, HPA patches/s by concurrent clients: {self.result['capacity']}")
-        rate = self.result["start"]["hpa_patches_per_second"]
-        self.result["hpa_rate_over_capacity"] = {
-            threads: rate / capacity for threads, capacity in self.result["capacity"].items()
-        }
         return self.result
-
-
-def hpa_patch_rate(admin: BlockingKubeClient, names: list[str], threads: int, value: int) -> float:
-    """HPA patches per second the API server takes from `threads` concurrent clients (this
-    process, admin; the controller is stopped): the ceiling for a fleet's transition."""
-    sample = names[: max(1, min(len(names), 1000))]
-
-    def patch(name: str) -> None:
-        admin.patch(
-            HPA_V2,
-            NAMESPACE,
-            name,
-            {"spec": {"minReplicas": value, "maxReplicas": 50}},
-            patch_type="merge",
-            field_manager="bench",
-        )
-
-    began = time.monotonic()
-    with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(patch, sample))
-    return len(sample) / (time.monotonic() - began)
 
 
 def free_port() -> int:
@@ -980,20 +1285,33 @@ def markdown(results: list[dict[str, Any]]) -> str:
             f"* lag by the audit log (patch completed): p50 {audit_lag['p50'] * 1000:.0f} ms, "
             f"p99 {audit_lag['p99'] * 1000:.0f} ms, max {audit_lag['max'] * 1000:.0f} ms"
         )
-        lines.append(f"* CPU at the transition: {r['start']['cpu_seconds']:.2f} s")
-        t = r["start"]["transition_cpu"]
+        probes = r["probes"]
         lines.append(
-            f"* transition CPU, {t['from']:+.2f} s to {t['to']:+.2f} s from B (last write at "
-            f"{t['last_write']:+.2f} s): {t['cpu_seconds']:.2f} s for {t['writes']:,} writes, "
-            f"{t['ms_per_write']:.2f} ms per write"
+            f"* capacity probe ({r['n']:,} HPA patches, {r['capacity']['workers']} at a time, "
+            "the controller's body, field manager, client and identity, the controller running): "
+            + ", ".join(
+                f"{p['seconds']:.2f} s (server {p['server_seconds']:.2f} s)" for p in probes
+            )
         )
-        ratio = ", ".join(
-            f"{v:.0%} of {k} clients' {r['capacity'][k]:.0f}/s"
-            for k, v in r["hpa_rate_over_capacity"].items()
-        )
+        for t in r["transitions"]:
+            c, o, lag, cpu = t["capacity"], t["order"], t["hpa_lag_watch"], t["transition_cpu"]
+            lines.append(
+                f"* {t['label']} at {t['boundary'][11:19]}: last HPA at "
+                f"{c['last_hpa_seconds']:.2f} s = {c['ratio']:.2f} x the probes around it "
+                f"({c['probe_seconds'][0]:.2f} s, {c['probe_seconds'][1]:.2f} s); HPA lag p50 "
+                f"{lag['p50'] * 1000:.0f} ms, p99 {lag['p99'] * 1000:.0f} ms; capacity first: "
+                f"{'yes' if o['capacity_first'] else 'NO'} (last capacity write "
+                f"{o['last_capacity_write']:+.2f} s, first status {o['first_status_write']:+.2f} s,"
+                f" first Event {o['first_event']:+.2f} s, {o['writes_before_last_capacity']} "
+                f"before the last capacity write was done, "
+                f"{o['writes_before_last_capacity_sent']} before it was sent); "
+                f"CPU {cpu['cpu_seconds']:.2f} s for "
+                f"{cpu['writes']:,} writes, {cpu['ms_per_write']:.2f} ms per write"
+            )
+        cap = r["capacity"]
         lines.append(
-            f"* HPA patches at the transition: {r['start']['hpa_patches_per_second']:.0f}/s "
-            f"({ratio})"
+            f"* last HPA / capacity over {len(cap['ratios'])} transitions: max "
+            f"{cap['ratio_max']:.2f}, mean {cap['ratio_mean']:.2f}"
         )
         lines.append(
             f"* RSS after the restart: {r['warm']['rss_mib']:.1f} MiB; "
@@ -1121,6 +1439,13 @@ def main() -> int:
     )
     parser.add_argument("--workers", type=int, default=None, help="spa run --workers")
     parser.add_argument(
+        "--transitions",
+        type=int,
+        default=3,
+        help="whole-fleet transitions, each between two capacity probes (odd, so that the "
+        "windows are open at the end for --throttled to close them; default 3)",
+    )
+    parser.add_argument(
         "--smoke",
         action="store_true",
         help=f"a tiny run that checks itself ({SMOKE_SPAS} SPAs, no throttled run, "
@@ -1128,6 +1453,8 @@ def main() -> int:
         "a check fails (tests/bench/test_bench_smoke.py)",
     )
     args = parser.parse_args()
+    if args.transitions < 1 or args.transitions % 2 == 0:
+        parser.error("--transitions must be odd (1, 3, 5, ...)")
     if args.smoke:
         args.sizes, args.throttled = str(SMOKE_SPAS), None
 
@@ -1145,6 +1472,7 @@ def main() -> int:
                 spa_python=args.spa_python,
                 workers=args.workers,
                 margin=SMOKE_MARGIN if args.smoke else 30.0,
+                transitions=args.transitions,
             )
             results.append(scenario.run())
         finally:
@@ -1178,24 +1506,41 @@ SMOKE_MARGIN = 12.0
 
 def smoke_failures(result: dict[str, Any]) -> list[str]:
     """What the run shows wrong, as sentences: the claims of docs/performance.md that hold at
-    any size (every HPA moved at the boundary, no writes at a restart in sync, no request at
-    all between boundaries) and figures that must exist."""
+    any size (every HPA moved at each boundary, its capacity writes before any status or Event,
+    no writes at a restart in sync, no request at all between boundaries, none during a
+    capacity probe) and figures that must exist."""
     n = result["n"]
     failures = []
-    start = result["start"]
-    if not start["complete"]:
-        changed = start["hpa_lag_watch"]["count"]
-        failures.append(f"N={n}: {changed} of {n} HPAs reached minReplicas {FLIP_MIN} at B")
-    if not math.isfinite(start["hpa_lag_watch"]["max"]):
-        failures.append(f"N={n}: no lag measured at the boundary")
+    for t in result["transitions"]:
+        label = f"N={n}, {t['label']}"
+        if not t["complete"]:
+            changed = t["hpa_lag_watch"]["count"]
+            failures.append(f"{label}: {changed} of {n} HPAs reached their new minReplicas")
+        if not math.isfinite(t["hpa_lag_watch"]["max"]):
+            failures.append(f"{label}: no lag measured at the boundary")
+        if t["idle"]["requests"]:  # not even a read (docs/performance.md)
+            failures.append(f"{label}: requests between boundaries: {t['idle']['requests']}")
+        order = t["order"]
+        if not order["capacity_first"]:
+            failures.append(
+                f"{label}: not capacity first: {order['writes_before_last_capacity']} status or "
+                f"Event writes before the last capacity write ({order['early']})"
+            )
     if result["startup_writes"] < n:
         failures.append(f"N={n}: {result['startup_writes']} writes at the cold start (< {n})")
     if result["warm"]["writes"]:
         failures.append(f"N={n}: {result['warm']['writes']} writes at a restart in sync")
-    if result["idle"]["requests"]:  # not even a read (docs/performance.md)
-        failures.append(f"N={n}: requests between boundaries: {result['idle']['requests']}")
-    if not all(rate > 0 for rate in result["capacity"].values()):
-        failures.append(f"N={n}: no API server capacity measured: {result['capacity']}")
+    for p in result["probes"]:
+        if p["failures"] or p["audited_patches"] != n or not p["seconds"] > 0:
+            failures.append(
+                f"N={n}: capacity probe {p['label']}: {p['audited_patches']} of {n} patches "
+                f"audited, failures {p['failures']}, {p['seconds']} s"
+            )
+        if p["controller_requests"]:
+            failures.append(
+                f"N={n}: the controller sent requests during the capacity probe {p['label']}: "
+                f"{p['controller_requests']}"
+            )
     return failures
 
 

@@ -5,7 +5,8 @@ soak` and `make bench-capacity` run them: its own control plane (tests/testenv) 
 one, real wall-clock boundaries, `spa run` as processes. In smoke mode each checks its own
 invariants (the soak: no transition missed, no write duplicated, wrong, by a non-leader or
 after the renew deadline, every kind of fault injected; the load benchmark: every HPA moved at
-the boundary, no write at a restart in sync, no request between boundaries; the capacity
+each of its three boundaries, capacity written before statuses and Events, no write at a
+restart in sync, no request between boundaries or during a capacity probe; the capacity
 benchmark: every Deployment got its pods, a lead raised its target before the boundary; the
 nodes benchmark: with a node lead every pod and every new node Ready before the boundary, no
 CapacityBuffer left; the client benchmark: every HTTP stack measured) and exits 1 when one
@@ -41,7 +42,7 @@ TIMEOUTS = {
     "decide": 60,
     "client": 240,
     "cache": 240,
-    "load": 300,
+    "load": 400,
     "capacity": 360,
     "soak": 360,
     "nodes": 420,
@@ -155,7 +156,10 @@ def load(output: str) -> None:
     assert row[2].endswith("(0)"), row  # a restart in sync: no writes
     assert row[-1].startswith("0 in "), row  # no request between boundaries
     assert "lag by the audit log" in output
-    assert "HPA patches at the transition" in output
+    assert "* capacity probe (3 HPA patches, 4 at a time" in output, output
+    transitions = [line for line in output.splitlines() if " x the probes around it " in line]
+    assert len(transitions) == 3, output  # A/B/A, three transitions
+    assert all("capacity first: yes" in line for line in transitions), transitions
 
 
 def capacity(output: str) -> None:
