@@ -67,7 +67,7 @@ from spa.controller.manager import Manager  # noqa: E402
 from spa.controller.reconciler import Reconciler  # noqa: E402
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
 from spa.kube import Conflict, KubeClient, Resource, connect  # noqa: E402
-from spa.runtime import Controller, EventRecorder, WorkQueue, WriteSummary  # noqa: E402
+from spa.runtime import Controller, EventRecorder, Store, WorkQueue, WriteSummary  # noqa: E402
 from spa.runtime import metrics as runtime_metrics  # noqa: E402
 from tests.builders import DAILY_NOON, autoscaler, deployment, schedule  # noqa: E402
 
@@ -206,10 +206,15 @@ async def settled(manager: Manager, spas: int, schedules: int, within: float) ->
     """Wait until the caches hold the fleet, every SPA, Schedule and HPA has a status, and the
     work queue has been idle for 3 s; the seconds it took."""
     began = time.monotonic()
-    autoscalers, schedule_store, hpas = (informer.store for informer in manager.informers[:3])
-    queues = _instances(WorkQueue)
     idle_since: float | None = None
     while True:
+        # The manager makes its informers once it runs.
+        autoscalers, schedule_store, hpas = (
+            [informer.store for informer in manager.informers[:3]]
+            if len(manager.informers) >= 3
+            else [Store(), Store(), Store()]
+        )
+        queues = _instances(WorkQueue)
         complete = (
             len(autoscalers) == spas
             and len(schedule_store) == spas * schedules
@@ -270,7 +275,12 @@ def top_lines(snapshot: tracemalloc.Snapshot, per: int, limit: int) -> list[dict
 
 
 async def measure(
-    kubeconfig: str, namespace: str, sizes: list[int], schedules: int, trace: bool
+    kubeconfig: str,
+    namespace: str,
+    sizes: list[int],
+    schedules: int,
+    trace: bool,
+    freeze: bool = False,
 ) -> dict[str, Any]:
     admin = await connect(kubeconfig=kubeconfig)
     client = await connect(kubeconfig=kubeconfig)
@@ -282,6 +292,8 @@ async def measure(
         metrics_address=None,
         probe_address=None,
     )
+    if freeze:  # as `spa run` does; a tree from before the option has none to set
+        manager.freeze_after_sync = True  # type: ignore[misc,unused-ignore]
     task: asyncio.Task[int] | None = None
     points: list[dict[str, Any]] = []
     try:
@@ -367,6 +379,9 @@ def main() -> int:
     parser.add_argument("--sizes", default="100,600", help="fleet sizes, ascending")
     parser.add_argument("--schedules", type=int, default=4, help="Schedules per SPA")
     parser.add_argument("--src", help="measure the spa package of this tree (a worktree)")
+    parser.add_argument(
+        "--freeze", action="store_true", help="gc.freeze() after the first sync, as spa run"
+    )
     parser.add_argument("--trace", action="store_true", help="tracemalloc by file:line")
     parser.add_argument("--out", help="write the raw results (JSON) here")
     parser.add_argument("--smoke", action="store_true", help="5 then 15 SPAs (see above)")
@@ -377,7 +392,14 @@ def main() -> int:
 
     def run(kubeconfig: str) -> dict[str, Any]:
         return asyncio.run(
-            measure(kubeconfig, arguments.namespace, sizes, arguments.schedules, arguments.trace)
+            measure(
+                kubeconfig,
+                arguments.namespace,
+                sizes,
+                arguments.schedules,
+                arguments.trace,
+                arguments.freeze,
+            )
         )
 
     if arguments.kubeconfig:
@@ -402,6 +424,7 @@ def main() -> int:
         "sizes": sizes,
         "schedules_per_spa": arguments.schedules,
         "trace": arguments.trace,
+        "freeze": arguments.freeze,
     }
     if arguments.out:
         Path(arguments.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

@@ -181,9 +181,11 @@ class Store:
         self._objects: dict[str, dict[str, Any]] = {}
         self._indexers: dict[str, IndexFunc] = {}
         self._indexes: dict[str, dict[str, set[str]]] = {}
-        # Values each object is filed under, per index, so an update can un-file the old ones
-        # even though the old object has already been replaced.
-        self._filed: dict[str, dict[str, _Keys]] = {}
+        # What each object is filed under, so an update can un-file the old ones even though
+        # the old object has already been replaced: one flat tuple per object, index name then
+        # value, for each value (no entry when there is none). A dict of lists per object was
+        # about 450 bytes a Schedule (docs/performance.md, "2026-11-26: memory per SPA").
+        self._filed: dict[str, tuple[str, ...]] = {}
         # key -> resourceVersion of our own write, while the watch has not caught up with it.
         self._written: dict[str, str] = {}
 
@@ -194,7 +196,9 @@ class Store:
         self._indexers[name] = index_func
         self._indexes[name] = {}
         for key, obj in self._objects.items():
-            self._file(name, key, obj)
+            filed = self._file(name, key, obj)
+            if filed:
+                self._filed[key] = self._filed.get(key, ()) + tuple(filed)
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored object for ``namespace/name``, or ``None``. Do not mutate it."""
@@ -292,23 +296,29 @@ class Store:
         old = self._objects.get(key)
         self._unfile_all(key)
         self._objects[key] = obj
+        filed: _Keys = []
         for name in self._indexers:
-            self._file(name, key, obj)
+            filed += self._file(name, key, obj)
+        if filed:
+            self._filed[key] = tuple(filed)
         return old
 
-    def _file(self, name: str, key: str, obj: dict[str, Any]) -> None:
-        values = [*dict.fromkeys(self._indexers[name](obj))]
+    def _file(self, name: str, key: str, obj: dict[str, Any]) -> _Keys:
+        """File `key` in the index `name`; what `_filed` records of it (name, value, ...)."""
         index = self._indexes[name]
-        for value in values:
+        filed: _Keys = []
+        for value in dict.fromkeys(self._indexers[name](obj)):
             index.setdefault(value, set()).add(key)
-        self._filed.setdefault(key, {})[name] = values
+            filed += (name, value)
+        return filed
 
     def _unfile_all(self, key: str) -> None:
-        for name, values in self._filed.pop(key, {}).items():
-            index = self._indexes[name]
-            for value in values:
-                keys = index.get(value)
-                if keys is not None:
-                    keys.discard(key)
-                    if not keys:
-                        del index[value]
+        filed = self._filed.pop(key, ())
+        for position in range(0, len(filed), 2):
+            index = self._indexes[filed[position]]
+            value = filed[position + 1]
+            keys = index.get(value)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del index[value]
