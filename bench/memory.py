@@ -293,7 +293,7 @@ async def measure(
         probe_address=None,
     )
     if freeze:  # as `spa run` does; a tree from before the option has none to set
-        manager.freeze_after_sync = True  # type: ignore[misc,unused-ignore]
+        manager.freeze_after_sync = True
     task: asyncio.Task[int] | None = None
     points: list[dict[str, Any]] = []
     try:
