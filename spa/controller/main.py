@@ -174,6 +174,7 @@ async def _run(arguments: argparse.Namespace) -> int:
         metrics_cert_dir=Path(arguments.metrics_cert_dir) if arguments.metrics_cert_dir else None,
         probe_address=arguments.probe_addr,
         hpa_resource=hpa_resource,
+        freeze_after_sync=True,
     )
 
     install_signal_handlers(manager)

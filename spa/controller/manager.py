@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -98,6 +99,12 @@ class Manager:
     metrics_cert_dir: Path | None = None
     probe_address: str | None = ":9090"
     hpa_resource: Resource | None = None
+    # `gc.freeze()` once the caches are synced (`spa run` sets it; docs/performance.md,
+    # "2026-11-26: memory per SPA (issue 24)"): what is alive then (the modules, the caches as
+    # listed) is left out of every later collection, so a full collection at a boundary does
+    # not walk the whole fleet again. Off by default: it is per process, and tests run several
+    # managers in one.
+    freeze_after_sync: bool = False
 
     def __post_init__(self) -> None:
         self._stopping = asyncio.Event()
@@ -265,6 +272,9 @@ class Manager:
                 synced.cancel()
                 return 0
             self.ready = True
+            if self.freeze_after_sync:
+                gc.collect()
+                gc.freeze()
             log.info(
                 "caches synced: %d ScheduledPodAutoscalers, %d Schedules, %d HPAs",
                 len(autoscalers.store),

@@ -7,8 +7,8 @@ objects are removed, so a dashboard never shows an autoscaler that no longer exi
 
 from __future__ import annotations
 
-import contextlib
 import platform
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -19,24 +19,63 @@ from prometheus_client.registry import Collector
 from spa import __version__
 from spa.controller.decide.incident import OVERRIDDEN_CONDITION, PAUSED_CONDITION
 
-__all__ = ["CACHED_OBJECTS", "CachedObjects", "ControllerMetrics"]
+__all__ = [
+    "CACHED_OBJECTS",
+    "CachedObjects",
+    "ControllerMetrics",
+    "ReconciledSeries",
+    "ReconciledSeriesCollector",
+]
 
 _ORIGINAL_PREFIX = "scheduled_pod_auroscaler_controller_scheduled_pod_auroscaler"
 
-MIN_REPLICAS = Gauge(
+
+class ReconciledSeries:
+    """One gauge the reconciler sets per object (the bounds in force, whether each Schedule is
+    active, the last success, capacity), kept as plain values by label values and turned into
+    a family at scrape time (:class:`ReconciledSeriesCollector`).
+
+    Why not a labelled `Gauge`: each child is an object of its own with a lock, about 740
+    bytes, and an SPA with 4 Schedules had seven; a value here costs a dict entry, its label
+    tuple and a float (docs/performance.md, "2026-11-26: memory per SPA (issue 24)"). The
+    label values are interned: they are the names and namespaces the caches hold already.
+    """
+
+    def __init__(self, name: str, documentation: str, labelnames: tuple[str, ...]) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labelnames = labelnames
+        self._values: dict[tuple[str, ...], float] = {}
+
+    def set(self, labels: tuple[str, ...], value: float) -> None:
+        assert len(labels) == len(self.labelnames), labels
+        self._values[tuple(sys.intern(label) for label in labels)] = value
+
+    def remove(self, labels: tuple[str, ...]) -> None:
+        """Drop the series of these label values (none: nothing to do)."""
+        self._values.pop(labels, None)
+
+    def family(self) -> GaugeMetricFamily:
+        family = GaugeMetricFamily(self.name, self.documentation, labels=list(self.labelnames))
+        for labels, value in list(self._values.items()):
+            family.add_metric(list(labels), value)
+        return family
+
+
+MIN_REPLICAS = ReconciledSeries(
     f"{_ORIGINAL_PREFIX}_min_replicas",
     "minReplicas in force on the generated HPA (name kept from the original controller).",
-    ["name", "namespace"],
+    ("name", "namespace"),
 )
-MAX_REPLICAS = Gauge(
+MAX_REPLICAS = ReconciledSeries(
     f"{_ORIGINAL_PREFIX}_max_replicas",
     "maxReplicas in force on the generated HPA (name kept from the original controller).",
-    ["name", "namespace"],
+    ("name", "namespace"),
 )
-SCHEDULE_ACTIVE = Gauge(
+SCHEDULE_ACTIVE = ReconciledSeries(
     "spa_schedule_active",
     "1 while the Schedule's window is active and applied, else 0.",
-    ["namespace", "name", "autoscaler"],
+    ("namespace", "name", "autoscaler"),
 )
 HPA_WRITES = Counter(
     "spa_hpa_writes_total",
@@ -61,23 +100,48 @@ BOUNDARY_LAG = Histogram(
     "From a window boundary to the HPA write that applies it.",
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300),
 )
-CAPACITY_REQUESTED = Gauge(
+CAPACITY_REQUESTED = ReconciledSeries(
     "spa_capacity_requested_pods",
     "Pods' worth of node capacity the ScheduledPodAutoscaler holds ahead of a window "
     '(its CapacityBuffer\'s replicas; docs/schedules.md, "Node capacity").',
-    ["namespace", "name"],
+    ("namespace", "name"),
 )
-CAPACITY_NOT_READY = Gauge(
+CAPACITY_NOT_READY = ReconciledSeries(
     "spa_capacity_not_ready",
     "1 while the boundary of a window that orders node capacity has passed (the HPA asks for "
     "the window's minimum) and the ScheduledPodAutoscaler's CapacityReady condition is still "
     'False, else 0 (docs/schedules.md, "Node capacity").',
-    ["namespace", "name"],
+    ("namespace", "name"),
 )
-LAST_SUCCESS = Gauge(
+LAST_SUCCESS = ReconciledSeries(
     "spa_last_successful_reconcile_timestamp_seconds",
     "When the ScheduledPodAutoscaler was last reconciled without error (Unix time).",
-    ["namespace", "name"],
+    ("namespace", "name"),
+)
+
+
+class ReconciledSeriesCollector(Collector):
+    """Reports the :class:`ReconciledSeries` at scrape time."""
+
+    def __init__(self, series: Iterable[ReconciledSeries]) -> None:
+        self._series = tuple(series)
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        for series in self._series:
+            yield series.family()
+
+
+REGISTRY.register(
+    ReconciledSeriesCollector(
+        (
+            MIN_REPLICAS,
+            MAX_REPLICAS,
+            SCHEDULE_ACTIVE,
+            CAPACITY_REQUESTED,
+            CAPACITY_NOT_READY,
+            LAST_SUCCESS,
+        )
+    )
 )
 BUILD_INFO = Gauge(
     "spa_build_info", "Always 1; the labels say which build runs.", ["version", "python_version"]
@@ -215,40 +279,40 @@ class ControllerMetrics:
         if replicas is None:
             self._remove_replicas(namespace, name)
         else:
-            MIN_REPLICAS.labels(name, namespace).set(replicas[0])
-            MAX_REPLICAS.labels(name, namespace).set(replicas[1])
+            MIN_REPLICAS.set((name, namespace), replicas[0])
+            MAX_REPLICAS.set((name, namespace), replicas[1])
         previous = self._schedules.get((namespace, name), set())
         for schedule in previous - schedules.keys():
-            _remove(SCHEDULE_ACTIVE, namespace, schedule, name)
+            SCHEDULE_ACTIVE.remove((namespace, schedule, name))
         for schedule, active in schedules.items():
-            SCHEDULE_ACTIVE.labels(namespace, schedule, name).set(1 if active else 0)
+            SCHEDULE_ACTIVE.set((namespace, schedule, name), 1 if active else 0)
         self._schedules[(namespace, name)] = set(schedules)
-        LAST_SUCCESS.labels(namespace, name).set(reconciled_at)
+        LAST_SUCCESS.set((namespace, name), reconciled_at)
 
     @staticmethod
     def capacity_requested(*, namespace: str, name: str, pods: int | None) -> None:
         """The pods' worth of node capacity an SPA holds; None: it orders none (no series)."""
         if pods is None:
-            _remove(CAPACITY_REQUESTED, namespace, name)
+            CAPACITY_REQUESTED.remove((namespace, name))
         else:
-            CAPACITY_REQUESTED.labels(namespace, name).set(pods)
+            CAPACITY_REQUESTED.set((namespace, name), pods)
 
     @staticmethod
     def capacity_not_ready(*, namespace: str, name: str, late: bool | None) -> None:
         """Whether an SPA's capacity is not ready past its window's boundary (None: it orders
         no capacity, no series)."""
         if late is None:
-            _remove(CAPACITY_NOT_READY, namespace, name)
+            CAPACITY_NOT_READY.remove((namespace, name))
         else:
-            CAPACITY_NOT_READY.labels(namespace, name).set(1 if late else 0)
+            CAPACITY_NOT_READY.set((namespace, name), 1 if late else 0)
 
     def forget_autoscaler(self, *, namespace: str, name: str) -> None:
         self._remove_replicas(namespace, name)
-        _remove(CAPACITY_REQUESTED, namespace, name)
-        _remove(CAPACITY_NOT_READY, namespace, name)
+        CAPACITY_REQUESTED.remove((namespace, name))
+        CAPACITY_NOT_READY.remove((namespace, name))
         for schedule in self._schedules.pop((namespace, name), set()):
-            _remove(SCHEDULE_ACTIVE, namespace, schedule, name)
-        _remove(LAST_SUCCESS, namespace, name)
+            SCHEDULE_ACTIVE.remove((namespace, schedule, name))
+        LAST_SUCCESS.remove((namespace, name))
 
     @staticmethod
     def hpa_written(operation: str) -> None:
@@ -272,10 +336,5 @@ class ControllerMetrics:
 
     @staticmethod
     def _remove_replicas(namespace: str, name: str) -> None:
-        _remove(MIN_REPLICAS, name, namespace)
-        _remove(MAX_REPLICAS, name, namespace)
-
-
-def _remove(metric: Gauge, *labels: str) -> None:
-    with contextlib.suppress(KeyError):  # never set: nothing to remove
-        metric.remove(*labels)
+        MIN_REPLICAS.remove((name, namespace))
+        MAX_REPLICAS.remove((name, namespace))

@@ -29,6 +29,7 @@ reconciler reads, nothing else (docs/performance.md, "2026-11-25: the request pa
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -36,7 +37,14 @@ from spa.api import wire
 from spa.api.calendars import CalendarKey, calendar_key, referenced_calendars
 from spa.api.membership import controller_owner_name
 from spa.controller.desired import controller_owner_uid
-from spa.runtime import Informer, Store, changed_beyond_status, drop_bookkeeping, object_key
+from spa.runtime import (
+    Informer,
+    Store,
+    changed_beyond_status,
+    drop_bookkeeping,
+    object_key,
+    share_strings,
+)
 
 __all__ = [
     "CALENDAR_INDEX",
@@ -70,18 +78,22 @@ _CONDITION_READ = ("type", "status", "lastTransitionTime")
 
 
 def cached_object(obj: dict[str, Any]) -> dict[str, Any]:
-    """An SPA, a Schedule or a calendar as its cache keeps it: everything but the bookkeeping."""
-    return drop_bookkeeping(obj)
+    """An SPA, a Schedule or a calendar as its cache keeps it: everything but the bookkeeping,
+    its repeated strings shared with the other cached objects (`share_strings`). The whole
+    rest is read: the spec, the metadata (annotations, owners, creationTimestamp for the
+    Schedules' order) and the status, which a status write is compared with."""
+    return share_strings(drop_bookkeeping(obj))
 
 
 def cached_hpa(obj: dict[str, Any]) -> dict[str, Any]:
     """An HPA as its cache keeps it: no bookkeeping, and of its status only
     :data:`HPA_STATUS_READ` and the AbleToScale condition's type, status and
-    lastTransitionTime. Leaves `obj` as it is; applied twice, it changes nothing more."""
+    lastTransitionTime, its repeated strings shared (`share_strings`). Leaves `obj` as it is;
+    applied twice, it changes nothing more."""
     obj = drop_bookkeeping(obj)
     status = obj.get("status")
     if not isinstance(status, dict):
-        return obj
+        return share_strings(obj)
     kept: dict[str, Any] = {key: status[key] for key in HPA_STATUS_READ if key in status}
     conditions = [
         {key: condition[key] for key in _CONDITION_READ if key in condition}
@@ -90,7 +102,7 @@ def cached_hpa(obj: dict[str, Any]) -> dict[str, Any]:
     ]
     if conditions:
         kept["conditions"] = conditions
-    return obj if kept == status else {**obj, "status": kept}
+    return share_strings(obj if kept == status else {**obj, "status": kept})
 
 
 # Of a CapacityBuffer's or placeholder Deployment's metadata, what the reconcile and the event
@@ -111,7 +123,7 @@ def cached_capacity(obj: dict[str, Any]) -> dict[str, Any]:
     spec = obj.get("spec")
     if isinstance(spec, dict) and "replicas" in spec:
         kept["spec"] = {"replicas": spec["replicas"]}
-    return kept
+    return share_strings(kept)
 
 
 def owner_keys(obj: dict[str, Any]) -> list[str]:
@@ -126,7 +138,9 @@ def target_keys(schedule: wire.Schedule) -> list[str]:
     """The key of the SPA a Schedule names (none if it names nothing usable)."""
     target = ((schedule.get("spec") or {}).get("scaleTargetRef") or {}).get("name")
     namespace = (schedule.get("metadata") or {}).get("namespace")
-    return [f"{namespace}/{target}"] if isinstance(target, str) and target and namespace else []
+    if not (isinstance(target, str) and target and namespace):
+        return []
+    return [sys.intern(f"{namespace}/{target}")]  # as object_key: one string for every holder
 
 
 # The index functions get the store's raw dicts: this is where they become typed.

@@ -35,6 +35,7 @@ from spa.runtime.store import (
     compare_resource_versions,
     drop_bookkeeping,
     object_key,
+    share_strings,
     split_key,
 )
 from spa.runtime.summary import WriteSummary
@@ -92,6 +93,7 @@ __all__ = [
     "object_logger",
     "serve",
     "server_context",
+    "share_strings",
     "split_key",
     "unfenced",
     "write_fenced",

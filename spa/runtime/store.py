@@ -9,6 +9,7 @@ not act on the state from before the write. Everything runs on one thread, so no
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeGuard
 
@@ -20,6 +21,7 @@ __all__ = [
     "drop_bookkeeping",
     "object_key",
     "object_resource_version",
+    "share_strings",
     "split_key",
 ]
 
@@ -52,17 +54,88 @@ def drop_bookkeeping(obj: dict[str, Any]) -> dict[str, Any]:
     return {**obj, "metadata": kept}
 
 
+# The fields whose values repeat across the objects of a fleet: its namespaces, API versions
+# and kinds, the names an SPA's Schedules, HPA and status repeat (scaleTargetRef, owner
+# references, activeSchedules), condition types, statuses and reasons, and the instants a
+# boundary writes into every status at once.
+SHARED_VALUE_FIELDS = frozenset(
+    {
+        "namespace",
+        "apiVersion",
+        "kind",
+        "name",
+        "activeSchedules",
+        "type",
+        "status",
+        "reason",
+        "condition",
+        "lastTransitionTime",
+        "nextTransitionTime",
+        "lastScaleTime",
+    }
+)
+
+
+def share_strings(obj: dict[str, Any]) -> dict[str, Any]:
+    """`obj` (decoded JSON) rebuilt with the strings of :data:`SHARED_VALUE_FIELDS` shared
+    (`sys.intern`): each object decoded from the API server has its own copy of every string,
+    and a cache of a fleet holds thousands of copies of a few values (docs/performance.md,
+    "2026-11-26: memory per SPA (issue 24)"). Interned strings are freed once no object holds
+    them. Leaves `obj` as it is; an object already shared comes back as it is."""
+    shared: dict[str, Any] = _share(obj, None)
+    return shared
+
+
+def _share(value: Any, field: str | None) -> Any:
+    # Only what changes is copied (an object already shared comes back as it is), and copies
+    # are filled in place: as compact as the decoder's (a comprehension over-allocates).
+    if isinstance(value, dict):
+        shared_dict: dict[str, Any] | None = None
+        for key, item in value.items():
+            if isinstance(item, str):
+                if key not in SHARED_VALUE_FIELDS:
+                    continue
+                new = sys.intern(item)
+            elif isinstance(item, _CONTAINERS):
+                new = _share(item, key)
+            else:
+                continue
+            if new is not item:
+                if shared_dict is None:
+                    shared_dict = value.copy()
+                shared_dict[key] = new
+        return value if shared_dict is None else shared_dict
+    if isinstance(value, list):
+        shared_list: list[Any] | None = None
+        for index, item in enumerate(value):
+            new = _share(item, field)
+            if new is not item:
+                if shared_list is None:
+                    shared_list = value.copy()
+                shared_list[index] = new
+        return value if shared_list is None else shared_list
+    if isinstance(value, str) and field in SHARED_VALUE_FIELDS:
+        return sys.intern(value)
+    return value
+
+
+_CONTAINERS = (dict, list)
+
+
 # Aliases, because inside Store the name ``list`` is the method, not the builtin.
 _Objects = list[dict[str, Any]]
 _Keys = list[str]
 
 
 def object_key(obj: dict[str, Any]) -> str:
-    """``namespace/name`` (or just ``name`` for a cluster-scoped object), as in client-go."""
+    """``namespace/name`` (or just ``name`` for a cluster-scoped object), as in client-go.
+    Interned: a key is held by each store, index, work queue and per-key memory that files
+    the object, one string for all of them (docs/performance.md, "2026-11-26: memory per SPA
+    (issue 24)")."""
     metadata = obj.get("metadata") or {}
     namespace = metadata.get("namespace")
     name = metadata.get("name") or ""
-    return f"{namespace}/{name}" if namespace else str(name)
+    return sys.intern(f"{namespace}/{name}" if namespace else str(name))
 
 
 def split_key(key: str) -> tuple[str | None, str]:
@@ -108,9 +181,11 @@ class Store:
         self._objects: dict[str, dict[str, Any]] = {}
         self._indexers: dict[str, IndexFunc] = {}
         self._indexes: dict[str, dict[str, set[str]]] = {}
-        # Values each object is filed under, per index, so an update can un-file the old ones
-        # even though the old object has already been replaced.
-        self._filed: dict[str, dict[str, _Keys]] = {}
+        # What each object is filed under, so an update can un-file the old ones even though
+        # the old object has already been replaced: one flat tuple per object, index name then
+        # value, for each value (no entry when there is none). A dict of lists per object was
+        # about 450 bytes a Schedule (docs/performance.md, "2026-11-26: memory per SPA").
+        self._filed: dict[str, tuple[str, ...]] = {}
         # key -> resourceVersion of our own write, while the watch has not caught up with it.
         self._written: dict[str, str] = {}
 
@@ -121,7 +196,9 @@ class Store:
         self._indexers[name] = index_func
         self._indexes[name] = {}
         for key, obj in self._objects.items():
-            self._file(name, key, obj)
+            filed = self._file(name, key, obj)
+            if filed:
+                self._filed[key] = self._filed.get(key, ()) + tuple(filed)
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored object for ``namespace/name``, or ``None``. Do not mutate it."""
@@ -219,23 +296,29 @@ class Store:
         old = self._objects.get(key)
         self._unfile_all(key)
         self._objects[key] = obj
+        filed: _Keys = []
         for name in self._indexers:
-            self._file(name, key, obj)
+            filed += self._file(name, key, obj)
+        if filed:
+            self._filed[key] = tuple(filed)
         return old
 
-    def _file(self, name: str, key: str, obj: dict[str, Any]) -> None:
-        values = [*dict.fromkeys(self._indexers[name](obj))]
+    def _file(self, name: str, key: str, obj: dict[str, Any]) -> _Keys:
+        """File `key` in the index `name`; what `_filed` records of it (name, value, ...)."""
         index = self._indexes[name]
-        for value in values:
+        filed: _Keys = []
+        for value in dict.fromkeys(self._indexers[name](obj)):
             index.setdefault(value, set()).add(key)
-        self._filed.setdefault(key, {})[name] = values
+            filed += (name, value)
+        return filed
 
     def _unfile_all(self, key: str) -> None:
-        for name, values in self._filed.pop(key, {}).items():
-            index = self._indexes[name]
-            for value in values:
-                keys = index.get(value)
-                if keys is not None:
-                    keys.discard(key)
-                    if not keys:
-                        del index[value]
+        filed = self._filed.pop(key, ())
+        for position in range(0, len(filed), 2):
+            index = self._indexes[filed[position]]
+            value = filed[position + 1]
+            keys = index.get(value)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del index[value]

@@ -209,9 +209,11 @@ class OneShotWindow:
 
 @dataclass(frozen=True, slots=True)
 class _Chunk:
-    starts: list[int]
-    ends: list[int]
-    boundaries: list[int]
+    # Tuples: exactly their size (a list over-allocates), and a Timeline is kept for each
+    # Schedule of the fleet (docs/performance.md, "2026-11-26: memory per SPA (issue 24)").
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+    boundaries: tuple[int, ...]
 
 
 class Timeline:
@@ -336,9 +338,9 @@ class Timeline:
         inside = [run for run in merged if run[1] > low and run[0] < high]
         boundaries = sorted(point for run in merged for point in run if low <= point < high)
         return _Chunk(
-            starts=[run[0] for run in inside],
-            ends=[run[1] for run in inside],
-            boundaries=boundaries,
+            starts=tuple(run[0] for run in inside),
+            ends=tuple(run[1] for run in inside),
+            boundaries=tuple(boundaries),
         )
 
 

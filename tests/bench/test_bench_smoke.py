@@ -42,6 +42,7 @@ TIMEOUTS = {
     "decide": 60,
     "client": 240,
     "cache": 240,
+    "memory": 240,
     "load": 400,
     "capacity": 360,
     "soak": 360,
@@ -228,11 +229,19 @@ def cache(output: str) -> None:
     assert kept["read"] < kept["bookkeeping"] < kept["raw"], table
 
 
+def memory(output: str) -> None:
+    table = rows(output)
+    for structure in ("schedules cache (objects)", "scheduledpodautoscalers cache (objects)"):
+        assert float(table[structure][0]) > 0, table
+    assert "RSS per SPA" in output
+
+
 FIGURES: dict[str, Callable[[str], None]] = {
     "engine": engine,
     "decide": decide,
     "client": client,
     "cache": cache,
+    "memory": memory,
     "load": load,
     "capacity": capacity,
     "nodes": nodes,
@@ -248,6 +257,7 @@ CLUSTER = [pytest.mark.integration, pytest.mark.slow]
         "decide",  # no control plane
         pytest.param("client", marks=CLUSTER),
         pytest.param("cache", marks=CLUSTER),
+        pytest.param("memory", marks=CLUSTER),
         pytest.param("load", marks=[*CLUSTER, pytest.mark.e2e]),
         pytest.param("capacity", marks=[*CLUSTER, pytest.mark.e2e]),
         pytest.param("soak", marks=[*CLUSTER, pytest.mark.e2e]),

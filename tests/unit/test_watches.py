@@ -6,6 +6,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+import orjson
+
+from spa.api import wire
 from spa.controller.decide.scaleup import able_to_scale
 from spa.controller.watches import (
     add_indexes,
@@ -14,9 +17,10 @@ from spa.controller.watches import (
     cached_hpa,
     cached_object,
     owner_keys,
+    target_keys,
     watch,
 )
-from spa.runtime import Store
+from spa.runtime import Store, object_key
 from tests.builders import autoscaler, calendar, owner, schedule
 
 SPA_UID = "uid-web"
@@ -207,6 +211,18 @@ def test_spas_and_schedules_are_cached_without_bookkeeping_only() -> None:
     assert "managedFields" not in kept["metadata"]
     assert kept["status"] == {"condition": "Available"}
     assert kept["spec"] == spa["spec"]
+
+
+def test_the_caches_share_what_an_spa_its_schedules_and_its_hpa_repeat() -> None:
+    """Decoded apart (each watch event is), the objects of one SPA hold one copy of its
+    namespace and name, and the Schedule's index value is the SPA's own key string."""
+    spa = cached_object(orjson.loads(orjson.dumps(autoscaler(name="web"))))
+    noon = cached_object(orjson.loads(orjson.dumps(schedule(name="noon", target="web"))))
+    hpa = cached_hpa(orjson.loads(orjson.dumps(_synced_hpa())))
+    assert spa["metadata"]["name"] is noon["spec"]["scaleTargetRef"]["name"]
+    assert spa["metadata"]["namespace"] is noon["metadata"]["namespace"]
+    assert hpa["metadata"]["namespace"] is spa["metadata"]["namespace"]
+    assert target_keys(wire.typed(wire.Schedule, noon))[0] is object_key(spa)
 
 
 # -- CapacityBuffers and placeholder Deployments (controller-runtime's `Owns`) -----------------
