@@ -29,6 +29,10 @@ from outside, where two counts (say 100 and 600) difference out the start-up:
 
     valgrind --tool=callgrind --callgrind-out-file=/dev/null \
         python bench/client.py --kubeconfig FILE --spa-src TREE --once patch --patches 600
+
+`--loop uvloop` runs the spa.kube stack (its patches and its watch, `--once` too) on uvloop's
+event loop instead of asyncio's, for the comparison of docs/performance.md, "2026-11-26:
+uvloop (issue 24)"; the other stacks keep asyncio's.
 """
 
 from __future__ import annotations
@@ -42,10 +46,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -62,6 +66,7 @@ MERGE = "application/merge-patch+json"
 # The stacks measure() compares (its patchers and watchers), which `--smoke` requires.
 PATCH_STACKS = ("urllib3", "kubernetes.aio", "aiohttp", "spa.kube")
 WATCH_STACKS = ("urllib3", "aiohttp", "spa.kube")
+_T = TypeVar("_T")
 
 
 def log(message: str) -> None:
@@ -406,12 +411,33 @@ def measure(
     return results
 
 
+# The event loop of the spa.kube stack (`--loop`): None for asyncio's default.
+LOOPS = ("asyncio", "uvloop")
+_spa_kube_loop: Callable[[], asyncio.AbstractEventLoop] | None = None
+
+
+def use_loop(name: str) -> None:
+    """The spa.kube stack runs on this event loop from now on: "asyncio" or "uvloop"."""
+    global _spa_kube_loop
+    if name == "uvloop":
+        import uvloop
+
+        _spa_kube_loop = uvloop.new_event_loop
+    else:
+        _spa_kube_loop = None
+
+
+def _run_spa_kube(coroutine: Coroutine[Any, Any, _T]) -> _T:
+    with asyncio.Runner(loop_factory=_spa_kube_loop) as runner:
+        return runner.run(coroutine)
+
+
 def _spa_kube_patches(kubeconfig: str, count: int, threads: int) -> tuple[float, float]:
-    return asyncio.run(run_spa_kube(kubeconfig, count, threads))
+    return _run_spa_kube(run_spa_kube(kubeconfig, count, threads))
 
 
 def _spa_kube_watch(kubeconfig: str, count: int, start: Callable[[str], None]) -> float:
-    return asyncio.run(watch_spa_kube(kubeconfig, count, start))
+    return _run_spa_kube(watch_spa_kube(kubeconfig, count, start))
 
 
 def once(kubeconfig: str, what: str, count: int, tasks: int) -> None:
@@ -452,6 +478,12 @@ def main() -> int:
         "--patches spa.kube patches, or as many watch events, then exit (see above)",
     )
     parser.add_argument(
+        "--loop",
+        choices=LOOPS,
+        default="asyncio",
+        help="the event loop of the spa.kube stack (default asyncio; uvloop must be installed)",
+    )
+    parser.add_argument(
         "--spa-src",
         type=Path,
         help="import `spa` from this source tree instead of this checkout's (e.g. a worktree "
@@ -471,6 +503,7 @@ def main() -> int:
     if arguments.spa_src:
         # Before `spa` is first imported (the spa.kube stack imports it lazily).
         sys.path.insert(0, str(arguments.spa_src.resolve()))
+    use_loop(arguments.loop)
     if arguments.once:
         if not arguments.kubeconfig:
             parser.error("--once needs --kubeconfig")
@@ -506,6 +539,7 @@ def main() -> int:
         "patches": arguments.patches,
         "concurrency": arguments.threads,
         "spa_src": str(arguments.spa_src or REPO),
+        "spa_kube_loop": arguments.loop,
     }
     if arguments.out:
         Path(arguments.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")

@@ -8,7 +8,9 @@ including the compiled ones (pydantic-core, PyYAML, aiohttp) for that os/arch an
 each of those Python versions. The dependencies are the pins of hack/image/requirements.txt,
 the image's lock, so the plugin runs the code the image runs; less `cryptography` (with what
 only it needs), which only the secure metrics endpoint of `spa run` imports, not a command
-of the plugin, and of which the pinned release has no wheel for Intel macOS.
+of the plugin, and of which the pinned release has no wheel for Intel macOS; and less
+`uvloop`, the event loop of `spa run` (spa/controller/eventloop.py), which the commands of
+the plugin do not use and without which `spa run` keeps asyncio's loop.
 
 Pex is told about the platforms it builds for by "complete platforms": the marker environment
 and the wheel tags of each target interpreter, made here with the `packaging` library (pex's
@@ -60,7 +62,7 @@ PYTHONS = ((3, 11), (3, 12), (3, 13))
 GLIBC_MINOR = 17  # glibc 2.17: manylinux2014, the oldest the compiled dependencies ship for
 MACOS = (11, 0)
 # Not in the plugin (see above).
-LEFT_OUT = frozenset({"cryptography"})
+LEFT_OUT = frozenset({"cryptography", "uvloop"})
 # manylinux's older names for some glibc versions, which wheels still carry.
 MANYLINUX_ALIASES = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
 # Every file in the archives gets this time (1980-01-01, as pex dates the files in a PEX), so

@@ -15,12 +15,14 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from spa.controller.eventloop import EventLoop, EventLoopUnavailable, event_loop
 from spa.controller.exitcodes import (
     EXIT_CONFIG,
     EXIT_FORBIDDEN,
     EXIT_NO_CRDS,
     EXIT_UNAUTHORIZED,
     EXIT_UNREACHABLE,
+    EXIT_USAGE,
 )
 from spa.controller.manager import LeaderElection, Manager, install_signal_handlers, pod_namespace
 from spa.controller.resources import (
@@ -137,10 +139,16 @@ async def _check_list(client: KubeClient, resource: Resource, namespace: str | N
 
 def run(arguments: argparse.Namespace) -> int:
     configure_logging(level=arguments.log_level, log_format=arguments.log_format)
-    return asyncio.run(_run(arguments))
+    try:
+        loop = event_loop(arguments.event_loop)
+    except EventLoopUnavailable as error:
+        log.error("cannot start: %s", error, extra={"exit_status": EXIT_USAGE})
+        return EXIT_USAGE
+    with asyncio.Runner(loop_factory=loop.factory) as runner:
+        return runner.run(_run(arguments, loop))
 
 
-async def _run(arguments: argparse.Namespace) -> int:
+async def _run(arguments: argparse.Namespace, loop: EventLoop) -> int:
     try:
         client = await connect(
             kubeconfig=arguments.kubeconfig,
@@ -156,7 +164,12 @@ async def _run(arguments: argparse.Namespace) -> int:
         await client.close()
         log.error("cannot start: %s", failure.message, extra={"exit_status": failure.status})
         return failure.status
-    log.info("managing HorizontalPodAutoscalers as %s", hpa_resource.api_version)
+    # After the checks: a failed start is its one error line (docs/operations.md, "Exit codes").
+    log.info(
+        "managing HorizontalPodAutoscalers as %s",
+        hpa_resource.api_version,
+        extra={"event_loop": loop.name},
+    )
     election = None
     if arguments.leader_elect:
         election = LeaderElection(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from spa.controller.eventloop import EVENT_LOOPS
+
 __all__ = ["DEFAULT_LEADER_ELECTION_ID", "add_run_arguments"]
 
 DEFAULT_LEADER_ELECTION_ID = "scheduled-pod-autoscaler-leader"
@@ -89,6 +91,12 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         default=600.0,
         metavar="SECONDS",
         help="safety-net resync of every ScheduledPodAutoscaler (default 600)",
+    )
+    parser.add_argument(
+        "--event-loop",
+        default="auto",
+        choices=EVENT_LOOPS,
+        help="auto: uvloop's where it is installed (Linux), else asyncio's (default auto)",
     )
     parser.add_argument(
         "--kube-api-qps",

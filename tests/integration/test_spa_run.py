@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -106,6 +107,33 @@ def test_window_starts_and_ends_on_real_minute_boundaries(
     ]
     assert summaries, lines[-5:]
     assert sum(line["written"].get("HPAs", 0) for line in summaries) >= len(applied)
+
+
+@pytest.mark.parametrize(
+    ("choice", "expected"),
+    [("auto", "uvloop " if sys.platform == "linux" else "asyncio"), ("asyncio", "asyncio")],
+)
+def test_it_runs_on_the_event_loop_it_names_at_start(
+    controller_kubeconfig: Path,
+    kube: Kube,
+    namespace: str,
+    tmp_path: Path,
+    choice: str,
+    expected: str,
+) -> None:
+    """uvloop's loop by default where it is locked (Linux; docs/performance.md, "2026-11-26:
+    uvloop (issue 24)"), asyncio's when asked: either way the controller creates the HPA, stops
+    cleanly, and its first info line says which loop it ran on."""
+    log = tmp_path / "spa-run.log"
+    kube.create(autoscaler(name="web", namespace=namespace))
+    with spa_run(controller_kubeconfig, namespace, "--event-loop", choice, log=log) as process:
+        wait_for(lambda: kube.bounds(namespace, "web") == (3, 10), within=30, what="HPA created")
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+    lines = strict_log_lines(log)
+    first = next(line for line in lines if line.get("level") == "info")
+    assert str(first["msg"]).startswith("managing HorizontalPodAutoscalers as "), first
+    assert str(first["event_loop"]).startswith(expected), first
 
 
 def leader_of(kube: Kube, lease: str) -> str:

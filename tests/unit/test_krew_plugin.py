@@ -59,13 +59,14 @@ def test_the_plugin_leaves_out_cryptography_and_what_only_it_needs() -> None:
     assert "sha256:cc" not in kept
 
 
-def test_the_image_lock_gives_the_plugin_everything_but_cryptography() -> None:
+def test_the_image_lock_gives_the_plugin_everything_but_cryptography_and_uvloop() -> None:
     plugin = _plugin()
     lock = plugin.LOCK.read_text()
     assert _names(lock) - _names(plugin.plugin_requirements(lock)) == {
         "cryptography",
         "cffi",
         "pycparser",
+        "uvloop",
     }
 
 
@@ -86,11 +87,12 @@ def test_the_platforms_accept_the_wheels_their_systems_run() -> None:
     assert not [tag for tag in mac if "arm64" in tag or "macosx_12" in tag]
 
 
-def test_the_plugin_commands_run_without_cryptography() -> None:
-    # The plugin leaves cryptography out; only `spa run`'s secure metrics endpoint needs it.
+def test_the_plugin_commands_run_without_cryptography_or_uvloop() -> None:
+    # The plugin leaves both out: only `spa run`'s secure metrics endpoint needs cryptography,
+    # and only `spa run` chooses uvloop's event loop.
     code = (
         "import sys, spa.cli, spa.cli.status, spa.cli.cluster\n"
-        "print(sorted(m for m in sys.modules if m.startswith('cryptography')))"
+        "print(sorted(m for m in sys.modules if m.startswith(('cryptography', 'uvloop'))))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
