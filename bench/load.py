@@ -960,6 +960,18 @@ class Scenario:
             "writes": result["writes"],
             "ms_per_write": 1000 * (cpu_after_last - cpu_before_b) / max(1, result["writes"]),
         }
+        # Of it, the capacity phase: from B to the last capacity write (the HPAs, and /scale
+        # where immediate scale-up applies), with the reads that phase makes, per capacity
+        # write: what the controller spends while the API server could take the next HPA.
+        order = result["order"]
+        _, cpu_after_capacity = sampler.cpu_at(boundary + order["last_capacity_write"])
+        result["transition_cpu"]["capacity_phase"] = {
+            "cpu_seconds": cpu_after_capacity - cpu_before_b,
+            "capacity_writes": order["capacity_writes"],
+            "ms_per_capacity_write": 1000
+            * (cpu_after_capacity - cpu_before_b)
+            / max(1, order["capacity_writes"]),
+        }
         log(f"{label}: transition CPU {result['transition_cpu']}")
         return result
 
@@ -1306,7 +1318,9 @@ def markdown(results: list[dict[str, Any]]) -> str:
                 f"before the last capacity write was done, "
                 f"{o['writes_before_last_capacity_sent']} before it was sent); "
                 f"CPU {cpu['cpu_seconds']:.2f} s for "
-                f"{cpu['writes']:,} writes, {cpu['ms_per_write']:.2f} ms per write"
+                f"{cpu['writes']:,} writes, {cpu['ms_per_write']:.2f} ms per write, of it "
+                f"{cpu['capacity_phase']['cpu_seconds']:.2f} s up to the last capacity write "
+                f"({cpu['capacity_phase']['ms_per_capacity_write']:.2f} ms per capacity write)"
             )
         cap = r["capacity"]
         lines.append(

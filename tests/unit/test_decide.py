@@ -81,6 +81,37 @@ def retried(plan: Final) -> bool:
 # -- table tests ---------------------------------------------------------------------------------
 
 
+def test_the_decision_after_an_hpa_write_takes_the_next_boundary_the_write_decision_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The decide that can only requeue (issue 24) does not evaluate the Schedules again: the
+    decision that asked for the write computed the boundary after it."""
+    schedules = [schedule("peak", owner=OURS)]
+    write = decide(snapshot(at(9), autoscaler(), schedules))
+    assert isinstance(write.action, CreateHpa)
+    assert write.memory is not None
+    assert write.memory.following_boundary == at(10)
+    assert write.memory.expected_boundary is None  # the write's lag is measured against it
+
+    from spa.controller.decide import decision
+
+    def evaluated(*_: object, **__: object) -> None:
+        raise AssertionError("the Schedules were evaluated again")
+
+    monkeypatch.setattr(decision, "evaluate", evaluated)
+    after = decide(
+        snapshot(
+            at(9),
+            autoscaler(),
+            schedules,
+            memory=write.memory,
+            attempts=Attempts(hpa_written=True),
+        )
+    )
+    assert final(after).requeue == BackOfQueue()
+    assert after.memory == replace(write.memory, expected_boundary=at(10), following_boundary=None)
+
+
 def test_a_new_autoscaler_gets_its_hpa_first_and_its_statuses_on_the_next_pass() -> None:
     server = Server(autoscaler(), [schedule("peak", owner=OURS)])
     plan, memory, _ = server.reconcile(at(9))

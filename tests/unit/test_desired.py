@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from spa.api import parse_scheduled_pod_autoscaler
 from spa.controller.desired import (
@@ -316,3 +321,22 @@ def test_an_hpa_is_orphaned_when_labelled_ours_with_no_controller() -> None:
     assert orphaned_hpa(hpa)
     hpa["metadata"]["labels"] = {}
     assert not orphaned_hpa(hpa)
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(st.dictionaries(st.text(), _JSON_VALUES, max_size=6))
+def test_the_spec_hash_is_that_of_the_canonical_json_every_hpa_carries(
+    spec: dict[str, Any],
+) -> None:
+    """The hash written into every HPA's annotation so far: a different one would make the
+    controller rewrite each HPA once after an upgrade. orjson serves it where it writes the
+    same bytes (text, integers, booleans, null: what an HPA spec holds); non-ASCII text and
+    integers beyond 64 bits go through `json`."""
+    reference = json.dumps(spec, sort_keys=True, separators=(",", ":"))
+    assert spec_hash(spec) == hashlib.sha256(reference.encode()).hexdigest()[:16]

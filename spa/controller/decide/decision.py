@@ -28,11 +28,14 @@ from spa.controller.decide.capacity import (
 from spa.controller.decide.hpa import FOREIGN_HPA_RECHECK_SECONDS, Standing, converge
 from spa.controller.decide.incident import held, incident_conditions
 from spa.controller.decide.membership import Evaluated, evaluate, membership, uid
+from spa.controller.decide.memory import Memory
 from spa.controller.decide.plan import (
     AutoscalerReport,
     AutoscalerStatusWrite,
     BackOfQueue,
+    CreateHpa,
     Final,
+    PatchHpa,
     Plan,
     SetOwner,
     SetOwners,
@@ -57,6 +60,11 @@ def decide(snapshot: Snapshot) -> Plan:
         # collector: no ownerReference is added or removed for it and no HPA created, so
         # each propagation policy does what Kubernetes means by it (docs/architecture.md).
         return Plan(None, Final())
+    if snapshot.attempts.hpa_written and snapshot.memory.following_boundary is not None:
+        # HPAs first (below): the decision that asked for this write computed the transition
+        # after it; nothing else is decided until the key's next pass, so the Schedules are
+        # not evaluated again for it (the decide that can only requeue, issue 24).
+        return _back_of_queue(snapshot.memory, snapshot.memory.following_boundary)
     members, refused, adoptions = membership(snapshot, autoscaler)
     if adoptions:
         return Plan(snapshot.memory, SetOwners(adoptions))
@@ -91,7 +99,7 @@ def decide(snapshot: Snapshot) -> Plan:
         # behind the others that are due now; that pass finds the HPA in sync and writes the
         # statuses and Events. Only a write that changed the HPA comes back at once, so this
         # cannot loop.
-        return Plan(replace(snapshot.memory, expected_boundary=upcoming), Final(BackOfQueue()))
+        return _back_of_queue(snapshot.memory, upcoming)
     if paused:
         # No write of the HPA at all, not even its creation (docs/operations.md).
         standing: Plan | Standing = Standing(snapshot.memory, applied=False)
@@ -99,8 +107,11 @@ def decide(snapshot: Snapshot) -> Plan:
         desired = parsed.desired_hpa(state, api_version=snapshot.hpa_api_version)
         standing = converge(snapshot, autoscaler, model, state, desired)
     if isinstance(standing, Plan):
+        if isinstance(standing.action, CreateHpa | PatchHpa) and standing.memory is not None:
+            # A write that may change the HPA: the decision after it needs only `upcoming`.
+            return replace(standing, memory=replace(standing.memory, following_boundary=upcoming))
         return standing
-    memory = replace(standing.memory, expected_boundary=upcoming)
+    memory = replace(standing.memory, expected_boundary=upcoming, following_boundary=None)
 
     reason = Reason.APPLIED
     if paused:
@@ -180,6 +191,14 @@ def decide(snapshot: Snapshot) -> Plan:
             capacity=capacity,
             problem=standing.problem,
         ),
+    )
+
+
+def _back_of_queue(memory: Memory, upcoming: int | None) -> Plan:
+    """After an HPA write that changed it: HPAs first, the statuses on the key's next pass."""
+    return Plan(
+        replace(memory, expected_boundary=upcoming, following_boundary=None),
+        Final(BackOfQueue()),
     )
 
 

@@ -67,6 +67,11 @@ class Memory:
     reported_dropped: tuple[str, ...] = ()
     # The transition the last reconcile expected next (to measure how late it was applied).
     expected_boundary: int | None = None
+    # The transition after the one an HPA write being made applies, as the decision that
+    # asked for the write computed it: the decision after that write only sends the key to
+    # the back of the queue, and takes this as its `expected_boundary` instead of evaluating
+    # every Schedule again (spa/controller/decide/decision.py, `decide`).
+    following_boundary: int | None = None
     # (status, reason, message) of the last immediate scale-up, for the SPA's condition
     # SCALE_UP_CONDITION (the status is written in a later pass than the scale-up).
     scale_up: ScaleUpOutcome | None = None
