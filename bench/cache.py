@@ -32,7 +32,6 @@ import json
 import os
 import platform
 import sys
-import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -41,6 +40,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.plane import on_a_cluster  # noqa: E402
 from spa.api import parse_scheduled_pod_autoscaler, wire  # noqa: E402
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_SELECTOR, desired_hpa  # noqa: E402
 from spa.controller.watches import cached_hpa  # noqa: E402
@@ -190,18 +190,7 @@ def main() -> int:
             measure(kubeconfig, arguments.hpas, arguments.rounds, arguments.page_limit)
         )
 
-    if arguments.kubeconfig:
-        results = run(arguments.kubeconfig)
-    else:
-        from tests.testenv.controlplane import ControlPlane
-
-        with tempfile.TemporaryDirectory(prefix="spa-bench-cache-") as workdir:
-            plane = ControlPlane(Path(workdir), nodes=0)
-            plane.start()
-            try:
-                results = run(str(plane.kubeconfig))
-            finally:
-                plane.stop()
+    results = on_a_cluster(arguments.kubeconfig, run, name="cache", nodes=0)
     results["conditions"] = {
         "python": platform.python_version(),
         "cpus": os.cpu_count(),

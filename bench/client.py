@@ -44,7 +44,6 @@ import os
 import platform
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -60,6 +59,8 @@ from kubernetes import config as k8s_config  # noqa: E402
 from kubernetes.aio import client as aio_client  # noqa: E402
 from kubernetes.aio import config as aio_config  # noqa: E402
 from kubernetes.aio.client import rest as aio_rest  # noqa: E402
+
+from bench.plane import on_a_cluster  # noqa: E402
 
 NAMESPACE = "bench-client"
 MERGE = "application/merge-patch+json"
@@ -512,26 +513,11 @@ def main() -> int:
     if arguments.smoke:
         arguments.patches, arguments.threads, arguments.rounds = 20, 2, 1
         stacks = PATCH_STACKS
-    if arguments.kubeconfig:
-        results = measure(
-            arguments.kubeconfig, arguments.patches, arguments.threads, arguments.rounds, stacks
-        )
-    else:
-        from tests.testenv.controlplane import ControlPlane
 
-        with tempfile.TemporaryDirectory(prefix="spa-bench-client-") as workdir:
-            plane = ControlPlane(Path(workdir), controller_manager=False)
-            plane.start()
-            try:
-                results = measure(
-                    str(plane.kubeconfig),
-                    arguments.patches,
-                    arguments.threads,
-                    arguments.rounds,
-                    stacks,
-                )
-            finally:
-                plane.stop()
+    def run(kubeconfig: str) -> dict[str, Any]:
+        return measure(kubeconfig, arguments.patches, arguments.threads, arguments.rounds, stacks)
+
+    results = on_a_cluster(arguments.kubeconfig, run, name="client", controller_manager=False)
     results["conditions"] = {
         "python": platform.python_version(),
         "cpus": os.cpu_count(),

@@ -39,7 +39,6 @@ import json
 import os
 import platform
 import sys
-import tempfile
 import time
 import tracemalloc
 import types
@@ -59,7 +58,9 @@ def _source() -> Path:
 
 
 sys.path.insert(0, str(_source()))
+sys.path.append(str(REPO))  # bench.plane from this tree, whichever tree is measured
 
+from bench.plane import on_a_cluster  # noqa: E402
 from spa.controller import metrics as controller_metrics  # noqa: E402
 from spa.controller.actuator import Actuator  # noqa: E402
 from spa.controller.capacity import CapacityActuator  # noqa: E402
@@ -402,20 +403,7 @@ def main() -> int:
             )
         )
 
-    if arguments.kubeconfig:
-        result = run(arguments.kubeconfig)
-    else:
-        from tests.integration.harness import install_crds
-        from tests.testenv.controlplane import ControlPlane
-
-        with tempfile.TemporaryDirectory(prefix="spa-bench-memory-") as workdir:
-            plane = ControlPlane(Path(workdir), nodes=0)
-            plane.start()
-            try:
-                install_crds(plane)
-                result = run(str(plane.kubeconfig))
-            finally:
-                plane.stop()
+    result = on_a_cluster(arguments.kubeconfig, run, name="memory", crds=True, nodes=0)
     result["conditions"] = {
         "src": str(_source()),
         "python": platform.python_version(),
