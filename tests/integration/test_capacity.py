@@ -426,6 +426,12 @@ async def test_a_target_scaled_since_the_hpa_said_is_read_then_patched(
         subresource="scale",
         field_manager="somebody",
     )
+    # Its 3 pods Ready first: while they start, the Deployment's status writes move the
+    # Scale's resourceVersion so often that a busy machine (a whole suite beside it) can see
+    # all SCALE_ATTEMPTS compare-and-swaps conflict, and the raise left to the HPA controller.
+    await eventually(
+        lambda: replicas(kube, namespace, "web") == (3, 3), within=30, what="3 replicas Ready"
+    )
     controller.clock.set(utc("2026-11-16T12:00:00"))
     await eventually(lambda: replicas(kube, namespace, "web")[0] == 6, within=8, what="6 wanted")
     [scaled] = await eventually(lambda: events(kube, namespace, "ScaledUp"), what="ScaledUp")
