@@ -359,6 +359,11 @@ class Faults:
         self.done: list[Fault] = []
         self._stop = threading.Event()
         self._pending: list[tuple[float, str, Any]] = []  # (when, what, replica) to undo
+        # Held by this thread while it kills or restarts a replica and changes `_pending`, and
+        # by the run's loop while it restarts a replica that exited by itself: without it, that
+        # loop could see a replica just killed by a fault before its restart was pending, start
+        # it, and this thread's own restart then failed ("already running"), ending the faults.
+        self.lock = threading.Lock()
         self._stepped_at: dict[str, float] = {}
         self._thread = threading.Thread(target=self._run, daemon=True, name="faults")
         self._first = 0.0
@@ -431,13 +436,15 @@ class Faults:
         now = time.time()
         due = [item for item in self._pending if item[0] <= now]
         for item in due:
-            self._pending.remove(item)
             _, what, name = item
             replica = self.replicas[name]
             fault = Fault(what, time.time(), detail={"replica": name})
             if what == "restart":
-                replica.start()
+                with self.lock:
+                    self._pending.remove(item)
+                    replica.start()
             elif what == "clock-back":
+                self._pending.remove(item)
                 began = self._stepped_at.pop(name)
                 fault.detail |= {"stepped_at": began, "offset_was": replica.offset}
                 replica.step_clock(0.0)
@@ -463,9 +470,10 @@ class Faults:
             if name is None or not self.replicas[name].process.running:
                 fault.detail = {"skipped": "no running leader" if name is None else "not running"}
             else:
-                self.replicas[name].kill()
                 delay = rng.uniform(2, 8)
-                self._pending.append((time.time() + delay, "restart", name))
+                with self.lock:
+                    self.replicas[name].kill()
+                    self._pending.append((time.time() + delay, "restart", name))
                 fault.detail = {"replica": name, "restart_after_s": round(delay, 1)}
         elif kind == "clock-step":
             name = rng.choice(["a", "b"])
@@ -894,8 +902,10 @@ def run(args: argparse.Namespace, workdir: Path) -> None:
         while time.time() < settle_end:
             time.sleep(5)
             for name, replica in replicas.items():
-                pending = any(item[2] == name for item in faults._pending)
-                if not replica.process.running and not pending and replica.starts:
+                with faults.lock:
+                    pending = any(item[2] == name for item in faults._pending)
+                    if replica.process.running or pending or not replica.starts:
+                        continue
                     code = replica.process.returncode
                     log(f"replica {name} exited ({code}); starting it again")
                     exits.append({"replica": name, "at": time.time(), "code": code})
