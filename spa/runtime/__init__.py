@@ -29,7 +29,10 @@ from spa.runtime.metrics import exposition, instrument_client
 from spa.runtime.predicates import UpdateFilter, changed_beyond_status
 from spa.runtime.runner import Controller, Reconcile, Result
 from spa.runtime.store import (
+    Codec,
+    DeflateCodec,
     IndexFunc,
+    JsonCodec,
     Store,
     Transform,
     compare_resource_versions,
@@ -49,7 +52,9 @@ __all__ = [
     "AccessReview",
     "Backoff",
     "Clock",
+    "Codec",
     "Controller",
+    "DeflateCodec",
     "Endpoint",
     "EventHandler",
     "EventRecorder",
@@ -57,6 +62,7 @@ __all__ = [
     "FakeClock",
     "IndexFunc",
     "Informer",
+    "JsonCodec",
     "JsonFormatter",
     "LeaderElector",
     "LogFormat",

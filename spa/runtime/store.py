@@ -10,11 +10,17 @@ not act on the state from before the write. Everything runs on one thread, so no
 from __future__ import annotations
 
 import sys
+import zlib
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, TypeGuard
+from typing import Any, Protocol, TypeGuard
+
+import orjson
 
 __all__ = [
+    "Codec",
+    "DeflateCodec",
     "IndexFunc",
+    "JsonCodec",
     "Store",
     "Transform",
     "compare_resource_versions",
@@ -122,6 +128,68 @@ def _share(value: Any, field: str | None) -> Any:
 _CONTAINERS = (dict, list)
 
 
+class Codec(Protocol):
+    """How a compact :class:`Store` keeps its objects at rest: ``encode`` once as an object
+    is stored (after the transform, and after its index values are computed), ``decode`` at
+    each read, which gets a new dict every time.
+
+    Decoded JSON is large for what it holds: a CPython dict of up to 5 keys is 232 bytes
+    whatever it holds, and a cached Schedule is seven of them (docs/performance.md, "compact
+    caches"); its JSON is a third of that, deflated against a sibling a twentieth."""
+
+    def encode(self, obj: dict[str, Any]) -> bytes:
+        """`obj` (decoded JSON) at rest."""
+        ...
+
+    def decode(self, data: bytes) -> dict[str, Any]:
+        """What :meth:`encode` was given, as a new dict."""
+        ...
+
+
+class JsonCodec:
+    """Each object as its compact JSON (orjson, which also decoded it from the API server:
+    the round trip gives back the same values)."""
+
+    def encode(self, obj: dict[str, Any]) -> bytes:
+        return orjson.dumps(obj)
+
+    def decode(self, data: bytes) -> dict[str, Any]:
+        decoded: dict[str, Any] = orjson.loads(data)
+        return decoded
+
+
+# Raw deflate (no zlib header nor checksum: 6 bytes an object) with the largest window, so a
+# match can reach anywhere in the preset dictionary (at most 32 KiB of it is usable).
+_WBITS = -15
+_DICTIONARY_MAX = 1 << 15
+
+
+class DeflateCodec:
+    """Each object as its JSON deflated (zlib, level 1) with a preset dictionary: the JSON of
+    the first object this codec encodes. The objects of one cache are alike (same kind, same
+    keys, mostly the same values across a fleet), so each deflates to little more than what
+    differs from that first one: about 120 bytes for a Schedule of 720 (docs/performance.md,
+    "compact caches"). The dictionary is fixed once taken (every object at rest depends on
+    it); one codec per store. Costs a few µs more per read than :class:`JsonCodec`."""
+
+    def __init__(self, level: int = 1) -> None:
+        self._level = level
+        self._dictionary: bytes | None = None
+
+    def encode(self, obj: dict[str, Any]) -> bytes:
+        data = orjson.dumps(obj)
+        if self._dictionary is None:
+            self._dictionary = data[-_DICTIONARY_MAX:]
+        compressor = zlib.compressobj(self._level, zlib.DEFLATED, _WBITS, zdict=self._dictionary)
+        return compressor.compress(data) + compressor.flush()
+
+    def decode(self, data: bytes) -> dict[str, Any]:
+        assert self._dictionary is not None, "decode before any encode"
+        decompressor = zlib.decompressobj(_WBITS, zdict=self._dictionary)
+        decoded: dict[str, Any] = orjson.loads(decompressor.decompress(data))
+        return decoded
+
+
 # Aliases, because inside Store the name ``list`` is the method, not the builtin.
 _Objects = list[dict[str, Any]]
 _Keys = list[str]
@@ -174,11 +242,15 @@ def object_resource_version(obj: Mapping[str, Any] | None) -> str | None:
 class Store:
     """``key -> object`` plus named indexes ``index name -> value -> set of keys``."""
 
-    def __init__(self, *, transform: Transform | None = None) -> None:
+    def __init__(self, *, transform: Transform | None = None, codec: Codec | None = None) -> None:
         # Applied to everything stored (the watch's objects and the answers to our writes), so
         # the cache holds only what is read: memory per object is what limits a fleet's size.
         self._transform = transform
-        self._objects: dict[str, dict[str, Any]] = {}
+        # Compact at rest: each object kept as the codec's bytes (its index values computed
+        # before), decoded at each read (docs/performance.md, "compact caches"). None: the
+        # objects themselves, each read giving the same dict.
+        self._codec = codec
+        self._objects: dict[str, Any] = {}
         self._indexers: dict[str, IndexFunc] = {}
         self._indexes: dict[str, dict[str, set[str]]] = {}
         # What each object is filed under, so an update can un-file the old ones even though
@@ -195,18 +267,28 @@ class Store:
             raise ValueError(f"indexer {name!r} already exists")
         self._indexers[name] = index_func
         self._indexes[name] = {}
-        for key, obj in self._objects.items():
-            filed = self._file(name, key, obj)
+        for key, stored in self._objects.items():
+            filed = self._file(name, key, self._load(stored))
             if filed:
                 self._filed[key] = self._filed.get(key, ()) + tuple(filed)
 
+    @property
+    def compact(self) -> bool:
+        """Whether objects are kept encoded (a `codec`): each read then decodes, a few µs."""
+        return self._codec is not None
+
     def get(self, key: str) -> dict[str, Any] | None:
-        """The stored object for ``namespace/name``, or ``None``. Do not mutate it."""
-        return self._objects.get(key)
+        """The stored object for ``namespace/name``, or ``None``. Do not mutate it (in a
+        compact store it is a new dict at each read, but not in the others)."""
+        stored = self._objects.get(key)
+        return None if stored is None else self._load(stored)
 
     def list(self) -> _Objects:
-        """All stored objects."""
-        return [*self._objects.values()]
+        """All stored objects (a compact store decodes each: prefer :meth:`keys` where the
+        keys are enough)."""
+        if self._codec is None:
+            return [*self._objects.values()]
+        return [*map(self._codec.decode, self._objects.values())]
 
     def keys(self) -> _Keys:
         """All stored keys."""
@@ -214,7 +296,7 @@ class Store:
 
     def by_index(self, index_name: str, value: str) -> _Objects:
         """Objects filed under ``value`` in index ``index_name`` (sorted by key)."""
-        return [self._objects[key] for key in self.keys_by_index(index_name, value)]
+        return [self._load(self._objects[key]) for key in self.keys_by_index(index_name, value)]
 
     def keys_by_index(self, index_name: str, value: str) -> _Keys:
         """Keys filed under ``value`` in index ``index_name`` (sorted)."""
@@ -235,18 +317,20 @@ class Store:
 
     # -- writes (the informer's; put_written is the reconcilers') ------------------------------
 
-    def upsert(self, obj: dict[str, Any], *, transformed: bool = False) -> dict[str, Any] | None:
-        """Store ``obj`` under its key; return the object it replaced, if any. ``transformed``:
-        the caller already applied the store's transform (an informer does, at ingest)."""
+    def upsert(self, obj: dict[str, Any], *, transformed: bool = False) -> None:
+        """Store ``obj`` under its key. ``transformed``: the caller already applied the
+        store's transform (an informer does, at ingest). Returns nothing: what it replaces,
+        the caller has read already if it needs it (a compact store would decode it)."""
         key = object_key(obj)
         self._written.pop(key, None)
-        return self._put(key, obj, transformed=transformed)
+        self._put(key, obj, transformed=transformed)
 
     def delete(self, key: str) -> dict[str, Any] | None:
         """Remove ``key``; return the object removed, if any."""
         self._written.pop(key, None)
         self._unfile_all(key)
-        return self._objects.pop(key, None)
+        stored = self._objects.pop(key, None)
+        return None if stored is None else self._load(stored)
 
     def behind_own_write(self, obj: dict[str, Any]) -> bool:
         """Whether ``obj``, seen by the watch, is older than our own write of it stored with
@@ -275,7 +359,7 @@ class Store:
         holds ``based_on``'s version, the only case in which it is surely not older.
         """
         key = object_key(written)
-        cached_version = object_resource_version(self._objects.get(key))
+        cached_version = object_resource_version(self.get(key))
         written_version = object_resource_version(written)
         order = compare_resource_versions(written_version, cached_version)
         if order is None:  # not comparable, or nothing cached
@@ -288,20 +372,25 @@ class Store:
             self._written[key] = written_version
         return True
 
-    def _put(
-        self, key: str, obj: dict[str, Any], *, transformed: bool = False
-    ) -> dict[str, Any] | None:
+    def _put(self, key: str, obj: dict[str, Any], *, transformed: bool = False) -> None:
         if self._transform is not None and not transformed:
             obj = self._transform(obj)
-        old = self._objects.get(key)
+        # Encoded first: an object the codec cannot encode leaves the store as it was.
+        stored = obj if self._codec is None else self._codec.encode(obj)
         self._unfile_all(key)
-        self._objects[key] = obj
+        self._objects[key] = stored
         filed: _Keys = []
         for name in self._indexers:
             filed += self._file(name, key, obj)
         if filed:
             self._filed[key] = tuple(filed)
-        return old
+
+    def _load(self, stored: Any) -> dict[str, Any]:
+        """An object as read: the stored one, or a compact store's decoded anew."""
+        if self._codec is None:
+            loaded: dict[str, Any] = stored
+            return loaded
+        return self._codec.decode(stored)
 
     def _file(self, name: str, key: str, obj: dict[str, Any]) -> _Keys:
         """File `key` in the index `name`; what `_filed` records of it (name, value, ...)."""
