@@ -36,14 +36,18 @@ import asyncio
 import contextlib
 import gc
 import json
+import math
 import os
 import platform
 import sys
 import time
 import tracemalloc
 import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -259,6 +263,50 @@ def full_collections() -> dict[str, float]:
     return {"tracked_objects": tracked, "full_collection_ms": before, "frozen_ms": after}
 
 
+def _best_per_item(function: Callable[[Any], object], items: list[Any], rounds: int = 5) -> float:
+    """µs per item of `function` applied to each of `items`, the best of `rounds`."""
+    best = math.inf
+    for _ in range(rounds):
+        began = time.perf_counter()
+        for item in items:
+            function(item)
+        best = min(best, time.perf_counter() - began)
+    return best / max(len(items), 1) * 1e6
+
+
+def codec_costs(manager: Manager) -> dict[str, dict[str, float]]:
+    """What each cache of the SPAs, Schedules and HPAs costs per object, on the objects it
+    holds (docs/performance.md, "compact caches"): its JSON's bytes and orjson's decode of
+    it; the transform at ingest (on the decoded JSON); and, for a compact store, the bytes at
+    rest and its codec's decode (each read) and encode (each ingest). Best of 5 rounds over
+    all the objects, on the event loop's thread while the controller idles."""
+    costs: dict[str, dict[str, float]] = {}
+    for informer in manager.informers[:3]:
+        store = informer.store
+        objects = store.list()
+        if not objects:
+            continue
+        count = len(objects)
+        texts = [orjson.dumps(obj) for obj in objects]
+        entry: dict[str, float] = {
+            "objects": count,
+            "json_bytes": sum(map(len, texts)) / count,
+            "json_decode_us": _best_per_item(orjson.loads, texts),
+        }
+        transform = getattr(informer, "_transform", None)
+        if transform is not None:
+            decoded = [orjson.loads(text) for text in texts]
+            entry["transform_us"] = _best_per_item(transform, decoded)
+        codec = getattr(store, "_codec", None)
+        if codec is not None:
+            stored = [*store._objects.values()]
+            entry["at_rest_bytes"] = sum(map(len, stored)) / count
+            entry["decode_us"] = _best_per_item(codec.decode, stored)
+            entry["encode_us"] = _best_per_item(codec.encode, objects)
+        costs[informer.resource.plural] = entry
+    return costs
+
+
 def top_lines(snapshot: tracemalloc.Snapshot, per: int, limit: int) -> list[dict[str, Any]]:
     stats = snapshot.filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)]).statistics(
         "lineno"
@@ -322,6 +370,7 @@ async def measure(
             log(f"{size} SPAs settled in {took:.1f}s; RSS {point['rss_bytes'] / 2**20:.1f} MiB")
             if trace and index == len(sizes) - 2:
                 tracemalloc.start(1)
+        codecs = codec_costs(manager)
     finally:
         manager.stop()
         if task is not None:
@@ -340,6 +389,7 @@ async def measure(
                 for name, value in last["structures"].items()
             },
         },
+        "codecs": codecs,
     }
     if trace:
         result["per_spa"]["tracemalloc_total"] = (
@@ -369,6 +419,18 @@ def report(result: dict[str, Any]) -> None:
         if abs(value) >= 16:
             print(f"| {name} | {value:.0f} |")
     print(f"| **sum of the structures** | {sum(grouped.values()):.0f} |")
+    print("| cache, per object | JSON bytes | at rest | JSON decode µs | decode µs | encode µs |")
+    print("|---|---|---|---|---|---|")
+    for name, cost in result["codecs"].items():
+        cells = [
+            "—"
+            if field not in cost
+            else f"{cost[field]:.0f}"
+            if field.endswith("bytes")
+            else f"{cost[field]:.2f}"
+            for field in ("json_bytes", "at_rest_bytes", "json_decode_us", "decode_us", "encode_us")
+        ]
+        print(f"| {name} | {' | '.join(cells)} |")
     for row in per.get("tracemalloc_lines", [])[:25]:
         print(f"  {row['bytes_per_spa']:8.0f} B  {row['where']}")
 

@@ -38,7 +38,6 @@ from spa.runtime.store import (
     compare_resource_versions,
     drop_bookkeeping,
     object_key,
-    share_strings,
     split_key,
 )
 from spa.runtime.summary import WriteSummary
@@ -99,7 +98,6 @@ __all__ = [
     "object_logger",
     "serve",
     "server_context",
-    "share_strings",
     "split_key",
     "unfenced",
     "write_fenced",

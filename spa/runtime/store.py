@@ -27,7 +27,6 @@ __all__ = [
     "drop_bookkeeping",
     "object_key",
     "object_resource_version",
-    "share_strings",
     "split_key",
 ]
 
@@ -60,78 +59,10 @@ def drop_bookkeeping(obj: dict[str, Any]) -> dict[str, Any]:
     return {**obj, "metadata": kept}
 
 
-# The fields whose values repeat across the objects of a fleet: its namespaces, API versions
-# and kinds, the names an SPA's Schedules, HPA and status repeat (scaleTargetRef, owner
-# references, activeSchedules), condition types, statuses and reasons, and the instants a
-# boundary writes into every status at once.
-SHARED_VALUE_FIELDS = frozenset(
-    {
-        "namespace",
-        "apiVersion",
-        "kind",
-        "name",
-        "activeSchedules",
-        "type",
-        "status",
-        "reason",
-        "condition",
-        "lastTransitionTime",
-        "nextTransitionTime",
-        "lastScaleTime",
-    }
-)
-
-
-def share_strings(obj: dict[str, Any]) -> dict[str, Any]:
-    """`obj` (decoded JSON) rebuilt with the strings of :data:`SHARED_VALUE_FIELDS` shared
-    (`sys.intern`): each object decoded from the API server has its own copy of every string,
-    and a cache of a fleet holds thousands of copies of a few values (docs/performance.md,
-    "2026-11-26: memory per SPA (issue 24)"). Interned strings are freed once no object holds
-    them. Leaves `obj` as it is; an object already shared comes back as it is."""
-    shared: dict[str, Any] = _share(obj, None)
-    return shared
-
-
-def _share(value: Any, field: str | None) -> Any:
-    # Only what changes is copied (an object already shared comes back as it is), and copies
-    # are filled in place: as compact as the decoder's (a comprehension over-allocates).
-    if isinstance(value, dict):
-        shared_dict: dict[str, Any] | None = None
-        for key, item in value.items():
-            if isinstance(item, str):
-                if key not in SHARED_VALUE_FIELDS:
-                    continue
-                new = sys.intern(item)
-            elif isinstance(item, _CONTAINERS):
-                new = _share(item, key)
-            else:
-                continue
-            if new is not item:
-                if shared_dict is None:
-                    shared_dict = value.copy()
-                shared_dict[key] = new
-        return value if shared_dict is None else shared_dict
-    if isinstance(value, list):
-        shared_list: list[Any] | None = None
-        for index, item in enumerate(value):
-            new = _share(item, field)
-            if new is not item:
-                if shared_list is None:
-                    shared_list = value.copy()
-                shared_list[index] = new
-        return value if shared_list is None else shared_list
-    if isinstance(value, str) and field in SHARED_VALUE_FIELDS:
-        return sys.intern(value)
-    return value
-
-
-_CONTAINERS = (dict, list)
-
-
 class Codec(Protocol):
     """How a compact :class:`Store` keeps its objects at rest: ``encode`` once as an object
-    is stored (after the transform, and after its index values are computed), ``decode`` at
-    each read, which gets a new dict every time.
+    is stored (after the transform; its index values are taken from the object itself, at
+    that moment, never by decoding), ``decode`` at each read, which gets a new dict each time.
 
     Decoded JSON is large for what it holds: a CPython dict of up to 5 keys is 232 bytes
     whatever it holds, and a cached Schedule is seven of them (docs/performance.md, "compact

@@ -19,7 +19,6 @@ from spa.runtime import (
     compare_resource_versions,
     drop_bookkeeping,
     object_key,
-    share_strings,
     split_key,
 )
 
@@ -221,34 +220,6 @@ def test_a_transform_keeps_only_what_is_read_of_watched_and_written_objects(
     assert written["metadata"]["resourceVersion"] == "2"
     plain = {"metadata": {"namespace": "ns", "name": "b"}}
     assert drop_bookkeeping(plain) is plain
-
-
-def test_share_strings_shares_the_repeated_values_and_leaves_the_object_alone() -> None:
-    """Two objects decoded apart hold one copy of their namespace, kind, names and condition
-    fields, the rest is theirs; the objects handed in are not changed."""
-    decoded = [
-        orjson.loads(
-            orjson.dumps(
-                {
-                    "kind": "Schedule",
-                    "metadata": {"namespace": "shop", "name": "web", "uid": f"uid-{n}"},
-                    "spec": {"scaleTargetRef": {"name": "web"}, "startTime": "12:00"},
-                    "status": {"condition": "Available", "activeSchedules": ["noon"]},
-                }
-            )
-        )
-        for n in (1, 2)
-    ]
-    first, second = (share_strings(obj) for obj in decoded)
-    assert first == decoded[0]
-    assert second == decoded[1]
-    assert first["metadata"]["namespace"] is second["metadata"]["namespace"]
-    assert first["kind"] is second["kind"]
-    assert first["metadata"]["name"] is second["spec"]["scaleTargetRef"]["name"]
-    assert first["status"]["condition"] is second["status"]["condition"]
-    assert first["status"]["activeSchedules"][0] is second["status"]["activeSchedules"][0]
-    assert first["spec"]["startTime"] is not second["spec"]["startTime"]  # not a shared field
-    assert decoded[0]["metadata"]["namespace"] is not decoded[1]["metadata"]["namespace"]
 
 
 def test_object_key_is_one_string_for_every_holder() -> None:
