@@ -269,7 +269,7 @@ class Manager:
             self._supervisor.start(f"informer {informer.resource}", informer.run)
         stopping = asyncio.create_task(self._stopping.wait(), name="stop")
         stop_reporting = CACHED_OBJECTS.add(
-            autoscalers=autoscalers.store.list, schedules=schedules.store.list
+            autoscalers=autoscalers.store.objects, schedules=schedules.store.objects
         )
         try:
             synced = asyncio.create_task(self._wait_synced(), name="sync")

@@ -272,6 +272,6 @@ def all_keys(*, autoscalers: Store, schedules: Store) -> list[str]:
     """Every key worth a periodic resync: each SPA, and each SPA some Schedule names or is
     controlled by (a missing SPA's key marks its Schedules Degraded)."""
     keys = set(autoscalers.keys())
-    for schedule in schedules.list():
+    for schedule in schedules.objects():  # one decoded at a time
         keys.update(_schedule_keys(schedule, autoscalers))
     return sorted(keys)

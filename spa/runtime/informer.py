@@ -149,7 +149,7 @@ class Informer:
         handler = EventHandler(on_add, on_update, on_delete, update_filter)
         self._handlers.append(handler)
         if on_add is not None:
-            for obj in self.store.list():
+            for obj in self.store.objects():
                 self._call(on_add, obj)
 
     @property

@@ -215,11 +215,21 @@ class Store:
         return None if stored is None else self._load(stored)
 
     def list(self) -> _Objects:
-        """All stored objects (a compact store decodes each: prefer :meth:`keys` where the
-        keys are enough)."""
+        """All stored objects. A compact store decodes each, and the list holds them all at
+        once: the whole cache decoded, as large as an uncompacted store. Prefer
+        :meth:`objects` to go through them, :meth:`keys` where the keys are enough."""
         if self._codec is None:
             return [*self._objects.values()]
         return [*map(self._codec.decode, self._objects.values())]
+
+    def objects(self) -> Iterator[dict[str, Any]]:
+        """Each stored object in turn, as stored when the iteration began. A compact store
+        decodes one at a time, so going through the cache (a scrape, a resync) holds one
+        decoded object, not all of them: the memory freed at such a peak is not all given
+        back to the system (docs/performance.md, "compact caches")."""
+        if self._codec is None:
+            return iter([*self._objects.values()])
+        return map(self._codec.decode, [*self._objects.values()])
 
     def keys(self) -> _Keys:
         """All stored keys."""

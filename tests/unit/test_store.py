@@ -364,3 +364,26 @@ def test_an_object_the_codec_cannot_encode_leaves_the_store_as_it_was(
     assert store.get("shop/web-1-noon") == schedule_like(1)
     assert store.keys_by_index("target", "web-1") == ["shop/web-1-noon"]
     assert store.keys_by_index("target", "web-2") == []
+
+
+def test_going_through_a_compact_store_decodes_one_object_at_a_time() -> None:
+    """A scrape or a resync goes through the whole cache: it must not hold it all decoded at
+    once, a peak the process would keep part of (docs/performance.md, "compact caches")."""
+    decoded: list[str] = []
+
+    class Counting(DeflateCodec):
+        def decode(self, data: bytes) -> dict[str, Any]:
+            obj = super().decode(data)
+            decoded.append(obj["metadata"]["name"])
+            return obj
+
+    store = Store(codec=Counting())
+    for index in range(3):
+        store.upsert(schedule_like(index))
+    objects = store.objects()
+    store.upsert(schedule_like(3))  # after the iteration began: not in it
+    assert next(objects) == schedule_like(0)
+    assert decoded == ["web-0-noon"]
+    store.delete("shop/web-1-noon")  # the iteration goes on over what it began with
+    assert [*objects] == [schedule_like(1), schedule_like(2)]
+    assert [*Store().objects()] == []
