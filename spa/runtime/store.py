@@ -124,6 +124,10 @@ class DeflateCodec:
 # Aliases, because inside Store the name ``list`` is the method, not the builtin.
 _Objects = list[dict[str, Any]]
 _Keys = list[str]
+_FiledKeys = tuple[str, ...] | set[str]
+# Up to this many keys under one index value, a tuple holds them (adding and removing one
+# copies it, cheap at this size); beyond, a set.
+_FEW_KEYS = 8
 
 
 def object_key(obj: dict[str, Any]) -> str:
@@ -183,7 +187,9 @@ class Store:
         self._codec = codec
         self._objects: dict[str, Any] = {}
         self._indexers: dict[str, IndexFunc] = {}
-        self._indexes: dict[str, dict[str, set[str]]] = {}
+        # The keys filed under a value: a tuple while they are few (an SPA's 4 Schedules: 72
+        # bytes, a set of them 216), a set beyond _FEW_KEYS (a calendar's Schedules).
+        self._indexes: dict[str, dict[str, _FiledKeys]] = {}
         # What each object is filed under, so an update can un-file the old ones even though
         # the old object has already been replaced: one flat tuple per object, index name then
         # value, for each value (no entry when there is none). A dict of lists per object was
@@ -334,11 +340,20 @@ class Store:
         return self._codec.decode(stored)
 
     def _file(self, name: str, key: str, obj: dict[str, Any]) -> _Keys:
-        """File `key` in the index `name`; what `_filed` records of it (name, value, ...)."""
+        """File `key` in the index `name`; what `_filed` records of it (name, value, ...).
+        Each value is interned: the index and the record of every object filed under it
+        hold one string (each Schedule of an SPA decodes its own copy of the SPA's uid)."""
         index = self._indexes[name]
         filed: _Keys = []
         for value in dict.fromkeys(self._indexers[name](obj)):
-            index.setdefault(value, set()).add(key)
+            value = sys.intern(value)
+            keys = index.get(value)
+            if keys is None:
+                index[value] = (key,)
+            elif isinstance(keys, set):
+                keys.add(key)
+            elif key not in keys:
+                index[value] = (*keys, key) if len(keys) < _FEW_KEYS else {*keys, key}
             filed += (name, value)
         return filed
 
@@ -348,7 +363,10 @@ class Store:
             index = self._indexes[filed[position]]
             value = filed[position + 1]
             keys = index.get(value)
-            if keys is not None:
+            if isinstance(keys, set):
                 keys.discard(key)
-                if not keys:
-                    del index[value]
+            elif keys is not None and key in keys:
+                keys = tuple(other for other in keys if other != key)
+                index[value] = keys
+            if keys is not None and not keys:
+                del index[value]

@@ -387,3 +387,48 @@ def test_going_through_a_compact_store_decodes_one_object_at_a_time() -> None:
     store.delete("shop/web-1-noon")  # the iteration goes on over what it began with
     assert [*objects] == [schedule_like(1), schedule_like(2)]
     assert [*Store().objects()] == []
+
+
+def test_an_index_value_with_many_keys_keeps_them_right_as_they_come_and_go() -> None:
+    """A few keys under a value are kept in a tuple, more in a set (a calendar's Schedules):
+    either way adding, re-adding and removing them leaves the right keys."""
+    store = Store()
+    store.add_indexer("owner", by_owner)
+    names = [f"s{index:02}" for index in range(20)]
+    for name in names:
+        store.upsert(obj(name, owner="uid-1"))
+        store.upsert(obj(name, owner="uid-1", rv="2"))  # filed again under the same value
+    assert store.keys_by_index("owner", "uid-1") == [f"ns/{name}" for name in names]
+    for name in names[:18]:
+        store.delete(f"ns/{name}")
+    assert store.keys_by_index("owner", "uid-1") == ["ns/s18", "ns/s19"]
+    store.upsert(obj("s18", owner="uid-2", rv="3"))
+    store.delete("ns/s19")
+    assert store.keys_by_index("owner", "uid-1") == []
+    assert store.keys_by_index("owner", "uid-2") == ["ns/s18"]
+    assert store._indexes["owner"].keys() == {"uid-2"}  # an emptied value is dropped
+
+
+def test_the_indexes_of_a_fleet_hold_each_value_once_and_few_keys_compactly() -> None:
+    """An SPA's 4 Schedules each decode their own copy of its uid: the index and each
+    Schedule's record of what it is filed under share one (docs/performance.md, "compact
+    caches"), and the 4 keys under it take a tuple, not a set."""
+    store = Store(codec=DeflateCodec())
+    store.add_indexer("owner", lambda o: [o["metadata"]["ownerReferences"][0]["uid"]])
+    for spa in range(100):
+        for hour in range(4):
+            schedule = orjson.loads(orjson.dumps(schedule_like(spa)))
+            schedule["metadata"]["name"] = f"web-{spa}-{hour}"
+            store.upsert(schedule)
+    seen: set[int] = set()
+    total = 0
+    stack: list[object] = [store._indexes, store._filed]
+    while stack:
+        item = stack.pop()
+        if id(item) not in seen and not isinstance(item, str | type):
+            seen.add(id(item))
+            total += sys.getsizeof(item)
+            stack.extend(gc.get_referents(item))
+    strings = {id(value) for values in store._filed.values() for value in values}
+    assert len(strings) == 1 + 100  # the index's name, and one uid string per SPA
+    assert total / 100 < 520  # containers per SPA: 4 records and a tuple of 4 keys (606 with a set)
