@@ -28,7 +28,7 @@ from spa.controller.capacity import (
     discover_buffer_resource,
 )
 from spa.controller.desired import MANAGED_BY_SELECTOR
-from spa.controller.metrics import CACHED_OBJECTS, ControllerMetrics
+from spa.controller.metrics import CACHED_OBJECTS, ControllerMetrics, add_series_labels
 from spa.controller.reconciler import Reconciler
 from spa.controller.resources import (
     CALENDARS,
@@ -200,6 +200,7 @@ class Manager:
         )
         self.informers = [autoscalers, schedules, hpas, calendars, cluster_calendars, *owned]
         watches.add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)
+        add_series_labels(autoscalers=autoscalers.store, schedules=schedules.store)
 
         queue = WorkQueue(name=QUEUE_NAME, clock=self.clock)
         # One INFO line per burst of writes (a boundary), the per-write lines at DEBUG.
@@ -269,7 +270,7 @@ class Manager:
             self._supervisor.start(f"informer {informer.resource}", informer.run)
         stopping = asyncio.create_task(self._stopping.wait(), name="stop")
         stop_reporting = CACHED_OBJECTS.add(
-            autoscalers=autoscalers.store.objects, schedules=schedules.store.objects
+            autoscalers=autoscalers.store, schedules=schedules.store
         )
         try:
             synced = asyncio.create_task(self._wait_synced(), name="sync")

@@ -200,10 +200,26 @@ class Store:
 
     def add_indexer(self, name: str, index_func: IndexFunc) -> None:
         """Register an index; objects already stored are indexed at once."""
+        self._add(name, index_func, indexed=True)
+
+    def add_label(self, name: str, label_func: IndexFunc) -> None:
+        """Register a label: values taken from each object as it is stored and read back by
+        key (:meth:`labels`) without decoding it, as a scrape reads a field of every object
+        (an index without the map from values to keys). Kept with the index values, interned:
+        a few pointers per object where the values repeat across a fleet."""
+        self._add(name, label_func, indexed=False)
+
+    def labels(self, key: str, name: str) -> _Keys:
+        """The values of the label (or index) `name` of the object stored under `key`."""
+        filed = self._filed.get(key, ())
+        return [filed[at + 1] for at in range(0, len(filed), 2) if filed[at] == name]
+
+    def _add(self, name: str, index_func: IndexFunc, *, indexed: bool) -> None:
         if name in self._indexers:
             raise ValueError(f"indexer {name!r} already exists")
         self._indexers[name] = index_func
-        self._indexes[name] = {}
+        if indexed:
+            self._indexes[name] = {}
         for key, stored in self._objects.items():
             filed = self._file(name, key, self._load(stored))
             if filed:
@@ -343,10 +359,13 @@ class Store:
         """File `key` in the index `name`; what `_filed` records of it (name, value, ...).
         Each value is interned: the index and the record of every object filed under it
         hold one string (each Schedule of an SPA decodes its own copy of the SPA's uid)."""
-        index = self._indexes[name]
+        index = self._indexes.get(name)
         filed: _Keys = []
         for value in dict.fromkeys(self._indexers[name](obj)):
             value = sys.intern(value)
+            filed += (name, value)
+            if index is None:  # a label
+                continue
             keys = index.get(value)
             if keys is None:
                 index[value] = (key,)
@@ -354,13 +373,14 @@ class Store:
                 keys.add(key)
             elif key not in keys:
                 index[value] = (*keys, key) if len(keys) < _FEW_KEYS else {*keys, key}
-            filed += (name, value)
         return filed
 
     def _unfile_all(self, key: str) -> None:
         filed = self._filed.pop(key, ())
         for position in range(0, len(filed), 2):
-            index = self._indexes[filed[position]]
+            index = self._indexes.get(filed[position])
+            if index is None:  # a label
+                continue
             value = filed[position + 1]
             keys = index.get(value)
             if isinstance(keys, set):

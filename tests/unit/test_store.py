@@ -432,3 +432,35 @@ def test_the_indexes_of_a_fleet_hold_each_value_once_and_few_keys_compactly() ->
     strings = {id(value) for values in store._filed.values() for value in values}
     assert len(strings) == 1 + 100  # the index's name, and one uid string per SPA
     assert total / 100 < 520  # containers per SPA: 4 records and a tuple of 4 keys (606 with a set)
+
+
+def test_labels_are_read_by_key_without_decoding_and_follow_each_update() -> None:
+    """What a reader needs of every object (a scrape) is kept at ingest, next to the index
+    values, and read back with no decode; unlike an index, nothing maps it back to keys."""
+    decodes: list[bytes] = []
+
+    class Counting(DeflateCodec):
+        def decode(self, data: bytes) -> dict[str, Any]:
+            decodes.append(data)
+            return super().decode(data)
+
+    store = Store(codec=Counting())
+    store.add_indexer("target", lambda o: [o["spec"]["scaleTargetRef"]["name"]])
+    store.add_label("condition", lambda o: [o["status"]["condition"]])
+    store.upsert(schedule_like(1))
+    degraded = schedule_like(1)
+    degraded["status"]["condition"] = "Degraded"
+    store.upsert(degraded)
+    assert store.labels("shop/web-1-noon", "condition") == ["Degraded"]
+    assert store.labels("shop/web-1-noon", "target") == ["web-1"]  # an index's values too
+    assert store.labels("shop/missing", "condition") == []
+    assert decodes == []
+    with pytest.raises(KeyError):
+        store.keys_by_index("condition", "Degraded")
+    with pytest.raises(ValueError, match="already exists"):
+        store.add_label("target", by_owner)
+    store.delete("shop/web-1-noon")
+    assert store.labels("shop/web-1-noon", "condition") == []
+    store.upsert(schedule_like(2))
+    store.add_label("name", lambda o: [o["metadata"]["name"]])  # added late: labels what is there
+    assert store.labels("shop/web-2-noon", "name") == ["web-2-noon"]
