@@ -65,8 +65,9 @@ class Codec(Protocol):
     that moment, never by decoding), ``decode`` at each read, which gets a new dict each time.
 
     Decoded JSON is large for what it holds: a CPython dict of up to 5 keys is 232 bytes
-    whatever it holds, and a cached Schedule is seven of them (docs/performance.md, "compact
-    caches"); its JSON is a third of that, deflated against a sibling a twentieth."""
+    whatever it holds, and a cached Schedule, about 1,900 bytes, is seven of them; its JSON
+    is 730 bytes, deflated against the first Schedule of its cache about 245
+    (docs/performance.md, "compact caches")."""
 
     def encode(self, obj: dict[str, Any]) -> bytes:
         """`obj` (decoded JSON) at rest."""
@@ -99,7 +100,7 @@ class DeflateCodec:
     """Each object as its JSON deflated (zlib, level 1) with a preset dictionary: the JSON of
     the first object this codec encodes. The objects of one cache are alike (same kind, same
     keys, mostly the same values across a fleet), so each deflates to little more than what
-    differs from that first one: about 120 bytes for a Schedule of 720 (docs/performance.md,
+    differs from that first one: about 210 bytes for a Schedule of 730 (docs/performance.md,
     "compact caches"). The dictionary is fixed once taken (every object at rest depends on
     it); one codec per store. Costs a few µs more per read than :class:`JsonCodec`."""
 
@@ -175,7 +176,8 @@ def object_resource_version(obj: Mapping[str, Any] | None) -> str | None:
 
 
 class Store:
-    """``key -> object`` plus named indexes ``index name -> value -> set of keys``."""
+    """``key -> object`` plus named indexes ``index name -> value -> keys`` and labels
+    (values kept per key, read back without the object)."""
 
     def __init__(self, *, transform: Transform | None = None, codec: Codec | None = None) -> None:
         # Applied to everything stored (the watch's objects and the answers to our writes), so
@@ -191,9 +193,10 @@ class Store:
         # bytes, a set of them 216), a set beyond _FEW_KEYS (a calendar's Schedules).
         self._indexes: dict[str, dict[str, _FiledKeys]] = {}
         # What each object is filed under, so an update can un-file the old ones even though
-        # the old object has already been replaced: one flat tuple per object, index name then
-        # value, for each value (no entry when there is none). A dict of lists per object was
-        # about 450 bytes a Schedule (docs/performance.md, "2026-11-26: memory per SPA").
+        # the old object has already been replaced, and its labels' values: one flat tuple per
+        # object, index or label name then value, for each value (no entry when there is
+        # none). A dict of lists per object was about 450 bytes a Schedule
+        # (docs/performance.md, "2026-11-26: memory per SPA").
         self._filed: dict[str, tuple[str, ...]] = {}
         # key -> resourceVersion of our own write, while the watch has not caught up with it.
         self._written: dict[str, str] = {}
@@ -246,7 +249,7 @@ class Store:
 
     def objects(self) -> Iterator[dict[str, Any]]:
         """Each stored object in turn, as stored when the iteration began. A compact store
-        decodes one at a time, so going through the cache (a scrape, a resync) holds one
+        decodes one at a time, so going through the cache (a resync) holds one
         decoded object, not all of them: the memory freed at such a peak is not all given
         back to the system (docs/performance.md, "compact caches")."""
         if self._codec is None:
