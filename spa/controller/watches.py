@@ -85,7 +85,7 @@ def compact_codec() -> Codec:
     """How the caches of the SPAs, Schedules, HPAs and capacity objects keep them at rest: as
     their JSON deflated against the first one's (`DeflateCodec`), one codec per cache. A
     fleet has one or more of each per SPA, and decoded JSON is most of what a cached SPA
-    costs: 13.4 KB of the SPA's, its 4 Schedules' and its HPA's, 0.9 KB deflated
+    costs: 13.4 KB for the SPA, its 4 Schedules and its HPA decoded, 1.7 KB deflated
     (docs/performance.md, "compact caches"). Each read decodes again, a few µs an object.
     The calendars, few and read by many SPAs, are kept as they are."""
     return DeflateCodec()
