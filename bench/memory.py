@@ -14,6 +14,12 @@ work queue is idle, and measures:
   controller, and the metric families of spa.controller.metrics and spa.runtime.metrics.
   `sys.getsizeof` over the objects reachable from each, each object counted once, for the
   first structure that reaches it (the caches come first: their strings are theirs);
+* for each cache of SPAs, Schedules and HPAs, per object: its JSON's bytes and orjson's
+  decode, and for a compact cache (`Store(codec=)`) the bytes at rest and the µs of its
+  codec's decode (each read) and encode (each ingest);
+* with ``--boundary`` (the controller on a clock set just before midnight UTC), the fleet is
+  then moved across one boundary (the first Schedule of each SPA starts): the decodes and
+  encodes of each compact cache and the controller's writes meanwhile;
 * with ``--trace``, `tracemalloc` started after the first size: what the second fleet
   allocated and still holds, by file:line (tracemalloc's own memory inflates the RSS then,
   so the RSS slope is only reported without it).
@@ -24,6 +30,7 @@ The difference between the sizes, divided by the SPAs added, is the cost of one 
     python bench/memory.py --sizes 100,1100 --schedules 4 --trace
     python bench/memory.py --kubeconfig FILE --namespace other   # a running control plane
     python bench/memory.py --kubeconfig FILE --namespace before --src ../before  # another tree
+    python bench/memory.py --sizes 20,100 --boundary   # the caches' reads at one boundary
     python bench/memory.py --smoke               # 5 then 15 SPAs: exit status 1 unless each
                                                  # SPA costs something and less than 200 KiB
                                                  # (tests/bench/test_bench_smoke.py)
@@ -36,14 +43,19 @@ import asyncio
 import contextlib
 import gc
 import json
+import math
 import os
 import platform
 import sys
 import time
 import tracemalloc
 import types
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -67,8 +79,15 @@ from spa.controller.capacity import CapacityActuator  # noqa: E402
 from spa.controller.manager import Manager  # noqa: E402
 from spa.controller.reconciler import Reconciler  # noqa: E402
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
-from spa.kube import Conflict, KubeClient, Resource, connect  # noqa: E402
-from spa.runtime import Controller, EventRecorder, Store, WorkQueue, WriteSummary  # noqa: E402
+from spa.kube import Conflict, KubeClient, RequestRecord, Resource, connect  # noqa: E402
+from spa.runtime import (  # noqa: E402
+    Controller,
+    EventRecorder,
+    FakeClock,
+    Store,
+    WorkQueue,
+    WriteSummary,
+)
 from spa.runtime import metrics as runtime_metrics  # noqa: E402
 from tests.builders import DAILY_NOON, autoscaler, deployment, schedule  # noqa: E402
 
@@ -203,6 +222,14 @@ async def create_fleet(
     await asyncio.gather(*jobs)
 
 
+def _each(store: Store) -> Iterable[dict[str, Any]]:
+    """A store's objects one at a time where it can (`Store.objects`; a tree from before has
+    only `list`): a list of a compact store's objects decoded all at once, every 0.5 s, would
+    be a peak of the whole cache decoded, which the RSS measured afterwards keeps in part."""
+    objects = getattr(store, "objects", None)
+    return store.list() if objects is None else objects()
+
+
 async def settled(manager: Manager, spas: int, schedules: int, within: float) -> float:
     """Wait until the caches hold the fleet, every SPA, Schedule and HPA has a status, and the
     work queue has been idle for 3 s; the seconds it took."""
@@ -220,9 +247,9 @@ async def settled(manager: Manager, spas: int, schedules: int, within: float) ->
             len(autoscalers) == spas
             and len(schedule_store) == spas * schedules
             and len(hpas) == spas
-            and all("status" in obj for obj in autoscalers.list())
-            and all("status" in obj for obj in schedule_store.list())
-            and all("status" in obj for obj in hpas.list())
+            and all("status" in obj for obj in _each(autoscalers))
+            and all("status" in obj for obj in _each(schedule_store))
+            and all("status" in obj for obj in _each(hpas))
         )
         idle = all(not q._queue and not q._processing for q in queues)
         now = time.monotonic()
@@ -259,6 +286,122 @@ def full_collections() -> dict[str, float]:
     return {"tracked_objects": tracked, "full_collection_ms": before, "frozen_ms": after}
 
 
+def _best_per_item(function: Callable[[Any], object], items: list[Any], rounds: int = 5) -> float:
+    """µs per item of `function` applied to each of `items`, the best of `rounds`."""
+    best = math.inf
+    for _ in range(rounds):
+        began = time.perf_counter()
+        for item in items:
+            function(item)
+        best = min(best, time.perf_counter() - began)
+    return best / max(len(items), 1) * 1e6
+
+
+def codec_costs(manager: Manager) -> dict[str, dict[str, float]]:
+    """What each cache of the SPAs, Schedules and HPAs costs per object, on the objects it
+    holds (docs/performance.md, "compact caches"): its JSON's bytes and orjson's decode of
+    it; the transform at ingest (on the decoded JSON); and, for a compact store, the bytes at
+    rest and its codec's decode (each read) and encode (each ingest). Best of 5 rounds over
+    all the objects, on the event loop's thread while the controller idles."""
+    costs: dict[str, dict[str, float]] = {}
+    for informer in manager.informers[:3]:
+        store = informer.store
+        objects = store.list()
+        if not objects:
+            continue
+        count = len(objects)
+        texts = [orjson.dumps(obj) for obj in objects]
+        entry: dict[str, float] = {
+            "objects": count,
+            "json_bytes": sum(map(len, texts)) / count,
+            "json_decode_us": _best_per_item(orjson.loads, texts),
+        }
+        transform = getattr(informer, "_transform", None)
+        if transform is not None:
+            decoded = [orjson.loads(text) for text in texts]
+            entry["transform_us"] = _best_per_item(transform, decoded)
+        codec = getattr(store, "_codec", None)
+        if codec is not None:
+            stored = [*store._objects.values()]
+            entry["at_rest_bytes"] = sum(map(len, stored)) / count
+            entry["decode_us"] = _best_per_item(codec.decode, stored)
+            entry["encode_us"] = _best_per_item(codec.encode, objects)
+        costs[informer.resource.plural] = entry
+    return costs
+
+
+# `--boundary`: the controller's clock just before midnight UTC, when the first Schedule of
+# every SPA (Daily, 00:00-00:30) starts.
+_BEFORE_BOUNDARY = datetime(2026, 11, 16, 23, 59, 30, tzinfo=UTC).timestamp()
+_WRITES = ("create", "patch", "update", "delete")
+
+
+class _Counting:
+    """A store's codec, counting its decodes (reads) and encodes (ingests) into `tally`."""
+
+    def __init__(self, codec: Any, tally: dict[str, int]) -> None:
+        self._codec = codec
+        self._tally = tally
+
+    def encode(self, obj: dict[str, Any]) -> bytes:
+        self._tally["encodes"] += 1
+        encoded: bytes = self._codec.encode(obj)
+        return encoded
+
+    def decode(self, data: bytes) -> dict[str, Any]:
+        self._tally["decodes"] += 1
+        decoded: dict[str, Any] = self._codec.decode(data)
+        return decoded
+
+
+async def boundary_reads(
+    manager: Manager, client: KubeClient, admin: KubeClient, clock: FakeClock, namespace: str
+) -> dict[str, Any]:
+    """The decodes and encodes of each compact cache, and the controller's writes, while the
+    whole fleet crosses one boundary (its clock moved to midnight, where the first Schedule of
+    each SPA starts): what a compact cache costs per SPA and per write, with the codec's µs
+    (docs/performance.md, "compact caches"). Done once every HPA has the window's minimum (5)
+    and the work queue has been idle for 3 s."""
+    tallies: dict[str, dict[str, int]] = {}
+    for informer in manager.informers[:3]:
+        codec = getattr(informer.store, "_codec", None)
+        if codec is not None:
+            tally = tallies[informer.resource.plural] = {"decodes": 0, "encodes": 0}
+            informer.store._codec = _Counting(codec, tally)
+    writes = 0
+
+    def count(request: RequestRecord) -> None:
+        nonlocal writes
+        writes += request.verb in _WRITES
+
+    client.add_request_hook(count)
+    clock.set(_BEFORE_BOUNDARY + 30)
+    began = time.monotonic()
+    idle_since: float | None = None
+    assert manager.hpa_resource is not None
+    spas = len(manager.informers[0].store)
+    while True:
+        await asyncio.sleep(0.5)
+        hpas = (await admin.list(manager.hpa_resource, namespace=namespace)).items
+        moved = sum(1 for hpa in hpas if hpa["spec"].get("minReplicas") == 5)
+        idle = all(not q._queue and not q._processing for q in _instances(WorkQueue))
+        now = time.monotonic()
+        idle_since = (idle_since or now) if moved == spas and idle else None
+        if idle_since is not None and now - idle_since >= 3:
+            break
+        if now - began > 120 + spas * 0.2:
+            raise TimeoutError(f"the boundary not done: {moved} of {spas} HPAs moved")
+    log(f"boundary done in {now - began:.1f}s, {writes} writes")
+    decodes = sum(tally["decodes"] for tally in tallies.values())
+    return {
+        "spas": spas,
+        "writes": writes,
+        "caches": tallies,
+        "decodes_per_spa": decodes / spas,
+        "decodes_per_write": decodes / max(writes, 1),
+    }
+
+
 def top_lines(snapshot: tracemalloc.Snapshot, per: int, limit: int) -> list[dict[str, Any]]:
     stats = snapshot.filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)]).statistics(
         "lineno"
@@ -282,9 +425,11 @@ async def measure(
     schedules: int,
     trace: bool,
     freeze: bool = False,
+    boundary: bool = False,
 ) -> dict[str, Any]:
     admin = await connect(kubeconfig=kubeconfig)
     client = await connect(kubeconfig=kubeconfig)
+    clock = FakeClock(_BEFORE_BOUNDARY) if boundary else None
     manager = Manager(
         client=client,
         namespaces=[namespace],
@@ -293,6 +438,8 @@ async def measure(
         metrics_address=None,
         probe_address=None,
     )
+    if clock is not None:
+        manager.clock = clock
     if freeze:  # as `spa run` does; a tree from before the option has none to set
         manager.freeze_after_sync = True
     task: asyncio.Task[int] | None = None
@@ -322,6 +469,12 @@ async def measure(
             log(f"{size} SPAs settled in {took:.1f}s; RSS {point['rss_bytes'] / 2**20:.1f} MiB")
             if trace and index == len(sizes) - 2:
                 tracemalloc.start(1)
+        codecs = codec_costs(manager)
+        crossed = (
+            None
+            if clock is None
+            else await boundary_reads(manager, client, admin, clock, namespace)
+        )
     finally:
         manager.stop()
         if task is not None:
@@ -340,7 +493,10 @@ async def measure(
                 for name, value in last["structures"].items()
             },
         },
+        "codecs": codecs,
     }
+    if crossed is not None:
+        result["boundary"] = crossed
     if trace:
         result["per_spa"]["tracemalloc_total"] = (
             sum(stat.size for stat in snapshot.statistics("filename")) / added
@@ -369,6 +525,25 @@ def report(result: dict[str, Any]) -> None:
         if abs(value) >= 16:
             print(f"| {name} | {value:.0f} |")
     print(f"| **sum of the structures** | {sum(grouped.values()):.0f} |")
+    print("| cache, per object | JSON bytes | at rest | JSON decode µs | decode µs | encode µs |")
+    print("|---|---|---|---|---|---|")
+    for name, cost in result["codecs"].items():
+        cells = [
+            "—"
+            if field not in cost
+            else f"{cost[field]:.0f}"
+            if field.endswith("bytes")
+            else f"{cost[field]:.2f}"
+            for field in ("json_bytes", "at_rest_bytes", "json_decode_us", "decode_us", "encode_us")
+        ]
+        print(f"| {name} | {' | '.join(cells)} |")
+    if "boundary" in result:
+        crossed = result["boundary"]
+        print(
+            f"one boundary of {crossed['spas']} SPAs: {crossed['writes']} writes, "
+            f"{crossed['decodes_per_spa']:.1f} decodes per SPA "
+            f"({crossed['decodes_per_write']:.1f} per write); by cache: {crossed['caches']}"
+        )
     for row in per.get("tracemalloc_lines", [])[:25]:
         print(f"  {row['bytes_per_spa']:8.0f} B  {row['where']}")
 
@@ -384,6 +559,11 @@ def main() -> int:
         "--freeze", action="store_true", help="gc.freeze() after the first sync, as spa run"
     )
     parser.add_argument("--trace", action="store_true", help="tracemalloc by file:line")
+    parser.add_argument(
+        "--boundary",
+        action="store_true",
+        help="then move the fleet across one boundary and count the caches' decodes",
+    )
     parser.add_argument("--out", help="write the raw results (JSON) here")
     parser.add_argument("--smoke", action="store_true", help="5 then 15 SPAs (see above)")
     arguments = parser.parse_args()
@@ -400,6 +580,7 @@ def main() -> int:
                 arguments.schedules,
                 arguments.trace,
                 arguments.freeze,
+                arguments.boundary,
             )
         )
 

@@ -28,7 +28,7 @@ from spa.controller.capacity import (
     discover_buffer_resource,
 )
 from spa.controller.desired import MANAGED_BY_SELECTOR
-from spa.controller.metrics import CACHED_OBJECTS, ControllerMetrics
+from spa.controller.metrics import CACHED_OBJECTS, ControllerMetrics, add_series_labels
 from spa.controller.reconciler import Reconciler
 from spa.controller.resources import (
     CALENDARS,
@@ -131,18 +131,21 @@ class Manager:
 
     async def _run(self, hpa_resource: Resource) -> int:
         system_clock = SystemClock()
-        # The caches keep only what the reconciler reads (docs/performance.md, memory).
+        # The caches keep only what the reconciler reads, compact at rest where a fleet has
+        # one object or more per SPA (docs/performance.md, memory; watches.compact_codec).
         autoscalers = Informer(
             self.client,
             SCHEDULED_POD_AUTOSCALERS,
             namespaces=self.namespaces,
             transform=watches.cached_object,
+            codec=watches.compact_codec(),
         )
         schedules = Informer(
             self.client,
             SCHEDULES,
             namespaces=self.namespaces,
             transform=watches.cached_object,
+            codec=watches.compact_codec(),
         )
         hpas = Informer(
             self.client,
@@ -150,6 +153,7 @@ class Manager:
             namespaces=self.namespaces,
             label_selector=MANAGED_BY_SELECTOR,
             transform=watches.cached_hpa,
+            codec=watches.compact_codec(),
         )
         # The shared calendars: Calendars where the Schedules are, ClusterCalendars cluster-wide
         # (also for a controller that watches some namespaces: docs/install.md).
@@ -171,6 +175,7 @@ class Manager:
             namespaces=self.namespaces,
             label_selector=PLACEHOLDER_SELECTOR,
             transform=watches.cached_capacity,
+            codec=watches.compact_codec(),
         )
         owned = [placeholders]
         buffers: Informer | None = None
@@ -181,6 +186,7 @@ class Manager:
                 namespaces=self.namespaces,
                 label_selector=MANAGED_BY_SELECTOR,
                 transform=watches.cached_capacity,
+                codec=watches.compact_codec(),
             )
             owned.append(buffers)
         capacity = CapacityActuator(
@@ -194,6 +200,7 @@ class Manager:
         )
         self.informers = [autoscalers, schedules, hpas, calendars, cluster_calendars, *owned]
         watches.add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)
+        add_series_labels(autoscalers=autoscalers.store, schedules=schedules.store)
 
         queue = WorkQueue(name=QUEUE_NAME, clock=self.clock)
         # One INFO line per burst of writes (a boundary), the per-write lines at DEBUG.
@@ -263,7 +270,7 @@ class Manager:
             self._supervisor.start(f"informer {informer.resource}", informer.run)
         stopping = asyncio.create_task(self._stopping.wait(), name="stop")
         stop_reporting = CACHED_OBJECTS.add(
-            autoscalers=autoscalers.store.list, schedules=schedules.store.list
+            autoscalers=autoscalers.store, schedules=schedules.store
         )
         try:
             synced = asyncio.create_task(self._wait_synced(), name="sync")

@@ -18,6 +18,7 @@ from prometheus_client.registry import Collector
 
 from spa import __version__
 from spa.controller.decide.incident import OVERRIDDEN_CONDITION, PAUSED_CONDITION
+from spa.runtime import Store, split_key
 
 __all__ = [
     "CACHED_OBJECTS",
@@ -25,6 +26,7 @@ __all__ = [
     "ControllerMetrics",
     "ReconciledSeries",
     "ReconciledSeriesCollector",
+    "add_series_labels",
 ]
 
 _ORIGINAL_PREFIX = "scheduled_pod_auroscaler_controller_scheduled_pod_auroscaler"
@@ -38,7 +40,8 @@ class ReconciledSeries:
     Why not a labelled `Gauge`: each child is an object of its own with a lock, about 740
     bytes, and an SPA with 4 Schedules had seven; a value here costs a dict entry, its label
     tuple and a float (docs/performance.md, "2026-11-26: memory per SPA (issue 24)"). The
-    label values are interned: they are the names and namespaces the caches hold already.
+    label values are interned: an SPA's name and namespace are labels of several series, and
+    held by `ControllerMetrics` too, one string for all.
     """
 
     def __init__(self, name: str, documentation: str, labelnames: tuple[str, ...]) -> None:
@@ -148,7 +151,26 @@ BUILD_INFO = Gauge(
 )
 BUILD_INFO.labels(__version__, platform.python_version()).set(1)
 
-Objects = Callable[[], Iterable[dict[str, Any]]]
+# The labels (`Store.add_label`) the caches keep of each object for the series below: read at
+# each scrape from every SPA and Schedule without decoding them (the caches are compact,
+# docs/performance.md, "compact caches").
+_CONDITION = "condition"
+_INCIDENT = "incident"
+_MIN = "min"
+_MAX = "max"
+_TARGET = "autoscaler"
+
+
+def add_series_labels(*, autoscalers: Store, schedules: Store) -> None:
+    """Have the caches keep, for each object as it is stored, what :class:`CachedObjects`
+    reports of it: an SPA's condition, held incidents and integer base bounds, a Schedule's
+    condition and the SPA it names."""
+    autoscalers.add_label(_CONDITION, _condition)
+    autoscalers.add_label(_INCIDENT, _incidents)
+    autoscalers.add_label(_MIN, lambda obj: _bound(obj, "minReplicas"))
+    autoscalers.add_label(_MAX, lambda obj: _bound(obj, "maxReplicas"))
+    schedules.add_label(_CONDITION, _condition)
+    schedules.add_label(_TARGET, _target)
 
 
 class CachedObjects(Collector):
@@ -162,14 +184,17 @@ class CachedObjects(Collector):
     API server holds (the cache holds our own writes as soon as they are answered) and need no
     bookkeeping when objects go. Every replica reports them (the followers' caches are warm
     too); the alerts take the maximum per object. Several managers in one process (the tests)
-    share this one registered collector, and a series they both see is reported once.
+    share this one registered collector, and a series they both see is reported once. What
+    each series reads of an object, its cache keeps at ingest (:func:`add_series_labels`): a
+    scrape decodes nothing.
     """
 
     def __init__(self) -> None:
-        self._sources: dict[object, tuple[Objects, Objects]] = {}
+        self._sources: dict[object, tuple[Store, Store]] = {}
 
-    def add(self, *, autoscalers: Objects, schedules: Objects) -> Callable[[], None]:
-        """Report these caches from now on; the returned function stops it."""
+    def add(self, *, autoscalers: Store, schedules: Store) -> Callable[[], None]:
+        """Report these caches (with :func:`add_series_labels`) from now on; the returned
+        function stops it."""
         token = object()
         self._sources[token] = (autoscalers, schedules)
 
@@ -215,31 +240,44 @@ class CachedObjects(Collector):
                 families[family].add_metric(list(labels), value)
 
         for autoscalers, schedules in list(self._sources.values()):
-            for obj in autoscalers():
-                namespace, name = _namespace_name(obj)
-                if condition := _condition(obj):
+            for key in autoscalers:
+                namespace, name = _namespace_name(key)
+                for condition in autoscalers.labels(key, _CONDITION):
                     add("condition", (namespace, name, condition), 1)
-                for held in _incidents(obj):
+                for held in autoscalers.labels(key, _INCIDENT):
                     add("incident", (namespace, name, held), 1)
-                hpa = (obj.get("spec") or {}).get("horizontalPodAutoscalerSpec") or {}
-                for bound, field in (("min", "minReplicas"), ("max", "maxReplicas")):
-                    # An invalid spec (a string, say) has no bound to report.
-                    if type(value := hpa.get(field)) is int:
-                        add(bound, (namespace, name), value)
-            for obj in schedules():
-                target = ((obj.get("spec") or {}).get("scaleTargetRef") or {}).get("name")
-                if condition := _condition(obj):
-                    add("schedule", (*_namespace_name(obj), str(target or ""), condition), 1)
+                for bound in (_MIN, _MAX):
+                    for value in autoscalers.labels(key, bound):
+                        add(bound, (namespace, name), int(value))
+            for key in schedules:
+                namespace, name = _namespace_name(key)
+                target = "".join(schedules.labels(key, _TARGET))
+                for condition in schedules.labels(key, _CONDITION):
+                    add("schedule", (namespace, name, target, condition), 1)
         yield from families.values()
 
 
-def _namespace_name(obj: dict[str, Any]) -> tuple[str, str]:
-    metadata = obj.get("metadata") or {}
-    return str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+def _namespace_name(key: str) -> tuple[str, str]:
+    namespace, name = split_key(key)
+    return namespace or "", name
 
 
-def _condition(obj: dict[str, Any]) -> str:
-    return str((obj.get("status") or {}).get("condition") or "")
+def _condition(obj: dict[str, Any]) -> list[str]:
+    condition = (obj.get("status") or {}).get("condition")
+    return [str(condition)] if condition else []
+
+
+def _bound(obj: dict[str, Any], field: str) -> list[str]:
+    """A base bound of an SPA's HPA spec; none where it is not an integer (an invalid spec,
+    a string say, has no bound to report)."""
+    hpa = (obj.get("spec") or {}).get("horizontalPodAutoscalerSpec") or {}
+    value = hpa.get(field)
+    return [str(value)] if type(value) is int else []
+
+
+def _target(obj: dict[str, Any]) -> list[str]:
+    target = ((obj.get("spec") or {}).get("scaleTargetRef") or {}).get("name")
+    return [str(target or "")]
 
 
 def _incidents(obj: dict[str, Any]) -> list[str]:
@@ -263,7 +301,10 @@ class ControllerMetrics:
     """Updates the per-object series and removes those of objects that are gone."""
 
     def __init__(self) -> None:
-        self._schedules: dict[tuple[str, str], set[str]] = {}
+        # The Schedules each SPA reported, to remove their series when they go: a tuple of
+        # interned names (the labels' strings), a few hundred bytes less per SPA than a set
+        # of copies (docs/performance.md, "compact caches").
+        self._schedules: dict[tuple[str, str], tuple[str, ...]] = {}
 
     def autoscaler(
         self,
@@ -281,12 +322,13 @@ class ControllerMetrics:
         else:
             MIN_REPLICAS.set((name, namespace), replicas[0])
             MAX_REPLICAS.set((name, namespace), replicas[1])
-        previous = self._schedules.get((namespace, name), set())
-        for schedule in previous - schedules.keys():
-            SCHEDULE_ACTIVE.remove((namespace, schedule, name))
+        key = (sys.intern(namespace), sys.intern(name))
+        for schedule in self._schedules.get(key, ()):
+            if schedule not in schedules:
+                SCHEDULE_ACTIVE.remove((namespace, schedule, name))
         for schedule, active in schedules.items():
             SCHEDULE_ACTIVE.set((namespace, schedule, name), 1 if active else 0)
-        self._schedules[(namespace, name)] = set(schedules)
+        self._schedules[key] = tuple(sys.intern(schedule) for schedule in schedules)
         LAST_SUCCESS.set((namespace, name), reconciled_at)
 
     @staticmethod
@@ -310,7 +352,7 @@ class ControllerMetrics:
         self._remove_replicas(namespace, name)
         CAPACITY_REQUESTED.remove((namespace, name))
         CAPACITY_NOT_READY.remove((namespace, name))
-        for schedule in self._schedules.pop((namespace, name), set()):
+        for schedule in self._schedules.pop((namespace, name), ()):
             SCHEDULE_ACTIVE.remove((namespace, schedule, name))
         LAST_SUCCESS.remove((namespace, name))
 

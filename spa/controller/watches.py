@@ -24,7 +24,9 @@ here, in one place, and tested without an API server.
 
 What the caches keep of each object is decided here too (the informers' transforms): what the
 reconciler reads, nothing else (docs/performance.md, "2026-11-25: the request path (issue
-24)").
+24)"); and how they keep it (`compact_codec`): the objects of which a fleet has one or more
+per SPA are kept deflated at rest and decoded at each read (docs/performance.md, "compact
+caches").
 """
 
 from __future__ import annotations
@@ -38,12 +40,13 @@ from spa.api.calendars import CalendarKey, calendar_key, referenced_calendars
 from spa.api.membership import controller_owner_name
 from spa.controller.desired import controller_owner_uid
 from spa.runtime import (
+    Codec,
+    DeflateCodec,
     Informer,
     Store,
     changed_beyond_status,
     drop_bookkeeping,
     object_key,
-    share_strings,
 )
 
 __all__ = [
@@ -58,6 +61,7 @@ __all__ = [
     "cached_hpa",
     "cached_object",
     "calendar_index_value",
+    "compact_codec",
     "owner_keys",
     "target_keys",
     "watch",
@@ -77,23 +81,31 @@ HPA_STATUS_READ = ("desiredReplicas", "currentReplicas")
 _CONDITION_READ = ("type", "status", "lastTransitionTime")
 
 
+def compact_codec() -> Codec:
+    """How the caches of the SPAs, Schedules, HPAs and capacity objects keep them at rest: as
+    their JSON deflated against the first one's (`DeflateCodec`), one codec per cache. A
+    fleet has one or more of each per SPA, and decoded JSON is most of what a cached SPA
+    costs: 13.4 KB for the SPA, its 4 Schedules and its HPA decoded, 1.7 KB deflated
+    (docs/performance.md, "compact caches"). Each read decodes again, a few µs an object.
+    The calendars, few and read by many SPAs, are kept as they are."""
+    return DeflateCodec()
+
+
 def cached_object(obj: dict[str, Any]) -> dict[str, Any]:
-    """An SPA, a Schedule or a calendar as its cache keeps it: everything but the bookkeeping,
-    its repeated strings shared with the other cached objects (`share_strings`). The whole
-    rest is read: the spec, the metadata (annotations, owners, creationTimestamp for the
-    Schedules' order) and the status, which a status write is compared with."""
-    return share_strings(drop_bookkeeping(obj))
+    """An SPA, a Schedule or a calendar as its cache keeps it: everything but the bookkeeping.
+    The whole rest is read: the spec, the metadata (annotations, owners, creationTimestamp for
+    the Schedules' order) and the status, which a status write is compared with."""
+    return drop_bookkeeping(obj)
 
 
 def cached_hpa(obj: dict[str, Any]) -> dict[str, Any]:
     """An HPA as its cache keeps it: no bookkeeping, and of its status only
     :data:`HPA_STATUS_READ` and the AbleToScale condition's type, status and
-    lastTransitionTime, its repeated strings shared (`share_strings`). Leaves `obj` as it is;
-    applied twice, it changes nothing more."""
+    lastTransitionTime. Leaves `obj` as it is; applied twice, it changes nothing more."""
     obj = drop_bookkeeping(obj)
     status = obj.get("status")
     if not isinstance(status, dict):
-        return share_strings(obj)
+        return obj
     kept: dict[str, Any] = {key: status[key] for key in HPA_STATUS_READ if key in status}
     conditions = [
         {key: condition[key] for key in _CONDITION_READ if key in condition}
@@ -102,7 +114,7 @@ def cached_hpa(obj: dict[str, Any]) -> dict[str, Any]:
     ]
     if conditions:
         kept["conditions"] = conditions
-    return share_strings(obj if kept == status else {**obj, "status": kept})
+    return obj if kept == status else {**obj, "status": kept}
 
 
 # Of a CapacityBuffer's or placeholder Deployment's metadata, what the reconcile and the event
@@ -123,7 +135,7 @@ def cached_capacity(obj: dict[str, Any]) -> dict[str, Any]:
     spec = obj.get("spec")
     if isinstance(spec, dict) and "replicas" in spec:
         kept["spec"] = {"replicas": spec["replicas"]}
-    return share_strings(kept)
+    return kept
 
 
 def owner_keys(obj: dict[str, Any]) -> list[str]:
@@ -185,8 +197,8 @@ def _schedule_keys(obj: dict[str, Any], autoscalers: Store) -> set[str]:
     schedule = wire.typed(wire.Schedule, obj)  # from an informer or its store
     keys = set(target_keys(schedule))
     owner = controller_owner_uid(schedule)
-    if owner:
-        keys.update(object_key(spa) for spa in autoscalers.by_index(UID_INDEX, owner))
+    if owner:  # the keys alone: a compact store would decode each SPA
+        keys.update(autoscalers.keys_by_index(UID_INDEX, owner))
     return keys
 
 
@@ -260,6 +272,6 @@ def all_keys(*, autoscalers: Store, schedules: Store) -> list[str]:
     """Every key worth a periodic resync: each SPA, and each SPA some Schedule names or is
     controlled by (a missing SPA's key marks its Schedules Degraded)."""
     keys = set(autoscalers.keys())
-    for schedule in schedules.list():
+    for schedule in schedules.objects():  # one decoded at a time
         keys.update(_schedule_keys(schedule, autoscalers))
     return sorted(keys)

@@ -29,13 +29,15 @@ from spa.runtime.metrics import exposition, instrument_client
 from spa.runtime.predicates import UpdateFilter, changed_beyond_status
 from spa.runtime.runner import Controller, Reconcile, Result
 from spa.runtime.store import (
+    Codec,
+    DeflateCodec,
     IndexFunc,
+    JsonCodec,
     Store,
     Transform,
     compare_resource_versions,
     drop_bookkeeping,
     object_key,
-    share_strings,
     split_key,
 )
 from spa.runtime.summary import WriteSummary
@@ -49,7 +51,9 @@ __all__ = [
     "AccessReview",
     "Backoff",
     "Clock",
+    "Codec",
     "Controller",
+    "DeflateCodec",
     "Endpoint",
     "EventHandler",
     "EventRecorder",
@@ -57,6 +61,7 @@ __all__ = [
     "FakeClock",
     "IndexFunc",
     "Informer",
+    "JsonCodec",
     "JsonFormatter",
     "LeaderElector",
     "LogFormat",
@@ -93,7 +98,6 @@ __all__ = [
     "object_logger",
     "serve",
     "server_context",
-    "share_strings",
     "split_key",
     "unfenced",
     "write_fenced",

@@ -46,7 +46,14 @@ from spa.runtime import metrics
 from spa.runtime.backoff import Backoff
 from spa.runtime.clock import Clock, SystemClock
 from spa.runtime.predicates import UpdateFilter
-from spa.runtime.store import Store, Transform, object_key, object_resource_version, split_key
+from spa.runtime.store import (
+    Codec,
+    Store,
+    Transform,
+    object_key,
+    object_resource_version,
+    split_key,
+)
 
 __all__ = ["EventHandler", "Informer", "OnAdd", "OnDelete", "OnUpdate"]
 
@@ -93,13 +100,15 @@ class Informer:
         backoff_max: float = 30.0,
         rng: random.Random | None = None,
         transform: Transform | None = None,
+        codec: Codec | None = None,
     ) -> None:
         if namespaces is not None and not resource.namespaced:
             raise ValueError(f"{resource} is cluster-scoped; namespaces must be None")
         self.client = client
         self.resource = resource
-        # The store applies it too, to the answers of our own writes (Store.put_written).
-        self.store = Store(transform=transform)
+        # The store applies it too, to the answers of our own writes (Store.put_written);
+        # `codec` keeps its objects compact at rest (Store, "compact caches").
+        self.store = Store(transform=transform, codec=codec)
         self._transform = transform
         # dict.fromkeys: drop duplicate namespaces, keep the order given.
         self._scopes: list[str | None] = (
@@ -140,7 +149,7 @@ class Informer:
         handler = EventHandler(on_add, on_update, on_delete, update_filter)
         self._handlers.append(handler)
         if on_add is not None:
-            for obj in self.store.list():
+            for obj in self.store.objects():
                 self._call(on_add, obj)
 
     @property

@@ -10,18 +10,23 @@ not act on the state from before the write. Everything runs on one thread, so no
 from __future__ import annotations
 
 import sys
+import zlib
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, TypeGuard
+from typing import Any, Protocol, TypeGuard
+
+import orjson
 
 __all__ = [
+    "Codec",
+    "DeflateCodec",
     "IndexFunc",
+    "JsonCodec",
     "Store",
     "Transform",
     "compare_resource_versions",
     "drop_bookkeeping",
     "object_key",
     "object_resource_version",
-    "share_strings",
     "split_key",
 ]
 
@@ -54,77 +59,76 @@ def drop_bookkeeping(obj: dict[str, Any]) -> dict[str, Any]:
     return {**obj, "metadata": kept}
 
 
-# The fields whose values repeat across the objects of a fleet: its namespaces, API versions
-# and kinds, the names an SPA's Schedules, HPA and status repeat (scaleTargetRef, owner
-# references, activeSchedules), condition types, statuses and reasons, and the instants a
-# boundary writes into every status at once.
-SHARED_VALUE_FIELDS = frozenset(
-    {
-        "namespace",
-        "apiVersion",
-        "kind",
-        "name",
-        "activeSchedules",
-        "type",
-        "status",
-        "reason",
-        "condition",
-        "lastTransitionTime",
-        "nextTransitionTime",
-        "lastScaleTime",
-    }
-)
+class Codec(Protocol):
+    """How a compact :class:`Store` keeps its objects at rest: ``encode`` once as an object
+    is stored (after the transform; its index values are taken from the object itself, at
+    that moment, never by decoding), ``decode`` at each read, which gets a new dict each time.
+
+    Decoded JSON is large for what it holds: a CPython dict of up to 5 keys is 232 bytes
+    whatever it holds, and a cached Schedule, about 1,900 bytes, is seven of them; its JSON
+    is 730 bytes, deflated against the first Schedule of its cache about 245
+    (docs/performance.md, "compact caches")."""
+
+    def encode(self, obj: dict[str, Any]) -> bytes:
+        """`obj` (decoded JSON) at rest."""
+        ...
+
+    def decode(self, data: bytes) -> dict[str, Any]:
+        """What :meth:`encode` was given, as a new dict."""
+        ...
 
 
-def share_strings(obj: dict[str, Any]) -> dict[str, Any]:
-    """`obj` (decoded JSON) rebuilt with the strings of :data:`SHARED_VALUE_FIELDS` shared
-    (`sys.intern`): each object decoded from the API server has its own copy of every string,
-    and a cache of a fleet holds thousands of copies of a few values (docs/performance.md,
-    "2026-11-26: memory per SPA (issue 24)"). Interned strings are freed once no object holds
-    them. Leaves `obj` as it is; an object already shared comes back as it is."""
-    shared: dict[str, Any] = _share(obj, None)
-    return shared
+class JsonCodec:
+    """Each object as its compact JSON (orjson, which also decoded it from the API server:
+    the round trip gives back the same values)."""
+
+    def encode(self, obj: dict[str, Any]) -> bytes:
+        return orjson.dumps(obj)
+
+    def decode(self, data: bytes) -> dict[str, Any]:
+        decoded: dict[str, Any] = orjson.loads(data)
+        return decoded
 
 
-def _share(value: Any, field: str | None) -> Any:
-    # Only what changes is copied (an object already shared comes back as it is), and copies
-    # are filled in place: as compact as the decoder's (a comprehension over-allocates).
-    if isinstance(value, dict):
-        shared_dict: dict[str, Any] | None = None
-        for key, item in value.items():
-            if isinstance(item, str):
-                if key not in SHARED_VALUE_FIELDS:
-                    continue
-                new = sys.intern(item)
-            elif isinstance(item, _CONTAINERS):
-                new = _share(item, key)
-            else:
-                continue
-            if new is not item:
-                if shared_dict is None:
-                    shared_dict = value.copy()
-                shared_dict[key] = new
-        return value if shared_dict is None else shared_dict
-    if isinstance(value, list):
-        shared_list: list[Any] | None = None
-        for index, item in enumerate(value):
-            new = _share(item, field)
-            if new is not item:
-                if shared_list is None:
-                    shared_list = value.copy()
-                shared_list[index] = new
-        return value if shared_list is None else shared_list
-    if isinstance(value, str) and field in SHARED_VALUE_FIELDS:
-        return sys.intern(value)
-    return value
+# Raw deflate (no zlib header nor checksum: 6 bytes an object) with the largest window, so a
+# match can reach anywhere in the preset dictionary (at most 32 KiB of it is usable).
+_WBITS = -15
+_DICTIONARY_MAX = 1 << 15
 
 
-_CONTAINERS = (dict, list)
+class DeflateCodec:
+    """Each object as its JSON deflated (zlib, level 1) with a preset dictionary: the JSON of
+    the first object this codec encodes. The objects of one cache are alike (same kind, same
+    keys, mostly the same values across a fleet), so each deflates to little more than what
+    differs from that first one: about 210 bytes for a Schedule of 730 (docs/performance.md,
+    "compact caches"). The dictionary is fixed once taken (every object at rest depends on
+    it); one codec per store. Costs a few µs more per read than :class:`JsonCodec`."""
+
+    def __init__(self, level: int = 1) -> None:
+        self._level = level
+        self._dictionary: bytes | None = None
+
+    def encode(self, obj: dict[str, Any]) -> bytes:
+        data = orjson.dumps(obj)
+        if self._dictionary is None:
+            self._dictionary = data[-_DICTIONARY_MAX:]
+        compressor = zlib.compressobj(self._level, zlib.DEFLATED, _WBITS, zdict=self._dictionary)
+        return compressor.compress(data) + compressor.flush()
+
+    def decode(self, data: bytes) -> dict[str, Any]:
+        assert self._dictionary is not None, "decode before any encode"
+        decompressor = zlib.decompressobj(_WBITS, zdict=self._dictionary)
+        decoded: dict[str, Any] = orjson.loads(decompressor.decompress(data))
+        return decoded
 
 
 # Aliases, because inside Store the name ``list`` is the method, not the builtin.
 _Objects = list[dict[str, Any]]
 _Keys = list[str]
+_FiledKeys = tuple[str, ...] | set[str]
+# Up to this many keys under one index value, a tuple holds them (adding and removing one
+# copies it, cheap at this size); beyond, a set.
+_FEW_KEYS = 8
 
 
 def object_key(obj: dict[str, Any]) -> str:
@@ -172,41 +176,85 @@ def object_resource_version(obj: Mapping[str, Any] | None) -> str | None:
 
 
 class Store:
-    """``key -> object`` plus named indexes ``index name -> value -> set of keys``."""
+    """``key -> object`` plus named indexes ``index name -> value -> keys`` and labels
+    (values kept per key, read back without the object)."""
 
-    def __init__(self, *, transform: Transform | None = None) -> None:
+    def __init__(self, *, transform: Transform | None = None, codec: Codec | None = None) -> None:
         # Applied to everything stored (the watch's objects and the answers to our writes), so
         # the cache holds only what is read: memory per object is what limits a fleet's size.
         self._transform = transform
-        self._objects: dict[str, dict[str, Any]] = {}
+        # Compact at rest: each object kept as the codec's bytes (its index values computed
+        # before), decoded at each read (docs/performance.md, "compact caches"). None: the
+        # objects themselves, each read giving the same dict.
+        self._codec = codec
+        self._objects: dict[str, Any] = {}
         self._indexers: dict[str, IndexFunc] = {}
-        self._indexes: dict[str, dict[str, set[str]]] = {}
+        # The keys filed under a value: a tuple while they are few (an SPA's 4 Schedules: 72
+        # bytes, a set of them 216), a set beyond _FEW_KEYS (a calendar's Schedules).
+        self._indexes: dict[str, dict[str, _FiledKeys]] = {}
         # What each object is filed under, so an update can un-file the old ones even though
-        # the old object has already been replaced: one flat tuple per object, index name then
-        # value, for each value (no entry when there is none). A dict of lists per object was
-        # about 450 bytes a Schedule (docs/performance.md, "2026-11-26: memory per SPA").
+        # the old object has already been replaced, and its labels' values: one flat tuple per
+        # object, index or label name then value, for each value (no entry when there is
+        # none). A dict of lists per object was about 450 bytes a Schedule
+        # (docs/performance.md, "2026-11-26: memory per SPA").
         self._filed: dict[str, tuple[str, ...]] = {}
         # key -> resourceVersion of our own write, while the watch has not caught up with it.
         self._written: dict[str, str] = {}
 
     def add_indexer(self, name: str, index_func: IndexFunc) -> None:
         """Register an index; objects already stored are indexed at once."""
+        self._add(name, index_func, indexed=True)
+
+    def add_label(self, name: str, label_func: IndexFunc) -> None:
+        """Register a label: values taken from each object as it is stored and read back by
+        key (:meth:`labels`) without decoding it, as a scrape reads a field of every object
+        (an index without the map from values to keys). Kept with the index values, interned:
+        a few pointers per object where the values repeat across a fleet."""
+        self._add(name, label_func, indexed=False)
+
+    def labels(self, key: str, name: str) -> _Keys:
+        """The values of the label (or index) `name` of the object stored under `key`."""
+        filed = self._filed.get(key, ())
+        return [filed[at + 1] for at in range(0, len(filed), 2) if filed[at] == name]
+
+    def _add(self, name: str, index_func: IndexFunc, *, indexed: bool) -> None:
         if name in self._indexers:
             raise ValueError(f"indexer {name!r} already exists")
         self._indexers[name] = index_func
-        self._indexes[name] = {}
-        for key, obj in self._objects.items():
-            filed = self._file(name, key, obj)
+        if indexed:
+            self._indexes[name] = {}
+        for key, stored in self._objects.items():
+            filed = self._file(name, key, self._load(stored))
             if filed:
                 self._filed[key] = self._filed.get(key, ()) + tuple(filed)
 
+    @property
+    def compact(self) -> bool:
+        """Whether objects are kept encoded (a `codec`): each read then decodes, a few µs."""
+        return self._codec is not None
+
     def get(self, key: str) -> dict[str, Any] | None:
-        """The stored object for ``namespace/name``, or ``None``. Do not mutate it."""
-        return self._objects.get(key)
+        """The stored object for ``namespace/name``, or ``None``. Do not mutate it (in a
+        compact store it is a new dict at each read, but not in the others)."""
+        stored = self._objects.get(key)
+        return None if stored is None else self._load(stored)
 
     def list(self) -> _Objects:
-        """All stored objects."""
-        return [*self._objects.values()]
+        """All stored objects. A compact store decodes each, and the list holds them all at
+        once: the whole cache decoded, as large as an uncompacted store. Prefer
+        :meth:`objects` to go through them, :meth:`keys` where the keys are enough."""
+        if self._codec is None:
+            return [*self._objects.values()]
+        return [*map(self._codec.decode, self._objects.values())]
+
+    def objects(self) -> Iterator[dict[str, Any]]:
+        """Each stored object in turn, as stored when the iteration began. A compact store
+        decodes one at a time, so going through the cache (a resync) holds one
+        decoded object, not all of them: the memory freed at such a peak is not all given
+        back to the system (docs/performance.md, "compact caches")."""
+        if self._codec is None:
+            return iter([*self._objects.values()])
+        return map(self._codec.decode, [*self._objects.values()])
 
     def keys(self) -> _Keys:
         """All stored keys."""
@@ -214,7 +262,7 @@ class Store:
 
     def by_index(self, index_name: str, value: str) -> _Objects:
         """Objects filed under ``value`` in index ``index_name`` (sorted by key)."""
-        return [self._objects[key] for key in self.keys_by_index(index_name, value)]
+        return [self._load(self._objects[key]) for key in self.keys_by_index(index_name, value)]
 
     def keys_by_index(self, index_name: str, value: str) -> _Keys:
         """Keys filed under ``value`` in index ``index_name`` (sorted)."""
@@ -235,18 +283,20 @@ class Store:
 
     # -- writes (the informer's; put_written is the reconcilers') ------------------------------
 
-    def upsert(self, obj: dict[str, Any], *, transformed: bool = False) -> dict[str, Any] | None:
-        """Store ``obj`` under its key; return the object it replaced, if any. ``transformed``:
-        the caller already applied the store's transform (an informer does, at ingest)."""
+    def upsert(self, obj: dict[str, Any], *, transformed: bool = False) -> None:
+        """Store ``obj`` under its key. ``transformed``: the caller already applied the
+        store's transform (an informer does, at ingest). Returns nothing: what it replaces,
+        the caller has read already if it needs it (a compact store would decode it)."""
         key = object_key(obj)
         self._written.pop(key, None)
-        return self._put(key, obj, transformed=transformed)
+        self._put(key, obj, transformed=transformed)
 
     def delete(self, key: str) -> dict[str, Any] | None:
         """Remove ``key``; return the object removed, if any."""
         self._written.pop(key, None)
         self._unfile_all(key)
-        return self._objects.pop(key, None)
+        stored = self._objects.pop(key, None)
+        return None if stored is None else self._load(stored)
 
     def behind_own_write(self, obj: dict[str, Any]) -> bool:
         """Whether ``obj``, seen by the watch, is older than our own write of it stored with
@@ -275,7 +325,7 @@ class Store:
         holds ``based_on``'s version, the only case in which it is surely not older.
         """
         key = object_key(written)
-        cached_version = object_resource_version(self._objects.get(key))
+        cached_version = object_resource_version(self.get(key))
         written_version = object_resource_version(written)
         order = compare_resource_versions(written_version, cached_version)
         if order is None:  # not comparable, or nothing cached
@@ -288,37 +338,58 @@ class Store:
             self._written[key] = written_version
         return True
 
-    def _put(
-        self, key: str, obj: dict[str, Any], *, transformed: bool = False
-    ) -> dict[str, Any] | None:
+    def _put(self, key: str, obj: dict[str, Any], *, transformed: bool = False) -> None:
         if self._transform is not None and not transformed:
             obj = self._transform(obj)
-        old = self._objects.get(key)
+        # Encoded first: an object the codec cannot encode leaves the store as it was.
+        stored = obj if self._codec is None else self._codec.encode(obj)
         self._unfile_all(key)
-        self._objects[key] = obj
+        self._objects[key] = stored
         filed: _Keys = []
         for name in self._indexers:
             filed += self._file(name, key, obj)
         if filed:
             self._filed[key] = tuple(filed)
-        return old
+
+    def _load(self, stored: Any) -> dict[str, Any]:
+        """An object as read: the stored one, or a compact store's decoded anew."""
+        if self._codec is None:
+            loaded: dict[str, Any] = stored
+            return loaded
+        return self._codec.decode(stored)
 
     def _file(self, name: str, key: str, obj: dict[str, Any]) -> _Keys:
-        """File `key` in the index `name`; what `_filed` records of it (name, value, ...)."""
-        index = self._indexes[name]
+        """File `key` in the index `name`; what `_filed` records of it (name, value, ...).
+        Each value is interned: the index and the record of every object filed under it
+        hold one string (each Schedule of an SPA decodes its own copy of the SPA's uid)."""
+        index = self._indexes.get(name)
         filed: _Keys = []
         for value in dict.fromkeys(self._indexers[name](obj)):
-            index.setdefault(value, set()).add(key)
+            value = sys.intern(value)
             filed += (name, value)
+            if index is None:  # a label
+                continue
+            keys = index.get(value)
+            if keys is None:
+                index[value] = (key,)
+            elif isinstance(keys, set):
+                keys.add(key)
+            elif key not in keys:
+                index[value] = (*keys, key) if len(keys) < _FEW_KEYS else {*keys, key}
         return filed
 
     def _unfile_all(self, key: str) -> None:
         filed = self._filed.pop(key, ())
         for position in range(0, len(filed), 2):
-            index = self._indexes[filed[position]]
+            index = self._indexes.get(filed[position])
+            if index is None:  # a label
+                continue
             value = filed[position + 1]
             keys = index.get(value)
-            if keys is not None:
+            if isinstance(keys, set):
                 keys.discard(key)
-                if not keys:
-                    del index[value]
+            elif keys is not None and key in keys:
+                keys = tuple(other for other in keys if other != key)
+                index[value] = keys
+            if keys is not None and not keys:
+                del index[value]

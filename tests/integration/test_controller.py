@@ -8,6 +8,7 @@ The controller runs in-process with a fake clock; the API server, the kube-contr
 from __future__ import annotations
 
 import asyncio
+import re
 import urllib.error
 import urllib.request
 from typing import Any
@@ -543,6 +544,12 @@ async def test_metrics_endpoint_reports_values(
         f'spa_last_successful_reconcile_timestamp_seconds{{name="web",namespace="{namespace}"}}'
         in text
     )
+    # The series read from the (compact) caches, kept of each object at ingest.
+    assert f"spa_autoscaler_spec_min_replicas{labels} 3.0" in text
+    assert f"spa_autoscaler_spec_max_replicas{labels} 10.0" in text
+    condition = r'condition="\w+",'
+    assert re.search(rf"spa_autoscaler_condition{{{condition}name=\"web\",", text)
+    assert re.search(rf"spa_schedule_condition{{autoscaler=\"web\",{condition}name=\"noon\",", text)
     kube.delete(SCHEDULED_POD_AUTOSCALERS, namespace, "web")
 
     async def series_removed() -> bool:

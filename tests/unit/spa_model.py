@@ -25,7 +25,7 @@ from spa.controller.decide import Final, Memory, Plan, ScaleUp, Snapshot, decide
 from spa.controller.desired import MANAGED_BY_LABEL, owner_reference
 from spa.controller.reconciler import Reconciler
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
-from spa.controller.watches import add_indexes
+from spa.controller.watches import add_indexes, compact_codec
 from spa.kube import HPA_V2, Conflict, ListResult, NotFound, PatchType, Resource, error_from_status
 from spa.runtime import FakeClock, Result, Store, WriteSummary
 from tests import builders
@@ -216,7 +216,8 @@ class Server:
         decision: Callable[[Snapshot], Plan] = decide,
     ) -> Reconciler:
         """A Reconciler of this server's objects, its caches as a caught-up watch fills them."""
-        autoscalers, schedules, hpas = Store(), Store(), Store()
+        # Compact, as the manager's: what the reconciler reads is decoded anew at each read.
+        autoscalers, schedules, hpas = (Store(codec=compact_codec()) for _ in range(3))
         self.autoscaler_cache = autoscalers
         add_indexes(autoscalers=autoscalers, schedules=schedules)
         if self.autoscaler is not None:

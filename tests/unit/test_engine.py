@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from datetime import UTC, date, datetime, time, timedelta
 
 import pytest
@@ -391,3 +392,40 @@ class TestCronDays:
     def test_bad_expressions_name_the_problem(self, text: str, message: str) -> None:
         with pytest.raises(WallClockError, match=re.escape(message)):
             CronExpression(text)
+
+
+class TestTimelineChunks:
+    """A Timeline caches each week (from a Thursday 00:00 UTC, the epoch's weekday) as the
+    state just before it and its boundaries: the state at an instant is that, flipped once per
+    boundary up to it (docs/performance.md, "Compact caches")."""
+
+    WEEK_START = utc("2026-11-19T00:00:00")  # a Thursday: a chunk begins here
+
+    @pytest.mark.parametrize(
+        ("start", "end", "expected"),
+        [
+            # Across the chunk's start: active before it, at it, until 01:00.
+            ("23:00", "01:00", {-1: True, 0: True, 3599: True, 3600: False}),
+            # Ending at the chunk's start: its end is a boundary of this chunk.
+            ("22:00", "00:00", {-1: True, 0: False, 1: False, 79200: True}),
+            # Starting at the chunk's start.
+            ("00:00", "01:00", {-1: False, 0: True, 3599: True, 3600: False}),
+            # Active all week but for an hour a day: a boundary first, then alternating.
+            ("01:00", "00:00", {-1: True, 0: False, 3600: True, 86399: True, 86400: False}),
+        ],
+    )
+    def test_a_week_keeps_only_its_boundaries_and_the_state_before_it(
+        self, start: str, end: str, expected: dict[int, bool]
+    ) -> None:
+        for offset, active in expected.items():
+            # A fresh Timeline for each instant: the chunk it asks for is the first built.
+            timeline = daily(start, end)
+            assert timeline.is_active(self.WEEK_START + offset) is active, offset
+            (chunk,) = timeline._chunks.values()
+            held = sys.getsizeof(chunk) + sum(
+                sys.getsizeof(getattr(chunk, field)) for field in chunk.__slots__
+            )
+            # 7 windows: 14 boundaries (152 bytes) or fewer, and the chunk; their starts and
+            # ends as well were 192 bytes more.
+            assert held < 260, held
+        assert daily("12:00", "13:00").next_boundary(self.WEEK_START) == self.WEEK_START + 43200

@@ -4,6 +4,7 @@ scraped as the labelled gauges were, gone with their object, and about 200 bytes
 from __future__ import annotations
 
 import gc
+import sys
 import tracemalloc
 
 from prometheus_client import REGISTRY, generate_latest
@@ -68,3 +69,25 @@ def test_an_spa_with_four_schedules_costs_less_than_3000_bytes_of_series() -> No
         for name in names:
             metrics.forget_autoscaler(namespace="series-size", name=name)
     assert per_spa < 3000, per_spa
+
+
+def test_the_schedules_recorded_per_spa_are_a_tuple_of_the_labels_own_strings() -> None:
+    """Each reconcile hands in the names as decoded anew (the caches are compact): what is
+    kept to remove their series later holds the labels' interned strings, in a tuple (72
+    bytes for 4, a set 216), not the copies of the last reconcile."""
+    metrics = ControllerMetrics()
+    for reconciled_at in (1.0, 2.0):
+        fresh = {"".join(("web-", str(hour))): hour == 0 for hour in range(4)}
+        metrics.autoscaler(
+            namespace="series-intern",
+            name="web",
+            replicas=(3, 10),
+            schedules=fresh,
+            reconciled_at=reconciled_at,
+        )
+    recorded = metrics._schedules[("series-intern", "web")]
+    assert type(recorded) is tuple
+    assert recorded == ("web-0", "web-1", "web-2", "web-3")
+    assert all(name is sys.intern(name) for name in recorded)
+    assert all(name is not fresh_name for name, fresh_name in zip(recorded, fresh, strict=True))
+    metrics.forget_autoscaler(namespace="series-intern", name="web")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from spa.kube import CONFIGMAP, ApiUnavailable, Gone, ListResult, WatchEvent
-from spa.runtime import FakeClock, Informer
+from spa.runtime import DeflateCodec, FakeClock, Informer
 
 Script = list[WatchEvent | Exception]
 
@@ -141,7 +141,10 @@ async def finish(informer: Informer, task: asyncio.Task[None]) -> None:
     await asyncio.wait_for(task, timeout=5)
 
 
-async def test_list_then_watch_applies_events_and_resumes_from_the_last_bookmark() -> None:
+@pytest.mark.parametrize("compact", [False, True])
+async def test_list_then_watch_applies_events_and_resumes_from_the_last_bookmark(
+    compact: bool,
+) -> None:
     client = ScriptedClient()
     client.lists[None] = [ListResult([cm("a", "1"), cm("b", "2")], "2")]
     client.watches[None] = [
@@ -153,7 +156,8 @@ async def test_list_then_watch_applies_events_and_resumes_from_the_last_bookmark
             bookmark("9"),
         ]
     ]
-    informer, seen, task = start(client)
+    informer, seen, task = start(client, codec=DeflateCodec() if compact else None)
+    assert informer.store.compact is compact
     await asyncio.wait_for(informer.wait_synced(), 3)
     await eventually(lambda: len(client.watch_calls) >= 2)
     assert seen.changes == [
@@ -171,7 +175,8 @@ async def test_list_then_watch_applies_events_and_resumes_from_the_last_bookmark
     await finish(informer, task)
 
 
-async def test_gone_relists_and_emits_only_the_differences() -> None:
+@pytest.mark.parametrize("compact", [False, True])
+async def test_gone_relists_and_emits_only_the_differences(compact: bool) -> None:
     client = ScriptedClient()
     client.lists[None] = [
         ListResult([cm("a", "1"), cm("b", "2"), cm("d", "3")], "3"),
@@ -179,7 +184,7 @@ async def test_gone_relists_and_emits_only_the_differences() -> None:
         ListResult([cm("a", "10"), cm("c", "11"), cm("d", "3")], "12"),
     ]
     client.watches[None] = [[Gone(410, "Expired", "too old resource version")]]
-    informer, seen, task = start(client)
+    informer, seen, task = start(client, codec=DeflateCodec() if compact else None)
     await eventually(lambda: len(client.watch_calls) >= 2)
     assert seen.changes == [
         ("add", "a", "1"),
@@ -329,7 +334,10 @@ async def test_repeated_gone_right_after_a_list_backs_off() -> None:
     await finish(informer, task)
 
 
-async def test_a_resumed_watch_does_not_move_the_cache_back_behind_our_own_write() -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("compact", [False, True])
+async def test_a_resumed_watch_does_not_move_the_cache_back_behind_our_own_write(
+    compact: bool,
+) -> None:  # type: ignore[no-untyped-def]
     client = ScriptedClient()
     client.lists[None] = [ListResult([cm("a", "1")], "1")]
     client.watches[None] = [
@@ -343,7 +351,9 @@ async def test_a_resumed_watch_does_not_move_the_cache_back_behind_our_own_write
         ],
     ]
     clock = FakeClock()
-    informer, seen, task = start(client, clock=clock, backoff_initial=0.2)
+    informer, seen, task = start(
+        client, clock=clock, backoff_initial=0.2, codec=DeflateCodec() if compact else None
+    )
     await eventually(lambda: clock.pending_timers == 1)  # the watch broke; backing off
     assert informer.store.put_written(cm("a", "5", data="ours"), based_on=cm("a", "1"))
 

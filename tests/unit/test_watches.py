@@ -16,6 +16,7 @@ from spa.controller.watches import (
     cached_capacity,
     cached_hpa,
     cached_object,
+    compact_codec,
     owner_keys,
     target_keys,
     watch,
@@ -30,7 +31,7 @@ class FakeInformer:
     """The two things `watch` uses of an Informer: its store and its handlers."""
 
     def __init__(self) -> None:
-        self.store = Store()
+        self.store = Store(codec=compact_codec())  # compact, as the SPAs' and Schedules'
         self.handlers: list[dict[str, Callable[..., None] | None]] = []
 
     def add_handler(self, **handlers: Callable[..., None] | None) -> None:
@@ -213,15 +214,19 @@ def test_spas_and_schedules_are_cached_without_bookkeeping_only() -> None:
     assert kept["spec"] == spa["spec"]
 
 
-def test_the_caches_share_what_an_spa_its_schedules_and_its_hpa_repeat() -> None:
-    """Decoded apart (each watch event is), the objects of one SPA hold one copy of its
-    namespace and name, and the Schedule's index value is the SPA's own key string."""
-    spa = cached_object(orjson.loads(orjson.dumps(autoscaler(name="web"))))
-    noon = cached_object(orjson.loads(orjson.dumps(schedule(name="noon", target="web"))))
-    hpa = cached_hpa(orjson.loads(orjson.dumps(_synced_hpa())))
-    assert spa["metadata"]["name"] is noon["spec"]["scaleTargetRef"]["name"]
-    assert spa["metadata"]["namespace"] is noon["metadata"]["namespace"]
-    assert hpa["metadata"]["namespace"] is spa["metadata"]["namespace"]
+def test_the_compact_caches_give_back_what_the_transforms_kept() -> None:
+    """Kept deflated (`compact_codec`), an SPA, a Schedule and an HPA read back as the
+    transform left them; the Schedule's index value is the SPA's own key string, one for the
+    store, the index and the queue."""
+    spa = orjson.loads(orjson.dumps(autoscaler(name="web")))
+    noon = orjson.loads(orjson.dumps(schedule(name="noon", target="web")))
+    hpa = orjson.loads(orjson.dumps(_synced_hpa()))
+    for transform, whole in ((cached_object, spa), (cached_object, noon), (cached_hpa, hpa)):
+        store = Store(transform=transform, codec=compact_codec())
+        store.upsert(whole)
+        (kept,) = store.list()
+        assert kept == transform(whole)
+    assert "currentMetrics" not in kept["status"]
     assert target_keys(wire.typed(wire.Schedule, noon))[0] is object_key(spa)
 
 
