@@ -943,6 +943,27 @@ def run(args: argparse.Namespace, workdir: Path) -> None:
         plane.stop()
 
 
+def crashes(workdir: Path) -> list[dict[str, str]]:
+    """The uncaught exceptions that ended a replica: a traceback printed at the start of a line
+    of its log (the controller's own log lines are JSON, their tracebacks inside a string).
+    Leaving on purpose (a leader that cannot renew exits 1 with a log line) is not one of
+    these; a bug, or a library's (uvloop's "File descriptor N is used by transport", found
+    by the soak of 2026-11-26), is."""
+    found = []
+    for name in REPLICAS:
+        path = workdir / f"replica-{name}.log"
+        if not path.exists():
+            continue
+        lines = path.read_text(errors="replace").splitlines()
+        for at, line in enumerate(lines):
+            if not line.startswith("Traceback (most recent call last):"):
+                continue
+            # The exception is the first line after the traceback's indented frames.
+            last = next((text for text in lines[at + 1 :] if text and not text.startswith(" ")), "")
+            found.append({"replica": name, "exception": last[:300]})
+    return found
+
+
 def analyze(workdir: Path) -> dict[str, Any]:
     """Compare what the run recorded in `workdir` with the oracle."""
     record = json.loads((workdir / "record.json").read_text())
@@ -987,6 +1008,7 @@ def analyze(workdir: Path) -> dict[str, Any]:
         "faults": Counter(entry["kind"] for entry in injected).most_common(),
         "fault_log": faults,
         "exits": record["exits"],
+        "crashes": crashes(workdir),
         "end_state_compared": len(final),
         "end_state_wrong": sorted(n for n, b in final.items() if expected_end.get(n) != b),
         "end_state_not_as_audited": sorted(n for n, b in final.items() if last_written.get(n) != b),
@@ -1021,6 +1043,8 @@ def markdown(result: dict[str, Any]) -> str:
         f"| HPA writes (by replica) | {result['hpa_writes']} {result['hpa_writes_by_replica']} |",
         f"| HPAs wrong at the end | {len(result['end_state_wrong'])} of "
         f"{result['end_state_compared']} compared |",
+        f"| replica exits besides the kills / of them crashes (uncaught exceptions) | "
+        f"{len(result['exits'])} / {len(result['crashes'])} |",
     ]
     for label, key in (
         ("all", "lag_all"),
@@ -1126,6 +1150,7 @@ def main() -> int:
             ("not_leader", "writes by a replica not holding the Lease"),
             ("after_renew_deadline", "writes after the writer's renew deadline"),
             ("end_state_wrong", "HPAs wrong at the end"),
+            ("crashes", "replicas ended by an uncaught exception"),
         )
         if result[key]
     ]

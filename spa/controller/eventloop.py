@@ -1,10 +1,13 @@
-"""The event loop `spa run` runs on (`--event-loop`): uvloop's where it is installed, which
-executes fewer instructions per API request and per watch event than asyncio's own loop
-(docs/performance.md, "2026-11-26: uvloop (issue 24)"), else asyncio's.
+"""The event loop `spa run` runs on (`--event-loop`): asyncio's by default; uvloop's only
+when asked for.
 
-uvloop is a dependency on Linux only (setup.cfg), where the controller runs; elsewhere (a
-developer's macOS) `auto` falls back to asyncio's loop. `--event-loop asyncio` stays for a
-problem that only one of the two loops shows: everything above the loop is the same code, the
+uvloop executes fewer instructions per API request and per watch event (docs/performance.md,
+"2026-11-26: uvloop (issue 24)"), but the soak found it unsafe: after a connection reset or an
+API server restart, a new connection fails with "RuntimeError: File descriptor N is used by
+transport", a known uvloop bug with aiohttp's connects (docs/reliability.md, "Soak", the run
+of 2026-11-26 evening), which escapes the client and ends the process. So the default is
+asyncio's loop, and `uvloop` stays a choice for measuring, not for production. uvloop is a
+dependency on Linux only (setup.cfg); everything above the loop is the same code, the
 controller using only asyncio's public API.
 
 Kept apart from the controller, as spa/controller/options.py is, so that `spa --help` can list
@@ -22,8 +25,8 @@ from typing import Literal
 
 __all__ = ["EVENT_LOOPS", "EventLoop", "EventLoopChoice", "EventLoopUnavailable", "event_loop"]
 
-EventLoopChoice = Literal["auto", "asyncio", "uvloop"]
-EVENT_LOOPS: tuple[EventLoopChoice, ...] = ("auto", "asyncio", "uvloop")
+EventLoopChoice = Literal["asyncio", "uvloop"]
+EVENT_LOOPS: tuple[EventLoopChoice, ...] = ("asyncio", "uvloop")
 
 
 class EventLoopUnavailable(Exception):
@@ -43,14 +46,12 @@ ASYNCIO = EventLoop("asyncio", None)
 
 
 def event_loop(choice: EventLoopChoice) -> EventLoop:
-    """The loop `choice` names; `auto` is uvloop's if it can be imported, else asyncio's.
-    Raises :class:`EventLoopUnavailable` for `uvloop` when it cannot be imported."""
+    """The loop `choice` names. Raises :class:`EventLoopUnavailable` for `uvloop` when it
+    cannot be imported."""
     if choice == "asyncio":
         return ASYNCIO
     try:
         import uvloop
     except ImportError as error:
-        if choice == "uvloop":
-            raise EventLoopUnavailable(f"--event-loop uvloop: {error}") from error
-        return ASYNCIO
+        raise EventLoopUnavailable(f"--event-loop uvloop: {error}") from error
     return EventLoop(f"uvloop {metadata.version('uvloop')}", uvloop.new_event_loop)

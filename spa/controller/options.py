@@ -94,9 +94,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--event-loop",
-        default="auto",
+        default="asyncio",
         choices=EVENT_LOOPS,
-        help="auto: uvloop's where it is installed (Linux), else asyncio's (default auto)",
+        help="asyncio (default), or uvloop: for measuring only, it can end the process after "
+        "a connection reset (docs/operations.md)",
     )
     parser.add_argument(
         "--kube-api-qps",

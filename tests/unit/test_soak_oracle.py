@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-from bench.soak import NAMESPACE, Oracle, Truth, Write, compare
+from bench.soak import NAMESPACE, Oracle, Truth, Write, compare, crashes
 from tests.builders import autoscaler, schedule
 
 T0 = datetime(2026, 11, 23, 11, 0, tzinfo=UTC).timestamp()  # a Monday, 11:00 UTC
@@ -99,3 +100,27 @@ def test_writes_by_the_replica_without_the_lease_or_after_its_deadline_are_seen(
     result = check(writes, lease)
     assert [w["received"] for w in result["not_leader"]] == [T0 + 120]
     assert [w["seconds_after_renewal"] for w in result["after_renew_deadline"]] == [22.0]
+
+
+def test_an_uncaught_exception_in_a_replica_log_is_a_crash_and_a_logged_one_is_not(
+    tmp_path: Path,
+) -> None:
+    """The soak fails on a replica ended by an exception nobody caught (what uvloop's bug did
+    on 2026-11-26), not on the tracebacks the controller logs and handles."""
+    handled = (
+        '{"level": "warning", "msg": "watch broke", "error": "Traceback (most recent call '
+        'last):\\n  File \\"x.py\\"\\nOSError: reset"}'
+    )
+    (tmp_path / "replica-a.log").write_text(f"=== 11:00:00 starting spa-a\n{handled}\n")
+    assert crashes(tmp_path) == []
+    (tmp_path / "replica-b.log").write_text(
+        "=== 11:00:00 starting spa-b\n"
+        "Traceback (most recent call last):\n"
+        '  File "spa/kube/client.py", line 834, in _send\n'
+        "    response = await self._session.request(\n"
+        "RuntimeError: File descriptor 12 is used by transport\n"
+        "=== 11:00:05 starting spa-b\n"
+    )
+    assert crashes(tmp_path) == [
+        {"replica": "b", "exception": "RuntimeError: File descriptor 12 is used by transport"}
+    ]
