@@ -75,7 +75,7 @@ test-bench-smoke: venv testenv
 # The fault-injection suite (docs/reliability.md): API-server outages, connection cuts, leader
 # kills and clock skew on the real control plane; several minutes of real time.
 test-reliability: venv testenv
-	hack/system/install.sh test
+	hack/system/install.sh test-reliability
 	$(BIN)/pytest tests/reliability $(PYTEST_ARGS)
 
 # `spa plan` against the API server on 3,000 generated documents, new ones on every run (`make

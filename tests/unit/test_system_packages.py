@@ -37,6 +37,7 @@ def _recipe(target: str) -> str:
 # prerequisite of it.
 INSTALLED_BY = {
     "test": "test",
+    "test-reliability": "test-reliability",
     "test-packaging": "packaging-deps",
 }
 
