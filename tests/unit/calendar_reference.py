@@ -74,15 +74,17 @@ class WallClock:
         self.zone = zone
         self.minutes = list(range(low - low % MINUTE, high + MINUTE, MINUTE))
         first_hour = self.minutes[0] - self.minutes[0] % HOUR
-        hours = range(first_hour, self.minutes[-1] + 2 * HOUR, HOUR)
-        offsets = {h: _offset(zone, h) for h in hours}
-        readings = []
-        for minute in self.minutes:
-            hour = minute - minute % HOUR
-            offset = offsets[hour]
-            if offset != offsets[hour + HOUR]:
-                offset = _offset(zone, minute)
-            readings.append(minute + offset)
+        hours = range(first_hour, self.minutes[-1] + HOUR, HOUR)
+        offsets = [_offset(zone, h) for h in range(first_hour, hours[-1] + 2 * HOUR, HOUR)]
+        readings: list[int] = []
+        for index, hour in enumerate(hours):
+            offset = offsets[index]
+            if offset == offsets[index + 1]:
+                readings.extend(range(hour + offset, hour + HOUR + offset, MINUTE))
+            else:
+                readings.extend(m + _offset(zone, m) for m in range(hour, hour + HOUR, MINUTE))
+        skipped = (self.minutes[0] - first_hour) // MINUTE
+        readings = readings[skipped : skipped + len(self.minutes)]
         # The highest reading so far: the first minute whose reading is at or past a wall time
         # is the first one where this reaches it.
         self.highest: list[int] = list(itertools.accumulate(readings, max))
