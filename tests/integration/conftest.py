@@ -17,6 +17,7 @@ from spa.kube import KubeClient, connect
 from tests.integration.harness import Kube, Running, admin, install_crds, running_controller, utc
 from tests.integration.processes import controller_kubeconfig
 from tests.testenv.binaries import karpenter_asked, karpenter_built
+from tests.testenv.controlplane import ControlPlane
 from tests.testenv.fixtures import (
     api_client,
     apiserver_proxy,
@@ -49,8 +50,17 @@ __all__ = [
 
 @pytest.fixture(scope="session")
 def crds(cluster: Any) -> None:
-    """The project's CRDs, applied once per run."""
+    """The project's CRDs, applied once per run.
+
+    On the local control plane kube-controller-manager then starts afresh, as if the CRDs had
+    been there before it (as in a real cluster): its garbage collector rediscovers the API's
+    resources only every 30 s, so until then it could not collect an HPA owned by an SPA, and
+    the first test that waits for that (test_adoption.py) waited out the rest of the 30 s.
+    The restart costs a few seconds, once.
+    """
     install_crds(cluster)
+    if isinstance(cluster, ControlPlane) and cluster.with_controller_manager:
+        cluster.restart_controller_manager()
 
 
 @pytest.fixture

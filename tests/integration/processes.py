@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from spa.kube import NotFound
 from tests.integration.harness import REPO
 
 CONTROLLER_NAMESPACE = "scheduled-pod-autoscaler"
+LIBFAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
 SPA = Path(sys.executable).parent / "spa"
 WRITES = ("applied HPA", "created HPA")
 
@@ -126,3 +128,31 @@ def wait_for(check: Any, *, within: float, what: str, interval: float = 0.05) ->
             last = error
         time.sleep(interval)
     raise AssertionError(f"{what} not reached within {within:.0f}s; last: {last!r}")
+
+
+def skewed(offset: str) -> dict[str, str]:
+    """The environment that moves a process's wall clock by `offset` (libfaketime's syntax,
+    "+20s"), and only that: its monotonic clock stays the machine's."""
+    if not LIBFAKETIME.exists():
+        pytest.fail(f"{LIBFAKETIME} is missing: apt-get install -y libfaketime (see .ci/run)")
+    return {
+        "LD_PRELOAD": str(LIBFAKETIME),
+        "FAKETIME": offset,
+        "DONT_FAKE_MONOTONIC": "1",
+        "FAKETIME_DONT_RESET": "1",
+    }
+
+
+def minute_boundary_in(seconds: float) -> tuple[int, float]:
+    """A wall-clock offset of whole seconds, from 0 to 60, and the real instant (epoch seconds)
+    about `seconds` from now (up to 1 s sooner) at which a process whose clock is moved by it
+    (`skewed(f"+{offset}s")`) reads a whole minute.
+
+    A test of what `spa run` does at a real minute boundary then waits as long as what it
+    proves needs, not up to another minute for the machine's clock to reach one: the process
+    still runs on a real clock, at the real rate, and meets a real boundary of its own.
+    """
+    target = time.time() + seconds
+    offset = math.ceil(-target % 60)
+    boundary = math.ceil(target / 60) * 60  # on the process's clock
+    return offset, float(boundary - offset)

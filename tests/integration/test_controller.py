@@ -595,6 +595,14 @@ async def test_a_crashed_informer_is_restarted_and_the_controller_not_ready_mean
             raise RuntimeError("injected bug")
         return await watch(scope)
 
+    async def watching() -> bool:
+        return bool(informer._streams)
+
+    # Only an open watch can be ended: right after the start (or under load) the informer may
+    # still be waiting for the API server to answer its watch request, and closing the streams
+    # then closes nothing, so its watch would run its whole timeout and never crash. Checked on
+    # the loop, so nothing runs between the check, the patch and the close.
+    await eventually(watching, within=30, what="the informer's watch open")
     informer._watch = crashing_watch  # type: ignore[method-assign]
     informer._close_streams()  # the open watch ends; the next one crashes
 

@@ -5,6 +5,11 @@ whose audit log records that user's requests. Between boundaries the controller 
 write at all; at a real wall-clock minute boundary it must patch each HPA exactly once and each
 status at most once (docs/architecture.md, "Convergence"), and an SPA that holds node capacity
 throughout costs nothing between boundaries either.
+
+The process's wall clock is moved forward by under a minute (libfaketime,
+`processes.minute_boundary_in`) so that its boundary comes 40 s after the objects are made,
+the time the start and the idle period need, rather than 40 to 100 s after. Windows are written
+in the process's time; the audit log's times are the API server's, the real ones.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import HPA_V2, BlockingKubeClient, connect_blocking
 from tests.builders import autoscaler, deployment, schedule
 from tests.integration.harness import REPO, install_crds
-from tests.integration.processes import spa_run, wait_for
+from tests.integration.processes import minute_boundary_in, skewed, spa_run, wait_for
 from tests.testenv.audit import AuditLog, audit_policy, service_account_user
 from tests.testenv.controlplane import ControlPlane
 
@@ -78,11 +83,11 @@ def test_no_writes_between_boundaries_and_one_patch_per_change(
     plane.run_kubectl("create", "namespace", NAMESPACE, check=True)
     kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)
 
-    # A real minute boundary, far enough ahead for the start and an idle period of 20 s+.
-    now = datetime.now(UTC)
-    boundary = (now + timedelta(minutes=1)).replace(second=0, microsecond=0)
-    if (boundary - now).total_seconds() < 40:
-        boundary += timedelta(minutes=1)
+    # A minute boundary of the process's clock, 40 s ahead: time for the start and an idle
+    # period of 20 s+. `boundary` is in the process's time, `at` the same instant in real time.
+    offset, at = minute_boundary_in(40)
+    now = datetime.now(UTC) + timedelta(seconds=offset)
+    boundary = datetime.fromtimestamp(at + offset, UTC)
     names = ["tokyo", "berlin", "newyork"]
     kinds = ["Daily", "Weekly", "OneShot"]
     zones = ["Asia/Tokyo", "Europe/Berlin", "America/New_York"]
@@ -149,7 +154,9 @@ def test_no_writes_between_boundaries_and_one_patch_per_change(
             ),
         )
 
-        with spa_run(kubeconfig, NAMESPACE, log=tmp_path / "spa-run.log") as process:
+        with spa_run(
+            kubeconfig, NAMESPACE, log=tmp_path / "spa-run.log", env=skewed(f"+{offset}s")
+        ) as process:
             wait_for(lambda: reconciled(client, names), within=30, what="all reconciled")
             wait_for(
                 lambda: client.get(DEPLOYMENTS, NAMESPACE, buffer_name("nodes")),
@@ -158,7 +165,7 @@ def test_no_writes_between_boundaries_and_one_patch_per_change(
             )
             assert process.poll() is None
             idle_from = time.time() + 1
-            idle_to = boundary.timestamp() - 2
+            idle_to = at - 2
             assert idle_to - idle_from >= 20, "no room for the idle period"
             time.sleep(idle_to - time.time())
 
@@ -172,7 +179,7 @@ def test_no_writes_between_boundaries_and_one_patch_per_change(
                     client.get(HPA_V2, NAMESPACE, n)["spec"]["minReplicas"] == 6 for n in names
                 )
 
-            wait_for(flipped, within=boundary.timestamp() + 15 - time.time(), what="HPAs patched")
+            wait_for(flipped, within=at + 15 - time.time(), what="HPAs patched")
 
             def statuses_done() -> bool:
                 for name in names:
@@ -186,7 +193,7 @@ def test_no_writes_between_boundaries_and_one_patch_per_change(
 
             wait_for(statuses_done, within=10, what="statuses")
             time.sleep(3)  # anything more the controller would send (it must not)
-            writes = audit.writes(user=USER, since=boundary.timestamp() - 1)
+            writes = audit.writes(user=USER, since=at - 1)
             assert process.poll() is None
     finally:
         client.close()
@@ -213,4 +220,4 @@ def test_no_writes_between_boundaries_and_one_patch_per_change(
     # The audit log's own times: each patch was done within a second of the boundary.
     for event in writes:
         if event.resource == "horizontalpodautoscalers":
-            assert event.completed - boundary.timestamp() < 1.0, event
+            assert event.completed - at < 1.0, event

@@ -1,7 +1,9 @@
 """`spa run` as a real process, as its own ServiceAccount with only the RBAC of config/rbac.
 
-These tests run in real time: one waits for a real minute boundary, one kills a leader with
-SIGKILL and waits for the other replica to take over the Lease.
+These tests run in real time: one waits for two real minute boundaries, one kills a leader with
+SIGKILL and waits for the other replica to take over the Lease. The first moves the process's
+wall clock forward by under a minute (libfaketime, `processes.minute_boundary_in`) so that its
+first boundary comes 10 s after the start, not 5 to 65 s.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from tests.integration.processes import (
     CONTROLLER_NAMESPACE,
     leader_election_args,
     log_lines,
+    minute_boundary_in,
+    skewed,
     spa_run,
     wait_for,
     writes,
@@ -44,10 +48,10 @@ def test_window_starts_and_ends_on_real_minute_boundaries(
     controller_kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
 ) -> None:
     log = tmp_path / "spa-run.log"
-    now = datetime.now(UTC)
-    start = (now + timedelta(minutes=1)).replace(second=0, microsecond=0)
-    if (start - now).total_seconds() < 5:  # leave time to create the objects first
-        start += timedelta(minutes=1)
+    # A minute of the process's clock 10 s ahead: time to create the objects and start first.
+    # `start` and `end` are in the process's time; `changed_at` measures against the real one.
+    offset, at = minute_boundary_in(10)
+    start = datetime.fromtimestamp(at + offset, UTC)
     end = start + timedelta(minutes=1)
     kube.create(autoscaler(name="web", namespace=namespace))
     kube.create(
@@ -61,7 +65,7 @@ def test_window_starts_and_ends_on_real_minute_boundaries(
             maxReplicas=12,
         )
     )
-    with spa_run(controller_kubeconfig, namespace, log=log) as process:
+    with spa_run(controller_kubeconfig, namespace, log=log, env=skewed(f"+{offset}s")) as process:
         wait_for(lambda: kube.bounds(namespace, "web") == (3, 10), within=30, what="HPA created")
         wait_for(
             lambda: kube.status(SCHEDULES, namespace, "soon").get("condition") == "Available",
@@ -70,12 +74,13 @@ def test_window_starts_and_ends_on_real_minute_boundaries(
         )
 
         def changed_at(expected: tuple[int, int], boundary: datetime) -> float:
+            real = boundary.timestamp() - offset
             wait_for(
                 lambda: kube.bounds(namespace, "web") == expected,
-                within=(boundary - datetime.now(UTC)).total_seconds() + 10,
+                within=real - time.time() + 10,
                 what=f"bounds {expected}",
             )
-            return (datetime.now(UTC) - boundary).total_seconds()
+            return time.time() - real
 
         lag_start = changed_at((6, 12), start)
         wait_for(

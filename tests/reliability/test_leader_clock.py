@@ -25,7 +25,14 @@ import pytest
 
 from tests.builders import autoscaler
 from tests.integration.harness import Kube
-from tests.integration.processes import leader_election_args, log_time, spa_run, wait_for, writes
+from tests.integration.processes import (
+    leader_election_args,
+    log_time,
+    skewed,
+    spa_run,
+    wait_for,
+    writes,
+)
 from tests.reliability.common import bounds_of, report
 from tests.reliability.leases import (
     LEASE_DURATION,
@@ -39,24 +46,11 @@ from tests.reliability.leases import (
 
 pytestmark = [pytest.mark.integration, pytest.mark.reliability, pytest.mark.e2e, pytest.mark.slow]
 
-LIBFAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
 # The follower's skew exceeds the lease duration: judged by wall clocks, every Lease it reads
 # has expired. The leader's is less: its renewTime lies in the future for a follower.
 FOLLOWER_SKEW = "+20s"
 SKEW_SECONDS = 12
 SKEW = f"+{SKEW_SECONDS}s"
-
-
-def skewed(offset: str) -> dict[str, str]:
-    """The environment that moves a process's wall clock by `offset`, and only that."""
-    if not LIBFAKETIME.exists():
-        pytest.fail(f"{LIBFAKETIME} is missing: apt-get install -y libfaketime (see .ci/run)")
-    return {
-        "LD_PRELOAD": str(LIBFAKETIME),
-        "FAKETIME": offset,
-        "DONT_FAKE_MONOTONIC": "1",
-        "FAKETIME_DONT_RESET": "1",
-    }
 
 
 def fleet(kube: Kube, namespace: str) -> tuple[str, list[str]]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -46,6 +47,9 @@ from tests.unit.time_zones import ZONES, zone_changes
 
 HORIZON = 8 * 86400
 MINUTE = 60
+HOUR = 3600
+SECOND = timedelta(seconds=1)
+LOCAL_EPOCH = datetime(1970, 1, 1)
 DAY = timedelta(days=1)
 DAYS_IN_MONTH = dict(enumerate([31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], start=1))
 LEAP_DAYS = (date(2024, 2, 29), date(2028, 2, 29))
@@ -56,25 +60,48 @@ MONTH_NAMES = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "O
 
 
 class WallClock:
-    """Every minute of a stretch of time with its local reading, for naive lookups."""
+    """Every minute of a stretch of time with its local reading, for naive lookups.
+
+    A reading is held as seconds since 1970-01-01 00:00 on the local wall clock (the minute
+    plus its UTC offset), not as a datetime: building ~50,000 datetimes per case was most of
+    the property tests' time (docs/development.md, "Test durations"). The offset is read from
+    the zone at each whole hour; an hour whose two ends disagree (it holds a change) is read
+    minute by minute, so each minute's reading is still the zone's own at that minute, given
+    that no zone changes its offset twice within one hour.
+    """
 
     def __init__(self, zone: ZoneInfo, low: int, high: int) -> None:
         self.zone = zone
         self.minutes = list(range(low - low % MINUTE, high + MINUTE, MINUTE))
-        readings = [datetime.fromtimestamp(m, zone).replace(tzinfo=None) for m in self.minutes]
-        self.readings = readings
+        first_hour = self.minutes[0] - self.minutes[0] % HOUR
+        hours = range(first_hour, self.minutes[-1] + HOUR, HOUR)
+        offsets = [_offset(zone, h) for h in range(first_hour, hours[-1] + 2 * HOUR, HOUR)]
+        readings: list[int] = []
+        for index, hour in enumerate(hours):
+            offset = offsets[index]
+            if offset == offsets[index + 1]:
+                readings.extend(range(hour + offset, hour + HOUR + offset, MINUTE))
+            else:
+                readings.extend(m + _offset(zone, m) for m in range(hour, hour + HOUR, MINUTE))
+        skipped = (self.minutes[0] - first_hour) // MINUTE
+        readings = readings[skipped : skipped + len(self.minutes)]
         # The highest reading so far: the first minute whose reading is at or past a wall time
         # is the first one where this reaches it.
-        self.highest: list[datetime] = []
-        for reading in readings:
-            self.highest.append(max(reading, self.highest[-1]) if self.highest else reading)
+        self.highest: list[int] = list(itertools.accumulate(readings, max))
 
     def instant(self, wall: datetime) -> int | None:
         """The first minute whose local reading is at or past `wall` (None: out of range)."""
-        position = bisect.bisect_left(self.highest, wall)
+        position = bisect.bisect_left(self.highest, (wall - LOCAL_EPOCH) // SECOND)
         if position == 0 or position >= len(self.minutes):
             return None
         return self.minutes[position]
+
+
+def _offset(zone: ZoneInfo, instant: int) -> int:
+    """The UTC offset of `zone` at `instant`, in seconds."""
+    offset = datetime.fromtimestamp(instant, zone).utcoffset()
+    assert offset is not None
+    return offset // SECOND
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ the next transition is the first minute at which the answer changes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from hypothesis import HealthCheck, given, settings
@@ -28,16 +28,21 @@ from spa.schedule import (
     transitions_between,
     weekdays_between,
 )
-from tests.unit.calendar_reference import HORIZON, MINUTE, first_change
+from tests.unit.calendar_reference import HORIZON, WallClock, first_change
 from tests.unit.time_zones import ZONES, zone_changes
 
 
-def reference_instant(wall: datetime, zone: ZoneInfo) -> int:
-    """The first minute whose local wall-clock reading is at or past `wall`."""
-    minute = int(wall.replace(tzinfo=ZoneInfo("UTC")).timestamp()) - 15 * 3600
-    while datetime.fromtimestamp(minute, zone).replace(tzinfo=None) < wall:
-        minute += MINUTE
-    return minute
+def reference_instants(walls: list[datetime], zone: ZoneInfo) -> list[int]:
+    """For each of `walls`, the first minute whose local wall-clock reading is at or past it.
+
+    Read from one minute-by-minute clock (calendar_reference.WallClock) over the stretch the
+    walls lie in, with 15 hours to spare on either side (more than any zone's offset): walking
+    from 15 hours before each wall, a fromtimestamp a minute, was half the module's time."""
+    readings = [int(wall.replace(tzinfo=UTC).timestamp()) for wall in walls]
+    clock = WallClock(zone, min(readings) - 15 * 3600, max(readings) + 15 * 3600)
+    found = [clock.instant(wall) for wall in walls]
+    assert None not in found, (walls, zone)
+    return [instant for instant in found if instant is not None]
 
 
 @dataclass(frozen=True)
@@ -66,9 +71,9 @@ class ReferenceWindow:
                 pairs.append(
                     (datetime.combine(day, self.start), datetime.combine(end_day, self.end))
                 )
+        instants = reference_instants([wall for pair in pairs for wall in pair], self.zone)
         found = []
-        for start, end in pairs:
-            first, last = reference_instant(start, self.zone), reference_instant(end, self.zone)
+        for first, last in zip(instants[::2], instants[1::2], strict=True):
             if first < last:
                 found.append((first, last))
         return found
