@@ -136,6 +136,11 @@ def _instances(kind: type) -> list[Any]:
     return [obj for obj in gc.get_objects() if isinstance(obj, kind)]
 
 
+def _queues_idle() -> bool:
+    """Whether every work queue of the process is empty and working on nothing."""
+    return all(not q._queue and not q._processing for q in _instances(WorkQueue))
+
+
 def structures(manager: Manager) -> dict[str, int]:
     """Bytes reachable from each structure of the running controller (see the module doc)."""
     gc.collect()
@@ -242,7 +247,6 @@ async def settled(manager: Manager, spas: int, schedules: int, within: float) ->
             if len(manager.informers) >= 3
             else [Store(), Store(), Store()]
         )
-        queues = _instances(WorkQueue)
         complete = (
             len(autoscalers) == spas
             and len(schedule_store) == spas * schedules
@@ -251,7 +255,7 @@ async def settled(manager: Manager, spas: int, schedules: int, within: float) ->
             and all("status" in obj for obj in _each(schedule_store))
             and all("status" in obj for obj in _each(hpas))
         )
-        idle = all(not q._queue and not q._processing for q in queues)
+        idle = _queues_idle()
         now = time.monotonic()
         if complete and idle:
             idle_since = idle_since or now
@@ -384,7 +388,7 @@ async def boundary_reads(
         await asyncio.sleep(0.5)
         hpas = (await admin.list(manager.hpa_resource, namespace=namespace)).items
         moved = sum(1 for hpa in hpas if hpa["spec"].get("minReplicas") == 5)
-        idle = all(not q._queue and not q._processing for q in _instances(WorkQueue))
+        idle = _queues_idle()
         now = time.monotonic()
         idle_since = (idle_since or now) if moved == spas and idle else None
         if idle_since is not None and now - idle_since >= 3:
