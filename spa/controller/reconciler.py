@@ -113,6 +113,13 @@ _MAX_STEPS = 8
 # not an immediate scale-up, raises the target), how soon to look at the target again: no
 # watch of the target tells when it has been raised.
 _CAPACITY_RECHECK_SECONDS = 5.0
+# The most validated SPAs kept for the statuses pass of a boundary (`_parsed`). Keeping one
+# saves a validation, about 50 us, and holds about 11 KB until that pass; at a whole-fleet
+# boundary every key waits between the passes at once, so without a bound the fleet's size
+# decides the peak (55 MB at 5,000 SPAs). Up to this many, every key of the install
+# manifest's fleet keeps its own; beyond, the later keys validate again (docs/performance.md,
+# "The boundary's peak").
+_MAX_PARSED_KEPT = 1000
 
 
 class Act(Protocol):
@@ -230,8 +237,9 @@ class Reconciler:
         # Each SPA validated once per version (uid, resourceVersion), by key, with the desired
         # HPAs derived from it: the decisions of a boundary share them (ParsedAutoscaler). Kept
         # only while the key is between the two passes of a boundary (a result that sends it
-        # to the back of the queue): a validated SPA with its desired HPAs is about 8 KB, more
-        # than the cached SPA, so it is not kept beyond (docs/performance.md, issue 24).
+        # to the back of the queue), and for at most _MAX_PARSED_KEPT keys at once: a
+        # validated SPA with its desired HPAs is about 11 KB, more than the cached SPA, so it
+        # is not kept beyond (docs/performance.md, issue 24).
         self._parsed: dict[str, tuple[tuple[object, object], ParsedAutoscaler]] = {}
         self._memory: MutableMapping[str, Memory] = {} if memory is None else memory
         # Node capacity (docs/schedules.md, "Node capacity"): the actuator of CapacityBuffers
@@ -250,7 +258,8 @@ class Reconciler:
             result = await self._reconcile(key)
             return result
         finally:
-            if result is None or not result.back_of_queue:
+            kept = result is not None and result.back_of_queue
+            if not kept or len(self._parsed) > _MAX_PARSED_KEPT:
                 self._parsed.pop(key, None)
 
     async def _reconcile(self, key: str) -> Result:

@@ -379,3 +379,27 @@ def test_an_spa_is_validated_once_per_version_of_it(monkeypatch: pytest.MonkeyPa
     asyncio.run(reconciler.reconcile(KEY))  # done with that boundary: validated again
     assert (decided[5:], validated) == (["2"], ["1", "2", "2"])
     assert hpa_writes(server) == ["create", "patch"]
+
+
+def test_the_validations_kept_between_the_passes_are_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Over _MAX_PARSED_KEPT keys waiting for their statuses pass, a key keeps no validation:
+    its statuses pass validates the SPA again, so a whole-fleet boundary's peak does not grow
+    with the fleet (docs/performance.md, "The boundary's peak")."""
+    validated: list[str] = []
+
+    class Counted(reconciler_module.ParsedAutoscaler):
+        def __init__(self, autoscaler: Any) -> None:
+            validated.append(autoscaler["metadata"]["resourceVersion"])
+            super().__init__(autoscaler)
+
+    monkeypatch.setattr(reconciler_module, "ParsedAutoscaler", Counted)
+    monkeypatch.setattr(reconciler_module, "_MAX_PARSED_KEPT", 0)
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)])
+    reconciler = server.reconciler(at(9), {KEY: Memory()})
+    assert asyncio.run(reconciler.reconcile(KEY)) == Result(back_of_queue=True)  # HPA created
+    assert validated == ["1"]  # the decision after the write shared it
+    asyncio.run(reconciler.reconcile(KEY))  # the statuses
+    assert server.writes.count("status ScheduledPodAutoscaler") == 1
+    assert validated == ["1", "1"]

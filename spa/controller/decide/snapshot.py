@@ -54,8 +54,8 @@ class ParsedAutoscaler:
     desired HPA (its spec's JSON and hash) were a fifth of each decision (docs/performance.md,
     "2026-11-25: the request path (issue 24)"). The reconciler keeps one per SPA version (uid
     and resourceVersion: any change of the object is a new one) while the key is between the
-    passes of a boundary; without it, each decision makes its own. Share, never mutate, what
-    it returns.
+    passes of a boundary, for a bounded number of keys; without it, each decision makes its
+    own. Share, never mutate, what it returns.
     """
 
     __slots__ = ("_desired", "autoscaler", "model")
