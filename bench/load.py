@@ -37,7 +37,9 @@ With `--throttled N` the N-SPA scenario continues: the controller is restarted w
 after it, more for fleets above 2,000: `window_minutes`), so the throttled controller handles
 a whole-fleet transition. `--spa-src DIR` runs the controller
 from another source tree (a worktree of an older commit) for before/after comparisons, with
-`--spa-python` that tree's own interpreter (its venv).
+`--spa-python` that tree's own interpreter (its venv). `--pin` puts the control plane and
+this benchmark's watches on CPU 0 and the controller and the capacity probe on CPU 1: the API
+server with a core of its own, as on a cluster, instead of all of them sharing both.
 
     python bench/load.py --sizes 1,100          # make bench
     python bench/load.py --sizes 1,100,1000,5000 --throttled 1000   # make bench FULL=1
@@ -50,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import copy
 import json
 import math
@@ -127,6 +130,19 @@ WINDOW_MINUTES = 5
 STATUS_RESOURCES = frozenset({"scheduledpodautoscalers/status", "schedules/status"})
 
 _T = TypeVar("_T")
+
+# `--pin`: the CPU of the control plane (etcd, kube-apiserver) and of this benchmark's watches,
+# and the CPU of the controller and the capacity probe (its stand-in for the API server's
+# capacity), as on a cluster whose API server has cores of its own (issue 24).
+SERVER_CPUS = frozenset({0})
+CONTROLLER_CPUS = frozenset({1})
+
+
+def pin(pid: int, cpus: frozenset[int]) -> None:
+    """Every thread of process `pid` onto `cpus` (the threads it starts later inherit it)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(ProcessLookupError):
+            os.sched_setaffinity(int(task.name), cpus)
 
 
 def log(message: str) -> None:
@@ -321,17 +337,30 @@ class CapacityProbe:
     The bodies are built before the burst is timed: its seconds are the server's (and the
     client's request path), not the decision's."""
 
-    def __init__(self, kubeconfig: Path, autoscalers: list[dict[str, Any]], workers: int) -> None:
+    def __init__(
+        self,
+        kubeconfig: Path,
+        autoscalers: list[dict[str, Any]],
+        workers: int,
+        *,
+        cpus: frozenset[int] | None = None,
+    ) -> None:
         self.workers = workers
+        self._cpus = cpus
         self._parsed = [
             ParsedAutoscaler(wire.typed(wire.ScheduledPodAutoscaler, spa)) for spa in autoscalers
         ]
         self._current: list[dict[str, Any]] = []
         self._raised = False
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True, name="probe")
+        self._thread = threading.Thread(target=self._serve, daemon=True, name="probe")
         self._thread.start()
         self._client: KubeClient = self._call(connect(kubeconfig=str(kubeconfig)))
+
+    def _serve(self) -> None:
+        if self._cpus is not None:
+            os.sched_setaffinity(0, self._cpus)  # this thread only, on Linux
+        self._loop.run_forever()
 
     def _call(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
@@ -581,8 +610,10 @@ class Scenario:
         workers: int | None = None,
         margin: float = 30.0,
         transitions: int = 3,
+        pinned: bool = False,
     ) -> None:
         self.n = n
+        self.pinned = pinned
         self.margin = margin
         self.transitions = transitions
         self.spa_src = spa_src
@@ -596,6 +627,11 @@ class Scenario:
             "spa_src": str(spa_src or REPO),
             "spa_python": str(spa_python or sys.executable),
             "workers": workers or 4,
+            "pinned": (
+                {"server_cpus": sorted(SERVER_CPUS), "controller_cpus": sorted(CONTROLLER_CPUS)}
+                if pinned
+                else None
+            ),
             "loadavg": {"begin": loadavg()},
         }
         self.hpa_changed: dict[str, float] = {}  # name -> first time minReplicas == wanted
@@ -662,7 +698,10 @@ class Scenario:
         try:
             # The capacity probe's HPAs, before the controller starts (it never sees them).
             probe = CapacityProbe(
-                kubeconfig, [spas.objects[name] for name in names], self.result["workers"]
+                kubeconfig,
+                [spas.objects[name] for name in names],
+                self.result["workers"],
+                cpus=CONTROLLER_CPUS if self.pinned else None,
             )
             try:
                 probe.create(admin)
@@ -720,7 +759,7 @@ class Scenario:
             ]
             env["PYTHONPATH"] = str(self.spa_src)
         with logfile.open("wb") as output:
-            return subprocess.Popen(
+            process = subprocess.Popen(
                 [
                     *command,
                     "run",
@@ -741,6 +780,9 @@ class Scenario:
                 env=env,
                 cwd=cwd,
             )
+        if self.pinned:
+            pin(process.pid, CONTROLLER_CPUS)
+        return process
 
     def _wait_ready(
         self,
@@ -1460,6 +1502,12 @@ def main() -> int:
         "windows are open at the end for --throttled to close them; default 3)",
     )
     parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="the control plane and this benchmark's watches on CPU 0, the controller and the "
+        "capacity probe on CPU 1: an API server with a core of its own (needs CPUs 0 and 1)",
+    )
+    parser.add_argument(
         "--smoke",
         action="store_true",
         help=f"a tiny run that checks itself ({SMOKE_SPAS} SPAs, no throttled run, "
@@ -1472,6 +1520,12 @@ def main() -> int:
     if args.smoke:
         args.sizes, args.throttled = str(SMOKE_SPAS), None
 
+    if args.pin:
+        if not (SERVER_CPUS | CONTROLLER_CPUS).issubset(os.sched_getaffinity(0)):
+            parser.error(f"--pin needs CPUs {sorted(SERVER_CPUS | CONTROLLER_CPUS)}")
+        # This thread's CPUs, inherited by the threads and processes it starts (the control
+        # plane, the watches); the controller and the probe's thread are moved to theirs.
+        os.sched_setaffinity(0, SERVER_CPUS)
     sizes = [int(size) for size in args.sizes.split(",") if size]
     results = []
     for n in sizes:
@@ -1487,6 +1541,7 @@ def main() -> int:
                 workers=args.workers,
                 margin=SMOKE_MARGIN if args.smoke else 30.0,
                 transitions=args.transitions,
+                pinned=args.pin,
             )
             results.append(scenario.run())
         finally:
