@@ -21,7 +21,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CACHE_ROOT="${SPA_TESTENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scheduled-pod-autoscaler/testenv}"
 ORIGINAL_CACHE="${CACHE_ROOT%/testenv}/go-original"
 # The last commit of the original's repository (2021-06), the one measured in the docs.
-DEFAULT_REV=145803d5
+DEFAULT_REV=145803d1
 TOOLCHAIN=go1.16.15
 
 log() { printf '[go-original] %s\n' "$*" >&2; }
