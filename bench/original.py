@@ -247,7 +247,16 @@ def run_size(
                         ),
                     )
                 )
-                objects += [(SCHEDULES, obj) for obj in schedules(i, name, later, now)]
+                for obj in schedules(i, name, later, now):
+                    # The whole reference, as the original's manifests have it: the original
+                    # writes a Schedule back with "" for a kind or apiVersion left out, which
+                    # the CRDs refuse, and then never attaches it (docs/install.md, "Going
+                    # back to the original controller").
+                    obj["spec"]["scaleTargetRef"].update(
+                        apiVersion=SCHEDULED_POD_AUTOSCALERS.api_version,
+                        kind=SCHEDULED_POD_AUTOSCALERS.kind,
+                    )
+                    objects.append((SCHEDULES, obj))
             took = create_all(admin, objects)
             log(f"N={n}: {len(objects)} objects created in {took:.1f} s")
             results = []
