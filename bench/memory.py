@@ -20,6 +20,8 @@ work queue is idle, and measures:
 * with ``--boundary`` (the controller on a clock set just before midnight UTC), the fleet is
   then moved across one boundary (the first Schedule of each SPA starts): the decodes and
   encodes of each compact cache and the controller's writes meanwhile;
+* with ``--trim``, the RSS again after glibc's ``malloc_trim(0)``: how much of it is memory
+  freed but kept by the allocator, which a controller that trims would give back;
 * with ``--trace``, `tracemalloc` started after the first size: what the second fleet
   allocated and still holds, by file:line (tracemalloc's own memory inflates the RSS then,
   so the RSS slope is only reported without it).
@@ -41,6 +43,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ctypes
 import gc
 import json
 import math
@@ -116,6 +119,16 @@ def rss_bytes() -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+def malloc_trim() -> bool:
+    """glibc's ``malloc_trim(0)``: the free pages inside the heap given back to the system.
+    False where the C library has none (not glibc)."""
+    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+    if trim is None:
+        return False
+    trim(0)
+    return True
 
 
 def deep_size(root: object, seen: set[int]) -> int:
@@ -430,6 +443,7 @@ async def measure(
     trace: bool,
     freeze: bool = False,
     boundary: bool = False,
+    trim: bool = False,
 ) -> dict[str, Any]:
     admin = await connect(kubeconfig=kubeconfig)
     client = await connect(kubeconfig=kubeconfig)
@@ -469,6 +483,8 @@ async def measure(
                 "rss_bytes": rss_bytes(),
                 "structures": structures(manager),
             }
+            if trim and malloc_trim():
+                point["rss_trimmed_bytes"] = rss_bytes()
             points.append(point)
             log(f"{size} SPAs settled in {took:.1f}s; RSS {point['rss_bytes'] / 2**20:.1f} MiB")
             if trace and index == len(sizes) - 2:
@@ -499,6 +515,10 @@ async def measure(
         },
         "codecs": codecs,
     }
+    if "rss_trimmed_bytes" in last:
+        result["per_spa"]["rss_trimmed"] = (
+            last["rss_trimmed_bytes"] - first["rss_trimmed_bytes"]
+        ) / added
     if crossed is not None:
         result["boundary"] = crossed
     if trace:
@@ -521,6 +541,13 @@ def report(result: dict[str, Any]) -> None:
         f"{gc_figures['full_collection_ms']:.1f} ms, {gc_figures['frozen_ms']:.1f} ms after "
         f"gc.freeze() (first size: RSS {first['rss_bytes'] / 2**20:.1f} MiB)"
     )
+    if "rss_trimmed" in per:
+        print(
+            f"after malloc_trim(0): RSS per SPA {per['rss_trimmed']:.0f} B "
+            f"({per['rss_trimmed'] / 1024:.1f} KiB); at {last['spas']} SPAs "
+            f"{last['rss_trimmed_bytes'] / 2**20:.1f} MiB, at {first['spas']} "
+            f"{first['rss_trimmed_bytes'] / 2**20:.1f} MiB"
+        )
     if "tracemalloc_total" in per:
         print(f"tracemalloc, still allocated per SPA: {per['tracemalloc_total']:.0f} B")
     print("| structure | bytes per SPA |")
@@ -564,6 +591,9 @@ def main() -> int:
     )
     parser.add_argument("--trace", action="store_true", help="tracemalloc by file:line")
     parser.add_argument(
+        "--trim", action="store_true", help="also the RSS after glibc's malloc_trim(0)"
+    )
+    parser.add_argument(
         "--boundary",
         action="store_true",
         help="then move the fleet across one boundary and count the caches' decodes",
@@ -585,6 +615,7 @@ def main() -> int:
                 arguments.trace,
                 arguments.freeze,
                 arguments.boundary,
+                arguments.trim,
             )
         )
 
@@ -598,6 +629,7 @@ def main() -> int:
         "schedules_per_spa": arguments.schedules,
         "trace": arguments.trace,
         "freeze": arguments.freeze,
+        "trim": arguments.trim,
     }
     if arguments.out:
         Path(arguments.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
