@@ -10,6 +10,13 @@ Why fire-and-forget: an Event is a courtesy to the operator; failing to write on
 fail or slow a reconcile. :meth:`EventRecorder.event` only queues; one background task sends
 in order (so a repeat always finds the Event its first occurrence created), and failures are
 logged, never raised.
+
+Why drops are summed up: the queue is bounded (``max_queued``, client-go's 1,000), and a
+whole-fleet boundary of a few thousand SPAs queues an Event each faster than one sender writes
+them. What does not fit is dropped, as client-go's broadcaster does; the log says so once when
+the queue fills and once, with the count, when it has drained (not once per Event: at least
+1,340 warning lines at one 5,000-SPA boundary before), and ``spa_events_dropped_total``
+counts them.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from typing import Any, Literal
 from spa.kube import EVENT, KubeClient, NotFound
 from spa.runtime.clock import Clock, SystemClock
 from spa.runtime.fence import NotLeader, WriteFence, unfenced, write_fenced
+from spa.runtime.metrics import EVENTS_DROPPED
 
 __all__ = ["COMPONENT", "EventRecorder", "EventType", "event_name"]
 
@@ -97,6 +105,8 @@ class EventRecorder:
         )
         self._queue: asyncio.Queue[_Pending] | None = None
         self._sender: asyncio.Task[None] | None = None
+        # Events dropped since the queue last filled up; logged when it has drained.
+        self._dropped = 0
 
     def event(
         self, obj: Mapping[str, Any], event_type: EventType, reason: str, message: str
@@ -154,7 +164,13 @@ class EventRecorder:
         try:
             self._queue.put_nowait(pending)
         except asyncio.QueueFull:
-            log.warning("event queue full; dropping %s event for %s", reason, _describe(obj))
+            if not self._dropped:
+                log.warning(
+                    "event queue full (%d waiting): dropping Events until it has drained",
+                    self._max_queued,
+                )
+            self._dropped += 1
+            EVENTS_DROPPED.inc()
 
     async def _send_forever(self) -> None:
         assert self._queue is not None
@@ -175,6 +191,9 @@ class EventRecorder:
                 )
             finally:
                 self._queue.task_done()
+                if self._dropped and self._queue.empty():
+                    log.warning("dropped %d Events while the event queue was full", self._dropped)
+                    self._dropped = 0
 
     async def _send(self, pending: _Pending) -> None:
         involved = pending.involved

@@ -20,6 +20,7 @@ from spa.kube import KubeClient, RequestRecord
 from spa.runtime.endpoints import Response
 
 __all__ = [
+    "EVENTS_DROPPED",
     "KUBE_REQUESTS",
     "KUBE_REQUEST_DURATION",
     "LEADER",
@@ -49,6 +50,10 @@ WATCH_EVENTS = Counter(
     "spa_watch_events_total",
     "Watch events received, by resource and type.",
     ["resource", "type"],
+)
+EVENTS_DROPPED = Counter(
+    "spa_events_dropped_total",
+    "Kubernetes Events not recorded because the event queue was full.",
 )
 TASK_RESTARTS = Counter(
     "spa_task_restarts_total",

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from prometheus_client import REGISTRY
+
 from spa.kube import ApiUnavailable, NotFound
 from spa.runtime import EventRecorder, FakeClock
 from spa.runtime.events import event_name
@@ -35,6 +38,10 @@ class RecordingClient:
         self._maybe_fail()
         self.calls.append(("patch", (namespace, name, body, kw["patch_type"])))
         return {}
+
+
+def dropped() -> float:
+    return REGISTRY.get_sample_value("spa_events_dropped_total") or 0.0
 
 
 def make() -> tuple[EventRecorder, RecordingClient, FakeClock]:
@@ -156,3 +163,33 @@ async def test_events_queued_before_losing_the_lease_are_not_sent_after() -> Non
     leader["now"] = False  # the Lease is lost before the sender gets to it
     await recorder.flush()
     assert [body["reason"] for verb, body in client.calls if verb == "create"] == ["First"]
+
+
+async def test_a_full_queue_drops_events_with_two_log_lines_and_counts_them(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """What does not fit in the queue is dropped (as client-go's broadcaster does), with one
+    warning when the queue fills and one with the count when it has drained, never a line
+    per Event, and counted in spa_events_dropped_total."""
+    client = RecordingClient()
+    recorder = EventRecorder(
+        client,  # type: ignore[arg-type]
+        clock=FakeClock(start=1_767_225_600.0),
+        instance="pod-1",
+        max_queued=3,
+    )
+    before = dropped()
+    for index in range(10):  # no await in between: the sender cannot take any yet
+        recorder.normal(SPA, "WindowStarted", f"window {index}")
+    await recorder.flush()
+    assert [body["message"] for _, body in client.calls] == [f"window {i}" for i in range(3)]
+    assert dropped() - before == 7
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [
+        "event queue full (3 waiting): dropping Events until it has drained",
+        "dropped 7 Events while the event queue was full",
+    ]
+    recorder.normal(SPA, "WindowStarted", "after")  # room again: sent, nothing logged
+    await recorder.flush()
+    assert client.calls[-1][1]["message"] == "after"
+    assert len([r for r in caplog.records if r.levelname == "WARNING"]) == 2
