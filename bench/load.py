@@ -262,17 +262,21 @@ def create_all(client: BlockingKubeClient, objects: list[tuple[Resource, dict[st
 
 
 class Watcher:
-    """List+watch one resource in the bench namespace; keeps the latest objects and calls
-    `on_event(name, obj, received_at)` for each (from the watch thread)."""
+    """List+watch one resource in `namespace` (the bench namespace by default); keeps the
+    latest objects and calls `on_event(name, obj, received_at)` for each (from the watch
+    thread)."""
 
     def __init__(
         self,
         client: BlockingKubeClient,
         resource: Resource,
         on_event: Callable[[str, dict[str, Any], float], None] | None = None,
+        *,
+        namespace: str = NAMESPACE,
     ) -> None:
         self.client = client
         self.resource = resource
+        self.namespace = namespace
         self.objects: dict[str, dict[str, Any]] = {}
         self.on_event = on_event
         self._stop = threading.Event()
@@ -280,7 +284,7 @@ class Watcher:
         self._thread = threading.Thread(target=self._run, daemon=True, name=str(resource))
 
     def start(self) -> Watcher:
-        listed = self.client.list(self.resource, namespace=NAMESPACE)
+        listed = self.client.list(self.resource, namespace=self.namespace)
         for item in listed.items:
             self.objects[item["metadata"]["name"]] = item
         self._version = listed.resource_version
@@ -292,7 +296,7 @@ class Watcher:
             try:
                 with self.client.watch(
                     self.resource,
-                    namespace=NAMESPACE,
+                    namespace=self.namespace,
                     resource_version=self._version,
                     timeout_seconds=3600,
                 ) as stream:
@@ -632,6 +636,8 @@ class Scenario:
                 if pinned
                 else None
             ),
+            # The probe's HPAs are watched as the fleet's are (see _run).
+            "probe_watched": True,
             "loadavg": {"begin": loadavg()},
         }
         self.hpa_changed: dict[str, float] = {}  # name -> first time minReplicas == wanted
@@ -705,7 +711,15 @@ class Scenario:
             )
             try:
                 probe.create(admin)
-                return self._measure(admin, kubeconfig, audit, names, hpas, spas, scheds, probe)
+                # The benchmark's watch of the fleet's HPAs (the lag) makes the API server send
+                # every HPA patch of the controller to one more watcher; one on the probe's
+                # HPAs makes it do the same for the probe's patches, so that the capacity is
+                # measured with the same fan-out (since 2026-11-26, late evening).
+                probe_hpas = Watcher(admin, HPA_V2, namespace=PROBE_NAMESPACE).start()
+                try:
+                    return self._measure(admin, kubeconfig, audit, names, hpas, spas, scheds, probe)
+                finally:
+                    probe_hpas.stop()
             finally:
                 probe.close()
         finally:

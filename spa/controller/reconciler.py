@@ -114,7 +114,7 @@ _MAX_STEPS = 8
 # watch of the target tells when it has been raised.
 _CAPACITY_RECHECK_SECONDS = 5.0
 # The most validated SPAs kept for the statuses pass of a boundary (`_parsed`). Keeping one
-# saves a validation, about 50 us, and holds about 11 KB until that pass; at a whole-fleet
+# saves a validation, about 50 µs, and holds about 11 KB until that pass; at a whole-fleet
 # boundary every key waits between the passes at once, so without a bound the fleet's size
 # decides the peak (55 MB at 5,000 SPAs). Up to this many, every key of the install
 # manifest's fleet keeps its own; beyond, the later keys validate again (docs/performance.md,
