@@ -341,10 +341,9 @@ def test_writes_are_one_info_line_per_burst_and_one_debug_line_each(
     assert RAISED in debug
 
 
-def test_an_spa_is_validated_once_per_version_of_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The decisions of a boundary (the HPA pass, the decision after its write, the statuses
-    pass) share one validation of the SPA and its desired HPA; a new version of the SPA is
-    validated anew, and what was validated is not kept once the key's passes are done."""
+def count_validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The resourceVersion of each SPA the reconciler validates (makes a ParsedAutoscaler
+    of), in order."""
     validated: list[str] = []
 
     class Counted(reconciler_module.ParsedAutoscaler):
@@ -353,6 +352,14 @@ def test_an_spa_is_validated_once_per_version_of_it(monkeypatch: pytest.MonkeyPa
             super().__init__(autoscaler)
 
     monkeypatch.setattr(reconciler_module, "ParsedAutoscaler", Counted)
+    return validated
+
+
+def test_an_spa_is_validated_once_per_version_of_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The decisions of a boundary (the HPA pass, the decision after its write, the statuses
+    pass) share one validation of the SPA and its desired HPA; a new version of the SPA is
+    validated anew, and what was validated is not kept once the key's passes are done."""
+    validated = count_validations(monkeypatch)
     server = Server(autoscaler(), [schedule("peak", owner=OURS)])
     decided: list[str] = []
 
@@ -387,14 +394,7 @@ def test_the_validations_kept_between_the_passes_are_bounded(
     """Over _MAX_PARSED_KEPT keys waiting for their statuses pass, a key keeps no validation:
     its statuses pass validates the SPA again, so a whole-fleet boundary's peak does not grow
     with the fleet (docs/performance.md, "The boundary's peak")."""
-    validated: list[str] = []
-
-    class Counted(reconciler_module.ParsedAutoscaler):
-        def __init__(self, autoscaler: Any) -> None:
-            validated.append(autoscaler["metadata"]["resourceVersion"])
-            super().__init__(autoscaler)
-
-    monkeypatch.setattr(reconciler_module, "ParsedAutoscaler", Counted)
+    validated = count_validations(monkeypatch)
     monkeypatch.setattr(reconciler_module, "_MAX_PARSED_KEPT", 0)
     server = Server(autoscaler(), [schedule("peak", owner=OURS)])
     reconciler = server.reconciler(at(9), {KEY: Memory()})
