@@ -44,7 +44,7 @@ def dropped() -> float:
     return REGISTRY.get_sample_value("spa_events_dropped_total") or 0.0
 
 
-def make() -> tuple[EventRecorder, RecordingClient, FakeClock]:
+def make(*, max_queued: int = 1000) -> tuple[EventRecorder, RecordingClient, FakeClock]:
     client = RecordingClient()
     clock = FakeClock(start=1_767_225_600.0)
     recorder = EventRecorder(
@@ -52,6 +52,7 @@ def make() -> tuple[EventRecorder, RecordingClient, FakeClock]:
         clock=clock,
         instance="pod-1",
         aggregation_window=300,
+        max_queued=max_queued,
     )
     return recorder, client, clock
 
@@ -171,13 +172,7 @@ async def test_a_full_queue_drops_events_with_two_log_lines_and_counts_them(
     """What does not fit in the queue is dropped (as client-go's broadcaster does), with one
     warning when the queue fills and one with the count when it has drained, never a line
     per Event, and counted in spa_events_dropped_total."""
-    client = RecordingClient()
-    recorder = EventRecorder(
-        client,  # type: ignore[arg-type]
-        clock=FakeClock(start=1_767_225_600.0),
-        instance="pod-1",
-        max_queued=3,
-    )
+    recorder, client, _ = make(max_queued=3)
     before = dropped()
     for index in range(10):  # no await in between: the sender cannot take any yet
         recorder.normal(SPA, "WindowStarted", f"window {index}")
