@@ -62,6 +62,7 @@ __all__ = [
     "CapacityActuator",
     "CapacityKube",
     "Held",
+    "LateCache",
     "buffer_name",
     "discover_buffer_resource",
 ]
@@ -161,6 +162,17 @@ async def discover_buffer_resource(kube: CapacityKube) -> Resource | None:
     )
 
 
+class LateCache(Protocol):
+    """An informer started after the others (:class:`spa.runtime.Informer` is one): its store
+    is complete only once it has listed."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def has_synced(self) -> bool: ...
+
+
 class CapacityActuator:
     """Creates, resizes and deletes the CapacityBuffer, or the placeholder Deployment, of an
     SPA.
@@ -169,6 +181,9 @@ class CapacityActuator:
         `buffers` that of the CapacityBuffers (MANAGED_BY_SELECTOR; None where the API server
         served none when the controller started). Without `placeholders`, :meth:`cached`
         knows nothing and the reconciler falls back on what it wrote itself.
+    :param watch_buffers: starts the informer of CapacityBuffers when the API server serves
+        them only after the start (a CRD installed later): from its first list on, the cache
+        is gone by as if it had been there from the start.
     """
 
     def __init__(
@@ -181,6 +196,7 @@ class CapacityActuator:
         placeholders: Store | None = None,
         buffers: Store | None = None,
         buffer_resource: Resource | None = None,
+        watch_buffers: Callable[[Resource], LateCache] | None = None,
     ) -> None:
         self._kube = kube
         self._recorder = recorder
@@ -190,13 +206,16 @@ class CapacityActuator:
         self._buffers = buffers
         self._resource: Resource | None = buffer_resource
         self._not_served_since: float | None = None
+        self._watch_buffers = watch_buffers
+        self._late_buffers: LateCache | None = None
 
     def cached(self, autoscaler: wire.ScheduledPodAutoscaler) -> dict[CapacityMode, int] | None:
         """What the caches show `autoscaler` holds: the pods' worth of its CapacityBuffer and
         of its placeholder Deployment, by mode, each only if it exists and the SPA controls
         it. None when the caches cannot tell: not wired, or a CapacityBuffer API served that
-        is not watched (its CRD was installed after the controller started)."""
-        if self._placeholders is None or (self._resource is not None and self._buffers is None):
+        is not watched (its CRD was installed after the controller started, and nothing
+        watches it or its informer has not listed yet)."""
+        if self._placeholders is None or (self._resource is not None and not self._buffers_known()):
             return None
         metadata = autoscaler["metadata"]
         key = f"{metadata['namespace']}/{buffer_name(metadata['name'])}"
@@ -210,9 +229,17 @@ class CapacityActuator:
                 held[mode] = int((obj.get("spec") or {}).get("replicas") or 0)
         return held
 
+    def _buffers_known(self) -> bool:
+        """Whether the cache of CapacityBuffers is complete: given at the start (the manager
+        waits for its sync), or started late and listed since."""
+        if self._late_buffers is not None:
+            return self._late_buffers.has_synced
+        return self._buffers is not None
+
     async def buffer_resource(self) -> Resource | None:
         """The CapacityBuffer resource in the version the server prefers; None where it serves
-        none (asked again after a while: the CRD may come later)."""
+        none (asked again after a while: the CRD may come later, and is then watched from
+        that moment, `watch_buffers`)."""
         if self._resource is not None:
             return self._resource
         now = self._clock.monotonic()
@@ -224,6 +251,10 @@ class CapacityActuator:
         self._resource = await discover_buffer_resource(self._kube)
         if self._resource is None:
             self._not_served_since = now
+        elif self._buffers is None and self._watch_buffers is not None:
+            log.info("the API server serves %s since the start; watching them", self._resource)
+            self._late_buffers = self._watch_buffers(self._resource)
+            self._buffers = self._late_buffers.store
         return self._resource
 
     async def resolve(self, mode: CapacityMode) -> CapacityMode:

@@ -169,6 +169,26 @@ class Manager:
         # wants at every reconcile. CapacityBuffers only where the server serves them now.
         recorder = EventRecorder(self.client, clock=system_clock, fence=self._write_fence)
         buffer_resource = await discover_buffer_resource(self.client)
+
+        def buffers_informer(resource: Resource) -> Informer:
+            return Informer(
+                self.client,
+                resource,
+                namespaces=self.namespaces,
+                label_selector=MANAGED_BY_SELECTOR,
+                transform=watches.cached_capacity,
+                codec=watches.compact_codec(),
+            )
+
+        def watch_buffers(resource: Resource) -> Informer:
+            # A CapacityBuffer CRD installed after the start: watched from now on, as the
+            # informers made above are (docs/schedules.md, "Node capacity").
+            informer = buffers_informer(resource)
+            watches.watch_owned(informer, enqueue=queue.add)
+            self.informers.append(informer)
+            self._supervisor.start(f"informer {informer.resource}", informer.run)
+            return informer
+
         placeholders = Informer(
             self.client,
             DEPLOYMENTS,
@@ -180,14 +200,7 @@ class Manager:
         owned = [placeholders]
         buffers: Informer | None = None
         if buffer_resource is not None:
-            buffers = Informer(
-                self.client,
-                buffer_resource,
-                namespaces=self.namespaces,
-                label_selector=MANAGED_BY_SELECTOR,
-                transform=watches.cached_capacity,
-                codec=watches.compact_codec(),
-            )
+            buffers = buffers_informer(buffer_resource)
             owned.append(buffers)
         capacity = CapacityActuator(
             kube=self.client,
@@ -197,6 +210,7 @@ class Manager:
             placeholders=placeholders.store,
             buffers=None if buffers is None else buffers.store,
             buffer_resource=buffer_resource,
+            watch_buffers=watch_buffers,
         )
         self.informers = [autoscalers, schedules, hpas, calendars, cluster_calendars, *owned]
         watches.add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)

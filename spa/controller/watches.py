@@ -65,6 +65,7 @@ __all__ = [
     "owner_keys",
     "target_keys",
     "watch",
+    "watch_owned",
 ]
 
 CALENDAR_INDEX = "calendar"
@@ -202,6 +203,23 @@ def _schedule_keys(obj: dict[str, Any], autoscalers: Store) -> set[str]:
     return keys
 
 
+def watch_owned(informer: Informer, *, enqueue: Callable[[str], None]) -> None:
+    """Wake the SPAs that own what `informer` caches (a CapacityBuffer or placeholder
+    Deployment) at every change but a status write; also for an informer started after the
+    others (a CapacityBuffer API served later, CapacityActuator.buffer_resource)."""
+
+    def wake(keys: Iterable[str]) -> None:
+        for key in sorted(keys):
+            enqueue(key)
+
+    informer.add_handler(
+        on_add=lambda obj: wake(owner_keys(obj)),
+        on_update=lambda old, new: wake(set(owner_keys(old)) | set(owner_keys(new))),
+        on_delete=lambda obj: wake(owner_keys(obj)),
+        update_filter=changed_beyond_status,
+    )
+
+
 def watch(
     *,
     autoscalers: Informer,
@@ -233,12 +251,7 @@ def watch(
     )
 
     for informer in owned:
-        informer.add_handler(
-            on_add=lambda obj: wake(owner_keys(obj)),
-            on_update=lambda old, new: wake(set(owner_keys(old)) | set(owner_keys(new))),
-            on_delete=lambda obj: wake(owner_keys(obj)),
-            update_filter=changed_beyond_status,
-        )
+        watch_owned(informer, enqueue=enqueue)
 
     def deleted(obj: dict[str, Any]) -> None:
         schedule_deleted(obj)

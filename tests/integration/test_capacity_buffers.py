@@ -9,7 +9,9 @@ plane. The controller runs in-process as its ServiceAccount, on a stepped clock.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -53,21 +55,26 @@ def _replicas(kube: Kube, wanted: int) -> Callable[[], bool]:
     return check
 
 
-# Karpenter's build holds the CapacityBuffer CRD: `make test-karpenter` runs this test, as
-# `make test` on a fresh machine has no Karpenter build.
-@pytest.mark.karpenter
-async def test_buffers_are_put_right_from_what_the_cache_shows(
-    control_plane_factory: Callable[..., ControlPlane],
-) -> None:
-    crd = next(
+def _capacity_buffer_crd() -> Path:
+    """Karpenter's build holds the CapacityBuffer CRD: `make test-karpenter` runs these tests,
+    as `make test` on a fresh machine has no Karpenter build."""
+    return next(
         path for path in find_karpenter().crds if path.name.endswith("_capacitybuffers.yaml")
     )
-    plane = control_plane_factory()
-    install_crds(plane)
+
+
+def _apply_crd(plane: ControlPlane, crd: Path) -> None:
     plane.run_kubectl("apply", "--server-side", "-f", str(crd), check=True)
     plane.run_kubectl(
         "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s", check=True
     )
+
+
+@contextmanager
+def _shop(plane: ControlPlane) -> Iterator[tuple[Path, Kube, int]]:
+    """The SPA `web` with a 30-minute capacity lead before its noon window (4 replicas), as
+    its ServiceAccount's kubeconfig, an admin's Kube, and the pods the lead wants."""
+    install_crds(plane)
     plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config" / "rbac"), check=True)
     plane.run_kubectl("create", "namespace", NAMESPACE, check=True)
     kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)
@@ -82,19 +89,36 @@ async def test_buffers_are_put_right_from_what_the_cache_shows(
             schedule(name="noon", namespace=NAMESPACE, target="web", **DAILY_NOON, minReplicas=4)
         )
         replicas = client.get(DEPLOYMENTS, NAMESPACE, "web")["spec"]["replicas"]
-        wanted = 4 - replicas
+        yield kubeconfig, kube, 4 - replicas
+    finally:
+        client.close()
+
+
+async def _made_again_when_deleted(kube: Kube) -> None:
+    """Delete the buffer by hand while it is wanted: made again, with no clock step and no
+    edit (the informer's event wakes the SPA)."""
+    first = _buffer(kube)
+    assert first is not None
+    kube.delete(BUFFERS, NAMESPACE, buffer_name("web"))
+
+    def made_again() -> bool:
+        found = _buffer(kube)
+        return found is not None and found["metadata"]["uid"] != first["metadata"]["uid"]
+
+    await eventually(made_again, what="the CapacityBuffer made again")
+
+
+@pytest.mark.karpenter
+async def test_buffers_are_put_right_from_what_the_cache_shows(
+    control_plane_factory: Callable[..., ControlPlane],
+) -> None:
+    crd = _capacity_buffer_crd()
+    plane = control_plane_factory()
+    _apply_crd(plane, crd)
+    with _shop(plane) as (kubeconfig, kube, wanted):
         async with running_controller(kubeconfig, [NAMESPACE], start=utc("2026-11-16T11:30:00")):
             await eventually(_replicas(kube, wanted), what="the CapacityBuffer")
-            first = _buffer(kube)
-            assert first is not None
-            # Deleted by hand while wanted: made again, with no clock step and no edit.
-            kube.delete(BUFFERS, NAMESPACE, buffer_name("web"))
-
-            def made_again() -> bool:
-                found = _buffer(kube)
-                return found is not None and found["metadata"]["uid"] != first["metadata"]["uid"]
-
-            await eventually(made_again, what="the CapacityBuffer made again")
+            await _made_again_when_deleted(kube)
             # Resized by hand: put back.
             kube.merge(BUFFERS, NAMESPACE, buffer_name("web"), {"spec": {"replicas": 9}})
             await eventually(_replicas(kube, wanted), what="the CapacityBuffer resized back")
@@ -102,5 +126,38 @@ async def test_buffers_are_put_right_from_what_the_cache_shows(
         kube.merge(SCHEDULED_POD_AUTOSCALERS, NAMESPACE, "web", {"spec": {"capacity": None}})
         async with running_controller(kubeconfig, [NAMESPACE], start=utc("2026-11-16T11:31:00")):
             await eventually(lambda: _buffer(kube) is None, what="the CapacityBuffer deleted")
-    finally:
-        client.close()
+
+
+def _placeholder(kube: Kube) -> dict[str, Any] | None:
+    try:
+        return kube.client.get(DEPLOYMENTS, NAMESPACE, buffer_name("web"))
+    except NotFound:
+        return None
+
+
+@pytest.mark.karpenter
+async def test_a_crd_installed_after_the_start_is_watched_from_then_on(
+    control_plane_factory: Callable[..., ControlPlane],
+) -> None:
+    # Before, such a buffer was cached only from the next start: deleted by hand, it came
+    # back only at the next change of the count.
+    crd = _capacity_buffer_crd()
+    plane = control_plane_factory()
+    with _shop(plane) as (kubeconfig, kube, wanted):
+        async with running_controller(
+            kubeconfig, [NAMESPACE], start=utc("2026-11-16T11:30:00")
+        ) as running:
+            # No CapacityBuffer API: mode Auto holds the lead's capacity with placeholder pods.
+            await eventually(lambda: _placeholder(kube) is not None, what="the placeholder")
+            _apply_crd(plane, crd)
+            # Past the 5 minutes for which "not served" is kept; a user's edit wakes the SPA.
+            running.clock.set(utc("2026-11-16T11:36:00"))
+            kube.merge(
+                SCHEDULED_POD_AUTOSCALERS,
+                NAMESPACE,
+                "web",
+                {"metadata": {"labels": {"team": "shop"}}},
+            )
+            await eventually(_replicas(kube, wanted), what="the CapacityBuffer")
+            await eventually(lambda: _placeholder(kube) is None, what="the placeholder gone")
+            await _made_again_when_deleted(kube)

@@ -446,6 +446,56 @@ def test_a_buffer_left_by_a_stopped_process_goes_once_capacity_is_removed() -> N
     assert len(kube.requests) == asked
 
 
+@dataclass
+class LateInformer:
+    """The informer the manager starts for a CapacityBuffer API served after the start: its
+    store, complete once `has_synced`."""
+
+    store: Store
+    has_synced: bool = False
+
+
+def test_a_capacity_buffer_api_served_after_the_start_is_cached_from_then_on() -> None:
+    kube, clock = Buffers(version=None), FakeClock()
+    caches = Caches(kube)
+    started: list[Resource] = []
+    late = LateInformer(caches.buffers)
+
+    def watch_buffers(resource: Resource) -> LateInformer:
+        started.append(resource)
+        return late
+
+    actuator = CapacityActuator(
+        kube=kube,
+        recorder=Recorded(),
+        clock=clock,
+        placeholders=caches.placeholders,
+        watch_buffers=watch_buffers,
+    )
+    assert hold(actuator, 3).mode is CapacityMode.Placeholder
+    caches.sync()
+    assert actuator.cached(spa()) == {CapacityMode.Placeholder: 3}
+    # The CRD is installed; the next look after a while finds it and starts its informer.
+    clock.advance(301)
+    kube.version = "v1beta1"
+    assert hold(actuator, 3).mode is CapacityMode.CapacityBuffer
+    assert [(r.version, r.plural) for r in started] == [("v1beta1", "capacitybuffers")]
+    # Until it has listed, the caches cannot tell (the reconciler goes by what it wrote).
+    assert actuator.cached(spa()) is None
+    caches.sync()
+    late.has_synced = True
+    assert actuator.cached(spa()) == {
+        CapacityMode.CapacityBuffer: 3,
+        CapacityMode.Placeholder: 3,
+    }
+    # A buffer deleted by hand now shows in what the caches say: it will be made again.
+    del kube.objects[buffer_name("web")]
+    caches.sync()
+    assert actuator.cached(spa()) == {CapacityMode.Placeholder: 3}
+    hold(actuator, 3)
+    assert len(started) == 1
+
+
 def test_a_buffer_deleted_by_hand_while_wanted_is_made_again() -> None:
     kube = Buffers()
     server, caches = with_capacity(kube)
