@@ -40,6 +40,7 @@ REPO = Path(__file__).resolve().parents[2]
 TIMEOUTS = {
     "engine": 120,
     "decide": 60,
+    "imports": 60,
     "client": 240,
     "cache": 240,
     "memory": 240,
@@ -217,6 +218,17 @@ def soak(output: str) -> None:
     assert "clock-step 1" in faults, faults
 
 
+def imports(output: str) -> None:
+    table = {
+        line.split("MiB")[1].strip(): float(line.split()[0])
+        for line in output.splitlines()
+        if line.startswith("  ") and "MiB" in line
+    }
+    # spa run's own packages and its HTTP client are among what it imports.
+    assert table.get("spa", 0) > 0, output
+    assert table.get("aiohttp", 0) > 0, output
+
+
 def decide(output: str) -> None:
     table = rows(output)
     for way in ("per decision", "per version"):
@@ -239,6 +251,7 @@ def memory(output: str) -> None:
 FIGURES: dict[str, Callable[[str], None]] = {
     "engine": engine,
     "decide": decide,
+    "imports": imports,
     "client": client,
     "cache": cache,
     "memory": memory,
@@ -255,6 +268,7 @@ CLUSTER = [pytest.mark.integration, pytest.mark.slow]
     [
         "engine",  # no control plane
         "decide",  # no control plane
+        "imports",  # no control plane
         pytest.param("client", marks=CLUSTER),
         pytest.param("cache", marks=CLUSTER),
         pytest.param("memory", marks=CLUSTER),
