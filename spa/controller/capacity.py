@@ -39,7 +39,7 @@ from spa.controller.desired import (
     controller_owner_uid,
     owner_reference,
 )
-from spa.kube import ApiError, NotFound, PatchType, Resource
+from spa.kube import ApiError, Conflict, NotFound, PatchType, Resource
 from spa.runtime import (
     Clock,
     Store,
@@ -134,7 +134,7 @@ class CapacityKube(Protocol):
     ) -> dict[str, Any]: ...
 
     async def delete(
-        self, resource: Resource, namespace: str | None, name: str, *, resource_version: str | None
+        self, resource: Resource, namespace: str | None, name: str, *, uid: str | None
     ) -> dict[str, Any]: ...
 
 
@@ -341,14 +341,16 @@ class CapacityActuator:
         try:
             if pods == 0:
                 if current is not None:
-                    await self._fenced_delete(resource, namespace, buffer, current)
-                    logger.info("deleted %s", what)
-                    self._event(
-                        autoscaler,
-                        "normal",
-                        Reason.CAPACITY_REMOVED,
-                        f"deleted {what} (held {held} pods)",
-                    )
+                    if await self._fenced_delete(resource, namespace, buffer, current):
+                        logger.info("deleted %s", what)
+                        self._event(
+                            autoscaler,
+                            "normal",
+                            Reason.CAPACITY_REMOVED,
+                            f"deleted {what} (held {held} pods)",
+                        )
+                    else:
+                        logger.info("%s was gone before our delete (deleted or replaced)", what)
                 return Held(0, mode)
             if current is None:
                 if template is None:
@@ -416,14 +418,25 @@ class CapacityActuator:
 
     async def _fenced_delete(
         self, resource: Resource, namespace: str, name: str, current: Mapping[str, Any]
-    ) -> None:
-        version = (current.get("metadata") or {}).get("resourceVersion")
+    ) -> bool:
+        """Delete `current`, the object just read and found controlled by the SPA, and only
+        it: whether it was this call that deleted it.
+
+        The precondition is its uid, not its resourceVersion (docs/schedules.md, "Node
+        capacity"). The uid is what keeps the guarantee that matters, never to delete an
+        object put under the name since the read (a user's, after the SPA's was deleted);
+        the resourceVersion changes with every write, the Deployment controller's status
+        updates included (at each change of the placeholder pods), and a 409 for one of them
+        sent the reconcile into the work queue's error backoff with the placeholders still
+        there. A 409 now means the object read is gone and another took its name: as for a
+        404, there is nothing of ours to delete, and what took the name is the next
+        reconcile's (an event on it, if it is the SPA's, brings that reconcile)."""
+        uid = (current.get("metadata") or {}).get("uid")
         try:
-            await self._fenced_write(
-                self._kube.delete, resource, namespace, name, resource_version=version
-            )
-        except NotFound:
-            return
+            await self._fenced_write(self._kube.delete, resource, namespace, name, uid=uid)
+        except (NotFound, Conflict):
+            return False
+        return True
 
     async def _fenced_write(
         self, call: Callable[_P, Awaitable[_T]], *args: _P.args, **kwargs: _P.kwargs

@@ -697,15 +697,25 @@ class KubeClient:
         name: str,
         *,
         propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = None,
+        uid: str | None = None,
         resource_version: str | None = None,
         request_timeout: float | None = None,
     ) -> dict[str, Any]:
-        """DELETE an object; ``resource_version`` makes it conditional (precondition)."""
+        """DELETE an object; ``uid`` and ``resource_version`` make it conditional (the
+        server's preconditions, :class:`Conflict` when one does not hold). ``uid`` deletes
+        only that very object, not one created since under its name, and holds across every
+        update of it; ``resource_version`` deletes it only as it was read, and any write since
+        (a controller's status update too) makes it fail."""
         options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
         if propagation_policy:
             options["propagationPolicy"] = propagation_policy
-        if resource_version:
-            options["preconditions"] = {"resourceVersion": resource_version}
+        preconditions = {
+            key: value
+            for key, value in (("uid", uid), ("resourceVersion", resource_version))
+            if value
+        }
+        if preconditions:
+            options["preconditions"] = preconditions
         return await self._json(
             "delete",
             resource,

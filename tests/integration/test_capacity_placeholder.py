@@ -10,7 +10,9 @@ tests/integration/test_capacity_nodes.py, with Karpenter).
 
 from __future__ import annotations
 
+import asyncio
 import signal
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,7 @@ from spa.controller.capacity import (
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import LEASE, NotFound, Resource
 from tests.builders import DAILY_NOON, autoscaler, deployment, schedule
-from tests.integration.harness import Kube, eventually, running_controller, utc
+from tests.integration.harness import Kube, Running, eventually, running_controller, utc
 from tests.integration.processes import (
     CONTROLLER_NAMESPACE,
     leader_election_args,
@@ -254,6 +256,114 @@ async def test_placeholders_deleted_or_scaled_by_hand_are_put_back(
         if e["involvedObject"]["name"] == "web" and e["reason"] == "CapacityCreated"
     ]
     assert sum(e.get("count") or 1 for e in created) == 2
+
+
+def _before_the_placeholders_delete(running: Running, write: Callable[[], None]) -> list[str]:
+    """Run `write` (blocking, through the admin client) just before the controller's DELETE of
+    the placeholder Deployment goes out, once: what the Deployment controller, or a user, does
+    between the controller's read of it and its delete, on the real API server. The returned
+    list names the DELETEs that were preceded by it (empty until then)."""
+    client = running.manager.client
+    send = client.delete
+    done: list[str] = []
+
+    async def delete(resource: Resource, namespace_: str | None, name: str, **options: Any) -> Any:
+        if resource == DEPLOYMENTS and name == buffer_name("web") and not done:
+            await asyncio.to_thread(write)
+            done.append(name)
+        return await send(resource, namespace_, name, **options)
+
+    # The instance's attribute: only this controller's requests pass through it.
+    setattr(client, "delete", delete)  # noqa: B010
+    return done
+
+
+async def test_a_status_write_between_the_read_and_the_delete_does_not_delay_the_removal(
+    controller_kubeconfig: Path, kube: Kube, namespace: str, priority_class: None
+) -> None:
+    """The flake this pins down: the Deployment controller writes the placeholder's status
+    (pods created, found unavailable) between the controller's GET of it and its DELETE. The
+    delete's precondition is the uid it read (docs/schedules.md, "Node capacity"), which a
+    status write leaves as it is; with the resourceVersion as the precondition it answered 409,
+    and the reconcile went into the queue's error backoff, which runs on the clock that is held
+    here: the placeholder would stay until the next step of the clock."""
+    _web_with_capacity(kube, namespace)
+    name = buffer_name("web")
+    async with running_controller(
+        controller_kubeconfig, [namespace], start=utc("2026-11-16T11:30:00")
+    ) as running:
+        await eventually(
+            lambda: _existing_placeholder(kube, namespace), what="the placeholder Deployment"
+        )
+
+        def status_write() -> None:
+            before = kube.get(DEPLOYMENTS, namespace, name)["metadata"]["resourceVersion"]
+            written = kube.client.patch(
+                DEPLOYMENTS,
+                namespace,
+                name,
+                {"status": {"conditions": [_condition("StatusWritten")]}},
+                patch_type="strategic",
+                field_manager="test",
+                subresource="status",
+            )
+            # The controller's read is stale now: the test has made the race it is about.
+            assert written["metadata"]["resourceVersion"] != before
+
+        written = _before_the_placeholders_delete(running, status_write)
+        # The window starts: the placeholders go, on this one step of the clock.
+        running.clock.set(utc("2026-11-16T12:00:00"))
+        await eventually(lambda: _placeholder(kube, namespace) is None, what="placeholder gone")
+        assert written == [name]
+    removed = [
+        e
+        for e in kube.events(namespace)
+        if e["involvedObject"]["name"] == "web" and e["reason"] == "CapacityRemoved"
+    ]
+    assert removed, "no CapacityRemoved Event"
+
+
+async def test_a_deployment_put_in_the_placeholders_place_before_the_delete_is_kept(
+    controller_kubeconfig: Path, kube: Kube, namespace: str, priority_class: None
+) -> None:
+    """What the delete's precondition is for: the placeholder the controller read is deleted
+    and a Deployment of the user's is created under its name before the controller's DELETE
+    goes out. The DELETE names the uid that was read, so the user's Deployment is never
+    deleted (a DELETE without a precondition would delete it)."""
+    _web_with_capacity(kube, namespace)
+    name = buffer_name("web")
+    async with running_controller(
+        controller_kubeconfig, [namespace], start=utc("2026-11-16T11:30:00")
+    ) as running:
+        await eventually(
+            lambda: _existing_placeholder(kube, namespace), what="the placeholder Deployment"
+        )
+
+        def replace() -> None:
+            kube.delete(DEPLOYMENTS, namespace, name)
+            wait_for(lambda: _placeholder(kube, namespace) is None, within=10, what="deleted")
+            kube.client.create(DEPLOYMENTS, namespace, deployment(name=name, namespace=namespace))
+
+        replaced = _before_the_placeholders_delete(running, replace)
+        running.clock.set(utc("2026-11-16T12:00:00"))
+        await eventually(lambda: replaced == [name], what="the DELETE sent")
+        await eventually(
+            lambda: _capacity_ready(kube, namespace, "PodsRequested"), what="PodsRequested"
+        )
+    kept = kube.get(DEPLOYMENTS, namespace, name)
+    assert not kept["metadata"].get("ownerReferences")
+
+
+def _condition(reason: str) -> dict[str, Any]:
+    """A Deployment condition of a type no controller writes, for a status write of a test."""
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {
+        "type": "TestWrite",
+        "status": "True",
+        "reason": reason,
+        "lastUpdateTime": now,
+        "lastTransitionTime": now,
+    }
 
 
 @pytest.mark.slow

@@ -56,6 +56,27 @@ async def test_crud_and_error_mapping(kube_client: KubeClient, namespace: str) -
         await kube_client.delete(CONFIGMAP, namespace, "a")
 
 
+async def test_delete_preconditions(kube_client: KubeClient, namespace: str) -> None:
+    """A uid precondition holds across updates of the object and fails only for another object
+    under its name; a resourceVersion precondition fails after any update (what made the
+    capacity actuator's deletes fail on a status write: docs/schedules.md, "Node capacity")."""
+    first = await kube_client.create(CONFIGMAP, namespace, configmap("d", k="1"))
+    read = first["metadata"]
+    await kube_client.patch(
+        CONFIGMAP, namespace, "d", {"data": {"k": "2"}}, patch_type="merge", field_manager="t"
+    )
+    with pytest.raises(Conflict):
+        await kube_client.delete(
+            CONFIGMAP, namespace, "d", resource_version=read["resourceVersion"]
+        )
+    await kube_client.delete(CONFIGMAP, namespace, "d", uid=read["uid"])
+    second = await kube_client.create(CONFIGMAP, namespace, configmap("d", k="3"))
+    with pytest.raises(Conflict):
+        await kube_client.delete(CONFIGMAP, namespace, "d", uid=read["uid"])
+    assert (await kube_client.get(CONFIGMAP, namespace, "d"))["data"] == {"k": "3"}
+    await kube_client.delete(CONFIGMAP, namespace, "d", uid=second["metadata"]["uid"])
+
+
 @pytest.mark.parametrize(
     ("patch_type", "body", "expected"),
     [

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +18,7 @@ from spa.api.resources import CapacityMode
 from spa.controller.capacity import CapacityActuator, buffer_name
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL
 from spa.controller.watches import cached_capacity
-from spa.kube import NotFound, PatchType, Resource
+from spa.kube import Conflict, NotFound, PatchType, Resource
 from spa.runtime import FakeClock, Store
 from tests.unit.spa_model import OURS, Recorded, Server, at, autoscaler, schedule
 
@@ -36,6 +36,15 @@ class Buffers:
     deployments: dict[str, dict[str, Any]] = field(default_factory=lambda: {"web": web()})
     requests: list[str] = field(default_factory=list)
     log: list[str] | None = None
+    # Run once, just before the next DELETE is served: a write by somebody else between the
+    # actuator's read and its delete.
+    before_delete: Callable[[Buffers], None] | None = None
+    _serial: int = 0
+
+    def next_serial(self) -> str:
+        """A new uid or resourceVersion, as the server gives one at each create or write."""
+        self._serial += 1
+        return str(self._serial)
 
     def _note(self, request: str) -> None:
         self.requests.append(request)
@@ -70,7 +79,8 @@ class Buffers:
         self._note(f"create {resource.plural}")
         assert field_manager == FIELD_MANAGER
         stored = copy.deepcopy(dict(body))
-        stored["metadata"]["resourceVersion"] = "1"
+        stored["metadata"]["uid"] = f"uid-{self.next_serial()}"
+        stored["metadata"]["resourceVersion"] = self.next_serial()
         self._of(resource)[body["metadata"]["name"]] = stored
         return stored
 
@@ -87,13 +97,31 @@ class Buffers:
         self._note(f"patch {resource.plural}")
         assert (patch_type, field_manager) == ("merge", FIELD_MANAGER)
         self._of(resource)[name]["spec"].update(body["spec"])
+        self._of(resource)[name]["metadata"]["resourceVersion"] = self.next_serial()
         return self._of(resource)[name]
 
     async def delete(
-        self, resource: Resource, namespace: str | None, name: str, *, resource_version: str | None
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        *,
+        uid: str | None = None,
+        resource_version: str | None = None,
     ) -> dict[str, Any]:
+        """The server's DELETE: 409 when a precondition does not hold, 404 when nothing has
+        the name."""
         self._note(f"delete {resource.plural}")
-        assert resource_version == self._of(resource)[name]["metadata"]["resourceVersion"]
+        assert uid or resource_version, "a delete without a precondition"
+        if self.before_delete is not None:
+            write, self.before_delete = self.before_delete, None
+            write(self)
+        if name not in self._of(resource):
+            raise NotFound(404, "NotFound", f"{name} not found")
+        metadata = self._of(resource)[name]["metadata"]
+        for precondition, value in (("uid", uid), ("resourceVersion", resource_version)):
+            if value and value != metadata.get(precondition):
+                raise Conflict(409, "Conflict", f"the {precondition} in the precondition differs")
         return self._of(resource).pop(name)
 
 
@@ -182,6 +210,46 @@ def test_one_write_per_change_and_a_delete_at_zero() -> None:
         "CapacityResized",
         "CapacityRemoved",
     ]
+
+
+def test_a_write_between_the_read_and_the_delete_does_not_stop_the_delete() -> None:
+    """The Deployment controller updates a placeholder's status at each change of its pods,
+    also between the actuator's GET and its DELETE: the delete still goes through, at once
+    (its precondition is the uid, which no update changes), not into an error backoff."""
+    kube, recorded = Buffers(version=None), Recorded()
+    actuator = CapacityActuator(kube=kube, recorder=recorded, clock=FakeClock())
+    hold(actuator, 2)
+
+    def status_write(server: Buffers) -> None:
+        placeholder = server.deployments[buffer_name("web")]
+        placeholder["status"] = {"replicas": 2, "unavailableReplicas": 2}
+        placeholder["metadata"]["resourceVersion"] = server.next_serial()
+
+    kube.before_delete = status_write
+    held = hold(actuator, 0)
+    assert (held.pods, held.mode) == (0, CapacityMode.Placeholder)
+    assert buffer_name("web") not in kube.deployments
+    assert [reason for _, reason, _ in recorded.events] == ["CapacityCreated", "CapacityRemoved"]
+
+
+def test_an_object_put_under_the_name_before_the_delete_is_not_deleted() -> None:
+    """What the delete's precondition keeps: the buffer read is deleted by somebody and
+    another object (not the SPA's) created under its name before the DELETE arrives. The
+    DELETE names the uid read, so the new object stays, and the actuator takes the 409 for
+    what it is, the object it meant to delete gone, not for an error."""
+    theirs = {"metadata": {"name": buffer_name("web"), "uid": "theirs"}, "spec": {"replicas": 7}}
+    kube, recorded = Buffers(), Recorded()
+    actuator = CapacityActuator(kube=kube, recorder=recorded, clock=FakeClock())
+    hold(actuator, 3)
+
+    def replace(server: Buffers) -> None:
+        server.objects[buffer_name("web")] = copy.deepcopy(theirs)
+
+    kube.before_delete = replace
+    held = hold(actuator, 0)
+    assert (held.pods, held.mode, held.unsupported) == (0, CapacityMode.CapacityBuffer, None)
+    assert kube.objects[buffer_name("web")] == theirs
+    assert [reason for _, reason, _ in recorded.events] == ["CapacityCreated"]
 
 
 def test_a_buffer_the_autoscaler_does_not_control_is_left_alone() -> None:
