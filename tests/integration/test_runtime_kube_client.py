@@ -271,6 +271,7 @@ async def test_connections_use_tcp_keepalive(kube_client: KubeClient, namespace:
     await kube_client.create(CONFIGMAP, namespace, configmap("keepalive"))
     (pool,) = kube_client.connector._conns.values()  # idle pooled connections, by host
     protocol, _ = pool[0]
+    assert protocol.transport is not None  # an idle pooled connection is open
     sock = protocol.transport.get_extra_info("socket")
     assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
     assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 30
