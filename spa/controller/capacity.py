@@ -252,7 +252,9 @@ class CapacityActuator:
         if self._resource is None:
             self._not_served_since = now
         elif self._buffers is None and self._watch_buffers is not None:
-            log.info("the API server now serves %s (not at the start): watching them", self._resource)
+            log.info(
+                "the API server now serves %s (not at the start): watching them", self._resource
+            )
             self._late_buffers = self._watch_buffers(self._resource)
             self._buffers = self._late_buffers.store
         return self._resource
