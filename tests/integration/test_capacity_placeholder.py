@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -258,6 +259,22 @@ async def test_placeholders_deleted_or_scaled_by_hand_are_put_back(
     assert sum(e.get("count") or 1 for e in created) == 2
 
 
+@asynccontextmanager
+async def _holding_placeholders(
+    kubeconfig: Path, kube: Kube, namespace: str
+) -> AsyncIterator[Running]:
+    """`web` with a 30-minute capacity lead before noon, and the controller running at 11:30
+    once its placeholder Deployment exists."""
+    _web_with_capacity(kube, namespace)
+    async with running_controller(
+        kubeconfig, [namespace], start=utc("2026-11-16T11:30:00")
+    ) as running:
+        await eventually(
+            lambda: _existing_placeholder(kube, namespace), what="the placeholder Deployment"
+        )
+        yield running
+
+
 def _before_the_placeholders_delete(running: Running, write: Callable[[], None]) -> list[str]:
     """Run `write` (blocking, through the admin client) just before the controller's DELETE of
     the placeholder Deployment goes out, once: what the Deployment controller, or a user, does
@@ -287,14 +304,8 @@ async def test_a_status_write_between_the_read_and_the_delete_does_not_delay_the
     status write leaves as it is; with the resourceVersion as the precondition it answered 409,
     and the reconcile went into the queue's error backoff, which runs on the clock that is held
     here: the placeholder would stay until the next step of the clock."""
-    _web_with_capacity(kube, namespace)
     name = buffer_name("web")
-    async with running_controller(
-        controller_kubeconfig, [namespace], start=utc("2026-11-16T11:30:00")
-    ) as running:
-        await eventually(
-            lambda: _existing_placeholder(kube, namespace), what="the placeholder Deployment"
-        )
+    async with _holding_placeholders(controller_kubeconfig, kube, namespace) as running:
 
         def status_write() -> None:
             before = kube.get(DEPLOYMENTS, namespace, name)["metadata"]["resourceVersion"]
@@ -330,14 +341,8 @@ async def test_a_deployment_put_in_the_placeholders_place_before_the_delete_is_k
     and a Deployment of the user's is created under its name before the controller's DELETE
     goes out. The DELETE names the uid that was read, so the user's Deployment is never
     deleted (a DELETE without a precondition would delete it)."""
-    _web_with_capacity(kube, namespace)
     name = buffer_name("web")
-    async with running_controller(
-        controller_kubeconfig, [namespace], start=utc("2026-11-16T11:30:00")
-    ) as running:
-        await eventually(
-            lambda: _existing_placeholder(kube, namespace), what="the placeholder Deployment"
-        )
+    async with _holding_placeholders(controller_kubeconfig, kube, namespace) as running:
 
         def replace() -> None:
             kube.delete(DEPLOYMENTS, namespace, name)
