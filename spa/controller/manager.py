@@ -170,12 +170,14 @@ class Manager:
         recorder = EventRecorder(self.client, clock=system_clock, fence=self._write_fence)
         buffer_resource = await discover_buffer_resource(self.client)
 
-        def buffers_informer(resource: Resource) -> Informer:
+        def capacity_informer(
+            resource: Resource, label_selector: str = MANAGED_BY_SELECTOR
+        ) -> Informer:
             return Informer(
                 self.client,
                 resource,
                 namespaces=self.namespaces,
-                label_selector=MANAGED_BY_SELECTOR,
+                label_selector=label_selector,
                 transform=watches.cached_capacity,
                 codec=watches.compact_codec(),
             )
@@ -183,24 +185,17 @@ class Manager:
         def watch_buffers(resource: Resource) -> Informer:
             # A CapacityBuffer CRD installed after the start: watched from now on, as the
             # informers made above are (docs/schedules.md, "Node capacity").
-            informer = buffers_informer(resource)
+            informer = capacity_informer(resource)
             watches.watch_owned(informer, enqueue=queue.add)
             self.informers.append(informer)
             self._supervisor.start(f"informer {informer.resource}", informer.run)
             return informer
 
-        placeholders = Informer(
-            self.client,
-            DEPLOYMENTS,
-            namespaces=self.namespaces,
-            label_selector=PLACEHOLDER_SELECTOR,
-            transform=watches.cached_capacity,
-            codec=watches.compact_codec(),
-        )
+        placeholders = capacity_informer(DEPLOYMENTS, PLACEHOLDER_SELECTOR)
         owned = [placeholders]
         buffers: Informer | None = None
         if buffer_resource is not None:
-            buffers = buffers_informer(buffer_resource)
+            buffers = capacity_informer(buffer_resource)
             owned.append(buffers)
         capacity = CapacityActuator(
             kube=self.client,

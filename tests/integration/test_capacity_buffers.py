@@ -40,11 +40,16 @@ BUFFERS = Resource(
 )
 
 
-def _buffer(kube: Kube) -> dict[str, Any] | None:
+def _held(kube: Kube, resource: Resource) -> dict[str, Any] | None:
+    """`web`'s CapacityBuffer (BUFFERS) or placeholder Deployment (DEPLOYMENTS), if any."""
     try:
-        return kube.get(BUFFERS, NAMESPACE, buffer_name("web"))
+        return kube.get(resource, NAMESPACE, buffer_name("web"))
     except NotFound:
         return None
+
+
+def _buffer(kube: Kube) -> dict[str, Any] | None:
+    return _held(kube, BUFFERS)
 
 
 def _replicas(kube: Kube, wanted: int) -> Callable[[], bool]:
@@ -128,13 +133,6 @@ async def test_buffers_are_put_right_from_what_the_cache_shows(
             await eventually(lambda: _buffer(kube) is None, what="the CapacityBuffer deleted")
 
 
-def _placeholder(kube: Kube) -> dict[str, Any] | None:
-    try:
-        return kube.client.get(DEPLOYMENTS, NAMESPACE, buffer_name("web"))
-    except NotFound:
-        return None
-
-
 @pytest.mark.karpenter
 async def test_a_crd_installed_after_the_start_is_watched_from_then_on(
     control_plane_factory: Callable[..., ControlPlane],
@@ -148,7 +146,7 @@ async def test_a_crd_installed_after_the_start_is_watched_from_then_on(
             kubeconfig, [NAMESPACE], start=utc("2026-11-16T11:30:00")
         ) as running:
             # No CapacityBuffer API: mode Auto holds the lead's capacity with placeholder pods.
-            await eventually(lambda: _placeholder(kube) is not None, what="the placeholder")
+            await eventually(lambda: _held(kube, DEPLOYMENTS) is not None, what="the placeholder")
             _apply_crd(plane, crd)
             # Past the 5 minutes for which "not served" is kept; a user's edit wakes the SPA.
             running.clock.set(utc("2026-11-16T11:36:00"))
@@ -159,5 +157,5 @@ async def test_a_crd_installed_after_the_start_is_watched_from_then_on(
                 {"metadata": {"labels": {"team": "shop"}}},
             )
             await eventually(_replicas(kube, wanted), what="the CapacityBuffer")
-            await eventually(lambda: _placeholder(kube) is None, what="the placeholder gone")
+            await eventually(lambda: _held(kube, DEPLOYMENTS) is None, what="the placeholder gone")
             await _made_again_when_deleted(kube)
