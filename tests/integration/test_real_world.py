@@ -82,8 +82,16 @@ async def test_a_schedule_controlled_by_another_kind_is_left_alone_and_the_rest_
     controller.clock.set(utc("2026-11-16T12:00:00"))
 
     await eventually(lambda: kube.bounds(namespace, "web") == (4, 10), what="good applied")
-    status = await condition_becomes(kube, SCHEDULES, namespace, "taken", "Degraded")
-    assert "controlled by ConfigMap owner" in status["message"]
+    await condition_becomes(kube, SCHEDULES, namespace, "taken", "Degraded")
+    # Reconciled before the SPA was in the cache, the Schedule is first Degraded for an SPA
+    # "not found"; the SPA's own reconcile then says why it is left alone.
+    await eventually(
+        lambda: (
+            "controlled by ConfigMap owner"
+            in kube.status(SCHEDULES, namespace, "taken").get("message", "")
+        ),
+        what="taken Degraded for its foreign controller",
+    )
     assert owners(kube, SCHEDULES, namespace, "taken") == [foreign_owner]
     await eventually(lambda: warned(kube, namespace, "ForeignController", "web"))
     spa_status = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")
