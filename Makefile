@@ -179,7 +179,7 @@ run: cluster
 # The engine benchmark, then the load benchmark (`spa run` against a real control plane; each
 # size waits for a real minute boundary). FULL=1: 1 to 5,000 SPAs, a throttled run and the plot.
 BENCH_FULL_ARGS := --sizes 1,100,1000,5000 --throttled 1000 \
-  --out docs/performance-load.json --plot docs/performance-load.svg
+  --out docs/results/load-full.json --plot docs/results/load-full.svg
 BENCH_QUICK_ARGS := --sizes 1,100
 BENCH_LOAD_ARGS ?= $(if $(FULL),$(BENCH_FULL_ARGS),$(BENCH_QUICK_ARGS))
 bench: venv testenv

@@ -16,7 +16,7 @@ once it has written all N HPAs it settles `--settle` seconds, then the steady RS
 median of `--sample` seconds of samples) and the peak (VmHWM) are read, and it is stopped.
 
     hack/go-original/build.sh SRC            # the original, from a checkout of its repository
-    python bench/original.py --sizes 100,1000 --out docs/performance-original.json
+    python bench/original.py --sizes 100,1000 --out docs/results/original-100-1000.json
     python bench/original.py --spa-src ../before  # also `spa run` of another checkout
     python bench/original.py --smoke         # 3 SPAs, one round each: both must write them
 

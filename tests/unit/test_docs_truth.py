@@ -2,7 +2,7 @@
 
 Each test reads a claim of README.md or docs/*.md and checks it against its source: the files
 the repository holds, the scripts and tests a sentence describes, the CRDs, and the raw
-results of the benchmarks (docs/performance-*.json) that performance.md quotes. Every one of
+results of the benchmarks (docs/results/) that performance.md quotes. Every one of
 them failed on the text it was written against; when one fails, fix the sentence (or the
 figure) rather than the test, unless the source changed on purpose.
 """
@@ -212,7 +212,7 @@ def _performance() -> str:
 
 
 def test_the_api_servers_patch_capacity_is_quoted_as_measured() -> None:
-    results = _load("performance-load.json")["results"]
+    results = _load("results/load-full.json")["results"]
     capacities = [rate for result in results for rate in result["capacity"].values()]
     low, high = round(min(capacities)), round(max(capacities))
     assert f"between {low} and {high} HPA patches per second" in _performance()
@@ -223,7 +223,7 @@ def test_the_api_servers_patch_capacity_is_quoted_as_measured() -> None:
 
 def test_the_fleets_share_of_the_capacity_is_quoted_as_measured() -> None:
     ratios = []
-    for result in _load("performance-load.json")["results"]:
+    for result in _load("results/load-full.json")["results"]:
         if result["n"] < 100:
             continue
         rate = result["n"] / result["start"]["hpa_lag_audit"]["max"]
@@ -236,7 +236,9 @@ def test_the_fleets_share_of_the_capacity_is_quoted_as_measured() -> None:
 
 def test_the_idle_period_at_5000_spas_is_quoted_with_its_writes() -> None:
     # The targets table said "0 writes of its own" where the raw results hold 3 status patches.
-    (run,) = _load("performance-issue10.json")["after (integration 2bb76e9), 5,000"]["results"]
+    (run,) = _load("results/history/load-blocking-vs-async-client.json")[
+        "after (integration 2bb76e9), 5,000"
+    ]["results"]
     idle = run["idle"]
     watches = sum(
         count for request, count in idle["requests"].items() if request.startswith("watch ")
@@ -260,8 +262,8 @@ def _memory_formula(text: str, pattern: str) -> tuple[int, int]:
 # The runs of the controller after issue 24's lean work (fc96b91 and later) that the sizing
 # fits: bench/original.py's `spa` rounds (its "spa-src" is the code before issue 24), and every
 # run of bench/load.py at 1,000 and 5,000 SPAs.
-_SIZED_ORIGINAL = "performance-original-2026-11-26.json"
-_SIZED_LOAD = ("performance-issue24-pin.json", "performance-issue24-5000-capped.json")
+_SIZED_ORIGINAL = "results/original-100-1000.json"
+_SIZED_LOAD = ("results/load-1000-pinned-variants.json", "results/load-5000.json")
 
 
 def _sized_measurements() -> list[tuple[str, int, float]]:
@@ -294,8 +296,9 @@ def _sized_measurements() -> list[tuple[str, int, float]]:
 def test_the_memory_sizing_covers_the_latest_measurements_and_is_said_once() -> None:
     # The sizing said 70 MiB + 75 KiB per SPA, from the controller before issue 10 and before
     # the caches dropped managedFields; it was below the later measurements at 100 SPAs. Then
-    # 90 MiB + 62 KiB, from issue 10's runs (performance-issue10.json): after issue 24's lean
-    # work it gave 393 MiB at 5,000 SPAs, more than twice the 183 MiB measured.
+    # 90 MiB + 62 KiB, from issue 10's runs (results/history/load-blocking-vs-async-client.json):
+    # after issue 24's lean work it gave 393 MiB at 5,000 SPAs, more than twice the 183 MiB
+    # measured.
     performance = (DOCS / "performance.md").read_text(encoding="utf-8")
     base, per_spa = _memory_formula(performance, r"\*\*Memory\*\* ≈ (\d+) MiB \+ (\d+) KiB per SPA")
     assert (base, per_spa) == _memory_formula(
@@ -327,7 +330,7 @@ def test_what_immediate_scale_up_saves_is_quoted_as_measured() -> None:
     # performance.md said immediate scale-up "takes 10 to 30 s off the HPA-only path" at
     # 2 x 100 Deployments a boundary; the raw results show 8 to 17 s off the raise and
     # -0.2 to 13.1 s off Ready.
-    capacity = _load("performance-capacity.json")
+    capacity = _load("results/capacity-1-100.json")
     text = _performance()
     double = [capacity["run_1"], capacity["run_2"]]  # 2 x 100 Deployments per boundary
     single = [capacity["run_3"], capacity["run_4"]]  # 100 per boundary
