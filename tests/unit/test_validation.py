@@ -77,8 +77,22 @@ def test_valid_weekly_schedule_compiles() -> None:
 
 
 def test_oneshot_compiles() -> None:
+    # To the instants its wall-clock times name in its zone (Tokyo: UTC+9, no daylight-saving
+    # time), active from the start on and inactive, completed, from the end on.
+    from spa.schedule import Timeline  # here: this one test reads the compiled window's activity
+
     document = _push(type="OneShot", startTime="2026-09-01T10:00", endTime="2026-09-10T19:00")
-    assert isinstance(compile_schedule(parse_schedule(document).spec).window, OneShotWindow)
+    window = compile_schedule(parse_schedule(document).spec).window
+    assert isinstance(window, OneShotWindow)
+    start = (date(2026, 9, 1) - date(1970, 1, 1)).days * 86400 + 1 * 3600  # 10:00 in Tokyo
+    end = (date(2026, 9, 10) - date(1970, 1, 1)).days * 86400 + 10 * 3600  # 19:00 in Tokyo
+    assert window.span == (start, end)
+    timeline = Timeline(window)
+    active = [timeline.is_active(instant) for instant in (start - 1, start, end - 1, end)]
+    assert active == [False, True, True, False]
+    assert [timeline.next_boundary(start - 86400), timeline.next_boundary(start)] == [start, end]
+    assert timeline.next_boundary(end) is None
+    assert (window.completed(end - 1), window.completed(end)) == (False, True)
 
 
 def test_daily_ignores_weekdays_and_accepts_blank_ones() -> None:
