@@ -30,10 +30,12 @@ $(STAMP): setup.cfg pyproject.toml $(DEV_LOCK)
 
 venv: $(STAMP)
 
+# Commit subjects of at most 72 characters, after 4151648 (docs/development.md, "Commits").
 lint: venv
 	$(BIN)/ruff check spa tests bench hack
 	$(BIN)/ruff format --check spa tests bench hack
 	$(BIN)/lint-imports
+	$(BIN)/python hack/check_commit_subjects.py
 
 # bench/ too (a namespace package: its modules are found from the repository's root), and with
 # it the test helpers it imports (tests/testenv, tests/integration/harness.py): an API change
