@@ -9,13 +9,15 @@ as kubectl unpacks them, and an input is bounded in size before it is parsed at 
 
 from __future__ import annotations
 
+import difflib
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from spa.api import GROUP, SCHEDULE_KIND, SCHEDULED_POD_AUTOSCALER
+from spa.api import API_VERSION, GROUP, SCHEDULE_KIND, SCHEDULED_POD_AUTOSCALER
+from spa.api.resources import CALENDAR_KIND, CLUSTER_CALENDAR_KIND
 from spa.plan.decoding import Decoded, decode_stream
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "MAX_INPUT_BYTES",
     "Document",
     "ReadError",
+    "misaddressed",
     "read_blobs",
     "read_documents",
 ]
@@ -90,12 +93,57 @@ def read_documents(paths: Sequence[str]) -> tuple[list[Document], list[ReadError
 
 
 def _is_ours(body: object) -> bool:
-    """An object of our API group: planned, or reported (an unknown kind of the group is an
-    error of its own, so the path is not also said to hold nothing)."""
+    """An object of our API group, or meant to be: planned, or reported (an unknown kind of
+    the group, or our kind under a misspelt group, is an error of its own, so the path is not
+    also said to hold nothing)."""
     if not isinstance(body, Mapping):
         return False
-    api_version = body.get("apiVersion")
-    return isinstance(api_version, str) and api_version.rpartition("/")[0] == GROUP
+    api_version, kind = body.get("apiVersion"), body.get("kind")
+    if not isinstance(api_version, str):
+        return False
+    if api_version.rpartition("/")[0] == GROUP:
+        return True
+    return isinstance(kind, str) and misaddressed(api_version, kind) is not None
+
+
+_OUR_KINDS = (SCHEDULED_POD_AUTOSCALER, SCHEDULE_KIND, CALENDAR_KIND, CLUSTER_CALENDAR_KIND)
+# How close (difflib's ratio, case folded) a group must be to ours to be taken for a misspelling
+# of it: `autoscaling.d-kuro.github.com` is 0.95, while the real groups nearest to it,
+# `autoscaling.k8s.io` (the VerticalPodAutoscaler's) and `autoscaling.x-k8s.io`, are about 0.7.
+_CLOSE_TO_GROUP = 0.8
+# Built-in groups (`autoscaling/v2`, the core `v1`): none has a kind of ours, so our kind there
+# is a slip (kubectl refuses it: "no matches for kind"); other groups may have kinds of the
+# same name (Velero's Schedule), which are theirs.
+_BUILT_IN_GROUPS = ("autoscaling", "")
+
+
+def misaddressed(api_version: str, kind: str) -> str | None:
+    """Why an object outside our API group was most likely meant to be in it, as the message
+    of its `apiVersion` (docs/plan.md), or None for another group's object.
+
+    kubectl refuses each of these ("no matches for kind"), and `spa plan` passed them over as
+    other groups' objects: the Schedule then silently missed from the plan."""
+    group = api_version.rpartition("/")[0]
+    if group == GROUP:
+        return None
+    shown = _brief(api_version)
+    if api_version.casefold() in (GROUP, f"{GROUP}/"):
+        return f"'{shown}' has no version; did you mean '{API_VERSION}'?"
+    folded = group.casefold()
+    if folded == GROUP:
+        return (
+            f"unknown API group '{_brief(group)}' (a group is lower case); "
+            f"did you mean '{API_VERSION}'?"
+        )
+    if difflib.SequenceMatcher(None, folded, GROUP).ratio() >= _CLOSE_TO_GROUP:
+        return f"unknown API group '{_brief(group)}'; did you mean '{API_VERSION}'?"
+    if kind == SCHEDULED_POD_AUTOSCALER or (kind in _OUR_KINDS and group in _BUILT_IN_GROUPS):
+        return f"'{shown}' has no kind {kind}; did you mean '{API_VERSION}'?"
+    return None
+
+
+def _brief(text: str) -> str:
+    return text if len(text) <= 40 else f"{text[:40]}..."
 
 
 def _expand(name: str, errors: list[ReadError], order: int) -> Iterator[str]:

@@ -41,7 +41,7 @@ from spa.api.validation import (
     unknown_status_fields,
     window_scale_to_zero_error,
 )
-from spa.plan.manifests import Document, ReadError
+from spa.plan.manifests import Document, ReadError, misaddressed
 from spa.plan.schedules import PlannedSchedule, plan_schedule
 from spa.schedule import (
     Base,
@@ -452,7 +452,8 @@ def _position(body: object, path: str | None) -> tuple[int, ...]:
 def _identify(document: Document, errors: _Errors) -> _Parsed | None:
     """Which of our objects the document is, or None for anything else (the kinds of other API
     groups are ignored, since a Git directory holds Deployments and Services too; an unknown
-    kind of our group is an error, as in kubectl)."""
+    kind of our group is an error, as in kubectl, and so is an object meant for our group but
+    addressed to another: `spa.plan.manifests.misaddressed`)."""
     body = document.body
     if not isinstance(body, Mapping):
         errors.add_document_error(document, "not a Kubernetes object (not a mapping)")
@@ -466,7 +467,8 @@ def _identify(document: Document, errors: _Errors) -> _Parsed | None:
         )
         return None
     group, _, version = api_version.rpartition("/")
-    if group != GROUP:
+    misdirected = misaddressed(api_version, kind) if group != GROUP else None
+    if group != GROUP and misdirected is None:
         return None
     metadata = body.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
@@ -482,6 +484,9 @@ def _identify(document: Document, errors: _Errors) -> _Parsed | None:
         _shortened(name) if isinstance(name, str) else "",
     )
     problems = []
+    if misdirected is not None:
+        problems.append(FieldError("apiVersion", misdirected))
+        version = VERSION  # said with the group
     if kind not in _OUR_KINDS:
         # kubectl refuses a kind its API group does not have ("no matches for kind"); other
         # groups' kinds cannot be known offline and stay ignored.
