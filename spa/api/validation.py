@@ -35,6 +35,7 @@ from pydantic_core import ErrorDetails
 from spa.api.resources import (
     GO_DURATION_PATTERN,
     CalendarReference,
+    CapacityMode,
     ClusterCalendar,
     HolidayMode,
     Schedule,
@@ -178,34 +179,150 @@ class CompiledSchedule:
 
 
 def parse_scheduled_pod_autoscaler(document: Mapping[str, Any]) -> ScheduledPodAutoscaler:
-    """A ScheduledPodAutoscaler from its JSON/YAML form, checked as a whole."""
-    autoscaler = _parse(ScheduledPodAutoscaler, document)
-    lead = 0
-    if autoscaler.spec.lead_time is not None:
-        read = _lead_seconds("spec.leadTime", autoscaler.spec.lead_time)
-        if isinstance(read, FieldError):
-            raise InvalidObject([read])
-        lead = read
-    if autoscaler.spec.capacity is not None:
-        capacity = _capacity_lead_seconds(autoscaler.spec.capacity.lead_time, lead)
-        if isinstance(capacity, FieldError):
-            raise InvalidObject([capacity])
+    """A ScheduledPodAutoscaler from its JSON/YAML form, checked as a whole.
+
+    Every problem is reported at once: if the document fails structurally, the checks that
+    span fields (lead times, minReplicas against maxReplicas, the name's length) still run on
+    the fields that are fine, as `parse_schedule` does for a Schedule."""
+    try:
+        autoscaler = _parse(ScheduledPodAutoscaler, document)
+    except InvalidObject as invalid:
+        reported = {error.field for error in invalid.errors}
+        more = _autoscaler_also_wrong(document, reported) if isinstance(document, Mapping) else []
+        if not more:
+            raise
+        raise InvalidObject([*invalid.errors, *more]) from None
     spec = autoscaler.spec.horizontal_pod_autoscaler_spec
-    if spec.min_replicas is not None and spec.min_replicas > spec.max_replicas:
-        raise InvalidObject(
-            [
-                FieldError(
-                    "spec.horizontalPodAutoscalerSpec.minReplicas",
-                    f"must not be greater than maxReplicas ({spec.max_replicas}), "
-                    f"got {spec.min_replicas}",
-                )
-            ]
-        )
+    capacity = autoscaler.spec.capacity
+    errors = _autoscaler_checks(
+        name=autoscaler.metadata.name,
+        lead_time=autoscaler.spec.lead_time,
+        capacity_lead_time=None if capacity is None else capacity.lead_time,
+        capacity_mode=None if capacity is None else (capacity.mode or CapacityMode.Auto),
+        min_replicas=spec.min_replicas,
+        max_replicas=spec.max_replicas,
+    )
     if spec.min_replicas == 0 and not spec.scales_to_zero():
-        raise InvalidObject(
-            [FieldError("spec.horizontalPodAutoscalerSpec.minReplicas", SCALE_TO_ZERO_NEEDS)]
-        )
+        errors.append(FieldError(_MIN_REPLICAS_FIELD, SCALE_TO_ZERO_NEEDS))
+    if errors:
+        raise InvalidObject(errors)
     return autoscaler
+
+
+_MIN_REPLICAS_FIELD = "spec.horizontalPodAutoscalerSpec.minReplicas"
+
+# The longest SPA name that its node capacity objects can carry (docs/schedules.md, "Node
+# capacity"): the placeholder pods' label `capacity-for=<name>` takes a label value (63
+# characters at most), and the CapacityBuffer's name `<name>-capacity` a name (253).
+_LONGEST_NAME_WITH_PLACEHOLDERS = 63
+_LONGEST_NAME_WITH_BUFFER = 253 - len("-capacity")
+
+
+def _autoscaler_checks(
+    *,
+    name: object,
+    lead_time: object,
+    capacity_lead_time: object,
+    capacity_mode: CapacityMode | None,
+    min_replicas: object,
+    max_replicas: object,
+) -> list[FieldError]:
+    """The checks of a ScheduledPodAutoscaler that span fields, each on values of the right
+    type only (`_UNCHECKED` or anything else is skipped: already reported)."""
+    errors: list[FieldError] = []
+    lead = 0
+    if isinstance(lead_time, str):
+        read = _lead_seconds("spec.leadTime", lead_time)
+        if isinstance(read, FieldError):
+            errors.append(read)
+        else:
+            lead = read
+    if isinstance(capacity_lead_time, str):
+        capacity = _capacity_lead_seconds(capacity_lead_time, lead)
+        if isinstance(capacity, FieldError):
+            errors.append(capacity)
+    if (
+        isinstance(min_replicas, int)
+        and isinstance(max_replicas, int)
+        and min_replicas > max_replicas
+    ):
+        errors.append(
+            FieldError(
+                _MIN_REPLICAS_FIELD,
+                f"must not be greater than maxReplicas ({max_replicas}), got {min_replicas}",
+            )
+        )
+    if isinstance(name, str) and capacity_mode is not None:
+        errors.extend(_capacity_name_errors(name, capacity_mode))
+    return errors
+
+
+def _capacity_name_errors(name: str, mode: CapacityMode) -> list[FieldError]:
+    """A name the node capacity objects cannot carry: the API server would refuse every write
+    of them, so the SPA is refused instead, with one message (docs/schedules.md, "Node
+    capacity")."""
+    if mode is CapacityMode.CapacityBuffer:
+        if len(name) <= _LONGEST_NAME_WITH_BUFFER:
+            return []
+        return [
+            FieldError(
+                "metadata.name",
+                f"must be at most {_LONGEST_NAME_WITH_BUFFER} characters with spec.capacity "
+                f"(its CapacityBuffer is named <name>-capacity, at most 253 characters), got "
+                f"{len(name):,}",
+            )
+        ]
+    if len(name) <= _LONGEST_NAME_WITH_PLACEHOLDERS:
+        return []
+    pods = (
+        "its placeholder pods carry"
+        if mode is CapacityMode.Placeholder
+        else "placeholder pods, which mode Auto uses where no CapacityBuffer API is served, carry"
+    )
+    return [
+        FieldError(
+            "metadata.name",
+            f"must be at most {_LONGEST_NAME_WITH_PLACEHOLDERS} characters with spec.capacity "
+            f"({pods} the label autoscaling.d-kuro.github.io/capacity-for=<name>, and a label "
+            f"value is at most 63 characters), got {len(name):,}",
+        )
+    ]
+
+
+def _autoscaler_also_wrong(
+    document: Mapping[str, Any], reported: set[str | None]
+) -> list[FieldError]:
+    """The checks of `_autoscaler_checks` on the fields of a document that failed
+    structurally, for those that did not: every problem is seen in one round of fixes."""
+
+    def at(*path: str) -> object:
+        value: object = document
+        for part in path:
+            value = value.get(part) if isinstance(value, Mapping) else None
+        field = ".".join(path)
+        if any(wrong == field or (wrong or "").startswith(f"{field}.") for wrong in reported):
+            return _UNCHECKED
+        return value
+
+    hpa = ("spec", "horizontalPodAutoscalerSpec")
+    mode = at("spec", "capacity", "mode")
+    capacity = at("spec", "capacity")
+    capacity_mode = None
+    if isinstance(capacity, Mapping) and (mode is None or mode in set(CapacityMode)):
+        capacity_mode = CapacityMode(mode) if isinstance(mode, str) else CapacityMode.Auto
+    minimum, maximum = at(*hpa, "minReplicas"), at(*hpa, "maxReplicas")
+    return [
+        error
+        for error in _autoscaler_checks(
+            name=at("metadata", "name"),
+            lead_time=at("spec", "leadTime"),
+            capacity_lead_time=at("spec", "capacity", "leadTime"),
+            capacity_mode=capacity_mode,
+            min_replicas=None if isinstance(minimum, bool) else minimum,
+            max_replicas=None if isinstance(maximum, bool) else maximum,
+        )
+        if error.field not in reported
+    ]
 
 
 SCALE_TO_ZERO_NEEDS = (

@@ -147,6 +147,65 @@ def test_autoscaler_min_above_max_is_invalid() -> None:
         parse_scheduled_pod_autoscaler(document)
 
 
+def autoscaler_problems(document: dict[str, Any]) -> list[str]:
+    with pytest.raises(InvalidObject) as caught:
+        parse_scheduled_pod_autoscaler(document)
+    return [str(error) for error in caught.value.errors]
+
+
+def test_every_problem_of_an_autoscaler_is_reported_at_once() -> None:
+    # One error hid the others: an unknown field hid the lead time over 24h, which hid min
+    # above max (fix one, run again, meet the next).
+    document = autoscaler(name="web", leadTime="25h", minReplicas=11, maxReplicas=10)
+    document["spec"]["bogus"] = True
+    assert autoscaler_problems(document) == [
+        "spec.bogus: unknown field",
+        "spec.leadTime: must be at most 24h, got '25h'",
+        "spec.horizontalPodAutoscalerSpec.minReplicas: must not be greater than maxReplicas "
+        "(10), got 11",
+    ]
+    del document["spec"]["bogus"]
+    assert len(autoscaler_problems(document)) == 2
+
+
+def test_a_capacity_lead_and_min_above_max_are_reported_together() -> None:
+    document = autoscaler(
+        leadTime="10m", capacity={"leadTime": "5m"}, minReplicas=11, maxReplicas=10
+    )
+    assert autoscaler_problems(document) == [
+        "spec.capacity.leadTime: must be at least leadTime (10m), got '5m'",
+        "spec.horizontalPodAutoscalerSpec.minReplicas: must not be greater than maxReplicas "
+        "(10), got 11",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("mode", "longest"),
+    [(None, 63), ("Auto", 63), ("Placeholder", 63), ("CapacityBuffer", 244)],
+)
+def test_a_name_its_capacity_objects_cannot_carry_is_refused(
+    mode: str | None, longest: int
+) -> None:
+    # Planned and reconciled as if fine, while the API server refused every placeholder
+    # (label value capacity-for=<name> over 63) or CapacityBuffer (<name>-capacity over 253).
+    capacity = {"leadTime": "10m"} | ({} if mode is None else {"mode": mode})
+    parse_scheduled_pod_autoscaler(autoscaler(name="w" * longest, capacity=capacity))
+    [problem] = autoscaler_problems(autoscaler(name="w" * (longest + 1), capacity=capacity))
+    assert problem.startswith(f"metadata.name: must be at most {longest} characters with ")
+    assert problem.endswith(f"got {longest + 1}")
+    # Without capacity the name is the HPA's alone, up to 253 characters.
+    parse_scheduled_pod_autoscaler(autoscaler(name="w" * 253))
+
+
+def test_a_long_name_is_reported_with_a_structural_error() -> None:
+    document = autoscaler(name="w" * 64, capacity={"leadTime": "10m"})
+    document["spec"]["bogus"] = True
+    assert [problem.split(":")[0] for problem in autoscaler_problems(document)] == [
+        "spec.bogus",
+        "metadata.name",
+    ]
+
+
 EXTERNAL_METRIC = {
     "type": "External",
     "external": {
