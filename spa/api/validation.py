@@ -25,7 +25,7 @@ import re
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Annotated, Any, Literal, TypeVar, Union, assert_never, get_args, get_origin
 
@@ -47,7 +47,7 @@ from spa.api.resources import (
 from spa.api.resources import (
     Calendar as CalendarObject,
 )
-from spa.api.window_types import WINDOW_TYPES, only_used_by, types_phrase
+from spa.api.window_types import WINDOW_TYPES, TimeFormat, listed, only_used_by, types_phrase
 from spa.schedule import (
     MAX_LEAD_SECONDS,
     Base,
@@ -76,7 +76,12 @@ from spa.schedule import (
 )
 from spa.schedule import HolidayMode as EngineHolidayMode
 from spa.schedule.public_holidays import UnknownSubdivision
-from spa.schedule.wallclock import LOCAL_DATETIME_PATTERN, zone_names, zones_abbreviated
+from spa.schedule.wallclock import (
+    LOCAL_DATETIME_PATTERN,
+    WELL_KNOWN_ZONES,
+    zone_names,
+    zones_abbreviated,
+)
 
 __all__ = [
     "SCALE_TO_ZERO_NEEDS",
@@ -672,7 +677,8 @@ def _check_window(fields: _WindowFields) -> tuple[Window | None, list[FieldError
         try:
             return check(value)
         except WallClockError as error:
-            errors.append(FieldError(field, f"{error}{_midnight_hint(field, value, fields)}"))
+            hint = _midnight_hint(field, value, fields) or _time_form_hint(field, value)
+            errors.append(FieldError(field, f"{error}{hint}"))
             return None
 
     def hours() -> tuple[Any, Any] | None:
@@ -812,6 +818,35 @@ def _midnight_hint(field: str, value: object, fields: _WindowFields) -> str:
             assert_never(fields.type)
 
 
+# A time of day or a date-time as other formats write it: with seconds (`08:00:00`, a fraction
+# too) or a UTC offset (`08:00+02:00`, `2026-03-08T08:00Z`), a space for the `T`.
+_TIME_SHAPE = re.compile(
+    r"(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ])?(?P<time>[0-9]{1,2}:[0-9]{2})"
+    r"(?P<seconds>:[0-9]{2}(?:[.,][0-9]+)?)?(?P<offset>[Zz]|[+-][0-9]{2}(?::?[0-9]{2})?)?"
+)
+_TIME_FIELDS = ("spec.startTime", "spec.endTime")
+
+
+def _time_form_hint(field: str, value: object) -> str:
+    """Why a startTime or endTime with seconds or a UTC offset is not of the form the API takes
+    (HH:mm, or yyyy-MM-ddTHH:mm for a OneShot), and what to write: the seconds go, and the
+    zone is `spec.timeZone`'s, never the time's own (docs/schedules.md, "Time zones");
+    nothing for any other value."""
+    found = _TIME_SHAPE.fullmatch(value) if isinstance(value, str) else None
+    if field not in _TIME_FIELDS or found is None or not (found["seconds"] or found["offset"]):
+        return ""
+    date = found["date"][:10] + "T" if found["date"] else ""
+    parts = []
+    if found["seconds"]:
+        parts.append("seconds")
+    if found["offset"]:
+        parts.append(f"a UTC offset ({found['offset']})")
+    fix = f"write {date}{found['time']}"
+    if found["offset"]:
+        fix += " and give the zone in spec.timeZone (an IANA name such as Europe/Berlin)"
+    return f"; it has {' and '.join(parts)}, which the API does not take: {fix}"
+
+
 def _midnight_date_hint(value: object) -> str:
     """For `2026-12-31T24:00`: the next date at 00:00; nothing for any other value."""
     found = _MIDNIGHT_AT_END.fullmatch(value) if isinstance(value, str) else None
@@ -854,8 +889,12 @@ _ZONES_NAMED = 4
 
 
 def _zone_hint(name: str) -> str:
-    """What to write instead of an unknown zone: for a zone name in the wrong case, or for a
-    typo, the closest name; for an abbreviation (CEST, PST), the zones that use it."""
+    """What to write instead of an unknown zone: for a UTC offset (`UTC+1`, `+01:00`, `Z`),
+    the zones with that offset; for a zone name in the wrong case, or for a typo, the closest
+    name; for an abbreviation (CEST, PST), the zones that use it."""
+    offset = _offset_hint(name)
+    if offset is not None:
+        return offset
     names = zone_names()
     if name.casefold() not in {zone.casefold() for zone in names}:
         users = zones_abbreviated(name) if len(name) <= 8 else ()
@@ -868,6 +907,54 @@ def _zone_hint(name: str) -> str:
                 " mean"
             )
     return _suggestion(name, names)
+
+
+# A UTC offset written where a zone belongs: `Z`, `+01:00`, `-0530`, `UTC+1`, `GMT-5`.
+_OFFSET = re.compile(
+    r"(?i:z|(?:utc|gmt|z)?(?P<sign>[+-])(?P<hours>[0-9]{1,2})(?::?(?P<minutes>[0-9]{2}))?)\Z"
+)
+# The instants at which a place's standard offset is read: fixed, so that the same input gets
+# the same message whenever it is checked.
+_SEASONS = (datetime(2026, 1, 15, 12, tzinfo=UTC), datetime(2026, 7, 15, 12, tzinfo=UTC))
+
+
+def _offset_hint(name: str) -> str | None:
+    """For a UTC offset where a zone belongs: the Etc/GMT zone of that offset, whose sign is
+    POSIX's and so the opposite of the offset's (Etc/GMT-1 is UTC+01:00), and a place on that
+    standard offset (docs/schedules.md, "Time zones"). A suggestion by spelling offered a zone
+    an hour off (`UTC+1`: 'UTC'; `Z`: 'NZ'). None for anything that is not an offset."""
+    found = _OFFSET.fullmatch(name)
+    if found is None:
+        return None
+    if found["sign"] is None:
+        minutes = 0
+    else:
+        minutes = int(found["hours"]) * 60 + int(found["minutes"] or 0)
+        minutes *= -1 if found["sign"] == "-" else 1
+    if minutes == 0:
+        return "; a UTC offset is not a zone: write UTC (or Etc/UTC)"
+    hours, rest = divmod(abs(minutes), 60)
+    shown = f"UTC{'+' if minutes > 0 else '-'}{hours:02d}:{rest:02d}"
+    place = next((zone for zone in WELL_KNOWN_ZONES if _standard_minutes(zone) == minutes), None)
+    if rest == 0 and -12 <= minutes // 60 <= 14:
+        etc = f"Etc/GMT{'-' if minutes > 0 else '+'}{hours}"
+        also = "" if place is None else f" or the zone of the place you mean, such as {place}"
+        return (
+            f"; a UTC offset is not a zone: use an IANA zone such as {etc} (the sign is "
+            f"inverted: {etc} is {shown}){also}"
+        )
+    such = "" if place is None else f", such as {place}"
+    return f"; a UTC offset is not a zone: use the IANA zone of the place you mean{such} ({shown})"
+
+
+def _standard_minutes(zone: str) -> int:
+    """The standard offset of `zone` in minutes east of UTC: the smaller of its offsets in
+    January and in July (daylight saving time adds an hour in either hemisphere; tzdata's
+    Europe/Dublin has a negative one in winter, which makes `dst()` useless here)."""
+    offsets = [
+        (instant.astimezone(load_zone(zone)).utcoffset() or timedelta(0)) for instant in _SEASONS
+    ]
+    return int(min(offsets).total_seconds()) // 60
 
 
 def _weekday(
@@ -1246,6 +1333,13 @@ def _field_error(
     elif kind in _BOUNDS:
         word, key = _BOUNDS[kind]
         message = f"must be {word} {context.get(key)}{got}"
+    elif kind == "string_too_long" and isinstance(value, str) and _time_form_hint(path, value):
+        # A date-time with seconds or an offset: its form, rather than only its length.
+        form = _TIME_SHAPE.fullmatch(value)
+        time_format = TimeFormat.LOCAL_DATETIME
+        if form is not None and form["date"] is None:
+            time_format = TimeFormat.HOUR_MINUTE
+        message = f"must be {time_format.described}{got}{_time_form_hint(path, value)}"
     elif kind == "string_too_long" and isinstance(value, str):
         message = f"must be at most {context.get('max_length')} characters, got {len(value):,}"
     elif kind == "too_long":
@@ -1292,29 +1386,47 @@ _BOUNDS = {
 }
 
 
-# The fields that hold a Go duration as text (leadTime of both kinds, a Cron Schedule's
-# duration), with the units a number written there may take.
-_DURATION_UNITS: dict[tuple[int | str, ...], tuple[str, ...]] = {
-    ("spec", "leadTime"): ("s", "m", "h"),
-    ("spec", "duration"): ("m", "h"),
+# The fields that hold a Go duration as text (leadTime and capacity.leadTime of both kinds, a
+# Cron Schedule's duration): the units a number written there may take, and the field's range
+# in seconds.
+_DURATION_UNITS: dict[tuple[int | str, ...], tuple[tuple[str, ...], int, int]] = {
+    ("spec", "leadTime"): (("s", "m", "h"), 0, MAX_LEAD_SECONDS),
+    ("spec", "capacity", "leadTime"): (("s", "m", "h"), 0, MAX_LEAD_SECONDS),
+    ("spec", "duration"): (("m", "h"), 60, 744 * 3600),
 }
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
 
 
-def _duration_hint(units: tuple[str, ...], value: object) -> str:
-    """For a plain number where a duration belongs (`leadTime: 0`, which YAML reads as the
-    integer 0 and the API server refuses, as the CRD types the field as a string): the
-    duration to write instead; nothing for other values."""
+def _duration_hint(field: tuple[tuple[str, ...], int, int], value: object) -> str:
+    """For a plain number where a duration belongs (`leadTime: 600`, which YAML reads as an
+    integer and the API server refuses, as the CRD types the field as a string): the
+    durations to write instead, only those within the field's range, each with its plainer
+    spelling (`600s (10m)`); nothing for other values."""
+    units, low, high = field
     if isinstance(value, bool) or not isinstance(value, int | float):
         return ""
     text = repr(value)
     if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", text):
         return ""
-    if value == 0:
-        if "s" not in units:
-            return " (a duration needs a unit, such as 90m or 8h)"
+    if value == 0 and low == 0:
         return " (a duration needs a unit: write 0s)"
-    written = [f"{text}{unit}" for unit in units]
-    return f" (a duration needs a unit: write {', '.join(written[:-1])} or {written[-1]})"
+    written = []
+    for unit in units:
+        seconds = value * _UNIT_SECONDS[unit]
+        if not low <= seconds <= high:
+            continue
+        plain = seconds_as_duration(int(seconds)) if seconds == int(seconds) else None
+        same = plain is None or plain in (f"{text}{unit}", f"{int(value)}{unit}")
+        written.append(f"{text}{unit}" if same else f"{text}{unit} ({plain})")
+    if not written:
+        return (
+            f" (a duration needs a unit, such as {_EXAMPLES[units]}; "
+            f"from {seconds_as_duration(low)} to {seconds_as_duration(high)})"
+        )
+    return f" (a duration needs a unit: write {listed(tuple(written))})"
+
+
+_EXAMPLES = {("s", "m", "h"): "90s, 10m or 1h", ("m", "h"): "90m or 8h"}
 
 
 # The Schedule's date fields (format: date in the CRD).

@@ -10,6 +10,7 @@ as kubectl unpacks them, and an input is bounded in size before it is parsed at 
 from __future__ import annotations
 
 import difflib
+import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from typing import BinaryIO
 
 from spa.api import API_VERSION, GROUP, SCHEDULE_KIND, SCHEDULED_POD_AUTOSCALER
 from spa.api.resources import CALENDAR_KIND, CLUSTER_CALENDAR_KIND
-from spa.plan.decoding import Decoded, decode_stream
+from spa.plan.decoding import Decoded, Failed, decode_stream
 
 __all__ = [
     "MANIFEST_SUFFIXES",
@@ -59,6 +60,10 @@ class ReadError:
     message: str
     field: str | None = None
     order: int = 0
+    kind: str | None = None
+    """The object the problem is in, where the document could be read far enough to tell."""
+    namespace: str | None = None
+    name: str | None = None
 
 
 def read_documents(paths: Sequence[str]) -> tuple[list[Document], list[ReadError]]:
@@ -226,7 +231,38 @@ def _decode_file(
         if isinstance(result, Decoded):
             _unpack(file, order, result, documents, errors)
         else:
-            errors.append(ReadError(file, result.index, result.message, result.path, order))
+            errors.append(_read_error(file, order, result))
+
+
+def _read_error(file: str, order: int, failed: Failed) -> ReadError:
+    """A document that could not be read, with the object it belongs to where the rest of it
+    was read (a number out of range in one item of a List names that item)."""
+    body: object = failed.value
+    path = failed.path or ""
+    if isinstance(body, Mapping) and isinstance(body.get("items"), list):
+        position = re.match(r"items\[([0-9]+)\]", path)
+        items = body["items"]
+        if position is not None and int(position[1]) < len(items):
+            body = items[int(position[1])]
+    if not isinstance(body, Mapping):
+        return ReadError(file, failed.index, failed.message, failed.path, order)
+    kind, metadata = body.get("kind"), body.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    namespace, name = metadata.get("namespace"), metadata.get("name")
+    api_version = body.get("apiVersion")
+    ours = isinstance(api_version, str) and api_version.rpartition("/")[0] == GROUP
+    if ours and kind != CLUSTER_CALENDAR_KIND and not namespace:
+        namespace = "default"  # as the planner names the objects it reads (docs/plan.md)
+    return ReadError(
+        file,
+        failed.index,
+        failed.message,
+        failed.path,
+        order,
+        kind=_brief(kind) if isinstance(kind, str) and kind else None,
+        namespace=_brief(namespace) if isinstance(namespace, str) and namespace else None,
+        name=_brief(name) if isinstance(name, str) and name else None,
+    )
 
 
 def _read_bounded(stream: BinaryIO) -> bytes | None:

@@ -385,9 +385,16 @@ class _Errors:
 
     def add_read_error(self, error: ReadError) -> None:
         where = (error.order, error.index or 0, -1, ())
-        self._found.append(
-            (where, PlanError(error.file, error.index, error.message, field=error.field))
+        found = PlanError(
+            error.file,
+            error.index,
+            error.message,
+            kind=error.kind,
+            namespace=error.namespace,
+            name=error.name,
+            field=error.field,
         )
+        self._found.append((where, found))
 
     def add_document_error(self, document: Document, message: str) -> None:
         where = (document.order, document.index, _item(document), ())

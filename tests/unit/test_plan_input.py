@@ -543,6 +543,28 @@ def test_other_groups_kinds_of_our_names_are_theirs(tmp_path: Path) -> None:
     assert plan.errors == []
 
 
+def test_a_json_number_out_of_range_names_its_object(tmp_path: Path) -> None:
+    schedule = {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "Schedule",
+        "metadata": {"name": "noon", "namespace": "shop"},
+        "spec": {"minReplicas": "<n>"},
+    }
+    single = json.dumps(schedule).replace('"<n>"', "1e400")
+    listed = json.dumps({"apiVersion": "v1", "kind": "List", "items": [{}, schedule]})
+    plan = plan_of(tmp_path, TARGET_AUTOSCALER, single, listed.replace('"<n>"', "-1e400"))
+    assert [describe_error(error).split(": ", 1)[1] for error in plan.errors] == [
+        "spec.minReplicas: the number '1e400' is out of range (kubectl reads a JSON number as a "
+        "float64) (line 1)",
+        "items[1].spec.minReplicas: the number '-1e400' is out of range (kubectl reads a JSON "
+        "number as a float64) (line 1)",
+    ]
+    assert [(error.kind, error.namespace, error.name) for error in plan.errors] == [
+        ("Schedule", "shop", "noon"),
+        ("Schedule", "shop", "noon"),
+    ]
+
+
 def test_an_unknown_kind_exits_one_with_the_error_on_standard_error(tmp_path: Path) -> None:
     (tmp_path / "kind.yaml").write_text(
         TARGET_AUTOSCALER + "---\n" + SCHEDULE.replace("kind: Schedule", "kind: Schedul")
