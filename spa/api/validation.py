@@ -99,6 +99,7 @@ __all__ = [
     "compile_schedule",
     "described",
     "duration_seconds",
+    "ignored_fields",
     "parse_calendar",
     "parse_schedule",
     "parse_scheduled_pod_autoscaler",
@@ -1008,6 +1009,22 @@ def _unused_fields(fields: _WindowFields) -> list[FieldError]:
             message = f"is not used by {types_phrase((fields.type,))}{why}"
         errors.append(FieldError(f"spec.{name}", message))
     return errors
+
+
+def ignored_fields(spec: ScheduleSpec) -> list[FieldError]:
+    """The fields set that the Schedule's type accepts but ignores (spa.api.window_types,
+    `ignored`): warnings, as the object is valid and means what it meant, but a reader may
+    think the field does something (docs/plan.md, "Warnings")."""
+    kind = WINDOW_TYPES[spec.type]
+    found = []
+    attributes = {info.alias or name: name for name, info in ScheduleSpec.model_fields.items()}
+    for name in kind.ignored:
+        value = getattr(spec, attributes[name])
+        if value in (None, ""):
+            continue
+        why = f": {kind.ignored_because}" if kind.ignored_because else ""
+        found.append(FieldError(f"spec.{name}", f"is ignored by {types_phrase((spec.type,))}{why}"))
+    return found
 
 
 def _check_calendar(fields: _WindowFields, errors: list[FieldError]) -> Calendar | None:
