@@ -99,6 +99,7 @@ __all__ = [
     "compile_schedule",
     "described",
     "duration_seconds",
+    "errors_against_autoscaler",
     "ignored_fields",
     "parse_calendar",
     "parse_schedule",
@@ -442,13 +443,22 @@ def _lead_seconds(field: str, text: str) -> int | FieldError:
 
 def parse_calendar(document: Mapping[str, Any]) -> CalendarObject | ClusterCalendar:
     """A Calendar or ClusterCalendar from its JSON/YAML form (by its kind), checked as a
-    whole: every date real, listed once, each range in order, the holidays' country known."""
+    whole: every date real, listed once, each range in order, the holidays' country known.
+    A structural error does not hide those of the dates: they are checked on the fields that
+    are fine, and reported together."""
     kind = document.get("kind") if isinstance(document, Mapping) else None
     parsed: CalendarObject | ClusterCalendar
-    if kind == "ClusterCalendar":
-        parsed = _parse(ClusterCalendar, document)
-    else:
-        parsed = _parse(CalendarObject, document)
+    try:
+        if kind == "ClusterCalendar":
+            parsed = _parse(ClusterCalendar, document)
+        else:
+            parsed = _parse(CalendarObject, document)
+    except InvalidObject as invalid:
+        reported = {error.field for error in invalid.errors}
+        more = _calendar_also_wrong(document, reported) if isinstance(document, Mapping) else []
+        if not more:
+            raise
+        raise InvalidObject([*invalid.errors, *more]) from None
     calendar_dates(parsed)
     return parsed
 
@@ -456,8 +466,35 @@ def parse_calendar(document: Mapping[str, Any]) -> CalendarObject | ClusterCalen
 def calendar_dates(calendar: CalendarObject | ClusterCalendar) -> DateSet:
     """The engine's named date set of a parsed calendar, or InvalidObject naming every bad
     field. Its name is `Kind/name`, as the skipped windows say it."""
-    errors: list[FieldError] = []
     spec = calendar.spec
+    errors: list[FieldError] = []
+    days, ranges, holidays = _calendar_rules(
+        dates=list(enumerate(spec.dates or ())),
+        ranges=[(n, pair.start, pair.end) for n, pair in enumerate(spec.date_ranges or ())],
+        holidays=None
+        if spec.holidays is None
+        else (spec.holidays.country, spec.holidays.subdivision),
+        errors=errors,
+    )
+    if errors:
+        raise InvalidObject(errors)
+    return DateSet(
+        name=f"{calendar.kind}/{calendar.metadata.name}",
+        days=frozenset(days),
+        ranges=tuple(ranges),
+        holidays=holidays,
+    )
+
+
+def _calendar_rules(
+    *,
+    dates: Sequence[tuple[int, str]],
+    ranges: Sequence[tuple[int, str, str]],
+    holidays: tuple[str, str | None] | None,
+    errors: list[FieldError],
+) -> tuple[set[Any], list[tuple[Any, Any]], PublicHolidays | None]:
+    """A calendar's dates (by their index in `spec.dates`), ranges (by theirs in
+    `spec.dateRanges`) and holidays, read; each problem added to `errors`."""
 
     def date_of(field: str, text: str) -> Any:
         try:
@@ -467,16 +504,16 @@ def calendar_dates(calendar: CalendarObject | ClusterCalendar) -> DateSet:
             return None
 
     days = set()
-    for index, text in enumerate(spec.dates or ()):
+    for index, text in dates:
         day = date_of(f"spec.dates[{index}]", text)
         if day in days:
             errors.append(FieldError(f"spec.dates[{index}]", f"{text} is listed twice"))
         elif day is not None:
             days.add(day)
-    ranges = []
-    for index, pair in enumerate(spec.date_ranges or ()):
-        first = date_of(f"spec.dateRanges[{index}].start", pair.start)
-        last = date_of(f"spec.dateRanges[{index}].end", pair.end)
+    read = []
+    for index, start, end in ranges:
+        first = date_of(f"spec.dateRanges[{index}].start", start)
+        last = date_of(f"spec.dateRanges[{index}].end", end)
         if first is not None and last is not None:
             if last < first:
                 errors.append(
@@ -485,22 +522,59 @@ def calendar_dates(calendar: CalendarObject | ClusterCalendar) -> DateSet:
                     )
                 )
             else:
-                ranges.append((first, last))
-    holidays = None
-    if spec.holidays is not None:
+                read.append((first, last))
+    found = None
+    if holidays is not None:
         try:
-            holidays = PublicHolidays(spec.holidays.country, spec.holidays.subdivision)
+            found = PublicHolidays(*holidays)
         except WallClockError as error:
             field = "subdivision" if isinstance(error, UnknownSubdivision) else "country"
             errors.append(FieldError(f"spec.holidays.{field}", str(error)))
-    if errors:
-        raise InvalidObject(errors)
-    return DateSet(
-        name=f"{calendar.kind}/{calendar.metadata.name}",
-        days=frozenset(days),
-        ranges=tuple(ranges),
-        holidays=holidays,
+    return days, read, found
+
+
+def _calendar_also_wrong(
+    document: Mapping[str, Any], reported: set[str | None]
+) -> list[FieldError]:
+    """The date checks of a calendar that failed structurally, on the dates, ranges and
+    holidays that did not: every problem is seen in one round of fixes."""
+    spec = document.get("spec")
+    if not isinstance(spec, Mapping):
+        return []
+
+    def fine(field: str) -> bool:
+        return not any(
+            wrong is not None and (wrong == field or wrong.startswith((f"{field}.", f"{field}[")))
+            for wrong in reported
+        )
+
+    dates = spec.get("dates")
+    ranges = spec.get("dateRanges")
+    holidays = spec.get("holidays")
+    errors: list[FieldError] = []
+    _calendar_rules(
+        dates=[
+            (n, text)
+            for n, text in enumerate(dates if isinstance(dates, list) else ())
+            if isinstance(text, str) and fine(f"spec.dates[{n}]")
+        ],
+        ranges=[
+            (n, pair["start"], pair["end"])
+            for n, pair in enumerate(ranges if isinstance(ranges, list) else ())
+            if isinstance(pair, Mapping)
+            and isinstance(pair.get("start"), str)
+            and isinstance(pair.get("end"), str)
+            and fine(f"spec.dateRanges[{n}]")
+        ],
+        holidays=(holidays["country"], holidays.get("subdivision"))
+        if isinstance(holidays, Mapping)
+        and isinstance(holidays.get("country"), str)
+        and isinstance(holidays.get("subdivision"), str | None)
+        and fine("spec.holidays")
+        else None,
+        errors=errors,
     )
+    return [error for error in errors if error.field not in reported]
 
 
 def autoscaler_capacity_lead(autoscaler: ScheduledPodAutoscaler) -> int | None:
@@ -565,6 +639,19 @@ def capacity_lead_error(
         f"({seconds_as_duration(capacity)}), got {seconds_as_duration(pod)} (or set "
         "spec.capacity.leadTime on this Schedule)",
     )
+
+
+def errors_against_autoscaler(
+    compiled: CompiledSchedule, autoscaler: ScheduledPodAutoscaler, *, owner: str
+) -> list[FieldError]:
+    """What a valid Schedule cannot be on its ScheduledPodAutoscaler `owner`, every problem at
+    once (each of the controller's and `spa plan`'s one message): minReplicas 0 without a
+    metric that can scale to zero, a capacity lead shorter than the pod lead."""
+    found = (
+        window_scale_to_zero_error(compiled.min_replicas, autoscaler, owner=owner),
+        capacity_lead_error(compiled, autoscaler, owner=owner),
+    )
+    return [error for error in found if error is not None]
 
 
 def compile_schedule(

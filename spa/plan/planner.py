@@ -37,11 +37,10 @@ from spa.api.resources import CALENDAR_KIND, CLUSTER_CALENDAR_KIND
 from spa.api.validation import (
     _suggestion,
     autoscaler_capacity_lead,
-    capacity_lead_error,
+    errors_against_autoscaler,
     ignored_fields,
     parse_calendar,
     unknown_status_fields,
-    window_scale_to_zero_error,
 )
 from spa.plan.manifests import Document, ReadError, misaddressed
 from spa.plan.schedules import PlannedSchedule, ScheduleState, plan_schedule
@@ -262,16 +261,13 @@ def build_plan(
                 ),
             )
             continue
-        zero = window_scale_to_zero_error(
-            compiled.min_replicas, autoscalers[owner], owner=f"{owner[0]}/{owner[1]}"
+        # As the controller refuses them (docs/schedules.md, "Scale to zero", "Node capacity").
+        against = errors_against_autoscaler(
+            compiled, autoscalers[owner], owner=f"{owner[0]}/{owner[1]}"
         )
-        if zero is not None:
-            errors.add(identity, zero)
-            continue
-        # As the controller refuses it (docs/schedules.md, "Node capacity").
-        short = capacity_lead_error(compiled, autoscalers[owner], owner=f"{owner[0]}/{owner[1]}")
-        if short is not None:
-            errors.add(identity, short)
+        if against:
+            for error in against:
+                errors.add(identity, error)
             continue
         lead = autoscaler_lead(autoscalers[owner])
         seen_schedule = plan_schedule(

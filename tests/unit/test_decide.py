@@ -702,6 +702,19 @@ def test_a_name_its_placeholders_cannot_carry_is_an_invalid_spec_not_a_write_loo
     assert written.status.condition == "Degraded"
 
 
+def test_a_schedule_both_at_zero_and_short_of_capacity_lead_is_told_both() -> None:
+    # One problem hid the other: fixed, the Schedule was refused again for the next.
+    owner = autoscaler()
+    owner["spec"]["capacity"] = {"leadTime": "5m"}
+    both = schedule("both", owner=OURS, minReplicas=0, leadTime="10m")
+    server = Server(owner, [both])
+    _, memory, _ = server.reconcile(at(9))
+    server.reconcile(at(9), memory)
+    message = server.schedules[0]["status"]["message"]
+    assert message.startswith("spec.minReplicas: must not be 0")
+    assert "; spec.leadTime: must be at most the capacity.leadTime" in message
+
+
 def test_a_lost_adoption_is_reported_and_the_others_still_apply() -> None:
     server = Server(autoscaler(), [schedule("mine")])
     plan = decide(

@@ -165,6 +165,16 @@ def test_a_calendar_not_found_says_where_one_of_that_name_is() -> None:
     ]
 
 
+def test_a_structural_error_of_a_calendar_does_not_hide_its_dates() -> None:
+    broken = calendar(name="broken", dates=["2026-02-30", 5], dateRange=[])
+    plan = plan_of(broken, autoscaler())
+    assert [(error.field, error.message.split(",")[0]) for error in plan.errors] == [
+        ("spec.dates[0]", "'2026-02-30' is not a valid date: day is out of range for month"),
+        ("spec.dates[1]", "must be a string"),
+        ("spec.dateRange", "unknown field; did you mean 'dateRanges'?"),
+    ]
+
+
 def test_an_error_of_a_cluster_calendar_names_no_namespace() -> None:
     plan = plan_of(calendar(name="broken", dates=["2026-02-30"]), autoscaler())
     (error,) = plan.errors

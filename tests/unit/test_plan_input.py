@@ -565,6 +565,28 @@ def test_a_json_number_out_of_range_names_its_object(tmp_path: Path) -> None:
     ]
 
 
+def test_three_independent_errors_of_one_object_are_reported_in_one_run(tmp_path: Path) -> None:
+    # Fix one, run again, meet the next: an unknown field hid the leadTime over 24h, which hid
+    # minReplicas above maxReplicas.
+    broken = TARGET_AUTOSCALER.replace("minReplicas: 3", "minReplicas: 11").replace(
+        "spec:\n", "spec:\n  leadTime: 25h\n  scaleUpImmediatly: true\n"
+    )
+    plan = plan_of(tmp_path, broken)
+    assert messages(plan) == [
+        "spec.leadTime: must be at most 24h, got '25h'",
+        "spec.scaleUpImmediatly: unknown field; did you mean 'scaleUpImmediately'?",
+        "spec.horizontalPodAutoscalerSpec.minReplicas: must not be greater than maxReplicas "
+        "(10), got 11",
+    ]
+
+
+def test_a_schedule_both_at_zero_and_short_of_capacity_lead_gets_both(tmp_path: Path) -> None:
+    autoscaler = TARGET_AUTOSCALER.replace("spec:\n", "spec:\n  capacity: {leadTime: 5m}\n")
+    both = SCHEDULE + "  startTime: '8:00'\n  endTime: '9:00'\n  minReplicas: 0\n"
+    plan = plan_of(tmp_path, autoscaler + "---\n" + both + "  leadTime: 10m\n")
+    assert [error.field for error in plan.errors] == ["spec.minReplicas", "spec.leadTime"]
+
+
 def test_an_unknown_kind_exits_one_with_the_error_on_standard_error(tmp_path: Path) -> None:
     (tmp_path / "kind.yaml").write_text(
         TARGET_AUTOSCALER + "---\n" + SCHEDULE.replace("kind: Schedule", "kind: Schedul")
