@@ -142,7 +142,10 @@ def test_a_calendar_not_found_says_where_one_of_that_name_is() -> None:
                 {"kind": "ClusterCalendar", "name": "local"},
                 {"name": "nowhere"},
             ],
-            **_PEAK,
+            type="Daily",
+            startTime="08:00",
+            endTime="20:00",
+            minReplicas=20,
         ),
     )
     assert [(error.field, error.message) for error in plan.errors] == [
