@@ -296,6 +296,10 @@ ANNOTATIONS = "\n".join(
         "  SPA Degraded.",
         '- The conditions and Events of each change are in [status.md](status.md), "Pause and',
         '  override".',
+        "- The controller reads these keys exactly and no other under its prefix, and none on a",
+        "  Schedule: `spa plan` warns of a misspelt key (`pause-until`: did you mean",
+        "  `paused-until`?), of one of these on a Schedule, and of an `adopt` value other than",
+        '  `"true"` or `"false"` ([plan.md](plan.md), "Warnings").',
         "",
     ]
 )

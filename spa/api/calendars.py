@@ -77,13 +77,52 @@ def calendar_lookup(
         key = _key(kind, reference.name, namespace)
         document = documents.get(key)
         if document is None:
-            return f"{key} not found"
+            return f"{key} not found{_found_elsewhere(key, namespace, documents)}"
         try:
             return calendar_dates(parse_calendar(document))
         except InvalidObject as invalid:
             return f"{key} is invalid: {invalid}"
 
     return find
+
+
+# How many other namespaces holding a Calendar of the name a message names.
+_NAMESPACES_NAMED = 3
+
+
+def _found_elsewhere(
+    key: CalendarKey, namespace: str, documents: Mapping[CalendarKey, object]
+) -> str:
+    """Where a calendar of the name that was not found is, when that is why, for a Schedule of
+    `namespace`: a ClusterCalendar referred to without `kind`, a Calendar referred to as a
+    ClusterCalendar, a Calendar of another namespace (docs/schedules.md, "Shared calendars");
+    nothing if there is none among `documents`."""
+    if key.kind == CALENDAR_KIND:
+        if CalendarKey(CLUSTER_CALENDAR_KIND, "", key.name) in documents:
+            return "; a ClusterCalendar of that name exists: write kind: ClusterCalendar"
+    elif CalendarKey(CALENDAR_KIND, namespace, key.name) in documents:
+        return (
+            f"; a Calendar of that name exists in namespace {namespace}: leave out kind "
+            "(or write kind: Calendar)"
+        )
+    namespaces = sorted(
+        {
+            other.namespace
+            for other in documents
+            if other.kind == CALENDAR_KIND and other.name == key.name and other.namespace
+        }
+        - {namespace}
+    )
+    if not namespaces:
+        return ""
+    named = ", ".join(namespaces[:_NAMESPACES_NAMED])
+    if len(namespaces) > _NAMESPACES_NAMED:
+        named += f" and {len(namespaces) - _NAMESPACES_NAMED} more"
+    where = "namespace" if len(namespaces) == 1 else "namespaces"
+    return (
+        f"; a Calendar of that name exists in {where} {named} (a Calendar serves the "
+        "Schedules of its own namespace only)"
+    )
 
 
 def keys_of(documents: Iterable[Mapping[str, Any]]) -> dict[CalendarKey, Mapping[str, Any]]:

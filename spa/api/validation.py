@@ -25,7 +25,7 @@ import re
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Annotated, Any, Literal, TypeVar, Union, assert_never, get_args, get_origin
 
@@ -35,6 +35,7 @@ from pydantic_core import ErrorDetails
 from spa.api.resources import (
     GO_DURATION_PATTERN,
     CalendarReference,
+    CapacityMode,
     ClusterCalendar,
     HolidayMode,
     Schedule,
@@ -46,7 +47,7 @@ from spa.api.resources import (
 from spa.api.resources import (
     Calendar as CalendarObject,
 )
-from spa.api.window_types import WINDOW_TYPES, only_used_by, types_phrase
+from spa.api.window_types import WINDOW_TYPES, TimeFormat, listed, only_used_by, types_phrase
 from spa.schedule import (
     MAX_LEAD_SECONDS,
     Base,
@@ -75,7 +76,12 @@ from spa.schedule import (
 )
 from spa.schedule import HolidayMode as EngineHolidayMode
 from spa.schedule.public_holidays import UnknownSubdivision
-from spa.schedule.wallclock import LOCAL_DATETIME_PATTERN, zone_names, zones_abbreviated
+from spa.schedule.wallclock import (
+    LOCAL_DATETIME_PATTERN,
+    WELL_KNOWN_ZONES,
+    zone_names,
+    zones_abbreviated,
+)
 
 __all__ = [
     "SCALE_TO_ZERO_NEEDS",
@@ -93,6 +99,8 @@ __all__ = [
     "compile_schedule",
     "described",
     "duration_seconds",
+    "errors_against_autoscaler",
+    "ignored_fields",
     "parse_calendar",
     "parse_schedule",
     "parse_scheduled_pod_autoscaler",
@@ -178,34 +186,150 @@ class CompiledSchedule:
 
 
 def parse_scheduled_pod_autoscaler(document: Mapping[str, Any]) -> ScheduledPodAutoscaler:
-    """A ScheduledPodAutoscaler from its JSON/YAML form, checked as a whole."""
-    autoscaler = _parse(ScheduledPodAutoscaler, document)
-    lead = 0
-    if autoscaler.spec.lead_time is not None:
-        read = _lead_seconds("spec.leadTime", autoscaler.spec.lead_time)
-        if isinstance(read, FieldError):
-            raise InvalidObject([read])
-        lead = read
-    if autoscaler.spec.capacity is not None:
-        capacity = _capacity_lead_seconds(autoscaler.spec.capacity.lead_time, lead)
-        if isinstance(capacity, FieldError):
-            raise InvalidObject([capacity])
+    """A ScheduledPodAutoscaler from its JSON/YAML form, checked as a whole.
+
+    Every problem is reported at once: if the document fails structurally, the checks that
+    span fields (lead times, minReplicas against maxReplicas, the name's length) still run on
+    the fields that are fine, as `parse_schedule` does for a Schedule."""
+    try:
+        autoscaler = _parse(ScheduledPodAutoscaler, document)
+    except InvalidObject as invalid:
+        reported = {error.field for error in invalid.errors}
+        more = _autoscaler_also_wrong(document, reported) if isinstance(document, Mapping) else []
+        if not more:
+            raise
+        raise InvalidObject([*invalid.errors, *more]) from None
     spec = autoscaler.spec.horizontal_pod_autoscaler_spec
-    if spec.min_replicas is not None and spec.min_replicas > spec.max_replicas:
-        raise InvalidObject(
-            [
-                FieldError(
-                    "spec.horizontalPodAutoscalerSpec.minReplicas",
-                    f"must not be greater than maxReplicas ({spec.max_replicas}), "
-                    f"got {spec.min_replicas}",
-                )
-            ]
-        )
+    capacity = autoscaler.spec.capacity
+    errors = _autoscaler_checks(
+        name=autoscaler.metadata.name,
+        lead_time=autoscaler.spec.lead_time,
+        capacity_lead_time=None if capacity is None else capacity.lead_time,
+        capacity_mode=None if capacity is None else (capacity.mode or CapacityMode.Auto),
+        min_replicas=spec.min_replicas,
+        max_replicas=spec.max_replicas,
+    )
     if spec.min_replicas == 0 and not spec.scales_to_zero():
-        raise InvalidObject(
-            [FieldError("spec.horizontalPodAutoscalerSpec.minReplicas", SCALE_TO_ZERO_NEEDS)]
-        )
+        errors.append(FieldError(_MIN_REPLICAS_FIELD, SCALE_TO_ZERO_NEEDS))
+    if errors:
+        raise InvalidObject(errors)
     return autoscaler
+
+
+_MIN_REPLICAS_FIELD = "spec.horizontalPodAutoscalerSpec.minReplicas"
+
+# The longest SPA name that its node capacity objects can carry (docs/schedules.md, "Node
+# capacity"): the placeholder pods' label `capacity-for=<name>` takes a label value (63
+# characters at most), and the CapacityBuffer's name `<name>-capacity` a name (253).
+_LONGEST_NAME_WITH_PLACEHOLDERS = 63
+_LONGEST_NAME_WITH_BUFFER = 253 - len("-capacity")
+
+
+def _autoscaler_checks(
+    *,
+    name: object,
+    lead_time: object,
+    capacity_lead_time: object,
+    capacity_mode: CapacityMode | None,
+    min_replicas: object,
+    max_replicas: object,
+) -> list[FieldError]:
+    """The checks of a ScheduledPodAutoscaler that span fields, each on values of the right
+    type only (`_UNCHECKED` or anything else is skipped: already reported)."""
+    errors: list[FieldError] = []
+    lead = 0
+    if isinstance(lead_time, str):
+        read = _lead_seconds("spec.leadTime", lead_time)
+        if isinstance(read, FieldError):
+            errors.append(read)
+        else:
+            lead = read
+    if isinstance(capacity_lead_time, str):
+        capacity = _capacity_lead_seconds(capacity_lead_time, lead)
+        if isinstance(capacity, FieldError):
+            errors.append(capacity)
+    if (
+        isinstance(min_replicas, int)
+        and isinstance(max_replicas, int)
+        and min_replicas > max_replicas
+    ):
+        errors.append(
+            FieldError(
+                _MIN_REPLICAS_FIELD,
+                f"must not be greater than maxReplicas ({max_replicas}), got {min_replicas}",
+            )
+        )
+    if isinstance(name, str) and capacity_mode is not None:
+        errors.extend(_capacity_name_errors(name, capacity_mode))
+    return errors
+
+
+def _capacity_name_errors(name: str, mode: CapacityMode) -> list[FieldError]:
+    """A name the node capacity objects cannot carry: the API server would refuse every write
+    of them, so the SPA is refused instead, with one message (docs/schedules.md, "Node
+    capacity")."""
+    if mode is CapacityMode.CapacityBuffer:
+        if len(name) <= _LONGEST_NAME_WITH_BUFFER:
+            return []
+        return [
+            FieldError(
+                "metadata.name",
+                f"must be at most {_LONGEST_NAME_WITH_BUFFER} characters with spec.capacity "
+                f"(its CapacityBuffer is named <name>-capacity, at most 253 characters), got "
+                f"{len(name):,}",
+            )
+        ]
+    if len(name) <= _LONGEST_NAME_WITH_PLACEHOLDERS:
+        return []
+    pods = (
+        "its placeholder pods carry"
+        if mode is CapacityMode.Placeholder
+        else "placeholder pods, which mode Auto uses where no CapacityBuffer API is served, carry"
+    )
+    return [
+        FieldError(
+            "metadata.name",
+            f"must be at most {_LONGEST_NAME_WITH_PLACEHOLDERS} characters with spec.capacity "
+            f"({pods} the label autoscaling.d-kuro.github.io/capacity-for=<name>, and a label "
+            f"value is at most 63 characters), got {len(name):,}",
+        )
+    ]
+
+
+def _autoscaler_also_wrong(
+    document: Mapping[str, Any], reported: set[str | None]
+) -> list[FieldError]:
+    """The checks of `_autoscaler_checks` on the fields of a document that failed
+    structurally, for those that did not: every problem is seen in one round of fixes."""
+
+    def at(*path: str) -> object:
+        value: object = document
+        for part in path:
+            value = value.get(part) if isinstance(value, Mapping) else None
+        field = ".".join(path)
+        if any(wrong == field or (wrong or "").startswith(f"{field}.") for wrong in reported):
+            return _UNCHECKED
+        return value
+
+    hpa = ("spec", "horizontalPodAutoscalerSpec")
+    mode = at("spec", "capacity", "mode")
+    capacity = at("spec", "capacity")
+    capacity_mode = None
+    if isinstance(capacity, Mapping) and (mode is None or mode in set(CapacityMode)):
+        capacity_mode = CapacityMode(mode) if isinstance(mode, str) else CapacityMode.Auto
+    minimum, maximum = at(*hpa, "minReplicas"), at(*hpa, "maxReplicas")
+    return [
+        error
+        for error in _autoscaler_checks(
+            name=at("metadata", "name"),
+            lead_time=at("spec", "leadTime"),
+            capacity_lead_time=at("spec", "capacity", "leadTime"),
+            capacity_mode=capacity_mode,
+            min_replicas=None if isinstance(minimum, bool) else minimum,
+            max_replicas=None if isinstance(maximum, bool) else maximum,
+        )
+        if error.field not in reported
+    ]
 
 
 SCALE_TO_ZERO_NEEDS = (
@@ -319,13 +443,22 @@ def _lead_seconds(field: str, text: str) -> int | FieldError:
 
 def parse_calendar(document: Mapping[str, Any]) -> CalendarObject | ClusterCalendar:
     """A Calendar or ClusterCalendar from its JSON/YAML form (by its kind), checked as a
-    whole: every date real, listed once, each range in order, the holidays' country known."""
+    whole: every date real, listed once, each range in order, the holidays' country known.
+    A structural error does not hide those of the dates: they are checked on the fields that
+    are fine, and reported together."""
     kind = document.get("kind") if isinstance(document, Mapping) else None
     parsed: CalendarObject | ClusterCalendar
-    if kind == "ClusterCalendar":
-        parsed = _parse(ClusterCalendar, document)
-    else:
-        parsed = _parse(CalendarObject, document)
+    try:
+        if kind == "ClusterCalendar":
+            parsed = _parse(ClusterCalendar, document)
+        else:
+            parsed = _parse(CalendarObject, document)
+    except InvalidObject as invalid:
+        reported = {error.field for error in invalid.errors}
+        more = _calendar_also_wrong(document, reported) if isinstance(document, Mapping) else []
+        if not more:
+            raise
+        raise InvalidObject([*invalid.errors, *more]) from None
     calendar_dates(parsed)
     return parsed
 
@@ -333,8 +466,35 @@ def parse_calendar(document: Mapping[str, Any]) -> CalendarObject | ClusterCalen
 def calendar_dates(calendar: CalendarObject | ClusterCalendar) -> DateSet:
     """The engine's named date set of a parsed calendar, or InvalidObject naming every bad
     field. Its name is `Kind/name`, as the skipped windows say it."""
-    errors: list[FieldError] = []
     spec = calendar.spec
+    errors: list[FieldError] = []
+    days, ranges, holidays = _calendar_rules(
+        dates=list(enumerate(spec.dates or ())),
+        ranges=[(n, pair.start, pair.end) for n, pair in enumerate(spec.date_ranges or ())],
+        holidays=None
+        if spec.holidays is None
+        else (spec.holidays.country, spec.holidays.subdivision),
+        errors=errors,
+    )
+    if errors:
+        raise InvalidObject(errors)
+    return DateSet(
+        name=f"{calendar.kind}/{calendar.metadata.name}",
+        days=frozenset(days),
+        ranges=tuple(ranges),
+        holidays=holidays,
+    )
+
+
+def _calendar_rules(
+    *,
+    dates: Sequence[tuple[int, str]],
+    ranges: Sequence[tuple[int, str, str]],
+    holidays: tuple[str, str | None] | None,
+    errors: list[FieldError],
+) -> tuple[set[Any], list[tuple[Any, Any]], PublicHolidays | None]:
+    """A calendar's dates (by their index in `spec.dates`), ranges (by theirs in
+    `spec.dateRanges`) and holidays, read; each problem added to `errors`."""
 
     def date_of(field: str, text: str) -> Any:
         try:
@@ -344,16 +504,16 @@ def calendar_dates(calendar: CalendarObject | ClusterCalendar) -> DateSet:
             return None
 
     days = set()
-    for index, text in enumerate(spec.dates or ()):
+    for index, text in dates:
         day = date_of(f"spec.dates[{index}]", text)
         if day in days:
             errors.append(FieldError(f"spec.dates[{index}]", f"{text} is listed twice"))
         elif day is not None:
             days.add(day)
-    ranges = []
-    for index, pair in enumerate(spec.date_ranges or ()):
-        first = date_of(f"spec.dateRanges[{index}].start", pair.start)
-        last = date_of(f"spec.dateRanges[{index}].end", pair.end)
+    read = []
+    for index, start, end in ranges:
+        first = date_of(f"spec.dateRanges[{index}].start", start)
+        last = date_of(f"spec.dateRanges[{index}].end", end)
         if first is not None and last is not None:
             if last < first:
                 errors.append(
@@ -362,22 +522,59 @@ def calendar_dates(calendar: CalendarObject | ClusterCalendar) -> DateSet:
                     )
                 )
             else:
-                ranges.append((first, last))
-    holidays = None
-    if spec.holidays is not None:
+                read.append((first, last))
+    found = None
+    if holidays is not None:
         try:
-            holidays = PublicHolidays(spec.holidays.country, spec.holidays.subdivision)
+            found = PublicHolidays(*holidays)
         except WallClockError as error:
             field = "subdivision" if isinstance(error, UnknownSubdivision) else "country"
             errors.append(FieldError(f"spec.holidays.{field}", str(error)))
-    if errors:
-        raise InvalidObject(errors)
-    return DateSet(
-        name=f"{calendar.kind}/{calendar.metadata.name}",
-        days=frozenset(days),
-        ranges=tuple(ranges),
-        holidays=holidays,
+    return days, read, found
+
+
+def _calendar_also_wrong(
+    document: Mapping[str, Any], reported: set[str | None]
+) -> list[FieldError]:
+    """The date checks of a calendar that failed structurally, on the dates, ranges and
+    holidays that did not: every problem is seen in one round of fixes."""
+    spec = document.get("spec")
+    if not isinstance(spec, Mapping):
+        return []
+
+    def fine(field: str) -> bool:
+        return not any(
+            wrong is not None and (wrong == field or wrong.startswith((f"{field}.", f"{field}[")))
+            for wrong in reported
+        )
+
+    dates = spec.get("dates")
+    ranges = spec.get("dateRanges")
+    holidays = spec.get("holidays")
+    errors: list[FieldError] = []
+    _calendar_rules(
+        dates=[
+            (n, text)
+            for n, text in enumerate(dates if isinstance(dates, list) else ())
+            if isinstance(text, str) and fine(f"spec.dates[{n}]")
+        ],
+        ranges=[
+            (n, pair["start"], pair["end"])
+            for n, pair in enumerate(ranges if isinstance(ranges, list) else ())
+            if isinstance(pair, Mapping)
+            and isinstance(pair.get("start"), str)
+            and isinstance(pair.get("end"), str)
+            and fine(f"spec.dateRanges[{n}]")
+        ],
+        holidays=(holidays["country"], holidays.get("subdivision"))
+        if isinstance(holidays, Mapping)
+        and isinstance(holidays.get("country"), str)
+        and isinstance(holidays.get("subdivision"), str | None)
+        and fine("spec.holidays")
+        else None,
+        errors=errors,
     )
+    return [error for error in errors if error.field not in reported]
 
 
 def autoscaler_capacity_lead(autoscaler: ScheduledPodAutoscaler) -> int | None:
@@ -442,6 +639,19 @@ def capacity_lead_error(
         f"({seconds_as_duration(capacity)}), got {seconds_as_duration(pod)} (or set "
         "spec.capacity.leadTime on this Schedule)",
     )
+
+
+def errors_against_autoscaler(
+    compiled: CompiledSchedule, autoscaler: ScheduledPodAutoscaler, *, owner: str
+) -> list[FieldError]:
+    """What a valid Schedule cannot be on its ScheduledPodAutoscaler `owner`, every problem at
+    once (each of the controller's and `spa plan`'s one message): minReplicas 0 without a
+    metric that can scale to zero, a capacity lead shorter than the pod lead."""
+    found = (
+        window_scale_to_zero_error(compiled.min_replicas, autoscaler, owner=owner),
+        capacity_lead_error(compiled, autoscaler, owner=owner),
+    )
+    return [error for error in found if error is not None]
 
 
 def compile_schedule(
@@ -555,7 +765,8 @@ def _check_window(fields: _WindowFields) -> tuple[Window | None, list[FieldError
         try:
             return check(value)
         except WallClockError as error:
-            errors.append(FieldError(field, f"{error}{_midnight_hint(field, value, fields)}"))
+            hint = _midnight_hint(field, value, fields) or _time_form_hint(field, value)
+            errors.append(FieldError(field, f"{error}{hint}"))
             return None
 
     def hours() -> tuple[Any, Any] | None:
@@ -695,6 +906,35 @@ def _midnight_hint(field: str, value: object, fields: _WindowFields) -> str:
             assert_never(fields.type)
 
 
+# A time of day or a date-time as other formats write it: with seconds (`08:00:00`, a fraction
+# too) or a UTC offset (`08:00+02:00`, `2026-03-08T08:00Z`), a space for the `T`.
+_TIME_SHAPE = re.compile(
+    r"(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ])?(?P<time>[0-9]{1,2}:[0-9]{2})"
+    r"(?P<seconds>:[0-9]{2}(?:[.,][0-9]+)?)?(?P<offset>[Zz]|[+-][0-9]{2}(?::?[0-9]{2})?)?"
+)
+_TIME_FIELDS = ("spec.startTime", "spec.endTime")
+
+
+def _time_form_hint(field: str, value: object) -> str:
+    """Why a startTime or endTime with seconds or a UTC offset is not of the form the API takes
+    (HH:mm, or yyyy-MM-ddTHH:mm for a OneShot), and what to write: the seconds go, and the
+    zone is `spec.timeZone`'s, never the time's own (docs/schedules.md, "Time zones");
+    nothing for any other value."""
+    found = _TIME_SHAPE.fullmatch(value) if isinstance(value, str) else None
+    if field not in _TIME_FIELDS or found is None or not (found["seconds"] or found["offset"]):
+        return ""
+    date = found["date"][:10] + "T" if found["date"] else ""
+    parts = []
+    if found["seconds"]:
+        parts.append("seconds")
+    if found["offset"]:
+        parts.append(f"a UTC offset ({found['offset']})")
+    fix = f"write {date}{found['time']}"
+    if found["offset"]:
+        fix += " and give the zone in spec.timeZone (an IANA name such as Europe/Berlin)"
+    return f"; it has {' and '.join(parts)}, which the API does not take: {fix}"
+
+
 def _midnight_date_hint(value: object) -> str:
     """For `2026-12-31T24:00`: the next date at 00:00; nothing for any other value."""
     found = _MIDNIGHT_AT_END.fullmatch(value) if isinstance(value, str) else None
@@ -737,8 +977,12 @@ _ZONES_NAMED = 4
 
 
 def _zone_hint(name: str) -> str:
-    """What to write instead of an unknown zone: for a zone name in the wrong case, or for a
-    typo, the closest name; for an abbreviation (CEST, PST), the zones that use it."""
+    """What to write instead of an unknown zone: for a UTC offset (`UTC+1`, `+01:00`, `Z`),
+    the zones with that offset; for a zone name in the wrong case, or for a typo, the closest
+    name; for an abbreviation (CEST, PST), the zones that use it."""
+    offset = _offset_hint(name)
+    if offset is not None:
+        return offset
     names = zone_names()
     if name.casefold() not in {zone.casefold() for zone in names}:
         users = zones_abbreviated(name) if len(name) <= 8 else ()
@@ -751,6 +995,54 @@ def _zone_hint(name: str) -> str:
                 " mean"
             )
     return _suggestion(name, names)
+
+
+# A UTC offset written where a zone belongs: `Z`, `+01:00`, `-0530`, `UTC+1`, `GMT-5`.
+_OFFSET = re.compile(
+    r"(?i:z|(?:utc|gmt|z)?(?P<sign>[+-])(?P<hours>[0-9]{1,2})(?::?(?P<minutes>[0-9]{2}))?)\Z"
+)
+# The instants at which a place's standard offset is read: fixed, so that the same input gets
+# the same message whenever it is checked.
+_SEASONS = (datetime(2026, 1, 15, 12, tzinfo=UTC), datetime(2026, 7, 15, 12, tzinfo=UTC))
+
+
+def _offset_hint(name: str) -> str | None:
+    """For a UTC offset where a zone belongs: the Etc/GMT zone of that offset, whose sign is
+    POSIX's and so the opposite of the offset's (Etc/GMT-1 is UTC+01:00), and a place on that
+    standard offset (docs/schedules.md, "Time zones"). A suggestion by spelling offered a zone
+    an hour off (`UTC+1`: 'UTC'; `Z`: 'NZ'). None for anything that is not an offset."""
+    found = _OFFSET.fullmatch(name)
+    if found is None:
+        return None
+    if found["sign"] is None:
+        minutes = 0
+    else:
+        minutes = int(found["hours"]) * 60 + int(found["minutes"] or 0)
+        minutes *= -1 if found["sign"] == "-" else 1
+    if minutes == 0:
+        return "; a UTC offset is not a zone: write UTC (or Etc/UTC)"
+    hours, rest = divmod(abs(minutes), 60)
+    shown = f"UTC{'+' if minutes > 0 else '-'}{hours:02d}:{rest:02d}"
+    place = next((zone for zone in WELL_KNOWN_ZONES if _standard_minutes(zone) == minutes), None)
+    if rest == 0 and -12 <= minutes // 60 <= 14:
+        etc = f"Etc/GMT{'-' if minutes > 0 else '+'}{hours}"
+        also = "" if place is None else f" or the zone of the place you mean, such as {place}"
+        return (
+            f"; a UTC offset is not a zone: use an IANA zone such as {etc} (the sign is "
+            f"inverted: {etc} is {shown}){also}"
+        )
+    such = "" if place is None else f", such as {place}"
+    return f"; a UTC offset is not a zone: use the IANA zone of the place you mean{such} ({shown})"
+
+
+def _standard_minutes(zone: str) -> int:
+    """The standard offset of `zone` in minutes east of UTC: the smaller of its offsets in
+    January and in July (daylight saving time adds an hour in either hemisphere; tzdata's
+    Europe/Dublin has a negative one in winter, which makes `dst()` useless here)."""
+    offsets = [
+        (instant.astimezone(load_zone(zone)).utcoffset() or timedelta(0)) for instant in _SEASONS
+    ]
+    return int(min(offsets).total_seconds()) // 60
 
 
 def _weekday(
@@ -804,6 +1096,22 @@ def _unused_fields(fields: _WindowFields) -> list[FieldError]:
             message = f"is not used by {types_phrase((fields.type,))}{why}"
         errors.append(FieldError(f"spec.{name}", message))
     return errors
+
+
+def ignored_fields(spec: ScheduleSpec) -> list[FieldError]:
+    """The fields set that the Schedule's type accepts but ignores (spa.api.window_types,
+    `ignored`): warnings, as the object is valid and means what it meant, but a reader may
+    think the field does something (docs/plan.md, "Warnings")."""
+    kind = WINDOW_TYPES[spec.type]
+    found = []
+    attributes = {info.alias or name: name for name, info in ScheduleSpec.model_fields.items()}
+    for name in kind.ignored:
+        value = getattr(spec, attributes[name])
+        if value in (None, ""):
+            continue
+        why = f": {kind.ignored_because}" if kind.ignored_because else ""
+        found.append(FieldError(f"spec.{name}", f"is ignored by {types_phrase((spec.type,))}{why}"))
+    return found
 
 
 def _check_calendar(fields: _WindowFields, errors: list[FieldError]) -> Calendar | None:
@@ -1129,6 +1437,13 @@ def _field_error(
     elif kind in _BOUNDS:
         word, key = _BOUNDS[kind]
         message = f"must be {word} {context.get(key)}{got}"
+    elif kind == "string_too_long" and isinstance(value, str) and _time_form_hint(path, value):
+        # A date-time with seconds or an offset: its form, rather than only its length.
+        form = _TIME_SHAPE.fullmatch(value)
+        time_format = TimeFormat.LOCAL_DATETIME
+        if form is not None and form["date"] is None:
+            time_format = TimeFormat.HOUR_MINUTE
+        message = f"must be {time_format.described}{got}{_time_form_hint(path, value)}"
     elif kind == "string_too_long" and isinstance(value, str):
         message = f"must be at most {context.get('max_length')} characters, got {len(value):,}"
     elif kind == "too_long":
@@ -1175,29 +1490,47 @@ _BOUNDS = {
 }
 
 
-# The fields that hold a Go duration as text (leadTime of both kinds, a Cron Schedule's
-# duration), with the units a number written there may take.
-_DURATION_UNITS: dict[tuple[int | str, ...], tuple[str, ...]] = {
-    ("spec", "leadTime"): ("s", "m", "h"),
-    ("spec", "duration"): ("m", "h"),
+# The fields that hold a Go duration as text (leadTime and capacity.leadTime of both kinds, a
+# Cron Schedule's duration): the units a number written there may take, and the field's range
+# in seconds.
+_DURATION_UNITS: dict[tuple[int | str, ...], tuple[tuple[str, ...], int, int]] = {
+    ("spec", "leadTime"): (("s", "m", "h"), 0, MAX_LEAD_SECONDS),
+    ("spec", "capacity", "leadTime"): (("s", "m", "h"), 0, MAX_LEAD_SECONDS),
+    ("spec", "duration"): (("m", "h"), 60, 744 * 3600),
 }
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
 
 
-def _duration_hint(units: tuple[str, ...], value: object) -> str:
-    """For a plain number where a duration belongs (`leadTime: 0`, which YAML reads as the
-    integer 0 and the API server refuses, as the CRD types the field as a string): the
-    duration to write instead; nothing for other values."""
+def _duration_hint(field: tuple[tuple[str, ...], int, int], value: object) -> str:
+    """For a plain number where a duration belongs (`leadTime: 600`, which YAML reads as an
+    integer and the API server refuses, as the CRD types the field as a string): the
+    durations to write instead, only those within the field's range, each with its plainer
+    spelling (`600s (10m)`); nothing for other values."""
+    units, low, high = field
     if isinstance(value, bool) or not isinstance(value, int | float):
         return ""
     text = repr(value)
     if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", text):
         return ""
-    if value == 0:
-        if "s" not in units:
-            return " (a duration needs a unit, such as 90m or 8h)"
+    if value == 0 and low == 0:
         return " (a duration needs a unit: write 0s)"
-    written = [f"{text}{unit}" for unit in units]
-    return f" (a duration needs a unit: write {', '.join(written[:-1])} or {written[-1]})"
+    written = []
+    for unit in units:
+        seconds = value * _UNIT_SECONDS[unit]
+        if not low <= seconds <= high:
+            continue
+        plain = seconds_as_duration(int(seconds)) if seconds == int(seconds) else None
+        same = plain is None or plain in (f"{text}{unit}", f"{int(value)}{unit}")
+        written.append(f"{text}{unit}" if same else f"{text}{unit} ({plain})")
+    if not written:
+        return (
+            f" (a duration needs a unit, such as {_EXAMPLES[units]}; "
+            f"from {seconds_as_duration(low)} to {seconds_as_duration(high)})"
+        )
+    return f" (a duration needs a unit: write {listed(tuple(written))})"
+
+
+_EXAMPLES = {("s", "m", "h"): "90s, 10m or 1h", ("m", "h"): "90m or 8h"}
 
 
 # The Schedule's date fields (format: date in the CRD).

@@ -71,7 +71,8 @@ BLANK_IS_UNSET = frozenset({"startDayOfWeek", "endDayOfWeek"})
 @dataclass(frozen=True, slots=True)
 class WindowType:
     """What a Schedule of one type carries. A field of `WINDOW_FIELDS` in neither `required`
-    nor `not_used` is optional or ignored (the day fields of Daily and OneShot always were)."""
+    nor `not_used` is optional, or in `ignored` (the day fields of Daily and OneShot always
+    were)."""
 
     type: ScheduleType
     description: str
@@ -84,6 +85,11 @@ class WindowType:
     """Fields refused when set: they would mean nothing for this type."""
     not_used_because: str = ""
     """Why, in the message of a field in `not_used` that other types do use."""
+    ignored: tuple[str, ...] = ()
+    """Fields accepted but meaning nothing for this type (the day fields of Daily and OneShot,
+    which the original controller's manifests carry): `spa plan` warns of one that is set."""
+    ignored_because: str = ""
+    """Why, in that warning."""
 
     @property
     def ordered_as_text(self) -> bool:
@@ -93,6 +99,7 @@ class WindowType:
 
 
 _NOT_CRON = ("schedule", "duration")
+_DAYS = ("startDayOfWeek", "endDayOfWeek")
 
 WINDOW_TYPES: Mapping[ScheduleType, WindowType] = MappingProxyType(
     {
@@ -109,6 +116,8 @@ WINDOW_TYPES: Mapping[ScheduleType, WindowType] = MappingProxyType(
             TimeFormat.HOUR_MINUTE,
             required=("startTime", "endTime"),
             not_used=_NOT_CRON,
+            ignored=_DAYS,
+            ignored_because="it is active every day",
         ),
         ScheduleType.OneShot: WindowType(
             ScheduleType.OneShot,
@@ -117,6 +126,8 @@ WINDOW_TYPES: Mapping[ScheduleType, WindowType] = MappingProxyType(
             required=("startTime", "endTime"),
             not_used=(*_NOT_CRON, "startDate", "endDate"),
             not_used_because="it has its own dates",
+            ignored=_DAYS,
+            ignored_because="its startTime and endTime are dates and times",
         ),
         ScheduleType.WeeklySpan: WindowType(
             ScheduleType.WeeklySpan,

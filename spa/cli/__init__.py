@@ -36,6 +36,7 @@ from spa.plan import (
     render_html,
     render_json,
     render_table,
+    render_warnings,
     render_yaml,
 )
 from spa.plan.diff import diff_plans, render_diff_errors, render_diff_json, render_diff_table
@@ -367,6 +368,10 @@ def _plan(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int
         plan = build_plan(documents, read_errors, at=at, until=until)
     with contextlib.suppress(ReaderGone):
         emit(_RENDERERS[arguments.output](plan))
+    if plan.warnings:
+        # Before the errors, which end the output; they change nothing of the exit status.
+        with contextlib.suppress(OSError):
+            print(render_warnings(plan), file=sys.stderr, flush=True)
     if plan.errors:
         # As kubectl: the result on standard output, the errors on standard error, after it. The
         # JSON and the HTML page carry the errors too, so that the document is complete.

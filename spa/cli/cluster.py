@@ -245,6 +245,7 @@ def cluster_plan(objects: ClusterObjects, *, at: int, until: int) -> Plan:
             )
         errors.append(error)
     plan.errors = errors
+    plan.warnings = [dataclasses.replace(found, document=None) for found in plan.warnings]
     return plan
 
 

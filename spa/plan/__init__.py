@@ -3,7 +3,13 @@
 from spa.plan.html import render_html
 from spa.plan.manifests import Document, ReadError, read_documents
 from spa.plan.planner import AutoscalerPlan, Plan, PlanError, SkippedWindow, build_plan
-from spa.plan.render import render_errors, render_json, render_table, render_yaml
+from spa.plan.render import (
+    render_errors,
+    render_json,
+    render_table,
+    render_warnings,
+    render_yaml,
+)
 
 __all__ = [
     "AutoscalerPlan",
@@ -18,5 +24,6 @@ __all__ = [
     "render_html",
     "render_json",
     "render_table",
+    "render_warnings",
     "render_yaml",
 ]

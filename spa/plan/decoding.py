@@ -61,11 +61,14 @@ class Decoded:
 
 @dataclass(frozen=True, slots=True)
 class Failed:
-    """A document that could not be read; `path` is the field being read, if known."""
+    """A document that could not be read; `path` is the field being read, if known, and
+    `value` the document as far as it was read, the bad value left out (None if not read
+    whole), so that the object it belongs to can be named."""
 
     index: int
     message: str
     path: str | None = None
+    value: object = None
 
 
 class _Failure(Exception):
@@ -74,6 +77,7 @@ class _Failure(Exception):
         self.message = message
         self.path = path
         self.mark = mark
+        self.value: object = None  # the document, if it was read whole
 
 
 class _NotJson:
@@ -114,10 +118,17 @@ def decode_stream(text: str) -> Iterator[Decoded | Failed]:
                     return
                 break
             decoded += 1
-            position = end
+            start, position = position, end
             if numbers.out_of_range:
                 index += 1
-                yield Failed(index, f"the number {_shown(numbers.out_of_range)} is out of range")
+                yield Failed(
+                    index,
+                    f"the number {_shown(numbers.out_of_range)} is out of range (kubectl "
+                    "reads a JSON number as a float64)"
+                    + _line_of(text, numbers.out_of_range, start, end),
+                    _out_of_range_path(value),
+                    value,
+                )
             elif value is not None:
                 index += 1
                 yield Decoded(index, value)
@@ -134,7 +145,7 @@ def decode_stream(text: str) -> Iterator[Decoded | Failed]:
             if failure.mark is not None:
                 line = chunk.first_line + failure.mark.line
                 where = f" (line {line}, column {failure.mark.column + 1})"
-            yield Failed(index, failure.message + where, failure.path)
+            yield Failed(index, failure.message + where, failure.path, failure.value)
             continue
         if value is not None:
             index += 1
@@ -173,13 +184,50 @@ class _JsonNumbers:
     def _float(self, text: str) -> object:
         value = float(text)
         if math.isinf(value):
-            self.out_of_range = self.out_of_range or text
-            return None
+            if self.out_of_range:
+                return None
+            self.out_of_range = text
+            return _OutOfRange()  # the first one, in the order written
         return _whole(value)
 
     @staticmethod
     def _constant(text: str) -> object:
         raise ValueError(f"{text} is not JSON")
+
+
+class _OutOfRange:
+    """Where the first number beyond float64 of a JSON value was, until its path is known."""
+
+
+def _out_of_range_path(value: object) -> str | None:
+    """The path of the first number beyond float64 in a decoded JSON value (`spec.minReplicas`,
+    `items[2].spec.maxReplicas[1]`), which is taken out of the value (None in its place)."""
+    pending: list[tuple[object, str]] = [(value, "")]
+    while pending:
+        current, path = pending.pop()
+        children: list[tuple[object, str, Any]] = []
+        if isinstance(current, dict):
+            children = [
+                (child, f"{path}.{key}" if path else str(key), key)
+                for key, child in current.items()
+            ]
+        elif isinstance(current, list):
+            children = [(child, f"{path}[{n}]", n) for n, child in enumerate(current)]
+        for child, where, key in children:
+            if isinstance(child, _OutOfRange):
+                current[key] = None  # type: ignore[index]
+                return where
+        pending.extend((child, where) for child, where, _ in reversed(children))
+    return None
+
+
+def _line_of(text: str, number: str, start: int, end: int) -> str:
+    """` (line N)` of the first place the number `number` is written in `text[start:end]`, not
+    inside a string (nothing if it cannot be told)."""
+    found = re.search(rf'(?<![\w."]){re.escape(number)}(?![\w."])', text[start:end])
+    if found is None:
+        return ""
+    return f" (line {text.count(chr(10), 0, start + found.start()) + 1})"
 
 
 def _json_problem(error: BaseException, text: str, position: int) -> str:
@@ -594,7 +642,9 @@ class _Composer:
                 pending.extend(value.values() if isinstance(value, dict) else value)
         for found in self.not_json:
             if id(found) in left:
-                raise _Failure(found.message, found.path, found.mark)
+                failure = _Failure(found.message, found.path, found.mark)
+                failure.value = self.root
+                raise failure
 
     def alias(self, event: yaml.AliasEvent) -> None:
         anchor = self.anchors.get(event.anchor or "")

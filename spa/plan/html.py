@@ -83,6 +83,7 @@ td.num { text-align: right; }
             margin-right: 6px; border-top: 2px solid; }
 details { margin: 6px 0 0; }
 section.errors li { color: #991b1b; }
+section.warnings li { color: #92400e; }
 """
 
 
@@ -104,6 +105,12 @@ def render_html(plan: Plan) -> str:
     if plan.errors:
         items = "".join(f"<li>{escape(describe_error(error))}</li>" for error in plan.errors)
         body.append(_errors_section(len(plan.errors), items))
+    if plan.warnings:
+        items = "".join(f"<li>{escape(describe_error(found))}</li>" for found in plan.warnings)
+        body.append(
+            f'<section class="warnings"><h2>{len(plan.warnings)} warning(s)</h2>'
+            f"<ul>{items}</ul></section>"
+        )
     return _page(heading, _STYLE, body)
 
 

@@ -9,20 +9,24 @@ as kubectl unpacks them, and an input is bounded in size before it is parsed at 
 
 from __future__ import annotations
 
+import difflib
+import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from spa.api import GROUP, SCHEDULE_KIND, SCHEDULED_POD_AUTOSCALER
-from spa.plan.decoding import Decoded, decode_stream
+from spa.api import API_VERSION, GROUP, SCHEDULE_KIND, SCHEDULED_POD_AUTOSCALER
+from spa.api.resources import CALENDAR_KIND, CLUSTER_CALENDAR_KIND
+from spa.plan.decoding import Decoded, Failed, decode_stream
 
 __all__ = [
     "MANIFEST_SUFFIXES",
     "MAX_INPUT_BYTES",
     "Document",
     "ReadError",
+    "misaddressed",
     "read_blobs",
     "read_documents",
 ]
@@ -56,6 +60,10 @@ class ReadError:
     message: str
     field: str | None = None
     order: int = 0
+    kind: str | None = None
+    """The object the problem is in, where the document could be read far enough to tell."""
+    namespace: str | None = None
+    name: str | None = None
 
 
 def read_documents(paths: Sequence[str]) -> tuple[list[Document], list[ReadError]]:
@@ -90,12 +98,57 @@ def read_documents(paths: Sequence[str]) -> tuple[list[Document], list[ReadError
 
 
 def _is_ours(body: object) -> bool:
-    """An object of our API group: planned, or reported (an unknown kind of the group is an
-    error of its own, so the path is not also said to hold nothing)."""
+    """An object of our API group, or meant to be: planned, or reported (an unknown kind of
+    the group, or our kind under a misspelt group, is an error of its own, so the path is not
+    also said to hold nothing)."""
     if not isinstance(body, Mapping):
         return False
-    api_version = body.get("apiVersion")
-    return isinstance(api_version, str) and api_version.rpartition("/")[0] == GROUP
+    api_version, kind = body.get("apiVersion"), body.get("kind")
+    if not isinstance(api_version, str):
+        return False
+    if api_version.rpartition("/")[0] == GROUP:
+        return True
+    return isinstance(kind, str) and misaddressed(api_version, kind) is not None
+
+
+_OUR_KINDS = (SCHEDULED_POD_AUTOSCALER, SCHEDULE_KIND, CALENDAR_KIND, CLUSTER_CALENDAR_KIND)
+# How close (difflib's ratio, case folded) a group must be to ours to be taken for a misspelling
+# of it: `autoscaling.d-kuro.github.com` is 0.95, while the real groups nearest to it,
+# `autoscaling.k8s.io` (the VerticalPodAutoscaler's) and `autoscaling.x-k8s.io`, are about 0.7.
+_CLOSE_TO_GROUP = 0.8
+# Built-in groups (`autoscaling/v2`, the core `v1`): none has a kind of ours, so our kind there
+# is a slip (kubectl refuses it: "no matches for kind"); other groups may have kinds of the
+# same name (Velero's Schedule), which are theirs.
+_BUILT_IN_GROUPS = ("autoscaling", "")
+
+
+def misaddressed(api_version: str, kind: str) -> str | None:
+    """Why an object outside our API group was most likely meant to be in it, as the message
+    of its `apiVersion` (docs/plan.md), or None for another group's object.
+
+    kubectl refuses each of these ("no matches for kind"), and `spa plan` passed them over as
+    other groups' objects: the Schedule then silently missed from the plan."""
+    group = api_version.rpartition("/")[0]
+    if group == GROUP:
+        return None
+    shown = _brief(api_version)
+    if api_version.casefold() in (GROUP, f"{GROUP}/"):
+        return f"'{shown}' has no version; did you mean '{API_VERSION}'?"
+    folded = group.casefold()
+    if folded == GROUP:
+        return (
+            f"unknown API group '{_brief(group)}' (a group is lower case); "
+            f"did you mean '{API_VERSION}'?"
+        )
+    if difflib.SequenceMatcher(None, folded, GROUP).ratio() >= _CLOSE_TO_GROUP:
+        return f"unknown API group '{_brief(group)}'; did you mean '{API_VERSION}'?"
+    if kind == SCHEDULED_POD_AUTOSCALER or (kind in _OUR_KINDS and group in _BUILT_IN_GROUPS):
+        return f"'{shown}' has no kind {kind}; did you mean '{API_VERSION}'?"
+    return None
+
+
+def _brief(text: str) -> str:
+    return text if len(text) <= 40 else f"{text[:40]}..."
 
 
 def _expand(name: str, errors: list[ReadError], order: int) -> Iterator[str]:
@@ -178,7 +231,38 @@ def _decode_file(
         if isinstance(result, Decoded):
             _unpack(file, order, result, documents, errors)
         else:
-            errors.append(ReadError(file, result.index, result.message, result.path, order))
+            errors.append(_read_error(file, order, result))
+
+
+def _read_error(file: str, order: int, failed: Failed) -> ReadError:
+    """A document that could not be read, with the object it belongs to where the rest of it
+    was read (a number out of range in one item of a List names that item)."""
+    body: object = failed.value
+    path = failed.path or ""
+    if isinstance(body, Mapping) and isinstance(body.get("items"), list):
+        position = re.match(r"items\[([0-9]+)\]", path)
+        items = body["items"]
+        if position is not None and int(position[1]) < len(items):
+            body = items[int(position[1])]
+    if not isinstance(body, Mapping):
+        return ReadError(file, failed.index, failed.message, failed.path, order)
+    kind, metadata = body.get("kind"), body.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    namespace, name = metadata.get("namespace"), metadata.get("name")
+    api_version = body.get("apiVersion")
+    ours = isinstance(api_version, str) and api_version.rpartition("/")[0] == GROUP
+    if ours and kind != CLUSTER_CALENDAR_KIND and not namespace:
+        namespace = "default"  # as the planner names the objects it reads (docs/plan.md)
+    return ReadError(
+        file,
+        failed.index,
+        failed.message,
+        failed.path,
+        order,
+        kind=_brief(kind) if isinstance(kind, str) and kind else None,
+        namespace=_brief(namespace) if isinstance(namespace, str) and namespace else None,
+        name=_brief(name) if isinstance(name, str) and name else None,
+    )
 
 
 def _read_bounded(stream: BinaryIO) -> bytes | None:

@@ -29,6 +29,7 @@ from spa.api import (
     parse_scheduled_pod_autoscaler,
     wire,
 )
+from spa.api.annotations import annotation_warnings
 from spa.api.calendars import CalendarKey, calendar_key, calendar_lookup
 from spa.api.incident import Incident, incident_at
 from spa.api.membership import membership
@@ -36,13 +37,14 @@ from spa.api.resources import CALENDAR_KIND, CLUSTER_CALENDAR_KIND
 from spa.api.validation import (
     _suggestion,
     autoscaler_capacity_lead,
-    capacity_lead_error,
+    errors_against_autoscaler,
+    ignored_fields,
     parse_calendar,
     unknown_status_fields,
-    window_scale_to_zero_error,
 )
-from spa.plan.manifests import Document, ReadError
-from spa.plan.schedules import PlannedSchedule, plan_schedule
+from spa.plan.manifests import Document, ReadError, misaddressed
+from spa.plan.schedules import PlannedSchedule, ScheduleState, plan_schedule
+from spa.plan.warnings import hpa_conflict, hpa_key, never_starts
 from spa.schedule import (
     Base,
     Rule,
@@ -111,6 +113,9 @@ class Plan:
     until: int
     autoscalers: list[AutoscalerPlan] = field(default_factory=list)
     errors: list[PlanError] = field(default_factory=list)
+    warnings: list[PlanError] = field(default_factory=list)
+    """What is valid but will not do what it looks like it does (spa/plan/warnings.py), in
+    file order; they do not change the exit status."""
 
 
 @dataclass(slots=True)
@@ -143,8 +148,14 @@ def build_plan(
     # The shared calendars, valid or not (a Schedule that refers to an invalid one is told
     # why it does not apply, as by the controller: spa/api/calendars.py).
     calendars: dict[CalendarKey, Mapping[str, Any]] = {}
+    warned = _Errors()
+    hpas: dict[tuple[str, str], Document] = {}
+    autoscaler_documents: dict[tuple[str, str], tuple[_Parsed, dict[str, Any]]] = {}
 
     for document in documents:
+        if (hpa := hpa_key(document.body, DEFAULT_NAMESPACE)) is not None:
+            hpas.setdefault(hpa, document)
+            continue
         identity = _identify(document, errors)
         if identity is None:
             continue
@@ -162,6 +173,8 @@ def build_plan(
             continue
         seen[key] = document
         body = _without_nulls(document.body)
+        for warning in annotation_warnings(identity.kind, _annotations_of(body)):
+            warned.add(identity, warning)
         if identity.kind in _CALENDAR_KINDS:
             _read_calendar(identity, body, calendars, errors)
             continue
@@ -190,6 +203,7 @@ def build_plan(
                 errors.add(identity, error)
         else:
             autoscalers[(identity.namespace, identity.name)] = autoscaler
+            autoscaler_documents[(identity.namespace, identity.name)] = (identity, body)
             annotations[(identity.namespace, identity.name)] = (body.get("metadata") or {}).get(
                 "annotations"
             )
@@ -247,16 +261,13 @@ def build_plan(
                 ),
             )
             continue
-        zero = window_scale_to_zero_error(
-            compiled.min_replicas, autoscalers[owner], owner=f"{owner[0]}/{owner[1]}"
+        # As the controller refuses them (docs/schedules.md, "Scale to zero", "Node capacity").
+        against = errors_against_autoscaler(
+            compiled, autoscalers[owner], owner=f"{owner[0]}/{owner[1]}"
         )
-        if zero is not None:
-            errors.add(identity, zero)
-            continue
-        # As the controller refuses it (docs/schedules.md, "Node capacity").
-        short = capacity_lead_error(compiled, autoscalers[owner], owner=f"{owner[0]}/{owner[1]}")
-        if short is not None:
-            errors.add(identity, short)
+        if against:
+            for error in against:
+                errors.add(identity, error)
             continue
         lead = autoscaler_lead(autoscalers[owner])
         seen_schedule = plan_schedule(
@@ -269,6 +280,12 @@ def build_plan(
             capacity_lead=autoscaler_capacity_lead(autoscalers[owner]),
         )
         planned.setdefault(owner, []).append(seen_schedule)
+        for warning in ignored_fields(spec):
+            warned.add(identity, warning)
+        if seen_schedule.state is ScheduleState.LATER and seen_schedule.next_change is None:
+            never = never_starts(compiled.window, at)
+            if never is not None:
+                warned.add(identity, never)
         if not compiled.suspend:
             rules.setdefault(owner, []).append(
                 Rule(
@@ -305,7 +322,14 @@ def build_plan(
                 ),
             )
         )
+    for owner, (identity, body) in autoscaler_documents.items():
+        if (found := hpas.get(owner)) is not None and isinstance(found.body, Mapping):
+            where = f"{found.file}, document {found.index}"
+            conflict = hpa_conflict(body, found.body, where)
+            if conflict is not None:
+                warned.add(identity, FieldError("metadata.name", conflict))
     plan.errors = errors.in_file_order()
+    plan.warnings = warned.in_file_order()
     return plan
 
 
@@ -341,6 +365,12 @@ def _annotations(found: Any) -> dict[str, str]:
     if not isinstance(found, Mapping):
         return {}
     return {str(k): v for k, v in found.items() if isinstance(v, str)}
+
+
+def _annotations_of(body: Mapping[str, Any]) -> Mapping[str, object] | None:
+    metadata = body.get("metadata")
+    found = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    return found if isinstance(found, Mapping) else None
 
 
 def _target(body: Mapping[str, Any]) -> str | None:
@@ -385,9 +415,16 @@ class _Errors:
 
     def add_read_error(self, error: ReadError) -> None:
         where = (error.order, error.index or 0, -1, ())
-        self._found.append(
-            (where, PlanError(error.file, error.index, error.message, field=error.field))
+        found = PlanError(
+            error.file,
+            error.index,
+            error.message,
+            kind=error.kind,
+            namespace=error.namespace,
+            name=error.name,
+            field=error.field,
         )
+        self._found.append((where, found))
 
     def add_document_error(self, document: Document, message: str) -> None:
         where = (document.order, document.index, _item(document), ())
@@ -452,7 +489,8 @@ def _position(body: object, path: str | None) -> tuple[int, ...]:
 def _identify(document: Document, errors: _Errors) -> _Parsed | None:
     """Which of our objects the document is, or None for anything else (the kinds of other API
     groups are ignored, since a Git directory holds Deployments and Services too; an unknown
-    kind of our group is an error, as in kubectl)."""
+    kind of our group is an error, as in kubectl, and so is an object meant for our group but
+    addressed to another: `spa.plan.manifests.misaddressed`)."""
     body = document.body
     if not isinstance(body, Mapping):
         errors.add_document_error(document, "not a Kubernetes object (not a mapping)")
@@ -466,7 +504,8 @@ def _identify(document: Document, errors: _Errors) -> _Parsed | None:
         )
         return None
     group, _, version = api_version.rpartition("/")
-    if group != GROUP:
+    misdirected = misaddressed(api_version, kind) if group != GROUP else None
+    if group != GROUP and misdirected is None:
         return None
     metadata = body.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
@@ -482,6 +521,9 @@ def _identify(document: Document, errors: _Errors) -> _Parsed | None:
         _shortened(name) if isinstance(name, str) else "",
     )
     problems = []
+    if misdirected is not None:
+        problems.append(FieldError("apiVersion", misdirected))
+        version = VERSION  # said with the group
     if kind not in _OUR_KINDS:
         # kubectl refuses a kind its API group does not have ("no matches for kind"); other
         # groups' kinds cannot be known offline and stay ignored.

@@ -32,6 +32,7 @@ __all__ = [
     "render_errors",
     "render_json",
     "render_table",
+    "render_warnings",
     "render_yaml",
     "schedule_rows",
     "state_fields",
@@ -74,13 +75,15 @@ def render_json(plan: Plan) -> str:
             f'"incident": {encode(incident_fields(autoscaler.incident))}}}'
         )
     errors = [encode(error_fields(error)) for error in plan.errors]
+    warnings = [encode(error_fields(warning)) for warning in plan.warnings]
     return "\n".join(
         [
             "{",
             f'  "at": {encode(format_instant(plan.at))},',
             f'  "until": {encode(format_instant(plan.until))},',
             f'  "autoscalers": {join_lines(autoscalers, depth=2)},',
-            f'  "errors": {join_lines(errors, depth=2)}',
+            f'  "errors": {join_lines(errors, depth=2)},',
+            f'  "warnings": {join_lines(warnings, depth=2)}',
             "}",
         ]
     )
@@ -241,6 +244,12 @@ def render_errors(plan: Plan) -> str:
     (`error: ...`), in file order; empty without errors. The table leaves them out; the JSON
     and HTML documents carry them as well."""
     return "\n".join(f"error: {describe_error(error)}" for error in plan.errors)
+
+
+def render_warnings(plan: Plan) -> str:
+    """The plan's warnings for standard error, one `warning: ...` line each, in file order;
+    empty without warnings. Like the errors, the JSON and HTML documents carry them too."""
+    return "\n".join(f"warning: {describe_error(warning)}" for warning in plan.warnings)
 
 
 def transition_zones(autoscaler: AutoscalerPlan) -> dict[int, list[ZoneInfo]]:

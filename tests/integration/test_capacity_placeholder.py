@@ -154,6 +154,57 @@ async def test_without_capacity_buffers_auto_holds_capacity_with_placeholder_pod
     assert "CapacityRemoved" in reasons
 
 
+async def test_a_name_its_placeholders_cannot_carry_is_refused_once_not_written_again(
+    controller_kubeconfig: Path, kube: Kube, namespace: str, priority_class: None
+) -> None:
+    # Over 63 characters, the placeholder label capacity-for=<name> cannot hold the name: the
+    # API server refused the placeholder at every reconcile of the capacity lead. Now the SPA
+    # is refused instead, with one condition and one Event, and nothing is written.
+    long = "w" * 64
+    kube.client.create(DEPLOYMENTS, namespace, deployment(name="web", namespace=namespace))
+    kube.create(
+        autoscaler(
+            name=long,
+            namespace=namespace,
+            target="web",
+            minReplicas=1,
+            capacity={"leadTime": "30m"},
+        )
+    )
+    kube.create(
+        schedule(name="noon", namespace=namespace, target=long, **DAILY_NOON, minReplicas=3)
+    )
+    async with running_controller(
+        controller_kubeconfig, [namespace], start=utc("2026-11-16T11:40:00")
+    ):
+        status = await eventually(
+            lambda: _degraded(kube, namespace, long), what="Degraded with InvalidSpec"
+        )
+        assert "metadata.name: must be at most 63 characters with spec.capacity" in str(status)
+        await eventually(
+            lambda: (
+                kube.status(SCHEDULES, namespace, "noon").get("message")
+                == f"ScheduledPodAutoscaler {namespace}/{long} is invalid"
+            ),
+            what="the Schedule told why it does not apply",
+        )
+    # No placeholder was written (nor refused), and the SPA was warned of once.
+    deployments = kube.client.list(DEPLOYMENTS, namespace=namespace).items
+    assert [d["metadata"]["name"] for d in deployments] == ["web"]
+    warnings = [
+        (e["reason"], e.get("count") or 1)
+        for e in kube.events(namespace)
+        if e["involvedObject"]["name"] == long and e["type"] == "Warning"
+    ]
+    assert warnings == [("InvalidSpec", 1)]
+
+
+def _degraded(kube: Kube, namespace: str, name: str) -> dict[str, Any]:
+    status = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, name)
+    assert status.get("condition") == "Degraded", status
+    return status
+
+
 async def test_a_deployment_of_the_placeholders_name_is_never_scaled_or_deleted(
     controller_kubeconfig: Path, kube: Kube, namespace: str, priority_class: None
 ) -> None:

@@ -17,6 +17,7 @@ from spa.api import FieldError, InvalidObject, parse_scheduled_pod_autoscaler
 from spa.controller.decide import (
     FOREIGN_HPA_RECHECK_SECONDS,
     Attempts,
+    AutoscalerStatusWrite,
     BackOfQueue,
     CreateHpa,
     Event,
@@ -681,6 +682,37 @@ def test_an_autoscaler_lead_time_too_large_to_read_is_its_invalid_spec() -> None
     assert "InvalidSpec" in [e.reason for e in plan.events]
     assert broken["status"]["condition"] == "Degraded"
     assert server.schedules[0]["status"]["message"] == "ScheduledPodAutoscaler shop/web is invalid"
+
+
+def test_a_name_its_placeholders_cannot_carry_is_an_invalid_spec_not_a_write_loop() -> None:
+    # With capacity, an SPA named over 63 characters was reconciled as if fine, and every
+    # write of its placeholder (label capacity-for=<name>) was refused by the API server.
+    broken = autoscaler(name="w" * 64)
+    broken["spec"]["capacity"] = {"leadTime": "10m"}
+    plan = final(decide(snapshot(at(9), broken, [schedule("mine", owner=OURS)])))
+    assert plan.problem is not None
+    assert plan.problem.startswith(
+        "invalid spec: metadata.name: must be at most 63 characters with spec.capacity"
+    )
+    assert plan.capacity is None
+    assert not retried(plan)
+    [event] = [e for e in plan.events if e.obj is broken]
+    assert (event.type, event.reason) == (EventType.WARNING, Reason.INVALID_SPEC)
+    [written] = [s for s in plan.statuses if isinstance(s, AutoscalerStatusWrite)]
+    assert written.status.condition == "Degraded"
+
+
+def test_a_schedule_both_at_zero_and_short_of_capacity_lead_is_told_both() -> None:
+    # One problem hid the other: fixed, the Schedule was refused again for the next.
+    owner = autoscaler()
+    owner["spec"]["capacity"] = {"leadTime": "5m"}
+    both = schedule("both", owner=OURS, minReplicas=0, leadTime="10m")
+    server = Server(owner, [both])
+    _, memory, _ = server.reconcile(at(9))
+    server.reconcile(at(9), memory)
+    message = server.schedules[0]["status"]["message"]
+    assert message.startswith("spec.minReplicas: must not be 0")
+    assert "; spec.leadTime: must be at most the capacity.leadTime" in message
 
 
 def test_a_lost_adoption_is_reported_and_the_others_still_apply() -> None:

@@ -156,6 +156,19 @@ def test_a_stream_starting_with_a_brace_is_json() -> None:
     assert found[2] == (3, {"d": [1]})
 
 
+def test_a_json_number_out_of_range_names_its_field_and_line() -> None:
+    # It named no object, field or line: in a file of a hundred objects, find it.
+    text = '{"a": 1}\n{"kind": "X",\n "spec": {"n": [1, "1e400", 1e400], "m": 1e401}}'
+    [_, failed] = decode_stream(text)
+    assert isinstance(failed, Failed)
+    assert (failed.index, failed.path) == (2, "spec.n[2]")
+    assert failed.message == (
+        "the number '1e400' is out of range (kubectl reads a JSON number as a float64) (line 3)"
+    )
+    # The rest of the document is kept (to name the object), the bad numbers taken out.
+    assert failed.value == {"kind": "X", "spec": {"n": [1, "1e400", None], "m": None}}
+
+
 def test_a_brace_that_is_not_json_is_read_as_yaml() -> None:
     assert documents("{a: yes, b: NaN}") == [(1, {"a": True, "b": "NaN"})]
     assert documents('{"a": 1}\n---\nb: on\n') == [(1, {"a": 1}), (2, {"b": True})]

@@ -126,6 +126,58 @@ def test_a_missing_or_invalid_calendar_is_an_error_of_the_schedule_and_of_the_ca
     assert planned.schedules == []
 
 
+def test_a_calendar_not_found_says_where_one_of_that_name_is() -> None:
+    # "not found" and nothing else, while the calendar was there under another kind or in
+    # another namespace: the reason it was not found.
+    plan = plan_of(
+        BLACK_FRIDAY,
+        calendar(name="freeze", namespace="ops", dates=["2026-11-27"]),
+        calendar(name="local", namespace="shop", dates=["2026-11-27"]),
+        autoscaler(),
+        schedule(
+            name="peak",
+            calendars=[
+                {"name": "black-friday"},
+                {"name": "freeze"},
+                {"kind": "ClusterCalendar", "name": "local"},
+                {"name": "nowhere"},
+            ],
+            type="Daily",
+            startTime="08:00",
+            endTime="20:00",
+            minReplicas=20,
+        ),
+    )
+    assert [(error.field, error.message) for error in plan.errors] == [
+        (
+            "spec.calendars[0]",
+            'Calendar "black-friday" in namespace shop not found; a ClusterCalendar of that '
+            "name exists: write kind: ClusterCalendar",
+        ),
+        (
+            "spec.calendars[1]",
+            'Calendar "freeze" in namespace shop not found; a Calendar of that name exists in '
+            "namespace ops (a Calendar serves the Schedules of its own namespace only)",
+        ),
+        (
+            "spec.calendars[2]",
+            'ClusterCalendar "local" not found; a Calendar of that name exists in namespace '
+            "shop: leave out kind (or write kind: Calendar)",
+        ),
+        ("spec.calendars[3]", 'Calendar "nowhere" in namespace shop not found'),
+    ]
+
+
+def test_a_structural_error_of_a_calendar_does_not_hide_its_dates() -> None:
+    broken = calendar(name="broken", dates=["2026-02-30", 5], dateRange=[])
+    plan = plan_of(broken, autoscaler())
+    assert [(error.field, error.message.split(",")[0]) for error in plan.errors] == [
+        ("spec.dates[0]", "'2026-02-30' is not a valid date: day is out of range for month"),
+        ("spec.dates[1]", "must be a string"),
+        ("spec.dateRange", "unknown field; did you mean 'dateRanges'?"),
+    ]
+
+
 def test_an_error_of_a_cluster_calendar_names_no_namespace() -> None:
     plan = plan_of(calendar(name="broken", dates=["2026-02-30"]), autoscaler())
     (error,) = plan.errors

@@ -129,6 +129,7 @@ def test_json_contract(manifests: Path) -> None:
                 "message": "unknown time zone 'Asia/Tokio'; did you mean 'Asia/Tokyo'?",
             }
         ],
+        "warnings": [],
     }
 
 

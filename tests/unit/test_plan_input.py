@@ -469,6 +469,124 @@ def test_the_kinds_of_other_groups_are_still_ignored(tmp_path: Path) -> None:
     assert [autoscaler.name for autoscaler in plan.autoscalers] == ["web"]
 
 
+@pytest.mark.parametrize(
+    ("api_version", "kind", "message"),
+    [
+        (
+            "autoscaling.d-kuro.github.io",
+            "Schedule",
+            "apiVersion: 'autoscaling.d-kuro.github.io' has no version; "
+            "did you mean 'autoscaling.d-kuro.github.io/v1'?",
+        ),
+        (
+            "autoscaling.d-kuro.github.com/v1",
+            "Schedule",
+            "apiVersion: unknown API group 'autoscaling.d-kuro.github.com'; "
+            "did you mean 'autoscaling.d-kuro.github.io/v1'?",
+        ),
+        (
+            "Autoscaling.D-Kuro.GitHub.io/v1",
+            "Schedule",
+            "apiVersion: unknown API group 'Autoscaling.D-Kuro.GitHub.io' (a group is lower "
+            "case); did you mean 'autoscaling.d-kuro.github.io/v1'?",
+        ),
+        (
+            "autoscaling/v2",
+            "Schedule",
+            "apiVersion: 'autoscaling/v2' has no kind Schedule; "
+            "did you mean 'autoscaling.d-kuro.github.io/v1'?",
+        ),
+        (
+            "autoscaling/v2",
+            "ClusterCalendar",
+            "apiVersion: 'autoscaling/v2' has no kind ClusterCalendar; "
+            "did you mean 'autoscaling.d-kuro.github.io/v1'?",
+        ),
+        (
+            "example.com/v1",
+            "ScheduledPodAutoscaler",
+            "apiVersion: 'example.com/v1' has no kind ScheduledPodAutoscaler; "
+            "did you mean 'autoscaling.d-kuro.github.io/v1'?",
+        ),
+    ],
+)
+def test_our_kind_addressed_to_another_group_is_an_error(
+    tmp_path: Path, api_version: str, kind: str, message: str
+) -> None:
+    # Each was passed over as another group's object: exit 0 and the Schedule silently missing
+    # from the plan. kubectl refuses each ("no matches for kind").
+    typo = SCHEDULE.replace("autoscaling.d-kuro.github.io/v1", api_version).replace(
+        "kind: Schedule", f"kind: {kind}"
+    )
+    plan = plan_of(tmp_path, TARGET_AUTOSCALER + "---\n" + typo)
+    assert messages(plan) == [message]
+    [error] = plan.errors
+    assert (error.document, error.field, error.kind) == (2, "apiVersion", kind)
+
+
+def test_a_misspelt_group_and_kind_are_both_reported(tmp_path: Path) -> None:
+    typo = SCHEDULE.replace(".io/v1", ".com/v1").replace("kind: Schedule", "kind: Schedul")
+    plan = plan_of(tmp_path, TARGET_AUTOSCALER, typo)
+    assert messages(plan) == [
+        "apiVersion: unknown API group 'autoscaling.d-kuro.github.com'; "
+        "did you mean 'autoscaling.d-kuro.github.io/v1'?",
+        "kind: unknown kind 'Schedul' in autoscaling.d-kuro.github.io/v1; did you mean 'Schedule'?",
+    ]  # and not also that f1.yaml holds no Schedule
+
+
+def test_other_groups_kinds_of_our_names_are_theirs(tmp_path: Path) -> None:
+    others = "apiVersion: velero.io/v1\nkind: Schedule\nmetadata: {name: a}\n---\n"
+    others += "apiVersion: autoscaling.k8s.io/v1\nkind: VerticalPodAutoscaler\n"
+    others += "metadata: {name: b}\n---\n"
+    others += "apiVersion: example.com/v1\nkind: Calendar\nmetadata: {name: c}\n"
+    plan = plan_of(tmp_path, TARGET_AUTOSCALER + "---\n" + others)
+    assert plan.errors == []
+
+
+def test_a_json_number_out_of_range_names_its_object(tmp_path: Path) -> None:
+    schedule = {
+        "apiVersion": "autoscaling.d-kuro.github.io/v1",
+        "kind": "Schedule",
+        "metadata": {"name": "noon", "namespace": "shop"},
+        "spec": {"minReplicas": "<n>"},
+    }
+    single = json.dumps(schedule).replace('"<n>"', "1e400")
+    listed = json.dumps({"apiVersion": "v1", "kind": "List", "items": [{}, schedule]})
+    plan = plan_of(tmp_path, TARGET_AUTOSCALER, single, listed.replace('"<n>"', "-1e400"))
+    assert [describe_error(error).split(": ", 1)[1] for error in plan.errors] == [
+        "spec.minReplicas: the number '1e400' is out of range (kubectl reads a JSON number as a "
+        "float64) (line 1)",
+        "items[1].spec.minReplicas: the number '-1e400' is out of range (kubectl reads a JSON "
+        "number as a float64) (line 1)",
+    ]
+    assert [(error.kind, error.namespace, error.name) for error in plan.errors] == [
+        ("Schedule", "shop", "noon"),
+        ("Schedule", "shop", "noon"),
+    ]
+
+
+def test_three_independent_errors_of_one_object_are_reported_in_one_run(tmp_path: Path) -> None:
+    # Fix one, run again, meet the next: an unknown field hid the leadTime over 24h, which hid
+    # minReplicas above maxReplicas.
+    broken = TARGET_AUTOSCALER.replace("minReplicas: 3", "minReplicas: 11").replace(
+        "spec:\n", "spec:\n  leadTime: 25h\n  scaleUpImmediatly: true\n"
+    )
+    plan = plan_of(tmp_path, broken)
+    assert messages(plan) == [
+        "spec.leadTime: must be at most 24h, got '25h'",
+        "spec.scaleUpImmediatly: unknown field; did you mean 'scaleUpImmediately'?",
+        "spec.horizontalPodAutoscalerSpec.minReplicas: must not be greater than maxReplicas "
+        "(10), got 11",
+    ]
+
+
+def test_a_schedule_both_at_zero_and_short_of_capacity_lead_gets_both(tmp_path: Path) -> None:
+    autoscaler = TARGET_AUTOSCALER.replace("spec:\n", "spec:\n  capacity: {leadTime: 5m}\n")
+    both = SCHEDULE + "  startTime: '8:00'\n  endTime: '9:00'\n  minReplicas: 0\n"
+    plan = plan_of(tmp_path, autoscaler + "---\n" + both + "  leadTime: 10m\n")
+    assert [error.field for error in plan.errors] == ["spec.minReplicas", "spec.leadTime"]
+
+
 def test_an_unknown_kind_exits_one_with_the_error_on_standard_error(tmp_path: Path) -> None:
     (tmp_path / "kind.yaml").write_text(
         TARGET_AUTOSCALER + "---\n" + SCHEDULE.replace("kind: Schedule", "kind: Schedul")

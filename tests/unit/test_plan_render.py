@@ -57,9 +57,15 @@ def state_fields(state: State) -> dict[str, object]:
     }
 
 
-@given(st.lists(autoscalers, max_size=3), st.lists(errors, max_size=3))
-def test_json_is_the_contract(found: list[AutoscalerPlan], problems: list[PlanError]) -> None:
-    plan = Plan(at=0, until=86400, autoscalers=found, errors=problems)
+@given(
+    st.lists(autoscalers, max_size=3),
+    st.lists(errors, max_size=3),
+    st.lists(errors, max_size=3),
+)
+def test_json_is_the_contract(
+    found: list[AutoscalerPlan], problems: list[PlanError], warned: list[PlanError]
+) -> None:
+    plan = Plan(at=0, until=86400, autoscalers=found, errors=problems, warnings=warned)
     assert json.loads(render_json(plan)) == {
         "at": "1970-01-01T00:00:00Z",
         "until": "1970-01-02T00:00:00Z",
@@ -95,5 +101,17 @@ def test_json_is_the_contract(found: list[AutoscalerPlan], problems: list[PlanEr
                 "message": e.message,
             }
             for e in problems
+        ],
+        "warnings": [
+            {
+                "file": w.file,
+                "document": w.document,
+                "kind": w.kind,
+                "namespace": w.namespace,
+                "name": w.name,
+                "field": w.field,
+                "message": w.message,
+            }
+            for w in warned
         ],
     }

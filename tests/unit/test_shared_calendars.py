@@ -102,7 +102,9 @@ def test_missing_calendars_are_errors_of_their_reference() -> None:
     # A Calendar of another namespace is not this Schedule's, whatever its name.
     elsewhere = calendar(name="freeze", namespace="payments", dates=["2026-11-29"])
     assert errors(lambda: compiled(references, BLACK_FRIDAY, elsewhere)) == [
-        'spec.calendars[1]: Calendar "freeze" in namespace shop not found',
+        'spec.calendars[1]: Calendar "freeze" in namespace shop not found; a Calendar of that '
+        "name exists in namespace payments (a Calendar serves the Schedules of its own "
+        "namespace only)",
     ]
     # Nor is a ClusterCalendar named like the Calendar the reference means.
     same_name = calendar(name="freeze", dates=["2026-11-29"])

@@ -161,6 +161,65 @@ def test_autoscaler_min_above_max_is_invalid() -> None:
         parse_scheduled_pod_autoscaler(document)
 
 
+def autoscaler_problems(document: dict[str, Any]) -> list[str]:
+    with pytest.raises(InvalidObject) as caught:
+        parse_scheduled_pod_autoscaler(document)
+    return [str(error) for error in caught.value.errors]
+
+
+def test_every_problem_of_an_autoscaler_is_reported_at_once() -> None:
+    # One error hid the others: an unknown field hid the lead time over 24h, which hid min
+    # above max (fix one, run again, meet the next).
+    document = autoscaler(name="web", leadTime="25h", minReplicas=11, maxReplicas=10)
+    document["spec"]["bogus"] = True
+    assert autoscaler_problems(document) == [
+        "spec.bogus: unknown field",
+        "spec.leadTime: must be at most 24h, got '25h'",
+        "spec.horizontalPodAutoscalerSpec.minReplicas: must not be greater than maxReplicas "
+        "(10), got 11",
+    ]
+    del document["spec"]["bogus"]
+    assert len(autoscaler_problems(document)) == 2
+
+
+def test_a_capacity_lead_and_min_above_max_are_reported_together() -> None:
+    document = autoscaler(
+        leadTime="10m", capacity={"leadTime": "5m"}, minReplicas=11, maxReplicas=10
+    )
+    assert autoscaler_problems(document) == [
+        "spec.capacity.leadTime: must be at least leadTime (10m), got '5m'",
+        "spec.horizontalPodAutoscalerSpec.minReplicas: must not be greater than maxReplicas "
+        "(10), got 11",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("mode", "longest"),
+    [(None, 63), ("Auto", 63), ("Placeholder", 63), ("CapacityBuffer", 244)],
+)
+def test_a_name_its_capacity_objects_cannot_carry_is_refused(
+    mode: str | None, longest: int
+) -> None:
+    # Planned and reconciled as if fine, while the API server refused every placeholder
+    # (label value capacity-for=<name> over 63) or CapacityBuffer (<name>-capacity over 253).
+    capacity = {"leadTime": "10m"} | ({} if mode is None else {"mode": mode})
+    parse_scheduled_pod_autoscaler(autoscaler(name="w" * longest, capacity=capacity))
+    [problem] = autoscaler_problems(autoscaler(name="w" * (longest + 1), capacity=capacity))
+    assert problem.startswith(f"metadata.name: must be at most {longest} characters with ")
+    assert problem.endswith(f"got {longest + 1}")
+    # Without capacity the name is the HPA's alone, up to 253 characters.
+    parse_scheduled_pod_autoscaler(autoscaler(name="w" * 253))
+
+
+def test_a_long_name_is_reported_with_a_structural_error() -> None:
+    document = autoscaler(name="w" * 64, capacity={"leadTime": "10m"})
+    document["spec"]["bogus"] = True
+    assert [problem.split(":")[0] for problem in autoscaler_problems(document)] == [
+        "spec.bogus",
+        "metadata.name",
+    ]
+
+
 EXTERNAL_METRIC = {
     "type": "External",
     "external": {
@@ -386,7 +445,88 @@ def test_structural_and_window_errors_are_reported_together() -> None:
         (
             {"leadTime": 90},
             "spec.leadTime: must be a string, got 90 "
-            "(a duration needs a unit: write 90s, 90m or 90h)",
+            "(a duration needs a unit: write 90s (1m30s) or 90m (1h30m))",
+        ),
+        # Only durations within the field's range are offered (600h is over 24h), and an
+        # integer capacity.leadTime got "quote it to keep it text", itself still invalid.
+        (
+            {"leadTime": 600},
+            "spec.leadTime: must be a string, got 600 "
+            "(a duration needs a unit: write 600s (10m) or 600m (10h))",
+        ),
+        (
+            {"leadTime": "10m", "capacity": {"leadTime": 600}},
+            "spec.capacity.leadTime: must be a string, got 600 "
+            "(a duration needs a unit: write 600s (10m) or 600m (10h))",
+        ),
+        (
+            {"leadTime": 100000},
+            "spec.leadTime: must be a string, got 100000 "
+            "(a duration needs a unit, such as 90s, 10m or 1h; from 0s to 24h)",
+        ),
+        # A UTC offset got a zone an hour off by spelling ('NZ', 'UTC').
+        (
+            {"timeZone": "Z"},
+            "spec.timeZone: unknown time zone 'Z'; a UTC offset is not a zone: write UTC (or "
+            "Etc/UTC)",
+        ),
+        (
+            {"timeZone": "UTC+1"},
+            "spec.timeZone: unknown time zone 'UTC+1'; a UTC offset is not a zone: use an IANA "
+            "zone such as Etc/GMT-1 (the sign is inverted: Etc/GMT-1 is UTC+01:00) or the zone "
+            "of the place you mean, such as Europe/Berlin",
+        ),
+        (
+            {"timeZone": "GMT-5"},
+            "spec.timeZone: unknown time zone 'GMT-5'; a UTC offset is not a zone: use an IANA "
+            "zone such as Etc/GMT+5 (the sign is inverted: Etc/GMT+5 is UTC-05:00) or the zone "
+            "of the place you mean, such as America/New_York",
+        ),
+        (
+            {"timeZone": "+01:00"},
+            "spec.timeZone: unknown time zone '+01:00'; a UTC offset is not a zone: use an IANA "
+            "zone such as Etc/GMT-1 (the sign is inverted: Etc/GMT-1 is UTC+01:00) or the zone "
+            "of the place you mean, such as Europe/Berlin",
+        ),
+        (
+            {"timeZone": "+05:30"},
+            "spec.timeZone: unknown time zone '+05:30'; a UTC offset is not a zone: use the IANA "
+            "zone of the place you mean, such as Asia/Kolkata (UTC+05:30)",
+        ),
+        # Seconds or an offset in a time: what form, and why this is not it.
+        (
+            {"startTime": "08:00:00"},
+            "spec.startTime: '08:00:00' is not a time of day in the form HH:mm (00:00 to 23:59); "
+            "it has seconds, which the API does not take: write 08:00",
+        ),
+        (
+            {"endTime": "13:00+02:00"},
+            "spec.endTime: '13:00+02:00' is not a time of day in the form HH:mm (00:00 to "
+            "23:59); it has a UTC offset (+02:00), which the API does not take: write 13:00 and "
+            "give the zone in spec.timeZone (an IANA name such as Europe/Berlin)",
+        ),
+        (
+            {
+                "type": "OneShot",
+                "startTime": "2026-03-08T08:00:00",
+                "endTime": "2026-03-08T10:00",
+                **dict.fromkeys(("startDayOfWeek", "endDayOfWeek")),
+            },
+            "spec.startTime: must be yyyy-MM-ddTHH:mm (e.g. 2026-03-08T09:00), got "
+            "'2026-03-08T08:00:00'; it has seconds, which the API does not take: write "
+            "2026-03-08T08:00",
+        ),
+        (
+            {
+                "type": "OneShot",
+                "startTime": "2026-03-08T08:00",
+                "endTime": "2026-03-08T10:00:00+01:00",
+                **dict.fromkeys(("startDayOfWeek", "endDayOfWeek")),
+            },
+            "spec.endTime: must be yyyy-MM-ddTHH:mm (e.g. 2026-03-08T09:00), got "
+            "'2026-03-08T10:00:00+01:00'; it has seconds and a UTC offset (+01:00), which the "
+            "API does not take: write 2026-03-08T10:00 and give the zone in spec.timeZone (an "
+            "IANA name such as Europe/Berlin)",
         ),
         (
             {

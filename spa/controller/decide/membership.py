@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from spa.api import CompiledSchedule, InvalidObject, ScheduledPodAutoscaler, wire
 from spa.api.membership import controller_owner_uid
 from spa.api.membership import membership as shared_membership
-from spa.api.validation import capacity_lead_error, window_scale_to_zero_error
+from spa.api.validation import errors_against_autoscaler
 from spa.controller.decide.plan import SetOwner
 from spa.controller.decide.reasons import Reason
 from spa.controller.decide.snapshot import Snapshot
@@ -73,18 +73,17 @@ def evaluate(
     compiled, timeline = snapshot.compile(schedule, lead, snapshot.calendars)
     if isinstance(compiled, InvalidObject):
         return Evaluated(schedule, None, None, str(compiled), Reason.INVALID_SCHEDULE)
-    if autoscaler is not None and (
-        zero := window_scale_to_zero_error(compiled.min_replicas, autoscaler, owner=snapshot.key)
-    ):
-        # As `spa plan` says it: the API server would refuse the whole HPA at the window's
-        # start; refused alone, the Schedule stops none of the others.
-        return Evaluated(schedule, compiled, None, str(zero), Reason.INVALID_SCHEDULE)
-    if autoscaler is not None and (
-        short := capacity_lead_error(compiled, autoscaler, owner=snapshot.key)
-    ):
-        # Nodes ordered after the pods could not help them (docs/schedules.md, "Node
-        # capacity"): refused as `spa plan` refuses it, alone.
-        return Evaluated(schedule, compiled, None, str(short), Reason.INVALID_SCHEDULE)
+    against = (
+        errors_against_autoscaler(compiled, autoscaler, owner=snapshot.key)
+        if autoscaler is not None
+        else []
+    )
+    if against:
+        # As `spa plan` says it: minReplicas 0 the API server would refuse in the whole HPA at
+        # the window's start, a capacity lead too short for nodes to help the pods
+        # (docs/schedules.md); refused alone, the Schedule stops none of the others.
+        message = "; ".join(str(error) for error in against)
+        return Evaluated(schedule, compiled, None, message, Reason.INVALID_SCHEDULE)
     rule = None
     if not compiled.suspend and timeline is not None:
         rule = Rule(
