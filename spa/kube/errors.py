@@ -18,6 +18,7 @@ __all__ = [
     "Forbidden",
     "Gone",
     "KubeError",
+    "NamespaceTerminating",
     "NotFound",
     "TooManyRequests",
     "error_from_status",
@@ -97,6 +98,14 @@ class Forbidden(ApiError):
     """403: RBAC does not allow the request."""
 
 
+class NamespaceTerminating(Forbidden):
+    """403 for a create in a namespace that is being deleted: the API server creates nothing
+    in it any more, and the namespace and all it holds are going. A normal state, not a
+    refusal to report (docs/operations.md, "Namespaces being deleted"). Known by the Status
+    cause the API server gives it (`details.causes[].reason` `NamespaceTerminating`), never
+    by its message."""
+
+
 class TooManyRequests(ApiError):
     """429: throttled by API priority and fairness; honour ``retry_after``."""
 
@@ -108,6 +117,18 @@ _BY_STATUS: dict[int, type[ApiError]] = {
     410: Gone,
     429: TooManyRequests,
 }
+
+
+# The Status cause of a create refused in a namespace being deleted (metav1 StatusCause, whose
+# type is spelled `reason` on the wire).
+_NAMESPACE_TERMINATING = "NamespaceTerminating"
+
+
+def _has_cause(details: dict[str, Any], cause: str) -> bool:
+    causes = details.get("causes") if isinstance(details, dict) else None
+    return isinstance(causes, list) and any(
+        isinstance(entry, dict) and entry.get("reason") == cause for entry in causes
+    )
 
 
 def error_from_status(
@@ -137,4 +158,6 @@ def error_from_status(
         if retry_after is None and details.get("retryAfterSeconds"):
             retry_after = float(details["retryAfterSeconds"])
     cls = _BY_STATUS.get(status, ApiError)
+    if cls is Forbidden and _has_cause(details, _NAMESPACE_TERMINATING):
+        cls = NamespaceTerminating
     return cls(status, reason, message, retry_after=retry_after, details=details)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import datetime as dt
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -143,6 +144,8 @@ class Server:
     refuse_owners: int | None = None
     # The SPA was deleted on the server while the caches still hold it (a watch behind).
     deleted: bool = False
+    # Its namespace is being deleted: every create is refused (403, NamespaceTerminating).
+    terminating: bool = False
     version: int = 100
     writes: list[str] = field(default_factory=list)
     # The scale target: its replicas. At 0 (its HPA turned off) the reconciler reads its Scale
@@ -302,6 +305,11 @@ class Server:
         field_manager: str | None = None,
     ) -> dict[str, Any]:
         assert resource == HPA_V2
+        if self.terminating:
+            name = body["metadata"]["name"]
+            raise error_from_status(
+                403, json.dumps(builders.namespace_terminating(name=name)).encode()
+            )
         if self.hpa is not None:
             raise Conflict(409, "AlreadyExists", "the name is taken")
         if self.refuse:

@@ -10,6 +10,7 @@ import logging
 from typing import Any
 
 import pytest
+from prometheus_client import REGISTRY
 
 from spa.controller import reconciler as reconciler_module
 from spa.controller.decide import Memory, Plan, SetOwners, Snapshot, decide
@@ -403,3 +404,32 @@ def test_the_validations_kept_between_the_passes_are_bounded(
     asyncio.run(reconciler.reconcile(KEY))  # the statuses
     assert server.writes.count("status ScheduledPodAutoscaler") == 1
     assert validated == ["1", "1"]
+
+
+def test_an_spa_in_a_namespace_being_deleted_is_left_alone_quietly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The API server refuses the HPA's creation (403, NamespaceTerminating): the SPA is going
+    with its namespace, so it gets no Degraded status, no HPARejected Event, no warning and
+    no retry; the refusal is counted and the namespace said once (docs/operations.md,
+    "Namespaces being deleted")."""
+
+    def not_made() -> float:
+        sample = REGISTRY.get_sample_value(
+            "spa_namespace_terminating_writes_total", {"resource": "horizontalpodautoscalers"}
+        )
+        return sample or 0.0
+
+    before = not_made()
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)], terminating=True)
+    reconciler = server.reconciler(at(10), {})
+    with caplog.at_level(logging.DEBUG):
+        for _ in range(3):
+            assert asyncio.run(reconciler.reconcile(KEY)) == Result()
+    assert server.hpa is None
+    assert server.writes == []
+    assert server.recorded.events == []
+    assert not_made() - before == 3
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING]
+    (said,) = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+    assert said.startswith("namespace shop is being deleted")

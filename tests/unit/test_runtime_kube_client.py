@@ -23,12 +23,14 @@ from spa.kube import (
     Conflict,
     Forbidden,
     Gone,
+    NamespaceTerminating,
     NotFound,
     Resource,
     TokenBucket,
     TooManyRequests,
     error_from_status,
 )
+from tests.builders import namespace_terminating
 
 
 def test_paths_for_core_group_and_custom_resources() -> None:
@@ -76,6 +78,30 @@ def test_status_code_in_body_wins_and_retry_after_is_read() -> None:
     plain = error_from_status(502, b"<html>bad gateway</html>")
     assert type(plain) is ApiError
     assert "bad gateway" in plain.message
+
+
+def test_a_create_refused_in_a_namespace_being_deleted_is_known_by_its_cause() -> None:
+    # The 403 the API server answers to a create in a namespace being deleted, as the client
+    # reads it off the wire: a Forbidden (what handles a 403 still does), of its own kind.
+    body = json.dumps(namespace_terminating(resource="events", group="", name="web.1")).encode()
+    error = error_from_status(403, body)
+    assert type(error) is NamespaceTerminating
+    assert isinstance(error, Forbidden)
+    assert error.details["kind"] == "events"
+    assert "being terminated" in error.message
+    # A 403 of RBAC, even one whose message speaks of a namespace, is not: only the cause is.
+    rbac = error_from_status(
+        403,
+        {
+            "kind": "Status",
+            "code": 403,
+            "reason": "Forbidden",
+            "message": 'events is forbidden: User "x" cannot create resource "events" in the '
+            'namespace "shop" because it is being terminated',
+            "details": {"kind": "events", "causes": [{"reason": "FieldValueForbidden"}]},
+        },
+    )
+    assert type(rbac) is Forbidden
 
 
 def test_token_bucket_allows_burst_then_paces_at_qps() -> None:
