@@ -168,7 +168,7 @@ def _status(code: int, message: str) -> Exception:
     ids=["409", "404", "410", "403", "422", "429", "500", "unreachable", "deadline"],
 )
 async def test_an_answer_of_the_api_server_is_one_line_without_a_traceback(
-    setup,  # type: ignore[no-untyped-def]
+    setup: tuple[Controller, WorkQueue, FakeClock, Recorder],
     caplog: pytest.LogCaptureFixture,
     error: Exception,
     said: str,
@@ -190,7 +190,9 @@ async def test_an_answer_of_the_api_server_is_one_line_without_a_traceback(
     await stop(controller, task)
 
 
-async def test_a_bug_is_logged_with_its_traceback(setup, caplog) -> None:  # type: ignore[no-untyped-def]
+async def test_a_bug_is_logged_with_its_traceback(
+    setup: tuple[Controller, WorkQueue, FakeClock, Recorder], caplog: pytest.LogCaptureFixture
+) -> None:
     controller, queue, _clock, reconcile = setup
     reconcile.outcomes["ns/a"] = [KeyError("spec"), Result()]
     task = await run_for_a_moment(controller)
