@@ -420,6 +420,65 @@ def test_kubectl_completes_the_plugin_from_the_cluster(
     assert kubectl_complete(admin, "plan", "-f", "") == [":0"]
 
 
+# What bash-completion's `_get_comp_words_by_ref` sets, which the completion script of kubectl
+# calls (kubectl's documentation asks for that package, absent here): the words, split already.
+_COMP_WORDS_BY_REF = """
+_get_comp_words_by_ref() {
+    cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}
+    words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
+}
+"""
+
+
+def test_the_printed_setup_completes_kubectl_spa_where_krew_installed_it(tmp_path: Path) -> None:
+    """A Krew install links kubectl-spa alone into ~/.krew/bin; `kubectl spa completion bash`
+    prints what completes `kubectl spa` (kubectl's own completion, which runs
+    kubectl_complete-spa), and says how to add kubectl_complete-spa. Done as it says, a TAB
+    after `kubectl spa st` in bash gives `status` (docs/operations.md, "Help and shell
+    completion")."""
+    krew = tmp_path / "krew" / "bin"
+    krew.mkdir(parents=True)
+    for executable in ("kubectl", "kubectl-spa"):
+        (krew / executable).symlink_to(BIN / executable)
+    env = {**os.environ, "PATH": f"{krew}{os.pathsep}/usr/bin{os.pathsep}/bin"}
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            argv, capture_output=True, text=True, check=False, timeout=60, env=env
+        )
+
+    printed = run("kubectl", "spa", "completion", "bash")
+    assert printed.returncode == 0, printed.stderr
+    assert "source <(kubectl completion bash)" in printed.stdout.splitlines()
+    assert "_ARGCOMPLETE" not in printed.stdout  # not argcomplete's script for `spa`
+    said, *commands = printed.stderr.splitlines()
+    assert "kubectl_complete-spa" in said
+    assert all(line.startswith("  ") for line in commands) and len(commands) == 2
+    (tmp_path / "script.bash").write_text(printed.stdout)
+    setup = run("sh", "-c", "\n".join(line.strip() for line in commands))
+    assert setup.returncode == 0, setup.stderr
+    assert os.access(krew / "kubectl_complete-spa", os.X_OK)
+    # kubectl_complete-spa answers for the words after `kubectl spa`, as kubectl asks it.
+    answered = run("kubectl_complete-spa", "st")
+    assert answered.stdout.splitlines()[-1] == ":4"
+    assert [line.split("\t")[0] for line in answered.stdout.splitlines()[:-1]] == ["status"]
+    # Now with the setup: no word about kubectl_complete-spa any more.
+    assert run("kubectl", "spa", "completion", "bash").stderr == ""
+    # A TAB in bash: kubectl's completion function, loaded by the printed script, for the line
+    # `kubectl spa st`.
+    tab = run(
+        "bash",
+        "-c",
+        f"{_COMP_WORDS_BY_REF}\nsource {tmp_path / 'script.bash'}\n"
+        'COMP_WORDS=(kubectl spa st); COMP_CWORD=2; COMP_LINE="kubectl spa st"\n'
+        "COMP_POINT=${#COMP_LINE}\n"
+        "__start_kubectl kubectl st spa\n"
+        'printf "%s\\n" "${COMPREPLY[@]}"',
+    )
+    assert tab.returncode == 0, tab.stderr
+    assert tab.stdout.split() == ["status"]
+
+
 def test_status_shows_the_calendars_a_schedule_keeps_to(
     cluster: Any, controller_kubeconfig: Path, kube: Kube, namespace: str
 ) -> None:
