@@ -213,3 +213,19 @@ def namespace_terminating(
         "details": details,
         "code": 403,
     }
+
+
+def namespace_gone(*, namespace: str = "shop") -> dict[str, Any]:
+    """The Status the API server answers (HTTP 404) to a create in `namespace` once that
+    namespace is gone, as kube-apiserver sends it (tests/integration/
+    test_namespace_terminating.py checks it against the real one)."""
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f'namespaces "{namespace}" not found',
+        "reason": "NotFound",
+        "details": {"name": namespace, "kind": "namespaces"},
+        "code": 404,
+    }

@@ -5,7 +5,7 @@ does for a `Reconcile`: which verb, patch type and subresource each write uses, 
 manager, the compare-and-swap retries of ownerReferences, which refusals of the API server are
 for the user to fix (400, 403, 422: raised as :class:`Refused`) rather than errors to back off
 on (but not the 403 of a create in a namespace being deleted,
-:class:`~spa.kube.NamespaceTerminating`, which is nobody's to fix: raised as it is, for the
+:class:`~spa.kube.NamespaceDeleted`, which is nobody's to fix: raised as it is, for the
 reconciler to leave the SPA alone), and recording our own writes in the caches
 (`Store.put_written`, so the next reconcile never acts on state older than its own write).
 Every write, and every Event, first checks that this replica may write (holds the Lease), and
@@ -34,7 +34,7 @@ from spa.kube import (
     ApiError,
     Conflict,
     ListResult,
-    NamespaceTerminating,
+    NamespaceDeleted,
     NotFound,
     PatchType,
     Resource,
@@ -209,7 +209,7 @@ class Actuator:
         self, desired: wire.NewHorizontalPodAutoscaler
     ) -> wire.HorizontalPodAutoscaler:
         """Create the HPA; :class:`~spa.kube.Conflict` if the name is taken,
-        :class:`~spa.kube.NamespaceTerminating` if its namespace is being deleted."""
+        :class:`~spa.kube.NamespaceDeleted` if its namespace is being deleted or gone."""
         metadata = desired["metadata"]
         with self._counted(_HPAS, Conflict):
             created = await self._refusable(
@@ -508,7 +508,7 @@ class Actuator:
         written or as failed; `uncounted` exceptions are not failures (a retried conflict, a
         fallback), a refusal of this replica's fence sent nothing, and a create in a namespace
         being deleted is counted by spa.runtime.TerminatingNamespaces instead."""
-        ignored: tuple[type[BaseException], ...] = (NotLeader, NamespaceTerminating, *uncounted)
+        ignored: tuple[type[BaseException], ...] = (NotLeader, NamespaceDeleted, *uncounted)
         try:
             yield
         except ignored:
@@ -532,7 +532,7 @@ class Actuator:
     ) -> _T:
         try:
             return await self._fenced(call, *args, **kwargs)
-        except NamespaceTerminating:
+        except NamespaceDeleted:
             raise
         except ApiError as error:
             if error.status in _REFUSALS:

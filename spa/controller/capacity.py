@@ -39,7 +39,7 @@ from spa.controller.desired import (
     controller_owner_uid,
     owner_reference,
 )
-from spa.kube import ApiError, Conflict, NamespaceTerminating, NotFound, PatchType, Resource
+from spa.kube import ApiError, Conflict, NamespaceDeleted, NotFound, PatchType, Resource
 from spa.runtime import (
     Clock,
     Store,
@@ -448,7 +448,7 @@ class CapacityActuator:
         reconciler to leave the SPA alone)."""
         try:
             return await write_fenced(self._fence, call, *args, **kwargs)
-        except NamespaceTerminating:
+        except NamespaceDeleted:
             raise
         except ApiError as error:
             if error.status in (400, 403, 422):

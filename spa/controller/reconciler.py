@@ -88,7 +88,7 @@ from spa.controller.decide.status import with_capacity_condition
 from spa.controller.desired import controller_owner_uid
 from spa.controller.metrics import ControllerMetrics
 from spa.controller.watches import TARGET_INDEX, UID_INDEX
-from spa.kube import Conflict, NamespaceTerminating, NotFound, Resource
+from spa.kube import Conflict, NamespaceDeleted, NotFound, Resource
 from spa.runtime import (
     Clock,
     ObjectLogger,
@@ -262,16 +262,22 @@ class Reconciler:
         try:
             result = await self._reconcile(key)
             return result
-        except NamespaceTerminating as error:
-            # The namespace is being deleted, and the SPA with it: the API server creates
-            # nothing there any more, so the SPA is left alone, without a status, an Event or
-            # a line of its own (docs/operations.md, "Namespaces being deleted"). Its deletion
-            # event, or the resync, brings the next reconcile.
+        except NamespaceDeleted as error:
+            # The namespace is being deleted (or is gone), and the SPA with it: the API server
+            # creates nothing there any more, so the SPA is left alone, without a status, an
+            # Event or a line of its own (docs/operations.md, "Namespaces being deleted"). Its
+            # deletion event, or the resync, brings the next reconcile.
             namespace, _ = split_key(key)
-            self._terminating.refused(
-                namespace or "", error, resource=str(error.details.get("kind") or "unknown")
-            )
+            self._terminating.refused(namespace or "", error)
             result = Result()
+            return result
+        except NotFound as error:
+            # An object read from a cache (the HPA, a capacity object) or just before was
+            # deleted meanwhile: a race, not a failure. Its deletion event, or this retry,
+            # brings a reconcile that sees it gone.
+            logger = object_logger(log, *split_key(key))
+            logger.debug("%s; deleted meanwhile, retrying", error)
+            result = Result(retry=True)
             return result
         finally:
             kept = result is not None and result.back_of_queue

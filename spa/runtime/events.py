@@ -18,8 +18,8 @@ the queue fills and once, with the count, when it has drained (not once per Even
 1,340 warning lines at one 5,000-SPA boundary before), and ``spa_events_dropped_total``
 counts them.
 
-Why an Event refused in a namespace being deleted is not a warning: the API server creates
-nothing there any more, and the object the Event is about is going too. It is counted, and
+Why an Event refused in a namespace being deleted (or gone) is not a warning: the API server
+creates nothing there any more, and the object the Event is about is going too. It is counted, and
 said once per namespace (spa.runtime.terminating). Any other answer of the API server is one
 line; a traceback only for a bug.
 """
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from spa.kube import EVENT, KubeClient, KubeError, NamespaceTerminating, NotFound
+from spa.kube import EVENT, KubeClient, KubeError, NamespaceDeleted, NotFound
 from spa.runtime.clock import Clock, SystemClock
 from spa.runtime.fence import NotLeader, WriteFence, unfenced, write_fenced
 from spa.runtime.metrics import EVENTS_DROPPED
@@ -191,7 +191,7 @@ class EventRecorder:
                 await write_fenced(self._fence, self._send, pending)
             except NotLeader:
                 log.debug("not sending %s event %s: may not write", pending.type, pending.reason)
-            except NamespaceTerminating as error:
+            except NamespaceDeleted as error:
                 self._terminating.refused(
                     pending.involved["namespace"] or "default", error, resource=EVENT.plural
                 )

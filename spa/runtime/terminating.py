@@ -4,7 +4,8 @@ namespace instead of once per write.
 Why: a namespace being deleted is a normal state. Until the namespace controller has removed
 what it holds, the objects in it are still watched and reconciled, and the API server answers
 every create there (an HPA, an Event, a CapacityBuffer) with a 403 whose Status cause is
-`NamespaceTerminating` (:class:`spa.kube.NamespaceTerminating`). At 1,000 SPAs in one such
+`NamespaceTerminating`, and with a 404 naming the namespace once it is gone
+(:class:`spa.kube.NamespaceDeleted`). At 1,000 SPAs in one such
 namespace that was thousands of warnings and tracebacks in a minute, each about an object that
 was going anyway. The writers leave such objects alone and report the refusal here: one INFO
 line per namespace, and `spa_namespace_terminating_writes_total` (docs/operations.md,
@@ -16,7 +17,7 @@ from __future__ import annotations
 import collections
 import logging
 
-from spa.kube import NamespaceTerminating
+from spa.kube import NamespaceDeleted, NamespaceGone
 from spa.runtime.clock import Clock, SystemClock
 from spa.runtime.metrics import NAMESPACE_TERMINATING_WRITES
 
@@ -50,11 +51,14 @@ class TerminatingNamespaces:
         # When each namespace was last said to be terminating (the clock's monotonic time).
         self._said: collections.OrderedDict[str, float] = collections.OrderedDict()
 
-    def refused(self, namespace: str, error: NamespaceTerminating, *, resource: str) -> None:
-        """Count a write of `resource` (a plural, as `spa_kube_requests_total` names it) that
-        the API server refused in `namespace` because the namespace is being deleted, and say
-        so if this namespace was not said to be terminating within `quiet` seconds."""
-        NAMESPACE_TERMINATING_WRITES.labels(resource).inc()
+    def refused(
+        self, namespace: str, error: NamespaceDeleted, *, resource: str | None = None
+    ) -> None:
+        """Count a write of `resource` (a plural, as `spa_kube_requests_total` names it; None:
+        the one the error names) that the API server refused in `namespace` because the
+        namespace is being deleted or is gone, and say so if this namespace was not said to be
+        within `quiet` seconds."""
+        NAMESPACE_TERMINATING_WRITES.labels(resource or error.resource or "unknown").inc()
         now = self._clock.monotonic()
         said = self._said.get(namespace)
         if said is not None and now - said < self._quiet:
@@ -64,9 +68,10 @@ class TerminatingNamespaces:
         while len(self._said) > self._max_remembered:
             self._said.popitem(last=False)
         log.info(
-            "namespace %s is being deleted: its objects are left alone, and the writes the API "
-            "server refuses there are counted in spa_namespace_terminating_writes_total, not "
-            "logged (first: %s)",
+            "namespace %s %s: its objects are left alone, and the writes the API server "
+            "refuses there are counted in spa_namespace_terminating_writes_total, not logged "
+            "(first: %s)",
             namespace,
+            "is gone" if isinstance(error, NamespaceGone) else "is being deleted",
             error.message,
         )

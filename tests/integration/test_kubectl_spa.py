@@ -453,7 +453,8 @@ def test_the_printed_setup_completes_kubectl_spa_where_krew_installed_it(tmp_pat
     assert "_ARGCOMPLETE" not in printed.stdout  # not argcomplete's script for `spa`
     said, *commands = printed.stderr.splitlines()
     assert "kubectl_complete-spa" in said
-    assert all(line.startswith("  ") for line in commands) and len(commands) == 2
+    assert len(commands) == 2
+    assert all(line.startswith("  ") for line in commands)
     (tmp_path / "script.bash").write_text(printed.stdout)
     setup = run("sh", "-c", "\n".join(line.strip() for line in commands))
     assert setup.returncode == 0, setup.stderr

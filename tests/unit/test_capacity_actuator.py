@@ -94,7 +94,7 @@ class Buffers:
             refusal = namespace_terminating(
                 resource=resource.plural, group=resource.group, name=body["metadata"]["name"]
             )
-            raise error_from_status(403, json.dumps(refusal).encode())
+            raise error_from_status(403, json.dumps(refusal).encode(), resource=resource.plural)
         stored = copy.deepcopy(dict(body))
         stored["metadata"]["uid"] = f"uid-{self.next_serial()}"
         stored["metadata"]["resourceVersion"] = self.next_serial()

@@ -12,7 +12,7 @@ from prometheus_client import REGISTRY
 from spa.kube import ApiUnavailable, NotFound, error_from_status
 from spa.runtime import EventRecorder, FakeClock, TerminatingNamespaces
 from spa.runtime.events import event_name
-from tests.builders import autoscaler, namespace_terminating
+from tests.builders import autoscaler, namespace_gone, namespace_terminating
 
 SPA = autoscaler(metadata={"uid": "u-1", "resourceVersion": "7"})
 
@@ -21,8 +21,8 @@ class RecordingClient:
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
         self.fail_next: Exception | None = None
-        # Namespaces being deleted: a create there is refused as the API server refuses it.
-        self.terminating: set[str] = set()
+        # Namespaces being deleted or gone: a create there is answered with this Status.
+        self.deleted: dict[str, dict[str, Any]] = {}
 
     def _maybe_fail(self) -> None:
         if self.fail_next is not None:
@@ -33,17 +33,11 @@ class RecordingClient:
         self, resource: Any, namespace: str, body: dict[str, Any], **_: Any
     ) -> dict[str, Any]:
         self._maybe_fail()
-        if namespace in self.terminating:
+        answer = self.deleted.get(namespace)
+        if answer is not None:
+            # As spa.kube's client raises it: the answer's bytes, about the resource asked.
             raise error_from_status(
-                403,
-                json.dumps(
-                    namespace_terminating(
-                        resource="events",
-                        group="",
-                        name=body["metadata"]["name"],
-                        namespace=namespace,
-                    )
-                ).encode(),
+                int(answer["code"]), json.dumps(answer).encode(), resource=resource.plural
             )
         self.calls.append(("create", body))
         return body
@@ -221,7 +215,8 @@ async def test_events_refused_in_a_namespace_being_deleted_are_counted_and_said_
     traceback per Event, and counted (docs/operations.md, "Namespaces being deleted")."""
     clock = FakeClock(start=1_767_225_600.0)
     client = RecordingClient()
-    client.terminating.add("shop")
+    client.deleted["shop"] = namespace_terminating(resource="events", group="", name="web.1")
+    client.deleted["old"] = namespace_gone(namespace="old")
     recorder = EventRecorder(
         client,  # type: ignore[arg-type]
         clock=clock,
@@ -232,15 +227,17 @@ async def test_events_refused_in_a_namespace_being_deleted_are_counted_and_said_
     with caplog.at_level(logging.DEBUG):
         for index in range(5):
             recorder.warning(autoscaler(name=f"web-{index}"), "HPARejected", "refused")
+            recorder.normal(autoscaler(name=f"api-{index}", namespace="old"), "R", "gone")
         recorder.normal(others, "ScheduleStarted", "min 3 -> 5")
         await recorder.flush()
-        assert not_made("events") - before == 5
+        assert not_made("events") - before == 10
         assert [body["metadata"]["namespace"] for _, body in client.calls] == ["elsewhere"]
         assert not [r for r in caplog.records if r.exc_info]
         assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
-        said = [r.getMessage() for r in caplog.records if "shop" in r.getMessage()]
-        assert len(said) == 1
-        assert said[0].startswith("namespace shop is being deleted")
+        for namespace, state in (("shop", "is being deleted"), ("old", "is gone")):
+            said = [r.getMessage() for r in caplog.records if namespace in r.getMessage()]
+            assert len(said) == 1
+            assert said[0].startswith(f"namespace {namespace} {state}: ")
         # Still Terminating (a finalizer holds it): said again only after `quiet`.
         clock.advance(599)
         recorder.warning(autoscaler(name="web-0"), "HPARejected", "refused again")
@@ -250,7 +247,7 @@ async def test_events_refused_in_a_namespace_being_deleted_are_counted_and_said_
         recorder.warning(autoscaler(name="web-0"), "HPARejected", "refused later")
         await recorder.flush()
         assert len([r for r in caplog.records if "shop" in r.getMessage()]) == 2
-    assert not_made("events") - before == 7
+    assert not_made("events") - before == 12
     await recorder.close()
 
 

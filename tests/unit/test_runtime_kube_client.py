@@ -23,6 +23,8 @@ from spa.kube import (
     Conflict,
     Forbidden,
     Gone,
+    NamespaceDeleted,
+    NamespaceGone,
     NamespaceTerminating,
     NotFound,
     Resource,
@@ -30,7 +32,7 @@ from spa.kube import (
     TooManyRequests,
     error_from_status,
 )
-from tests.builders import namespace_terminating
+from tests.builders import namespace_gone, namespace_terminating
 
 
 def test_paths_for_core_group_and_custom_resources() -> None:
@@ -87,8 +89,18 @@ def test_a_create_refused_in_a_namespace_being_deleted_is_known_by_its_cause() -
     error = error_from_status(403, body)
     assert type(error) is NamespaceTerminating
     assert isinstance(error, Forbidden)
+    assert isinstance(error, NamespaceDeleted)
     assert error.details["kind"] == "events"
+    assert error.resource == "events"  # without the client's word, the details say it
     assert "being terminated" in error.message
+    # Once the namespace is gone: a 404 that names the namespace, not the object.
+    gone = error_from_status(404, json.dumps(namespace_gone()).encode(), resource="events")
+    assert type(gone) is NamespaceGone
+    assert isinstance(gone, NotFound)
+    assert isinstance(gone, NamespaceDeleted)
+    assert gone.resource == "events"
+    missing = {"kind": "Status", "code": 404, "details": {"name": "web", "kind": "events"}}
+    assert type(error_from_status(404, missing)) is NotFound
     # A 403 of RBAC, even one whose message speaks of a namespace, is not: only the cause is.
     rbac = error_from_status(
         403,
