@@ -233,6 +233,97 @@ def test_plan_from_cluster_is_the_plan_of_the_same_manifests(
     )
 
 
+def _documented_pipeline() -> str:
+    """The command of docs/plan.md that diffs the cluster against Git, as written there."""
+    text = (REPO / "docs" / "plan.md").read_text(encoding="utf-8")
+    (line,) = [line for line in text.splitlines() if "| spa plan --diff - -f deploy/" in line]
+    assert line.endswith(_DIFF), line
+    return line
+
+
+_DIFF = "spa plan --diff - -f deploy/"
+
+
+def test_the_documented_pipeline_finds_the_cluster_as_its_manifests(
+    cluster: Any, kube: Kube, namespace: str, tmp_path: Path
+) -> None:
+    """docs/plan.md's `kubectl get ... -o yaml | spa plan --diff - -f deploy/`, run by a shell
+    with the real kubectl, on a cluster that holds exactly the manifests of deploy/: a Schedule
+    that keeps to a Calendar and a ClusterCalendar is planned alike on both sides, so nothing
+    differs and nothing is "not found" (the calendars were left out of the command before)."""
+    black_friday = f"bf-{namespace}"[:63]
+    manifests = [
+        autoscaler(name="web", namespace=namespace),
+        calendar(name="freeze", namespace=namespace, dates=["2026-11-25"]),
+        calendar(name=black_friday, dates=["2026-11-27"]),
+        schedule(
+            name="peak",
+            namespace=namespace,
+            type="Daily",
+            startTime="08:00",
+            endTime="20:00",
+            minReplicas=20,
+            calendars=[
+                {"kind": "ClusterCalendar", "name": black_friday, "mode": "Only"},
+                {"name": "freeze"},
+            ],
+        ),
+        schedule(
+            name="nights",
+            namespace=namespace,
+            type="Daily",
+            startTime="22:00",
+            endTime="23:00",
+            minReplicas=5,
+            calendars=[{"name": "freeze"}],
+        ),
+    ]
+    deploy = tmp_path / "deploy"
+    deploy.mkdir()
+
+    def shell(pipeline: str) -> subprocess.CompletedProcess[str]:
+        """`pipeline` run by a shell in tmp_path, the range fixed, with the real kubectl."""
+        return subprocess.run(
+            ["sh", "-c", f"{pipeline} --at 2026-11-23T00:00:00Z --days 7"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+            cwd=tmp_path,
+            env={
+                **os.environ,
+                "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+                "KUBECONFIG": str(cluster.kubeconfig),
+            },
+        )
+
+    (deploy / "web.yaml").write_text(yaml.safe_dump_all(manifests))
+    try:
+        for document in manifests:
+            kube.create(document)
+        pipeline = _documented_pipeline()
+        assert " -A " in pipeline, pipeline
+        # -A as written reads every namespace of the shared test cluster; this test's own is
+        # the one whose objects deploy/ holds (cluster-scoped kinds are read either way).
+        result = shell(pipeline.replace(" -A ", f" -n {namespace} "))
+        assert (result.returncode, result.stderr) == (0, ""), result.stdout + result.stderr
+        assert "not found" not in result.stdout
+        *head, unchanged = result.stdout.strip().splitlines()
+        assert unchanged == f"Unchanged: 1 ScheduledPodAutoscaler(s) ({namespace}/web)"
+        assert [line for line in head if line] == [
+            "Plan diff from 2026-11-23T00:00:00Z until 2026-11-30T00:00:00Z (times in UTC)",
+            "--- old: -",
+            "+++ new: deploy/",
+        ]
+        # The calendars are what makes it so: the command as it was, without them.
+        before = shell(f"kubectl get spa,schedules -n {namespace} -o yaml | " + _DIFF)
+        assert before.returncode == 2
+        assert 'spec.calendars[0]: ClusterCalendar "' in before.stderr
+        assert f"{namespace}/web: changed" in before.stdout
+    finally:
+        kube.delete(CLUSTER_CALENDARS, None, black_friday)  # type: ignore[arg-type]
+
+
 def _documents(stream: Any, found: queue.Queue[dict[str, Any]]) -> None:
     """Each JSON document `status --watch -o json` prints, as it is printed."""
     decoder = json.JSONDecoder()
