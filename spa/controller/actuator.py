@@ -4,7 +4,7 @@ The reconciler decides what should be; this module does it, as controller-runtim
 does for a `Reconcile`: which verb, patch type and subresource each write uses, the field
 manager, the compare-and-swap retries of ownerReferences, which refusals of the API server are
 for the user to fix (400, 403, 422: raised as :class:`Refused`) rather than errors to back off
-on (but not the 403 of a create in a namespace being deleted,
+on (but not the refusal of a create in a namespace being deleted or gone,
 :class:`~spa.kube.NamespaceDeleted`, which is nobody's to fix: raised as it is, for the
 reconciler to leave the SPA alone), and recording our own writes in the caches
 (`Store.put_written`, so the next reconcile never acts on state older than its own write).
@@ -507,7 +507,7 @@ class Actuator:
         """Count the write made inside (`what`; None: not a write) for the log's summary, as
         written or as failed; `uncounted` exceptions are not failures (a retried conflict, a
         fallback), a refusal of this replica's fence sent nothing, and a create in a namespace
-        being deleted is counted by spa.runtime.TerminatingNamespaces instead."""
+        being deleted or gone is counted by spa.runtime.TerminatingNamespaces instead."""
         ignored: tuple[type[BaseException], ...] = (NotLeader, NamespaceDeleted, *uncounted)
         try:
             yield

@@ -444,8 +444,8 @@ class CapacityActuator:
         self, call: Callable[_P, Awaitable[_T]], *args: _P.args, **kwargs: _P.kwargs
     ) -> _T:
         """A write under the leadership fence; the refusals the user must fix as `Refused`
-        (a create in a namespace being deleted is nobody's to fix: raised as it is, for the
-        reconciler to leave the SPA alone)."""
+        (a create in a namespace being deleted or gone is nobody's to fix: raised as it is,
+        for the reconciler to leave the SPA alone)."""
         try:
             return await write_fenced(self._fence, call, *args, **kwargs)
         except NamespaceDeleted:

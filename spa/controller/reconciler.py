@@ -199,8 +199,8 @@ class Reconciler:
     :param calendars: the cache of Calendars, and `cluster_calendars` that of ClusterCalendars,
         from which the calendars the Schedules refer to are gathered into the snapshot (None:
         not watched, so every reference to one is unresolved).
-    :param terminating: where a create refused because the SPA's namespace is being deleted is
-        reported (the manager shares one with the Event recorder).
+    :param terminating: where a create refused because the SPA's namespace is being deleted
+        (or is gone) is reported (the manager shares one with the Event recorder).
     """
 
     def __init__(

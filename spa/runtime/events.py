@@ -19,8 +19,8 @@ the queue fills and once, with the count, when it has drained (not once per Even
 counts them.
 
 Why an Event refused in a namespace being deleted (or gone) is not a warning: the API server
-creates nothing there any more, and the object the Event is about is going too. It is counted, and
-said once per namespace (spa.runtime.terminating). Any other answer of the API server is one
+creates nothing there any more, and the object the Event is about is going too. It is counted,
+and said once per namespace (spa.runtime.terminating). Any other answer of the API server is one
 line; a traceback only for a bug.
 """
 

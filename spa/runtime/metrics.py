@@ -58,8 +58,8 @@ EVENTS_DROPPED = Counter(
 )
 NAMESPACE_TERMINATING_WRITES = Counter(
     "spa_namespace_terminating_writes_total",
-    "Writes not made because their namespace is being deleted (the API server refused to "
-    "create in it: NamespaceTerminating), by resource; not retried, not logged one by one.",
+    "Writes not made because their namespace is being deleted or gone (the API server "
+    "refused to create in it), by resource; not retried, not logged one by one.",
     ["resource"],
 )
 TASK_RESTARTS = Counter(
