@@ -178,3 +178,54 @@ def deployment(
             "template": {"metadata": template_metadata, "spec": pod_spec},
         },
     }
+
+
+def namespace_terminating(
+    *,
+    resource: str = "horizontalpodautoscalers",
+    group: str = "autoscaling",
+    name: str = "web",
+    namespace: str = "shop",
+) -> dict[str, Any]:
+    """The Status the API server answers (HTTP 403) to a create of `resource` `name` in
+    `namespace` while that namespace is being deleted, byte for byte as kube-apiserver sends
+    it (tests/integration/test_namespace_terminating.py checks it against the real one). Give
+    it to :func:`spa.kube.error_from_status`, as spa.kube's client does with the answer."""
+    qualified = f"{resource}.{group}" if group else resource
+    details: dict[str, Any] = {"name": name, "group": group, "kind": resource}
+    if not group:
+        del details["group"]
+    details["causes"] = [
+        {
+            "reason": "NamespaceTerminating",
+            "message": f"namespace {namespace} is being terminated",
+            "field": "metadata.namespace",
+        }
+    ]
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f'{qualified} "{name}" is forbidden: unable to create new content in '
+        f"namespace {namespace} because it is being terminated",
+        "reason": "Forbidden",
+        "details": details,
+        "code": 403,
+    }
+
+
+def namespace_gone(*, namespace: str = "shop") -> dict[str, Any]:
+    """The Status the API server answers (HTTP 404) to a create in `namespace` once that
+    namespace is gone, as kube-apiserver sends it (tests/integration/
+    test_namespace_terminating.py checks it against the real one)."""
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f'namespaces "{namespace}" not found',
+        "reason": "NotFound",
+        "details": {"name": namespace, "kind": "namespaces"},
+        "code": 404,
+    }

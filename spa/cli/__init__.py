@@ -22,7 +22,14 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 from spa import __version__
-from spa.cli.completion import SHELLS, autocomplete, shell_script
+from spa.cli.completion import (
+    KUBECTL_COMPLETER,
+    SHELLS,
+    autocomplete,
+    completer_missing,
+    plugin_script,
+    shell_script,
+)
 from spa.cli.incident import COMMANDS as INCIDENT_COMMANDS
 from spa.cli.incident import add_incident_commands, run_incident
 from spa.cli.options import add_cluster_arguments, add_status_arguments, cluster_arguments_given
@@ -71,9 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments.command == "plan":
         return _plan(parser, arguments)
     if arguments.command == "completion":
-        with contextlib.suppress(ReaderGone):
-            emit(shell_script(arguments.shell))
-        return 0
+        return _completion(parser, arguments.shell)
     if arguments.command == "status":
         from spa.cli.status import run_status
 
@@ -86,6 +91,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     from spa.controller.main import run
 
     return run(arguments)
+
+
+def _completion(parser: argparse.ArgumentParser, shell: str) -> int:
+    """`spa completion SHELL` prints argcomplete's script for `spa`; `kubectl spa completion
+    SHELL` the script that loads kubectl's completion, which completes `kubectl spa` through
+    kubectl_complete-spa, and, where that is missing (Krew), how to add it, on standard error
+    (docs/operations.md, "Help and shell completion")."""
+    if _plugin(parser.prog):
+        script = plugin_script(shell)
+        missing = completer_missing()
+        if missing is not None:
+            print(missing, file=sys.stderr, flush=True)
+    else:
+        script = shell_script(shell)
+    with contextlib.suppress(ReaderGone):
+        emit(script)
+    return 0
+
+
+def _plugin(prog: str) -> bool:
+    """Whether the parser is that of the kubectl plugin (`kubectl spa`)."""
+    return prog.startswith("kubectl ")
 
 
 def program_name(argv0: str | None = None) -> str:
@@ -187,6 +214,21 @@ examples:
 """,
 }
 
+# The examples of `kubectl spa completion`, which prints the script that loads kubectl's own
+# completion (kubectl completes its plugins itself): for this shell; add the same line to the
+# shell's startup file for every new one.
+PLUGIN_COMPLETION_EXAMPLES = """\
+examples:
+  # bash: kubectl's completion, which completes kubectl spa (add it to ~/.bashrc to keep it)
+  source <(%(prog)s bash)
+
+  # zsh (after compinit; in ~/.zshrc to keep it)
+  source <(%(prog)s zsh)
+
+  # fish (in ~/.config/fish/config.fish to keep it)
+  %(prog)s fish | source
+"""
+
 
 class _HelpFormatter(argparse.HelpFormatter):
     """argparse's formatter, except that text written in lines (the examples) keeps its line
@@ -205,21 +247,24 @@ def _command(
     *,
     help: str,
     description: str,
+    examples: str | None = None,
 ) -> argparse.ArgumentParser:
-    """A subcommand whose help ends with its examples, laid out as written."""
+    """A subcommand whose help ends with its examples (`EXAMPLES[name]` unless given), laid
+    out as written."""
     return commands.add_parser(
         name,
         help=help,
         description=description,
-        epilog=EXAMPLES[name],
+        epilog=EXAMPLES[name] if examples is None else examples,
         formatter_class=_HelpFormatter,
     )
 
 
 def build_parser(*, prog: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command (shell completion walks it too: spa/cli/completion.py)."""
+    prog = prog or program_name()
     parser = argparse.ArgumentParser(
-        prog=prog or program_name(),
+        prog=prog,
         description="Scheduled scaling for Kubernetes HorizontalPodAutoscalers.",
         epilog=EXAMPLES[""],
         formatter_class=_HelpFormatter,
@@ -315,17 +360,36 @@ def build_parser(*, prog: str | None = None) -> argparse.ArgumentParser:
             description="Run the controller: one HPA per ScheduledPodAutoscaler, set by Schedules.",
         )
     )
-    completion = _command(
-        commands,
-        "completion",
-        help="print the shell completion script of spa (bash, zsh or fish)",
-        description=(
-            "Print the script that makes the shell complete spa's commands, flags, their values "
-            "and the names of ScheduledPodAutoscalers in the cluster. kubectl completes "
-            "`kubectl spa` itself, through the executable kubectl_complete-spa installed beside "
-            'kubectl-spa (docs/operations.md, "Help and shell completion").'
-        ),
-    )
+    if _plugin(prog):
+        completion = _command(
+            commands,
+            "completion",
+            help="print what makes the shell complete kubectl spa (bash, zsh or fish)",
+            description=(
+                "kubectl completes `kubectl spa` itself (kubectl 1.26 and later): at a TAB it "
+                f"runs the executable {KUBECTL_COMPLETER} from PATH, which answers with this "
+                "command's commands, flags, their values and the names of "
+                "ScheduledPodAutoscalers in the cluster. This prints the script that loads "
+                "kubectl's own completion for the shell, and says on standard error how to "
+                f"add {KUBECTL_COMPLETER} beside kubectl-spa where it is not on PATH: a pip "
+                'install puts it there, Krew does not (docs/operations.md, "Help and shell '
+                'completion").'
+            ),
+            examples=PLUGIN_COMPLETION_EXAMPLES,
+        )
+    else:
+        completion = _command(
+            commands,
+            "completion",
+            help="print the shell completion script of spa (bash, zsh or fish)",
+            description=(
+                "Print the script that makes the shell complete spa's commands, flags, their "
+                "values and the names of ScheduledPodAutoscalers in the cluster. kubectl "
+                f"completes `kubectl spa` itself, through the executable {KUBECTL_COMPLETER} "
+                "installed beside kubectl-spa: `kubectl spa completion` prints what sets it "
+                'up (docs/operations.md, "Help and shell completion").'
+            ),
+        )
     completion.add_argument("shell", choices=SHELLS, help="the shell to print the script for")
     return parser
 

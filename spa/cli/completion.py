@@ -15,6 +15,10 @@ Two ways in, one finder:
   with the words typed after the plugin's name, the last one being the word to complete, and
   reads cobra's protocol back: one candidate a line (`candidate<TAB>description`), then a line
   `:<directive>`. :func:`kubectl_complete` is that executable (a console script of setup.cfg).
+  So what completes `kubectl spa` in a shell is kubectl's own completion: `kubectl spa
+  completion bash|zsh|fish` prints the script that loads it (:func:`plugin_script`), not
+  argcomplete's script for `spa`, and says how to add `kubectl_complete-spa` where it is not on
+  PATH, as after a Krew install (:func:`completer_missing`).
 
 Values that are read from the cluster (namespaces, SPA names) use the same connection as
 `kubectl spa status` (spa/cli/cluster.py) with the same kubectl flags already typed, within
@@ -28,6 +32,8 @@ import argparse
 import contextlib
 import io
 import os
+import shlex
+import shutil
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -43,13 +49,16 @@ __all__ = [
     "DIRECTIVE_DEFAULT",
     "DIRECTIVE_DIRECTORIES",
     "DIRECTIVE_NO_FILES",
+    "KUBECTL_COMPLETER",
     "SHELLS",
     "Candidate",
     "attach_completers",
     "autocomplete",
     "complete_words",
+    "completer_missing",
     "kubectl_complete",
     "kubectl_protocol",
+    "plugin_script",
     "shell_script",
     "within",
 ]
@@ -88,6 +97,52 @@ def shell_script(shell: str, *, executable: str = "spa") -> str:
     if shell not in SHELLS:
         raise ValueError(f"shell: {shell!r} is not one of {', '.join(SHELLS)}")
     return shellcode([executable], shell=shell)
+
+
+KUBECTL_COMPLETER = "kubectl_complete-spa"
+"""The executable kubectl runs from PATH to complete `kubectl spa` (kubectl 1.26 and later)."""
+
+# How each shell loads kubectl's own completion, as `kubectl completion --help` says.
+_KUBECTL_COMPLETION = {
+    "bash": "source <(kubectl completion bash)",
+    "zsh": "source <(kubectl completion zsh)",
+    "fish": "kubectl completion fish | source",
+}
+
+
+def plugin_script(shell: str) -> str:
+    """What `kubectl spa completion SHELL` prints: the script that loads kubectl's own
+    completion in `shell`, which completes `kubectl spa` through :data:`KUBECTL_COMPLETER`."""
+    if shell not in SHELLS:
+        raise ValueError(f"shell: {shell!r} is not one of {', '.join(SHELLS)}")
+    return (
+        "# kubectl completes `kubectl spa` itself (kubectl 1.26 and later): for\n"
+        f"# `kubectl spa ...<TAB>` it runs {KUBECTL_COMPLETER} from PATH, which answers from\n"
+        "# kubectl-spa's parser and the cluster. So what completes `kubectl spa` in "
+        f"{shell} is\n"
+        "# kubectl's own completion, loaded here (docs/operations.md, \"Help and shell\n"
+        '# completion").\n'
+        f"{_KUBECTL_COMPLETION[shell]}"
+    )
+
+
+def completer_missing(path: str | None = None) -> str | None:
+    """How to add :data:`KUBECTL_COMPLETER` beside kubectl-spa, when it is not on `path` (None:
+    PATH), as after a Krew install, which links only the plugin's own executable; None when
+    it is there. The lines are commands to copy, the same in bash, zsh and fish."""
+    if shutil.which(KUBECTL_COMPLETER, path=path) is not None:
+        return None
+    plugin = shutil.which("kubectl-spa", path=path)
+    if plugin is not None:
+        target = shlex.quote(os.path.join(os.path.dirname(plugin), KUBECTL_COMPLETER))
+    else:
+        target = f'"$HOME/.krew/bin/{KUBECTL_COMPLETER}"'
+    return (
+        f"kubectl spa: kubectl completes `kubectl spa` by running {KUBECTL_COMPLETER}, which "
+        "is not on PATH (Krew installs only kubectl-spa). Add it beside kubectl-spa, once:\n"
+        f"  printf '#!/bin/sh\\nexec kubectl-spa __complete \"$@\"\\n' > {target}\n"
+        f"  chmod +x {target}"
+    )
 
 
 def autocomplete(parser: argparse.ArgumentParser) -> None:

@@ -4,10 +4,13 @@ The reconciler decides what should be; this module does it, as controller-runtim
 does for a `Reconcile`: which verb, patch type and subresource each write uses, the field
 manager, the compare-and-swap retries of ownerReferences, which refusals of the API server are
 for the user to fix (400, 403, 422: raised as :class:`Refused`) rather than errors to back off
-on, and recording our own writes in the caches (`Store.put_written`, so the next reconcile never
-acts on state older than its own write). Every write, and every Event, first checks that this
-replica may write (holds the Lease), and runs under its write fence (spa.runtime.fence), so a
-replica that lost it sends nothing more and none of its writes lands after its renew deadline.
+on (but not the refusal of a create in a namespace being deleted or gone,
+:class:`~spa.kube.NamespaceDeleted`, which is nobody's to fix: raised as it is, for the
+reconciler to leave the SPA alone), and recording our own writes in the caches
+(`Store.put_written`, so the next reconcile never acts on state older than its own write).
+Every write, and every Event, first checks that this replica may write (holds the Lease), and
+runs under its write fence (spa.runtime.fence), so a replica that lost it sends nothing more
+and none of its writes lands after its renew deadline.
 
 It reaches the API server through :class:`Kube` and records Events through :class:`Recorder`,
 Protocols of just what it uses (:class:`spa.kube.KubeClient` and
@@ -27,7 +30,15 @@ from spa.api import wire
 from spa.controller.decide import ScaleProblem
 from spa.controller.desired import FIELD_MANAGER, owner_reference
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
-from spa.kube import ApiError, Conflict, ListResult, NotFound, PatchType, Resource
+from spa.kube import (
+    ApiError,
+    Conflict,
+    ListResult,
+    NamespaceDeleted,
+    NotFound,
+    PatchType,
+    Resource,
+)
 from spa.runtime import (
     NotLeader,
     Store,
@@ -197,7 +208,8 @@ class Actuator:
     async def create_hpa(
         self, desired: wire.NewHorizontalPodAutoscaler
     ) -> wire.HorizontalPodAutoscaler:
-        """Create the HPA; :class:`~spa.kube.Conflict` if the name is taken."""
+        """Create the HPA; :class:`~spa.kube.Conflict` if the name is taken,
+        :class:`~spa.kube.NamespaceDeleted` if its namespace is being deleted or gone."""
         metadata = desired["metadata"]
         with self._counted(_HPAS, Conflict):
             created = await self._refusable(
@@ -494,8 +506,9 @@ class Actuator:
     def _counted(self, what: str | None, *uncounted: type[BaseException]) -> Iterator[None]:
         """Count the write made inside (`what`; None: not a write) for the log's summary, as
         written or as failed; `uncounted` exceptions are not failures (a retried conflict, a
-        fallback) and a refusal of this replica's fence sent nothing."""
-        ignored: tuple[type[BaseException], ...] = (NotLeader, *uncounted)
+        fallback), a refusal of this replica's fence sent nothing, and a create in a namespace
+        being deleted or gone is counted by spa.runtime.TerminatingNamespaces instead."""
+        ignored: tuple[type[BaseException], ...] = (NotLeader, NamespaceDeleted, *uncounted)
         try:
             yield
         except ignored:
@@ -519,6 +532,8 @@ class Actuator:
     ) -> _T:
         try:
             return await self._fenced(call, *args, **kwargs)
+        except NamespaceDeleted:
+            raise
         except ApiError as error:
             if error.status in _REFUSALS:
                 raise Refused(error.status, brief(error.message)) from error

@@ -39,7 +39,7 @@ from spa.controller.desired import (
     controller_owner_uid,
     owner_reference,
 )
-from spa.kube import ApiError, Conflict, NotFound, PatchType, Resource
+from spa.kube import ApiError, Conflict, NamespaceDeleted, NotFound, PatchType, Resource
 from spa.runtime import (
     Clock,
     Store,
@@ -443,9 +443,13 @@ class CapacityActuator:
     async def _fenced_write(
         self, call: Callable[_P, Awaitable[_T]], *args: _P.args, **kwargs: _P.kwargs
     ) -> _T:
-        """A write under the leadership fence; the refusals the user must fix as `Refused`."""
+        """A write under the leadership fence; the refusals the user must fix as `Refused`
+        (a create in a namespace being deleted or gone is nobody's to fix: raised as it is,
+        for the reconciler to leave the SPA alone)."""
         try:
             return await write_fenced(self._fence, call, *args, **kwargs)
+        except NamespaceDeleted:
+            raise
         except ApiError as error:
             if error.status in (400, 403, 422):
                 raise Refused(error.status, brief(error.message)) from error

@@ -48,6 +48,7 @@ from spa.runtime import (
     Server,
     Supervisor,
     SystemClock,
+    TerminatingNamespaces,
     WorkQueue,
     WriteSummary,
     exposition,
@@ -167,7 +168,12 @@ class Manager:
         # CapacityBuffers the controller made, selected by its labels (a few hundred bytes
         # each, one per SPA at most), so that what each SPA holds is compared with what it
         # wants at every reconcile. CapacityBuffers only where the server serves them now.
-        recorder = EventRecorder(self.client, clock=system_clock, fence=self._write_fence)
+        # A namespace being deleted is said once, whichever writer the API server refused
+        # first (docs/operations.md, "Namespaces being deleted").
+        terminating = TerminatingNamespaces(clock=system_clock)
+        recorder = EventRecorder(
+            self.client, clock=system_clock, fence=self._write_fence, terminating=terminating
+        )
         buffer_resource = await discover_buffer_resource(self.client)
 
         def capacity_informer(
@@ -236,6 +242,7 @@ class Manager:
             calendars=calendars.store,
             cluster_calendars=cluster_calendars.store,
             capacity=capacity,
+            terminating=terminating,
         )
 
         watches.watch(

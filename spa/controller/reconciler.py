@@ -88,12 +88,13 @@ from spa.controller.decide.status import with_capacity_condition
 from spa.controller.desired import controller_owner_uid
 from spa.controller.metrics import ControllerMetrics
 from spa.controller.watches import TARGET_INDEX, UID_INDEX
-from spa.kube import Conflict, NotFound, Resource
+from spa.kube import Conflict, NamespaceDeleted, NotFound, Resource
 from spa.runtime import (
     Clock,
     ObjectLogger,
     Result,
     Store,
+    TerminatingNamespaces,
     UrgentWrites,
     object_logger,
     split_key,
@@ -198,6 +199,8 @@ class Reconciler:
     :param calendars: the cache of Calendars, and `cluster_calendars` that of ClusterCalendars,
         from which the calendars the Schedules refer to are gathered into the snapshot (None:
         not watched, so every reference to one is unresolved).
+    :param terminating: where a create refused because the SPA's namespace is being deleted
+        (or is gone) is reported (the manager shares one with the Event recorder).
     """
 
     def __init__(
@@ -216,8 +219,10 @@ class Reconciler:
         cluster_calendars: Store | None = None,
         capacity: CapacityActuator | None = None,
         urgent: UrgentWrites | None = None,
+        terminating: TerminatingNamespaces | None = None,
     ) -> None:
         self._autoscalers = autoscalers
+        self._terminating = terminating or TerminatingNamespaces()
         self._calendars = calendars
         self._cluster_calendars = cluster_calendars
         self._schedules = schedules
@@ -256,6 +261,23 @@ class Reconciler:
         result: Result | None = None
         try:
             result = await self._reconcile(key)
+            return result
+        except NamespaceDeleted as error:
+            # The namespace is being deleted (or is gone), and the SPA with it: the API server
+            # creates nothing there any more, so the SPA is left alone, without a status, an
+            # Event or a line of its own (docs/operations.md, "Namespaces being deleted"). Its
+            # deletion event, or the resync, brings the next reconcile.
+            namespace, _ = split_key(key)
+            self._terminating.refused(namespace or "", error)
+            result = Result()
+            return result
+        except NotFound as error:
+            # An object read from a cache (the HPA, a capacity object) or just before was
+            # deleted meanwhile: a race, not a failure. Its deletion event, or this retry,
+            # brings a reconcile that sees it gone.
+            logger = object_logger(log, *split_key(key))
+            logger.debug("%s; deleted meanwhile, retrying", error)
+            result = Result(retry=True)
             return result
         finally:
             kept = result is not None and result.back_of_queue

@@ -860,7 +860,12 @@ class KubeClient:
                 payload = b""
             finally:
                 response.release()
-            raise error_from_status(code, payload, retry_after=_retry_after(response.headers))
+            raise error_from_status(
+                code,
+                payload,
+                retry_after=_retry_after(response.headers),
+                resource=resource.plural if resource is not None else "",
+            )
         finally:
             record = RequestRecord(
                 verb, resource.plural if resource else "", code, time.monotonic() - started

@@ -18,6 +18,9 @@ __all__ = [
     "Forbidden",
     "Gone",
     "KubeError",
+    "NamespaceDeleted",
+    "NamespaceGone",
+    "NamespaceTerminating",
     "NotFound",
     "TooManyRequests",
     "error_from_status",
@@ -71,6 +74,7 @@ class ApiError(KubeError):
         *,
         retry_after: float | None = None,
         details: dict[str, Any] | None = None,
+        resource: str = "",
     ) -> None:
         super().__init__(f"{status} {reason}: {message}")
         self.status = status
@@ -79,10 +83,20 @@ class ApiError(KubeError):
         # Seconds the server asked us to wait (Retry-After header or Status details).
         self.retry_after = retry_after
         self.details = details or {}
+        # The resource (plural) the request was about, as spa_kube_requests_total names it;
+        # empty when not known.
+        self.resource = resource
 
 
 class NotFound(ApiError):
     """404: the object (or the resource type) does not exist."""
+
+
+class NamespaceDeleted(ApiError):
+    """The request's namespace is being deleted (:class:`NamespaceTerminating`) or is gone
+    (:class:`NamespaceGone`): the API server creates nothing in it any more, and all it holds
+    is going. A normal state, not a failure to report (docs/operations.md, "Namespaces being
+    deleted")."""
 
 
 class Conflict(ApiError):
@@ -95,6 +109,18 @@ class Gone(ApiError):
 
 class Forbidden(ApiError):
     """403: RBAC does not allow the request."""
+
+
+class NamespaceTerminating(Forbidden, NamespaceDeleted):
+    """403 for a create in a namespace that is being deleted. Known by the Status cause the
+    API server gives it (`details.causes[].reason` `NamespaceTerminating`), never by its
+    message."""
+
+
+class NamespaceGone(NotFound, NamespaceDeleted):
+    """404 for a create in a namespace that does not exist (any more), as once a namespace
+    being deleted is gone. Known by the Status details, which name the namespace
+    (`details.kind` `namespaces`), not the object."""
 
 
 class TooManyRequests(ApiError):
@@ -110,10 +136,27 @@ _BY_STATUS: dict[int, type[ApiError]] = {
 }
 
 
+# The Status cause of a create refused in a namespace being deleted (metav1 StatusCause, whose
+# type is spelled `reason` on the wire).
+_NAMESPACE_TERMINATING = "NamespaceTerminating"
+
+
+def _has_cause(details: dict[str, Any], cause: str) -> bool:
+    causes = details.get("causes") if isinstance(details, dict) else None
+    return isinstance(causes, list) and any(
+        isinstance(entry, dict) and entry.get("reason") == cause for entry in causes
+    )
+
+
 def error_from_status(
-    status: int, body: bytes | dict[str, Any] | None, *, retry_after: float | None = None
+    status: int,
+    body: bytes | dict[str, Any] | None,
+    *,
+    retry_after: float | None = None,
+    resource: str | None = None,
 ) -> ApiError:
-    """Build the most specific :class:`ApiError` for an HTTP status and its body.
+    """Build the most specific :class:`ApiError` for an HTTP status and its body, about a
+    request of `resource` (a plural; None: the Status details' kind, as far as they say).
 
     ``body`` is either the raw response bytes or an already-decoded ``metav1.Status`` (as found
     in a watch ERROR event). The Status ``code`` wins over the HTTP status, because a watch
@@ -137,4 +180,10 @@ def error_from_status(
         if retry_after is None and details.get("retryAfterSeconds"):
             retry_after = float(details["retryAfterSeconds"])
     cls = _BY_STATUS.get(status, ApiError)
-    return cls(status, reason, message, retry_after=retry_after, details=details)
+    if cls is Forbidden and _has_cause(details, _NAMESPACE_TERMINATING):
+        cls = NamespaceTerminating
+    elif cls is NotFound and details.get("kind") == "namespaces" and not details.get("group"):
+        cls = NamespaceGone
+    if resource is None:
+        resource = str(details.get("kind") or "") if cls is not NamespaceGone else ""
+    return cls(status, reason, message, retry_after=retry_after, details=details, resource=resource)

@@ -9,8 +9,11 @@ Per autoscaler: the base minReplicas and maxReplicas as dashed lines, the effect
 step lines over the horizon with the band between them shaded, one row of bars per Schedule
 (its active windows; suspended ones hatched), and an axis in local time (the zone most of its
 Schedules use, named under the axis). Every bar and step carries a tooltip with exact times,
-and the transitions and Schedules follow as tables. `spa plan --diff -o html` draws, in the
-same style, both sides' step lines and a mark at each instant whose transition differs.
+and the transitions and Schedules follow as tables. A pause or an override in force, or a
+malformed annotation, is said under the autoscaler's name in the table's words: the chart
+draws the schedule, which is not what the controller does while it holds. `spa plan --diff
+-o html` draws, in the same style, both sides' step lines and a mark at each instant whose
+transition differs.
 Hand-written rather than drawn with a plotting library: the drawing is a few rectangles and
 polylines, and a plotting library would add a large dependency to the command-line tool.
 """
@@ -29,6 +32,7 @@ from spa.plan.planner import AutoscalerPlan, Plan
 from spa.plan.render import (
     describe_error,
     describe_schedule_state,
+    incident_lines,
     local_times,
     transition_zones,
 )
@@ -84,6 +88,9 @@ td.num { text-align: right; }
 details { margin: 6px 0 0; }
 section.errors li { color: #991b1b; }
 section.warnings li { color: #92400e; }
+p.incident { margin: 0 0 8px; padding: 4px 8px; background: #fef3c7;
+             border-left: 3px solid #d97706; }
+p.incident.ignored { background: #fee2e2; border-left-color: #dc2626; }
 """
 
 
@@ -165,12 +172,26 @@ def _section(plan: Plan, autoscaler: AutoscalerPlan) -> str:
             f'<section class="timeline" data-autoscaler="{escape(title)}">',
             f"<h2>{escape(title)}</h2>",
             f'<p class="summary">{escape(" · ".join(summary))}</p>',
+            *_incident(autoscaler),
             _chart(plan, autoscaler),
             _schedule_table(autoscaler),
             _transition_table(autoscaler),
             "</section>",
         ]
     )
+
+
+def _incident(autoscaler: AutoscalerPlan) -> list[str]:
+    """A pause, an override and malformed annotations under the autoscaler's name, in the
+    words of the table (docs/plan.md): what the controller does instead of, or besides, the
+    schedule the chart draws."""
+    lines = incident_lines(autoscaler.incident)
+    # The malformed annotations come last, one line each.
+    held = len(lines) - len(autoscaler.incident.errors)
+    return [
+        f'<p class="incident{"" if index < held else " ignored"}">{escape(line)}</p>'
+        for index, line in enumerate(lines)
+    ]
 
 
 class _Scale:

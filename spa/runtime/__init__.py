@@ -42,6 +42,7 @@ from spa.runtime.store import (
 )
 from spa.runtime.summary import WriteSummary
 from spa.runtime.supervisor import Supervisor
+from spa.runtime.terminating import TerminatingNamespaces
 from spa.runtime.tls import server_context
 from spa.runtime.urgent import UrgentWrites
 from spa.runtime.workqueue import QueueShutDown, WorkQueue
@@ -78,6 +79,7 @@ __all__ = [
     "Store",
     "Supervisor",
     "SystemClock",
+    "TerminatingNamespaces",
     "TextFormatter",
     "TimerHandle",
     "Transform",

@@ -17,6 +17,11 @@ them. What does not fit is dropped, as client-go's broadcaster does; the log say
 the queue fills and once, with the count, when it has drained (not once per Event: at least
 1,340 warning lines at one 5,000-SPA boundary before), and ``spa_events_dropped_total``
 counts them.
+
+Why an Event refused in a namespace being deleted (or gone) is not a warning: the API server
+creates nothing there any more, and the object the Event is about is going too. It is counted,
+and said once per namespace (spa.runtime.terminating). Any other answer of the API server is one
+line; a traceback only for a bug.
 """
 
 from __future__ import annotations
@@ -32,10 +37,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from spa.kube import EVENT, KubeClient, NotFound
+from spa.kube import EVENT, KubeClient, KubeError, NamespaceDeleted, NotFound
 from spa.runtime.clock import Clock, SystemClock
 from spa.runtime.fence import NotLeader, WriteFence, unfenced, write_fenced
 from spa.runtime.metrics import EVENTS_DROPPED
+from spa.runtime.terminating import TerminatingNamespaces
 
 __all__ = ["COMPONENT", "EventRecorder", "EventType", "event_name"]
 
@@ -78,6 +84,9 @@ class EventRecorder:
     :param fence: each Event is sent under it (:mod:`spa.runtime.fence`): Events queued
         while this replica led are dropped once it may no longer write, and none is sent, or
         applied, after its renew deadline.
+    :param terminating: where an Event refused because its namespace is being deleted is
+        reported (shared with the controller's other writers, so that a namespace is said
+        once in all).
     """
 
     def __init__(
@@ -91,9 +100,11 @@ class EventRecorder:
         max_remembered: int = 4096,
         max_queued: int = 1000,
         fence: WriteFence = unfenced,
+        terminating: TerminatingNamespaces | None = None,
     ) -> None:
         self.client = client
         self._fence = fence
+        self._terminating = terminating or TerminatingNamespaces()
         self.component = component
         self.instance = instance or socket.gethostname()
         self._clock: Clock = clock or SystemClock()
@@ -180,14 +191,26 @@ class EventRecorder:
                 await write_fenced(self._fence, self._send, pending)
             except NotLeader:
                 log.debug("not sending %s event %s: may not write", pending.type, pending.reason)
-            except Exception:  # ApiError, ApiUnavailable, or a bug: log, never propagate
+            except NamespaceDeleted as error:
+                self._terminating.refused(
+                    pending.involved["namespace"] or "default", error, resource=EVENT.plural
+                )
+            except KubeError as error:  # an answer of the API server, or none: one line
                 log.warning(
+                    "could not record %s event %s for %s/%s: %s",
+                    pending.type,
+                    pending.reason,
+                    pending.involved["namespace"],
+                    pending.involved["name"],
+                    error,
+                )
+            except Exception:  # a bug: its traceback, and never propagate
+                log.exception(
                     "could not record %s event %s for %s/%s",
                     pending.type,
                     pending.reason,
                     pending.involved["namespace"],
                     pending.involved["name"],
-                    exc_info=True,
                 )
             finally:
                 self._queue.task_done()

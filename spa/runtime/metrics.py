@@ -24,6 +24,7 @@ __all__ = [
     "KUBE_REQUESTS",
     "KUBE_REQUEST_DURATION",
     "LEADER",
+    "NAMESPACE_TERMINATING_WRITES",
     "RECONCILE_DURATION",
     "RECONCILE_TOTAL",
     "WATCH_EVENTS",
@@ -54,6 +55,12 @@ WATCH_EVENTS = Counter(
 EVENTS_DROPPED = Counter(
     "spa_events_dropped_total",
     "Kubernetes Events not recorded because the event queue was full.",
+)
+NAMESPACE_TERMINATING_WRITES = Counter(
+    "spa_namespace_terminating_writes_total",
+    "Writes not made because their namespace is being deleted or gone (the API server "
+    "refused to create in it), by resource; not retried, not logged one by one.",
+    ["resource"],
 )
 TASK_RESTARTS = Counter(
     "spa_task_restarts_total",

@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
-from spa.kube import ApiError, ApiUnavailable
+from spa.kube import ApiError, ApiUnavailable, KubeError
 from spa.runtime import metrics
 from spa.runtime.backoff import Backoff
 from spa.runtime.clock import Clock
@@ -162,8 +162,9 @@ class Controller:
     async def process(self, key: str) -> None:
         """Reconcile one key and requeue it as asked (public so tests can drive one step)."""
         started = time.perf_counter()
+        timeout = asyncio.timeout(self._reconcile_timeout)
         try:
-            async with asyncio.timeout(self._reconcile_timeout):
+            async with timeout:
                 result = await self._reconcile(key) or Result()
         except asyncio.CancelledError:
             raise
@@ -178,7 +179,20 @@ class Controller:
                 self._park(key)
                 return
             retries = self.queue.num_requeues(key)
-            logger.exception("reconcile failed; retry %d with backoff", retries + 1)
+            if isinstance(error, KubeError):
+                # An answer the API server may give (a conflict, a 404, a 429, a 5xx ...), or
+                # none: one line that says which; a traceback would only say where we asked.
+                logger.warning(
+                    "reconcile failed: %s; retry %d with backoff", _said(error), retries + 1
+                )
+            elif isinstance(error, TimeoutError) and timeout.expired():
+                logger.warning(
+                    "reconcile took longer than %gs and was cancelled; retry %d with backoff",
+                    self._reconcile_timeout,
+                    retries + 1,
+                )
+            else:  # a bug: its traceback
+                logger.exception("reconcile failed; retry %d with backoff", retries + 1)
             retry_after = error.retry_after if isinstance(error, ApiError) else None
             self.queue.add_rate_limited(key, at_least=retry_after or 0.0)
             return
@@ -227,6 +241,11 @@ class Controller:
             for key in sorted(keys):
                 self.queue.add(key)
             return
+
+
+def _said(error: KubeError) -> str:
+    """What the API server answered (or why it did not), on one line."""
+    return " ".join(str(error).split()) or type(error).__name__
 
 
 def _earliest(result: Result, now: float) -> float | None:

@@ -16,6 +16,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
+from spa.kube import KubeError
 from spa.runtime import metrics
 from spa.runtime.backoff import Backoff
 from spa.runtime.clock import Clock, SystemClock
@@ -75,7 +76,9 @@ class Supervisor:
                 await run()
             except asyncio.CancelledError:
                 raise
-            except Exception:
+            except KubeError as error:  # an answer of the API server, or none: one line
+                log.error("%s failed: %s", name, error)
+            except Exception:  # a bug: its traceback
                 log.exception("%s failed", name)
             else:
                 if self._closing:

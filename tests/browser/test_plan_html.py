@@ -22,7 +22,10 @@ SPA = Path(sys.executable).parent / "spa"
 MANIFESTS = """\
 apiVersion: autoscaling.d-kuro.github.io/v1
 kind: ScheduledPodAutoscaler
-metadata: {name: web, namespace: shop}
+metadata:
+  name: web
+  namespace: shop
+  annotations: {autoscaling.d-kuro.github.io/paused-until: "2026-11-24T06:00:00Z"}
 spec:
   horizontalPodAutoscalerSpec:
     scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
@@ -95,6 +98,8 @@ spec:
   maxReplicas: 6
 """
 TIMELINES = ["batch/worker", "shop/api", "shop/web"]
+# What the table says under shop/web's name, and the page too (docs/plan.md).
+PAUSED = "paused until 2026-11-24T06:00:00Z: the controller leaves the HPA as it is"
 
 
 class _Timelines(HTMLParser):
@@ -105,6 +110,9 @@ class _Timelines(HTMLParser):
         self.sections: list[str] = []
         self.charts = 0
         self.steps: list[str] = []
+        # The incident lines (pause, override) of each timeline, as the browser holds them.
+        self.incidents: dict[str, list[str]] = {}
+        self._incident: str | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = dict(attrs)
@@ -115,6 +123,17 @@ class _Timelines(HTMLParser):
             self.charts += 1
         elif tag == "polyline":
             self.steps.extend(classes)
+        elif tag == "p" and "incident" in classes:
+            self._incident = ""
+
+    def handle_data(self, data: str) -> None:
+        if self._incident is not None:
+            self._incident += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "p" and self._incident is not None:
+            self.incidents.setdefault(self.sections[-1], []).append(self._incident)
+            self._incident = None
 
 
 @pytest.fixture(scope="module")
@@ -149,6 +168,7 @@ def test_chromium_builds_one_timeline_per_autoscaler(page: Path) -> None:
     assert parsed.sections == TIMELINES
     assert parsed.charts == len(TIMELINES)
     assert sorted(parsed.steps) == sorted(["min", "max"] * len(TIMELINES))
+    assert parsed.incidents == {"shop/web": [PAUSED]}
 
 
 def _rgb(color: str) -> tuple[int, int, int]:

@@ -233,6 +233,97 @@ def test_plan_from_cluster_is_the_plan_of_the_same_manifests(
     )
 
 
+def _documented_pipeline() -> str:
+    """The command of docs/plan.md that diffs the cluster against Git, as written there."""
+    text = (REPO / "docs" / "plan.md").read_text(encoding="utf-8")
+    (line,) = [line for line in text.splitlines() if "| spa plan --diff - -f deploy/" in line]
+    assert line.endswith(_DIFF), line
+    return line
+
+
+_DIFF = "spa plan --diff - -f deploy/"
+
+
+def test_the_documented_pipeline_finds_the_cluster_as_its_manifests(
+    cluster: Any, kube: Kube, namespace: str, tmp_path: Path
+) -> None:
+    """docs/plan.md's `kubectl get ... -o yaml | spa plan --diff - -f deploy/`, run by a shell
+    with the real kubectl, on a cluster that holds exactly the manifests of deploy/: a Schedule
+    that keeps to a Calendar and a ClusterCalendar is planned alike on both sides, so nothing
+    differs and nothing is "not found" (the calendars were left out of the command before)."""
+    black_friday = f"bf-{namespace}"[:63]
+    manifests = [
+        autoscaler(name="web", namespace=namespace),
+        calendar(name="freeze", namespace=namespace, dates=["2026-11-25"]),
+        calendar(name=black_friday, dates=["2026-11-27"]),
+        schedule(
+            name="peak",
+            namespace=namespace,
+            type="Daily",
+            startTime="08:00",
+            endTime="20:00",
+            minReplicas=20,
+            calendars=[
+                {"kind": "ClusterCalendar", "name": black_friday, "mode": "Only"},
+                {"name": "freeze"},
+            ],
+        ),
+        schedule(
+            name="nights",
+            namespace=namespace,
+            type="Daily",
+            startTime="22:00",
+            endTime="23:00",
+            minReplicas=5,
+            calendars=[{"name": "freeze"}],
+        ),
+    ]
+    deploy = tmp_path / "deploy"
+    deploy.mkdir()
+
+    def shell(pipeline: str) -> subprocess.CompletedProcess[str]:
+        """`pipeline` run by a shell in tmp_path, the range fixed, with the real kubectl."""
+        return subprocess.run(
+            ["sh", "-c", f"{pipeline} --at 2026-11-23T00:00:00Z --days 7"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+            cwd=tmp_path,
+            env={
+                **os.environ,
+                "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+                "KUBECONFIG": str(cluster.kubeconfig),
+            },
+        )
+
+    (deploy / "web.yaml").write_text(yaml.safe_dump_all(manifests))
+    try:
+        for document in manifests:
+            kube.create(document)
+        pipeline = _documented_pipeline()
+        assert " -A " in pipeline, pipeline
+        # -A as written reads every namespace of the shared test cluster; this test's own is
+        # the one whose objects deploy/ holds (cluster-scoped kinds are read either way).
+        result = shell(pipeline.replace(" -A ", f" -n {namespace} "))
+        assert (result.returncode, result.stderr) == (0, ""), result.stdout + result.stderr
+        assert "not found" not in result.stdout
+        *head, unchanged = result.stdout.strip().splitlines()
+        assert unchanged == f"Unchanged: 1 ScheduledPodAutoscaler(s) ({namespace}/web)"
+        assert [line for line in head if line] == [
+            "Plan diff from 2026-11-23T00:00:00Z until 2026-11-30T00:00:00Z (times in UTC)",
+            "--- old: -",
+            "+++ new: deploy/",
+        ]
+        # The calendars are what makes it so: the command as it was, without them.
+        before = shell(f"kubectl get spa,schedules -n {namespace} -o yaml | " + _DIFF)
+        assert before.returncode == 2
+        assert 'spec.calendars[0]: ClusterCalendar "' in before.stderr
+        assert f"{namespace}/web: changed" in before.stdout
+    finally:
+        kube.delete(CLUSTER_CALENDARS, None, black_friday)  # type: ignore[arg-type]
+
+
 def _documents(stream: Any, found: queue.Queue[dict[str, Any]]) -> None:
     """Each JSON document `status --watch -o json` prints, as it is printed."""
     decoder = json.JSONDecoder()
@@ -418,6 +509,66 @@ def test_kubectl_completes_the_plugin_from_the_cluster(
     ]  # fmt: skip
     # A file is left to the shell (directive 0: its own file completion).
     assert kubectl_complete(admin, "plan", "-f", "") == [":0"]
+
+
+# What bash-completion's `_get_comp_words_by_ref` sets, which the completion script of kubectl
+# calls (kubectl's documentation asks for that package, absent here): the words, split already.
+_COMP_WORDS_BY_REF = """
+_get_comp_words_by_ref() {
+    cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}
+    words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
+}
+"""
+
+
+def test_the_printed_setup_completes_kubectl_spa_where_krew_installed_it(tmp_path: Path) -> None:
+    """A Krew install links kubectl-spa alone into ~/.krew/bin; `kubectl spa completion bash`
+    prints what completes `kubectl spa` (kubectl's own completion, which runs
+    kubectl_complete-spa), and says how to add kubectl_complete-spa. Done as it says, a TAB
+    after `kubectl spa st` in bash gives `status` (docs/operations.md, "Help and shell
+    completion")."""
+    krew = tmp_path / "krew" / "bin"
+    krew.mkdir(parents=True)
+    for executable in ("kubectl", "kubectl-spa"):
+        (krew / executable).symlink_to(BIN / executable)
+    env = {**os.environ, "PATH": f"{krew}{os.pathsep}/usr/bin{os.pathsep}/bin"}
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            argv, capture_output=True, text=True, check=False, timeout=60, env=env
+        )
+
+    printed = run("kubectl", "spa", "completion", "bash")
+    assert printed.returncode == 0, printed.stderr
+    assert "source <(kubectl completion bash)" in printed.stdout.splitlines()
+    assert "_ARGCOMPLETE" not in printed.stdout  # not argcomplete's script for `spa`
+    said, *commands = printed.stderr.splitlines()
+    assert "kubectl_complete-spa" in said
+    assert len(commands) == 2
+    assert all(line.startswith("  ") for line in commands)
+    (tmp_path / "script.bash").write_text(printed.stdout)
+    setup = run("sh", "-c", "\n".join(line.strip() for line in commands))
+    assert setup.returncode == 0, setup.stderr
+    assert os.access(krew / "kubectl_complete-spa", os.X_OK)
+    # kubectl_complete-spa answers for the words after `kubectl spa`, as kubectl asks it.
+    answered = run("kubectl_complete-spa", "st")
+    assert answered.stdout.splitlines()[-1] == ":4"
+    assert [line.split("\t")[0] for line in answered.stdout.splitlines()[:-1]] == ["status"]
+    # Now with the setup: no word about kubectl_complete-spa any more.
+    assert run("kubectl", "spa", "completion", "bash").stderr == ""
+    # A TAB in bash: kubectl's completion function, loaded by the printed script, for the line
+    # `kubectl spa st`.
+    tab = run(
+        "bash",
+        "-c",
+        f"{_COMP_WORDS_BY_REF}\nsource {tmp_path / 'script.bash'}\n"
+        'COMP_WORDS=(kubectl spa st); COMP_CWORD=2; COMP_LINE="kubectl spa st"\n'
+        "COMP_POINT=${#COMP_LINE}\n"
+        "__start_kubectl kubectl st spa\n"
+        'printf "%s\\n" "${COMPREPLY[@]}"',
+    )
+    assert tab.returncode == 0, tab.stderr
+    assert tab.stdout.split() == ["status"]
 
 
 def test_status_shows_the_calendars_a_schedule_keeps_to(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import datetime as dt
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -143,6 +144,11 @@ class Server:
     refuse_owners: int | None = None
     # The SPA was deleted on the server while the caches still hold it (a watch behind).
     deleted: bool = False
+    # Its namespace is being deleted or gone: every create is answered with this Status
+    # (tests.builders.namespace_terminating() or namespace_gone()).
+    namespace_deleted: dict[str, Any] | None = None
+    # The HPA the caches hold was deleted on the server (a watch behind): a patch finds none.
+    hpa_deleted: bool = False
     version: int = 100
     writes: list[str] = field(default_factory=list)
     # The scale target: its replicas. At 0 (its HPA turned off) the reconciler reads its Scale
@@ -302,6 +308,12 @@ class Server:
         field_manager: str | None = None,
     ) -> dict[str, Any]:
         assert resource == HPA_V2
+        if self.namespace_deleted is not None:
+            code = int(self.namespace_deleted["code"])
+            # As spa.kube's client raises it: the answer's bytes, about the resource asked.
+            raise error_from_status(
+                code, json.dumps(self.namespace_deleted).encode(), resource=resource.plural
+            )
         if self.hpa is not None:
             raise Conflict(409, "AlreadyExists", "the name is taken")
         if self.refuse:
@@ -334,6 +346,9 @@ class Server:
         if resource == SCHEDULES:
             return self._owners(name, body)
         assert self.hpa is not None
+        if self.hpa_deleted:
+            missing = f'horizontalpodautoscalers.autoscaling "{name}" not found'
+            raise NotFound(404, "NotFound", missing)
         if self.refuse and "metadata" in body and not dry_run:  # the whole desired spec
             raise _status_error(self.refuse, "spec is invalid")
         if dry_run:

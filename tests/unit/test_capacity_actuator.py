@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from prometheus_client import REGISTRY
 
 from spa.api import wire
@@ -18,9 +20,17 @@ from spa.api.resources import CapacityMode
 from spa.controller.capacity import CapacityActuator, buffer_name
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL
 from spa.controller.watches import cached_capacity
-from spa.kube import Conflict, NotFound, PatchType, Resource
-from spa.runtime import FakeClock, Store
-from tests.unit.spa_model import OURS, Recorded, Server, at, autoscaler, schedule
+from spa.kube import (
+    Conflict,
+    NamespaceTerminating,
+    NotFound,
+    PatchType,
+    Resource,
+    error_from_status,
+)
+from spa.runtime import FakeClock, Result, Store
+from tests.builders import namespace_terminating
+from tests.unit.spa_model import KEY, OURS, Recorded, Server, at, autoscaler, schedule
 
 BUFFERS = [{"name": "capacitybuffers", "kind": "CapacityBuffer", "namespaced": True}]
 
@@ -36,6 +46,8 @@ class Buffers:
     deployments: dict[str, dict[str, Any]] = field(default_factory=lambda: {"web": web()})
     requests: list[str] = field(default_factory=list)
     log: list[str] | None = None
+    # The namespace is being deleted: every create is refused (403, NamespaceTerminating).
+    terminating: bool = False
     # Run once, just before the next DELETE is served: a write by somebody else between the
     # actuator's read and its delete.
     before_delete: Callable[[Buffers], None] | None = None
@@ -78,6 +90,11 @@ class Buffers:
     ) -> dict[str, Any]:
         self._note(f"create {resource.plural}")
         assert field_manager == FIELD_MANAGER
+        if self.terminating:
+            refusal = namespace_terminating(
+                resource=resource.plural, group=resource.group, name=body["metadata"]["name"]
+            )
+            raise error_from_status(403, json.dumps(refusal).encode(), resource=resource.plural)
         stored = copy.deepcopy(dict(body))
         stored["metadata"]["uid"] = f"uid-{self.next_serial()}"
         stored["metadata"]["resourceVersion"] = self.next_serial()
@@ -404,6 +421,42 @@ def test_the_buffer_follows_the_capacity_lead_and_comes_after_the_hpa_write() ->
         c for c in server.autoscaler["status"]["conditions"] if c["type"] == "CapacityReady"
     )
     assert (condition["status"], condition["reason"]) == ("True", "PodsRequested")
+
+
+def test_a_buffer_refused_in_a_namespace_being_deleted_leaves_the_autoscaler_alone() -> None:
+    """The create is refused because the namespace is being deleted (403,
+    NamespaceTerminating): not a refusal for the user to fix (no CapacityReady False with the
+    server's message), but the SPA going with its namespace, left alone and counted
+    (docs/operations.md, "Namespaces being deleted")."""
+
+    def not_made() -> float:
+        sample = REGISTRY.get_sample_value(
+            "spa_namespace_terminating_writes_total", {"resource": "capacitybuffers"}
+        )
+        return sample or 0.0
+
+    kube = Buffers()
+    refused = Buffers(terminating=True)
+    actuator = CapacityActuator(kube=refused, recorder=Recorded(), clock=FakeClock())
+    with pytest.raises(NamespaceTerminating):
+        hold(actuator, 3)
+    obj = autoscaler()
+    obj["spec"]["capacity"] = {"leadTime": "10m"}
+    server = Server(obj, [schedule("peak", owner=OURS)], target_replicas=3)
+    server.capacity = CapacityActuator(kube=kube, recorder=server.recorded, clock=FakeClock())
+    _, memory, _ = server.reconcile(at(9, 45))
+    _, memory, _ = server.reconcile(at(9, 45), memory)
+    assert server.autoscaler is not None
+    status = copy.deepcopy(server.autoscaler["status"])
+    events = list(server.recorded.events)
+    before = not_made()
+    kube.terminating = True
+    reconciler = server.reconciler(at(9, 50), {KEY: memory})
+    assert asyncio.run(reconciler.reconcile(KEY)) == Result()
+    assert buffer_name("web") not in kube.objects
+    assert server.autoscaler["status"] == status
+    assert server.recorded.events == events
+    assert not_made() - before == 1
 
 
 def requested_pods() -> float | None:

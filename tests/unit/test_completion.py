@@ -21,9 +21,12 @@ from spa.cli.completion import (
     DIRECTIVE_DEFAULT,
     DIRECTIVE_DIRECTORIES,
     DIRECTIVE_NO_FILES,
+    SHELLS,
     complete_words,
+    completer_missing,
     kubectl_complete,
     kubectl_protocol,
+    plugin_script,
     shell_script,
     within,
 )
@@ -271,6 +274,79 @@ def test_the_shell_script_path_through_main(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert argcomplete_output.read_text() == "yaml "
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_kubectl_spa_completion_sets_up_kubectls_completion_not_spas(
+    shell: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """`kubectl spa completion SHELL` (as kubectl runs the plugin: argv[0] kubectl-spa) prints
+    what completes `kubectl spa`: kubectl's own completion, which runs kubectl_complete-spa;
+    argcomplete's script would complete a command `spa` that a Krew install does not even
+    have (docs/operations.md, "Help and shell completion")."""
+    monkeypatch.setattr(sys, "argv", ["/home/me/.krew/bin/kubectl-spa"])
+    installed = tmp_path / "bin"
+    installed.mkdir()
+    for executable in ("kubectl-spa", "kubectl_complete-spa"):
+        (installed / executable).write_text("#!/bin/sh\n")
+        (installed / executable).chmod(0o755)
+    monkeypatch.setenv("PATH", str(installed))
+    assert main(["completion", shell]) == 0
+    printed = capsys.readouterr()
+    assert printed.out == plugin_script(shell) + "\n"
+    assert printed.err == ""
+    loads = {
+        "bash": "source <(kubectl completion bash)",
+        "zsh": "source <(kubectl completion zsh)",
+        "fish": "kubectl completion fish | source",
+    }[shell]
+    assert printed.out.splitlines()[-1] == loads
+    assert "kubectl_complete-spa" in printed.out
+    assert "_ARGCOMPLETE" not in printed.out
+    # `spa completion` still prints argcomplete's script for `spa`.
+    monkeypatch.setattr(sys, "argv", ["/usr/local/bin/spa"])
+    assert main(["completion", shell]) == 0
+    assert capsys.readouterr().out == shell_script(shell) + "\n"
+
+
+def test_where_kubectl_complete_spa_is_missing_it_says_how_to_add_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    krew = tmp_path / "my krew" / "bin"
+    krew.mkdir(parents=True)
+    (krew / "kubectl-spa").write_text("#!/bin/sh\n")
+    (krew / "kubectl-spa").chmod(0o755)
+    monkeypatch.setattr(sys, "argv", [str(krew / "kubectl-spa")])
+    monkeypatch.setenv("PATH", str(krew))
+    assert main(["completion", "zsh"]) == 0
+    printed = capsys.readouterr()
+    assert printed.out == plugin_script("zsh") + "\n"
+    target = f"'{krew}/kubectl_complete-spa'"
+    assert printed.err.splitlines()[1:] == [
+        f"""  printf '#!/bin/sh\\nexec kubectl-spa __complete "$@"\\n' > {target}""",
+        f"  chmod +x {target}",
+    ]
+    assert "kubectl_complete-spa" in printed.err.splitlines()[0]
+    # Without kubectl-spa on PATH either: where Krew puts it.
+    assert completer_missing(str(tmp_path)) is not None
+    assert '"$HOME/.krew/bin/kubectl_complete-spa"' in str(completer_missing(str(tmp_path)))
+
+
+def test_the_help_of_kubectl_spa_completion_names_kubectl_complete_spa() -> None:
+    help_text = _subparsers(build_parser(prog="kubectl spa"))["completion"].format_help()
+    assert "kubectl_complete-spa" in help_text
+    assert "source <(kubectl spa completion bash)" in help_text
+    # Nothing that sets up the completion of `spa` under the plugin's name.
+    assert "completions/spa" not in help_text
+    assert 'eval "$(kubectl spa completion zsh)"' not in help_text
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(commands.choices)
 
 
 def _spa(*arguments: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -9,7 +9,8 @@ from functools import partial
 from html.parser import HTMLParser
 from typing import Any
 
-from spa.plan import Document, Plan, PlanError, build_plan, render_html
+from spa.api.incident import OVERRIDE_ANNOTATION, PAUSED_UNTIL_ANNOTATION
+from spa.plan import Document, Plan, PlanError, build_plan, render_html, render_table
 from spa.plan.html import axis_zone
 from spa.schedule import instant_of
 from tests.builders import autoscaler, schedule
@@ -96,3 +97,75 @@ def test_the_axis_is_in_the_zone_most_schedules_use() -> None:
 
 def test_no_autoscaler() -> None:
     assert "No valid ScheduledPodAutoscaler found." in render_html(plan_of())
+
+
+class Paragraphs(HTMLParser):
+    """The text of each `<p>` by its class, per autoscaler section, in page order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[tuple[str, str, str]] = []
+        self._section = ""
+        self._open: str | None = None
+        self._text = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "section" and found.get("class") == "timeline":
+            self._section = str(found["data-autoscaler"])
+        if tag == "p":
+            self._open, self._text = str(found.get("class") or ""), ""
+        if tag == "svg" and self._section:
+            self.found.append((self._section, "svg", ""))
+
+    def handle_data(self, data: str) -> None:
+        if self._open is not None:
+            self._text += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "p" and self._open is not None:
+            self.found.append((self._section, self._open, self._text))
+            self._open = None
+
+
+def test_a_pause_an_override_and_a_malformed_annotation_are_said_as_the_table_says_them() -> None:
+    """The page draws the schedule; while a pause or an override holds, the controller does
+    something else, and the table says so under the SPA's name (docs/plan.md): the page says
+    the same, in the same words, under the name and before the chart."""
+    until = "2026-11-24T12:00:00Z"
+    paused = _autoscaler(name="web", metadata={"annotations": {PAUSED_UNTIL_ANNOTATION: until}})
+    overridden = _autoscaler(
+        name="api",
+        metadata={
+            "annotations": {
+                OVERRIDE_ANNOTATION: f"min=20,max=40,until={until}",
+                PAUSED_UNTIL_ANNOTATION: "<later>",
+            }
+        },
+    )
+    plan = plan_of(paused, overridden, _autoscaler(name="plain"))
+    table = render_table(plan)
+    page = Paragraphs()
+    page.feed(render_html(plan))
+    said = {
+        title: [
+            line.strip()
+            for line in table.split(f"\n{title} (base: min 2, max 8):\n")[1]
+            .split("\n\n")[0]
+            .splitlines()
+            if line.startswith(("  paused", "  overridden", "  ignored"))
+        ]
+        for title in ("shop/web", "shop/api", "shop/plain")
+    }
+    assert said["shop/web"] == [f"paused until {until}: the controller leaves the HPA as it is"]
+    assert len(said["shop/api"]) == 2
+    for title, lines in said.items():
+        shown = [(kind, text) for section, kind, text in page.found if section == title]
+        assert shown[0][0] == "summary"
+        incidents = shown[1 : 1 + len(lines)]
+        assert incidents == [
+            ("incident ignored" if line.startswith("ignored") else "incident", line)
+            for line in lines
+        ]
+        assert shown[1 + len(lines)] == ("svg", "")
+    assert "&lt;later&gt;" in render_html(plan)

@@ -10,10 +10,12 @@ import logging
 from typing import Any
 
 import pytest
+from prometheus_client import REGISTRY
 
 from spa.controller import reconciler as reconciler_module
 from spa.controller.decide import Memory, Plan, SetOwners, Snapshot, decide
 from spa.runtime import FakeClock, Result, WriteSummary
+from tests import builders
 from tests.unit.spa_model import KEY, OURS, Server, at, autoscaler, hpa_writes, schedule
 
 RAISED = (
@@ -403,3 +405,57 @@ def test_the_validations_kept_between_the_passes_are_bounded(
     asyncio.run(reconciler.reconcile(KEY))  # the statuses
     assert server.writes.count("status ScheduledPodAutoscaler") == 1
     assert validated == ["1", "1"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [builders.namespace_terminating(), builders.namespace_gone()],
+    ids=["terminating", "gone"],
+)
+def test_an_spa_in_a_namespace_being_deleted_is_left_alone_quietly(
+    answer: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The API server refuses the HPA's creation (403, NamespaceTerminating; or 404, the
+    namespace is gone): the SPA is going with its namespace, so it gets no Degraded status, no
+    HPARejected Event, no warning and no retry; the refusal is counted and the namespace said
+    once (docs/operations.md, "Namespaces being deleted")."""
+
+    def not_made() -> float:
+        sample = REGISTRY.get_sample_value(
+            "spa_namespace_terminating_writes_total", {"resource": "horizontalpodautoscalers"}
+        )
+        return sample or 0.0
+
+    before = not_made()
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)], namespace_deleted=answer)
+    reconciler = server.reconciler(at(10), {})
+    with caplog.at_level(logging.DEBUG):
+        for _ in range(3):
+            assert asyncio.run(reconciler.reconcile(KEY)) == Result()
+    assert server.hpa is None
+    assert server.writes == []
+    assert server.recorded.events == []
+    assert not_made() - before == 3
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING]
+    (said,) = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+    state = "is gone" if answer["code"] == 404 else "is being deleted"
+    assert said.startswith(f"namespace shop {state}: ")
+
+
+def test_an_hpa_deleted_behind_the_cache_is_retried_quietly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The cache still holds the HPA the API server has deleted (as the namespace controller
+    deletes a namespace's HPAs before its SPAs): the patch at the boundary finds none (404).
+    A race, not a failure: no warning, no Event, a retry with backoff, which finds it gone."""
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)])
+    _, memory, _ = server.reconcile(at(9))
+    _, memory, _ = server.reconcile(at(9), memory)
+    events = list(server.recorded.events)
+    server.hpa_deleted = True
+    reconciler = server.reconciler(at(10), {KEY: memory})
+    with caplog.at_level(logging.DEBUG):
+        assert asyncio.run(reconciler.reconcile(KEY)) == Result(retry=True)
+    assert server.recorded.events == events
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING]
+    assert any("deleted meanwhile" in r.getMessage() for r in caplog.records)

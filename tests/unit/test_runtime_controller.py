@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from spa.kube import ApiUnavailable, TooManyRequests
+from spa.kube import ApiUnavailable, DeadlinePassed, TooManyRequests, error_from_status
 from spa.runtime import Controller, FakeClock, Result, WorkQueue
 
 START = 2_000_000.0
@@ -145,6 +145,62 @@ async def test_errors_back_off_exponentially_then_success_forgets(setup, caplog)
     queue.add("ns/a")
     await settle()
     assert queue.waiting_until("ns/a") == clock.now() + 1.0
+    await stop(controller, task)
+
+
+def _status(code: int, message: str) -> Exception:
+    return error_from_status(code, {"kind": "Status", "code": code, "message": message})
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (_status(409, "the object has been modified"), "409 : the object has been modified"),
+        (_status(404, 'horizontalpodautoscalers "web" not found'), "404 : "),
+        (_status(410, "too old resource version"), "410 : too old"),
+        (_status(403, "RBAC says no"), "403 : RBAC says no"),
+        (_status(422, "spec.maxReplicas: Invalid value"), "422 : spec.maxReplicas"),
+        (_status(429, "slow down"), "429 : slow down"),
+        (error_from_status(500, b"<html>\ninternal\n</html>"), "500 : <html> internal </html>"),
+        (ApiUnavailable("GET /apis: connection refused"), "GET /apis: connection refused"),
+        (DeadlinePassed("the deadline passed"), "the deadline passed"),
+    ],
+    ids=["409", "404", "410", "403", "422", "429", "500", "unreachable", "deadline"],
+)
+async def test_an_answer_of_the_api_server_is_one_line_without_a_traceback(
+    setup: tuple[Controller, WorkQueue, FakeClock, Recorder],
+    caplog: pytest.LogCaptureFixture,
+    error: Exception,
+    said: str,
+) -> None:
+    """What the API server may answer (docs/operations.md, "Logs") is not a bug: one warning
+    line that says it, and the key's backoff; a traceback only for a bug (below)."""
+    controller, queue, clock, reconcile = setup
+    reconcile.outcomes["ns/a"] = [error, Result()]
+    task = await run_for_a_moment(controller)
+    queue.add("ns/a")
+    await settle()
+    (line,) = [r for r in caplog.records if "reconcile failed" in r.getMessage()]
+    assert line.levelno == logging.WARNING
+    assert line.exc_info is None
+    assert said in line.getMessage()
+    assert "\n" not in line.getMessage()
+    assert line.getMessage().endswith("; retry 1 with backoff")
+    assert queue.waiting_until("ns/a") == clock.now() + 1.0
+    await stop(controller, task)
+
+
+async def test_a_bug_is_logged_with_its_traceback(
+    setup: tuple[Controller, WorkQueue, FakeClock, Recorder], caplog: pytest.LogCaptureFixture
+) -> None:
+    controller, queue, _clock, reconcile = setup
+    reconcile.outcomes["ns/a"] = [KeyError("spec"), Result()]
+    task = await run_for_a_moment(controller)
+    queue.add("ns/a")
+    await settle()
+    (line,) = [r for r in caplog.records if "reconcile failed" in r.getMessage()]
+    assert line.levelno == logging.ERROR
+    assert line.exc_info is not None
     await stop(controller, task)
 
 
@@ -295,7 +351,9 @@ async def test_retry_results_back_off_but_never_past_a_requested_instant(setup) 
     await stop(controller, task)
 
 
-async def test_a_stuck_reconcile_is_cancelled_at_the_timeout_and_retried_with_backoff() -> None:
+async def test_a_stuck_reconcile_is_cancelled_at_the_timeout_and_retried_with_backoff(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     clock = FakeClock(start=START)
     queue = WorkQueue(clock=clock, base_delay=1.0, max_delay=8.0, jitter=0.0)
     cancelled = asyncio.Event()
@@ -323,6 +381,12 @@ async def test_a_stuck_reconcile_is_cancelled_at_the_timeout_and_retried_with_ba
     await settle()
     assert calls == 1
     assert queue.waiting_until("ns/a") == clock.now() + 1.0  # the key's backoff, not lost
+    # A request that never answered is no bug of ours: one line, no traceback.
+    (line,) = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert line.getMessage() == (
+        "reconcile took longer than 0.05s and was cancelled; retry 1 with backoff"
+    )
+    assert line.exc_info is None
     clock.advance(1.0)
     await asyncio.wait_for(retried.wait(), timeout=5)
     queue.shutdown()

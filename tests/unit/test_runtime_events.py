@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import logging
 from typing import Any
 
 import pytest
 from prometheus_client import REGISTRY
 
-from spa.kube import ApiUnavailable, NotFound
-from spa.runtime import EventRecorder, FakeClock
+from spa.kube import ApiUnavailable, NotFound, error_from_status
+from spa.runtime import EventRecorder, FakeClock, TerminatingNamespaces
 from spa.runtime.events import event_name
-from tests.builders import autoscaler
+from tests.builders import autoscaler, namespace_gone, namespace_terminating
 
 SPA = autoscaler(metadata={"uid": "u-1", "resourceVersion": "7"})
 
@@ -19,6 +21,8 @@ class RecordingClient:
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
         self.fail_next: Exception | None = None
+        # Namespaces being deleted or gone: a create there is answered with this Status.
+        self.deleted: dict[str, dict[str, Any]] = {}
 
     def _maybe_fail(self) -> None:
         if self.fail_next is not None:
@@ -29,6 +33,12 @@ class RecordingClient:
         self, resource: Any, namespace: str, body: dict[str, Any], **_: Any
     ) -> dict[str, Any]:
         self._maybe_fail()
+        answer = self.deleted.get(namespace)
+        if answer is not None:
+            # As spa.kube's client raises it: the answer's bytes, about the resource asked.
+            raise error_from_status(
+                int(answer["code"]), json.dumps(answer).encode(), resource=resource.plural
+            )
         self.calls.append(("create", body))
         return body
 
@@ -42,6 +52,13 @@ class RecordingClient:
 
 def dropped() -> float:
     return REGISTRY.get_sample_value("spa_events_dropped_total") or 0.0
+
+
+def not_made(resource: str) -> float:
+    return (
+        REGISTRY.get_sample_value("spa_namespace_terminating_writes_total", {"resource": resource})
+        or 0.0
+    )
 
 
 def make(*, max_queued: int = 1000) -> tuple[EventRecorder, RecordingClient, FakeClock]:
@@ -188,3 +205,84 @@ async def test_a_full_queue_drops_events_with_two_log_lines_and_counts_them(
     await recorder.flush()
     assert client.calls[-1][1]["message"] == "after"
     assert len([r for r in caplog.records if r.levelname == "WARNING"]) == 2
+
+
+async def test_events_refused_in_a_namespace_being_deleted_are_counted_and_said_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A namespace being deleted is a normal state: its Events are refused (403,
+    NamespaceTerminating) and left at that, with one line for the namespace, no warning and no
+    traceback per Event, and counted (docs/operations.md, "Namespaces being deleted")."""
+    clock = FakeClock(start=1_767_225_600.0)
+    client = RecordingClient()
+    client.deleted["shop"] = namespace_terminating(resource="events", group="", name="web.1")
+    client.deleted["old"] = namespace_gone(namespace="old")
+    recorder = EventRecorder(
+        client,  # type: ignore[arg-type]
+        clock=clock,
+        terminating=TerminatingNamespaces(clock=clock, quiet=600),
+    )
+    before = not_made("events")
+    others = autoscaler(name="api", namespace="elsewhere")
+    with caplog.at_level(logging.DEBUG):
+        for index in range(5):
+            recorder.warning(autoscaler(name=f"web-{index}"), "HPARejected", "refused")
+            recorder.normal(autoscaler(name=f"api-{index}", namespace="old"), "R", "gone")
+        recorder.normal(others, "ScheduleStarted", "min 3 -> 5")
+        await recorder.flush()
+        assert not_made("events") - before == 10
+        assert [body["metadata"]["namespace"] for _, body in client.calls] == ["elsewhere"]
+        assert not [r for r in caplog.records if r.exc_info]
+        assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+        for namespace, state in (("shop", "is being deleted"), ("old", "is gone")):
+            said = [r.getMessage() for r in caplog.records if namespace in r.getMessage()]
+            assert len(said) == 1
+            assert said[0].startswith(f"namespace {namespace} {state}: ")
+        # Still Terminating (a finalizer holds it): said again only after `quiet`.
+        clock.advance(599)
+        recorder.warning(autoscaler(name="web-0"), "HPARejected", "refused again")
+        await recorder.flush()
+        assert len([r for r in caplog.records if "shop" in r.getMessage()]) == 1
+        clock.advance(1)
+        recorder.warning(autoscaler(name="web-0"), "HPARejected", "refused later")
+        await recorder.flush()
+        assert len([r for r in caplog.records if "shop" in r.getMessage()]) == 2
+    assert not_made("events") - before == 12
+    await recorder.close()
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        error_from_status(409, {"kind": "Status", "code": 409, "message": "already exists"}),
+        error_from_status(403, {"kind": "Status", "code": 403, "message": "RBAC says no"}),
+        error_from_status(422, {"kind": "Status", "code": 422, "message": "invalid"}),
+        error_from_status(429, {"kind": "Status", "code": 429, "message": "slow down"}),
+        error_from_status(500, b"<html>internal error</html>"),
+        ApiUnavailable("POST /api/v1/namespaces/shop/events: connection refused"),
+    ],
+    ids=["409", "403", "422", "429", "500", "unreachable"],
+)
+async def test_an_answer_of_the_api_server_is_one_line_without_a_traceback(
+    error: Exception, caplog: pytest.LogCaptureFixture
+) -> None:
+    recorder, client, _ = make()
+    client.fail_next = error
+    recorder.warning(SPA, "HPARejected", "refused")
+    await recorder.flush()
+    (line,) = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert line.exc_info is None
+    assert line.getMessage() == f"could not record Warning event HPARejected for shop/web: {error}"
+    await recorder.close()
+
+
+async def test_a_bug_while_recording_is_logged_with_its_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    recorder, client, _ = make()
+    client.fail_next = KeyError("metadata")
+    recorder.warning(SPA, "HPARejected", "refused")
+    await recorder.flush()
+    (line,) = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert line.exc_info is not None
+    await recorder.close()

@@ -23,12 +23,16 @@ from spa.kube import (
     Conflict,
     Forbidden,
     Gone,
+    NamespaceDeleted,
+    NamespaceGone,
+    NamespaceTerminating,
     NotFound,
     Resource,
     TokenBucket,
     TooManyRequests,
     error_from_status,
 )
+from tests.builders import namespace_gone, namespace_terminating
 
 
 def test_paths_for_core_group_and_custom_resources() -> None:
@@ -76,6 +80,40 @@ def test_status_code_in_body_wins_and_retry_after_is_read() -> None:
     plain = error_from_status(502, b"<html>bad gateway</html>")
     assert type(plain) is ApiError
     assert "bad gateway" in plain.message
+
+
+def test_a_create_refused_in_a_namespace_being_deleted_is_known_by_its_cause() -> None:
+    # The 403 the API server answers to a create in a namespace being deleted, as the client
+    # reads it off the wire: a Forbidden (what handles a 403 still does), of its own kind.
+    body = json.dumps(namespace_terminating(resource="events", group="", name="web.1")).encode()
+    error = error_from_status(403, body)
+    assert type(error) is NamespaceTerminating
+    assert isinstance(error, Forbidden)
+    assert isinstance(error, NamespaceDeleted)
+    assert error.details["kind"] == "events"
+    assert error.resource == "events"  # without the client's word, the details say it
+    assert "being terminated" in error.message
+    # Once the namespace is gone: a 404 that names the namespace, not the object.
+    gone = error_from_status(404, json.dumps(namespace_gone()).encode(), resource="events")
+    assert type(gone) is NamespaceGone
+    assert isinstance(gone, NotFound)
+    assert isinstance(gone, NamespaceDeleted)
+    assert gone.resource == "events"
+    missing = {"kind": "Status", "code": 404, "details": {"name": "web", "kind": "events"}}
+    assert type(error_from_status(404, missing)) is NotFound
+    # A 403 of RBAC, even one whose message speaks of a namespace, is not: only the cause is.
+    rbac = error_from_status(
+        403,
+        {
+            "kind": "Status",
+            "code": 403,
+            "reason": "Forbidden",
+            "message": 'events is forbidden: User "x" cannot create resource "events" in the '
+            'namespace "shop" because it is being terminated',
+            "details": {"kind": "events", "causes": [{"reason": "FieldValueForbidden"}]},
+        },
+    )
+    assert type(rbac) is Forbidden
 
 
 def test_token_bucket_allows_burst_then_paces_at_qps() -> None:

@@ -4,10 +4,12 @@ reported down meanwhile and counted, and nothing restarts once the supervisor is
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 from prometheus_client import REGISTRY
 
+from spa.kube import error_from_status
 from spa.runtime import FakeClock, Supervisor
 
 
@@ -113,4 +115,26 @@ async def test_names_are_unique() -> None:
     supervisor.start("x", Crashing(0).run)
     with pytest.raises(ValueError, match="already supervised"):
         supervisor.start("x", Crashing(0).run)
+    await supervisor.close()
+
+
+async def test_an_answer_of_the_api_server_is_one_line_a_bug_its_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = FakeClock()
+    supervisor = Supervisor(clock=clock, initial=1.0, maximum=60.0)
+    refused = error_from_status(403, {"kind": "Status", "code": 403, "message": "RBAC says no"})
+
+    async def forbidden() -> None:
+        raise refused
+
+    async def buggy() -> None:
+        raise KeyError("metadata")
+
+    supervisor.start("informer a", forbidden)
+    supervisor.start("informer b", buggy)
+    await clock.settle()
+    failed = {r.getMessage(): r for r in caplog.records if r.levelno >= logging.ERROR}
+    assert failed["informer a failed: 403 : RBAC says no"].exc_info is None
+    assert failed["informer b failed"].exc_info is not None
     await supervisor.close()
