@@ -67,13 +67,20 @@ def referenced_calendars(schedule: wire.Schedule) -> list[CalendarKey]:
 
 
 def calendar_lookup(
-    namespace: str, documents: Mapping[CalendarKey, Mapping[str, Any]]
+    namespace: str,
+    documents: Mapping[CalendarKey, Mapping[str, Any]],
+    *,
+    unserved: Mapping[str, str] | None = None,
 ) -> CalendarLookup:
     """The lookup `compile_schedule` takes, for a Schedule of `namespace`, over the calendars
-    `documents` (by key) as stored or as read from files."""
+    `documents` (by key) as stored or as read from files. `unserved` are the kinds whose CRD
+    the API server does not serve, each with what a reference to it says (the controller's
+    words: docs/runtime.md, "Optional kinds")."""
 
     def find(reference: CalendarReference) -> DateSet | str:
         kind = reference.kind.value if reference.kind is not None else CALENDAR_KIND
+        if unserved and kind in unserved:
+            return unserved[kind]
         key = _key(kind, reference.name, namespace)
         document = documents.get(key)
         if document is None:

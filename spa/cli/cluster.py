@@ -19,7 +19,7 @@ from typing import Any
 from spa.api import API_VERSION
 from spa.api.calendars import referenced_calendars
 from spa.api.resources import CLUSTER_CALENDAR_KIND
-from spa.controller.exitcodes import EXIT_CONFIG, EXIT_FORBIDDEN, EXIT_USAGE
+from spa.controller.exitcodes import EXIT_CONFIG, EXIT_FORBIDDEN, EXIT_NO_CRDS, EXIT_USAGE
 from spa.controller.main import ClusterFailure, explain
 from spa.controller.resources import (
     CALENDARS,
@@ -149,8 +149,9 @@ def read_cluster(scope: Scope, *, everything: bool, selector: str | None = None)
 
 def _read_calendars(scope: Scope, objects: ClusterObjects) -> None:
     """The shared calendars the Schedules refer to, by kind, so that the plan resolves them as
-    the controller does. One that may not be listed is a problem said, and its references read
-    as unresolved (the controller itself reads them: its status has the last word)."""
+    the controller does. One that may not be listed, or whose CRD is not installed (an
+    optional kind: docs/runtime.md), is a problem said, and its references read as unresolved
+    (the controller itself reads them: its status has the last word)."""
     kinds = {
         key.kind
         for schedule in objects.schedules
@@ -166,7 +167,7 @@ def _read_calendars(scope: Scope, objects: ClusterObjects) -> None:
             ).items
         except (ApiUnavailable, ApiError) as error:
             failure = explain(scope.server, error, resource)
-            if failure.status != EXIT_FORBIDDEN:
+            if failure.status not in (EXIT_FORBIDDEN, EXIT_NO_CRDS):
                 raise failure from error
             objects.problems.append(
                 f"{failure.message}: the Schedules' references to {resource.kind}s are shown "

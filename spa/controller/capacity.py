@@ -39,6 +39,7 @@ from spa.controller.desired import (
     controller_owner_uid,
     owner_reference,
 )
+from spa.controller.optional import DISCOVERY_INTERVAL, Cache, OptionalKind
 from spa.kube import ApiError, Conflict, NamespaceDeleted, NotFound, PatchType, Resource
 from spa.runtime import (
     Clock,
@@ -62,8 +63,8 @@ __all__ = [
     "CapacityActuator",
     "CapacityKube",
     "Held",
-    "LateCache",
     "buffer_name",
+    "capacity_buffer_kind",
     "discover_buffer_resource",
 ]
 
@@ -74,9 +75,12 @@ _T = TypeVar("_T")
 CAPACITY_BUFFER_GROUP = "autoscaling.x-k8s.io"
 CAPACITY_BUFFER_PLURAL = "capacitybuffers"
 CAPACITY_BUFFER_KIND = "CapacityBuffer"
-# How long an answer "the server serves no CapacityBuffer" is kept: the CRD may be installed
-# after the controller started.
-_NOT_SERVED_RECHECK_SECONDS = 300.0
+# How to get the CRD, said where it is missing (docs/install.md, "Node autoscalers for
+# capacity").
+CAPACITY_BUFFER_INSTALL = (
+    "install it with Karpenter or cluster-autoscaler (docs/install.md, "
+    '"Node autoscalers for capacity")'
+)
 
 # Placeholder pods (docs/schedules.md, "Node capacity"): the pause image, the PriorityClass the
 # chart creates (value -5: at or above cluster-autoscaler's expendable cutoff of -10, so that
@@ -162,28 +166,40 @@ async def discover_buffer_resource(kube: CapacityKube) -> Resource | None:
     )
 
 
-class LateCache(Protocol):
-    """An informer started after the others (:class:`spa.runtime.Informer` is one): its store
-    is complete only once it has listed."""
-
-    @property
-    def store(self) -> Store: ...
-
-    @property
-    def has_synced(self) -> bool: ...
+def capacity_buffer_kind(
+    kube: CapacityKube,
+    *,
+    clock: Clock,
+    watch: Callable[[Resource], Cache] | None = None,
+    interval: float = DISCOVERY_INTERVAL,
+    on_complete: Callable[[OptionalKind], None] = lambda kind: None,
+) -> OptionalKind:
+    """The CapacityBuffer kind, optional as the calendars are (docs/runtime.md, "Optional
+    kinds"): discovered in the version the server prefers, watched by `watch` once served."""
+    return OptionalKind(
+        kind=CAPACITY_BUFFER_KIND,
+        crd=f"{CAPACITY_BUFFER_PLURAL}.{CAPACITY_BUFFER_GROUP}",
+        install=CAPACITY_BUFFER_INSTALL,
+        discover=lambda: discover_buffer_resource(kube),
+        clock=clock,
+        watch=watch,
+        interval=interval,
+        on_complete=on_complete,
+    )
 
 
 class CapacityActuator:
     """Creates, resizes and deletes the CapacityBuffer, or the placeholder Deployment, of an
     SPA.
 
-    :param placeholders: the cache of the placeholder Deployments (PLACEHOLDER_SELECTOR), and
-        `buffers` that of the CapacityBuffers (MANAGED_BY_SELECTOR; None where the API server
-        served none when the controller started). Without `placeholders`, :meth:`cached`
-        knows nothing and the reconciler falls back on what it wrote itself.
-    :param watch_buffers: starts the informer of CapacityBuffers when the API server serves
-        them only after the start (a CRD installed later): from its first list on, the cache
-        is gone by as if it had been there from the start.
+    :param placeholders: the cache of the placeholder Deployments (PLACEHOLDER_SELECTOR).
+        Without it, :meth:`cached` knows nothing and the reconciler falls back on what it wrote
+        itself.
+    :param buffers: the CapacityBuffer kind (:func:`capacity_buffer_kind`): whether the server
+        serves it, and the cache of the buffers the controller labels (MANAGED_BY_SELECTOR)
+        once it does, started when it is first found served, at the start or later (a CRD
+        installed while the controller runs). None: a kind of its own, asked of `kube`,
+        without a cache.
     """
 
     def __init__(
@@ -194,34 +210,28 @@ class CapacityActuator:
         clock: Clock,
         fence: WriteFence = unfenced,
         placeholders: Store | None = None,
-        buffers: Store | None = None,
-        buffer_resource: Resource | None = None,
-        watch_buffers: Callable[[Resource], LateCache] | None = None,
+        buffers: OptionalKind | None = None,
     ) -> None:
         self._kube = kube
         self._recorder = recorder
         self._clock = clock
         self._fence = fence
         self._placeholders = placeholders
-        self._buffers = buffers
-        self._resource: Resource | None = buffer_resource
-        self._not_served_since: float | None = None
-        self._watch_buffers = watch_buffers
-        self._late_buffers: LateCache | None = None
+        self._buffers = buffers or capacity_buffer_kind(kube, clock=clock)
 
     def cached(self, autoscaler: wire.ScheduledPodAutoscaler) -> dict[CapacityMode, int] | None:
         """What the caches show `autoscaler` holds: the pods' worth of its CapacityBuffer and
         of its placeholder Deployment, by mode, each only if it exists and the SPA controls
-        it. None when the caches cannot tell: not wired, or a CapacityBuffer API served that
-        is not watched (its CRD was installed after the controller started, and nothing
-        watches it or its informer has not listed yet)."""
-        if self._placeholders is None or (self._resource is not None and not self._buffers_known()):
+        it. None when the caches cannot tell: not wired, or a CapacityBuffer API served whose
+        cache is not complete (not watched, or its informer has not listed yet)."""
+        buffers = self._buffers.store
+        if self._placeholders is None or (self._buffers.resource is not None and buffers is None):
             return None
         metadata = autoscaler["metadata"]
         key = f"{metadata['namespace']}/{buffer_name(metadata['name'])}"
         held: dict[CapacityMode, int] = {}
         for mode, store in (
-            (CapacityMode.CapacityBuffer, self._buffers),
+            (CapacityMode.CapacityBuffer, buffers),
             (CapacityMode.Placeholder, self._placeholders),
         ):
             obj = None if store is None else store.get(key)
@@ -229,35 +239,11 @@ class CapacityActuator:
                 held[mode] = int((obj.get("spec") or {}).get("replicas") or 0)
         return held
 
-    def _buffers_known(self) -> bool:
-        """Whether the cache of CapacityBuffers is complete: given at the start (the manager
-        waits for its sync), or started late and listed since."""
-        if self._late_buffers is not None:
-            return self._late_buffers.has_synced
-        return self._buffers is not None
-
     async def buffer_resource(self) -> Resource | None:
         """The CapacityBuffer resource in the version the server prefers; None where it serves
-        none (asked again after a while: the CRD may come later, and is then watched from
-        that moment, `watch_buffers`)."""
-        if self._resource is not None:
-            return self._resource
-        now = self._clock.monotonic()
-        if (
-            self._not_served_since is not None
-            and now - self._not_served_since < _NOT_SERVED_RECHECK_SECONDS
-        ):
-            return None
-        self._resource = await discover_buffer_resource(self._kube)
-        if self._resource is None:
-            self._not_served_since = now
-        elif self._buffers is None and self._watch_buffers is not None:
-            log.info(
-                "the API server now serves %s (not at the start): watching them", self._resource
-            )
-            self._late_buffers = self._watch_buffers(self._resource)
-            self._buffers = self._late_buffers.store
-        return self._resource
+        none (asked again after a while, as every optional kind: the CRD may come later, and
+        is then watched from that moment)."""
+        return await self._buffers.served()
 
     async def resolve(self, mode: CapacityMode) -> CapacityMode:
         """The mode an SPA's capacity is held in: Auto is a CapacityBuffer where one is served,
@@ -287,8 +273,8 @@ class CapacityActuator:
             return Held(
                 0,
                 None,
-                f"cannot hold node capacity for {pods} pods: the API server serves no "
-                "CapacityBuffer (autoscaling.x-k8s.io); mode Auto would use placeholder pods",
+                f"cannot hold node capacity for {pods} pods: {self._buffers.missing}; mode Auto "
+                "would use placeholder pods",
             )
         if resource is not None:
             return await self._converge(

@@ -107,14 +107,19 @@ def explain(
 
 async def check_cluster(client: KubeClient, namespaces: Sequence[str] | None) -> Resource:
     """The HPA resource to manage, once every list the informers will make has been allowed
-    once (read-only, one item each); :class:`ClusterFailure` otherwise."""
+    once (read-only, one item each); :class:`ClusterFailure` otherwise. Only the SPA and
+    Schedule CRDs are required: a calendar kind that is not served is an optional kind's
+    (docs/runtime.md, "Optional kinds"), and its list is checked only where it is served."""
     scopes: list[str | None] = list(namespaces) if namespaces else [None]
-    for resource in (SCHEDULED_POD_AUTOSCALERS, SCHEDULES, CALENDARS):
+    for resource in (SCHEDULED_POD_AUTOSCALERS, SCHEDULES):
         for namespace in scopes:
             await _check_list(client, resource, namespace)
+    for namespace in scopes:
+        if not await _check_list(client, CALENDARS, namespace, optional=True):
+            break
     # Cluster-scoped, read cluster-wide even by a controller that watches some namespaces
     # (docs/install.md, "Watching some namespaces").
-    await _check_list(client, CLUSTER_CALENDARS, None)
+    await _check_list(client, CLUSTER_CALENDARS, None, optional=True)
     try:
         hpa = await discover_hpa(client)
     except (ApiUnavailable, ApiError) as error:
@@ -124,10 +129,16 @@ async def check_cluster(client: KubeClient, namespaces: Sequence[str] | None) ->
     return hpa
 
 
-async def _check_list(client: KubeClient, resource: Resource, namespace: str | None) -> None:
+async def _check_list(
+    client: KubeClient, resource: Resource, namespace: str | None, *, optional: bool = False
+) -> bool:
+    """Whether the list is allowed; False for an `optional` kind the server does not serve."""
     try:
         await client.first_page(resource, namespace=namespace, request_timeout=CHECK_TIMEOUT)
     except (ApiUnavailable, ApiError) as error:
+        if optional and isinstance(error, NotFound):
+            log.info("%s are not served: watched from when they are", resource)
+            return False
         raise explain(
             client.host,
             error,
@@ -135,6 +146,7 @@ async def _check_list(client: KubeClient, resource: Resource, namespace: str | N
             where="in all namespaces" if namespace is None else f"in namespace {namespace}",
             rbac_hint="the RBAC of config/rbac grants it",
         ) from error
+    return True
 
 
 def run(arguments: argparse.Namespace) -> int:

@@ -14,21 +14,30 @@ import gc
 import logging
 import os
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spa.api.resources import CALENDAR_KIND, CLUSTER_CALENDAR_KIND
 from spa.controller import watches
 from spa.controller.actuator import Actuator
 from spa.controller.capacity import (
+    CAPACITY_BUFFER_KIND,
     DEPLOYMENTS,
     PLACEHOLDER_SELECTOR,
     CapacityActuator,
-    discover_buffer_resource,
+    capacity_buffer_kind,
 )
 from spa.controller.desired import MANAGED_BY_SELECTOR
 from spa.controller.metrics import CACHED_OBJECTS, ControllerMetrics, add_series_labels
+from spa.controller.optional import (
+    CRD_INSTALL,
+    DISCOVERY_INTERVAL,
+    OptionalKind,
+    OptionalKinds,
+    discover_served,
+)
 from spa.controller.reconciler import Reconciler
 from spa.controller.resources import (
     CALENDARS,
@@ -46,6 +55,7 @@ from spa.runtime import (
     LeaderElector,
     Response,
     Server,
+    Store,
     Supervisor,
     SystemClock,
     TerminatingNamespaces,
@@ -106,6 +116,9 @@ class Manager:
     # not walk the whole fleet again. Off by default: it is per process, and tests run several
     # managers in one.
     freeze_after_sync: bool = False
+    # How often a kind whose CRD is not served is asked of discovery again (docs/runtime.md,
+    # "Optional kinds"); the tests shorten it.
+    discovery_interval: float = DISCOVERY_INTERVAL
 
     def __post_init__(self) -> None:
         self._stopping = asyncio.Event()
@@ -156,68 +169,40 @@ class Manager:
             transform=watches.cached_hpa,
             codec=watches.compact_codec(),
         )
-        # The shared calendars: Calendars where the Schedules are, ClusterCalendars cluster-wide
-        # (also for a controller that watches some namespaces: docs/install.md).
-        calendars = Informer(
-            self.client, CALENDARS, namespaces=self.namespaces, transform=watches.cached_object
-        )
-        cluster_calendars = Informer(
-            self.client, CLUSTER_CALENDARS, transform=watches.cached_object
-        )
-        # Node capacity (docs/schedules.md, "Node capacity"): the placeholder Deployments and
-        # CapacityBuffers the controller made, selected by its labels (a few hundred bytes
-        # each, one per SPA at most), so that what each SPA holds is compared with what it
-        # wants at every reconcile. CapacityBuffers only where the server serves them now.
+        # Node capacity (docs/schedules.md, "Node capacity"): the placeholder Deployments the
+        # controller made, selected by its labels (a few hundred bytes each, one per SPA at
+        # most), so that what each SPA holds is compared with what it wants at every reconcile;
+        # the CapacityBuffers likewise, an optional kind (below).
         # A namespace being deleted is said once, whichever writer the API server refused
         # first (docs/operations.md, "Namespaces being deleted").
         terminating = TerminatingNamespaces(clock=system_clock)
         recorder = EventRecorder(
             self.client, clock=system_clock, fence=self._write_fence, terminating=terminating
         )
-        buffer_resource = await discover_buffer_resource(self.client)
-
-        def capacity_informer(
-            resource: Resource, label_selector: str = MANAGED_BY_SELECTOR
-        ) -> Informer:
-            return Informer(
-                self.client,
-                resource,
-                namespaces=self.namespaces,
-                label_selector=label_selector,
-                transform=watches.cached_capacity,
-                codec=watches.compact_codec(),
-            )
-
-        def watch_buffers(resource: Resource) -> Informer:
-            # A CapacityBuffer CRD installed after the start: watched from now on, as the
-            # informers made above are (docs/schedules.md, "Node capacity").
-            informer = capacity_informer(resource)
-            watches.watch_owned(informer, enqueue=queue.add)
-            self.informers.append(informer)
-            self._supervisor.start(f"informer {informer.resource}", informer.run)
-            return informer
-
-        placeholders = capacity_informer(DEPLOYMENTS, PLACEHOLDER_SELECTOR)
-        owned = [placeholders]
-        buffers: Informer | None = None
-        if buffer_resource is not None:
-            buffers = capacity_informer(buffer_resource)
-            owned.append(buffers)
+        placeholders = Informer(
+            self.client,
+            DEPLOYMENTS,
+            namespaces=self.namespaces,
+            label_selector=PLACEHOLDER_SELECTOR,
+            transform=watches.cached_capacity,
+            codec=watches.compact_codec(),
+        )
+        self.informers = [autoscalers, schedules, hpas, placeholders]
+        queue = WorkQueue(name=QUEUE_NAME, clock=self.clock)
+        optional = self._optional_kinds(
+            autoscalers=autoscalers.store, schedules=schedules.store, enqueue=queue.add
+        )
         capacity = CapacityActuator(
             kube=self.client,
             recorder=recorder,
             clock=self.clock,
             fence=self._write_fence,
             placeholders=placeholders.store,
-            buffers=None if buffers is None else buffers.store,
-            buffer_resource=buffer_resource,
-            watch_buffers=watch_buffers,
+            buffers=optional[CAPACITY_BUFFER_KIND],
         )
-        self.informers = [autoscalers, schedules, hpas, calendars, cluster_calendars, *owned]
         watches.add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)
         add_series_labels(autoscalers=autoscalers.store, schedules=schedules.store)
 
-        queue = WorkQueue(name=QUEUE_NAME, clock=self.clock)
         # One INFO line per burst of writes (a boundary), the per-write lines at DEBUG.
         summary = WriteSummary(
             clock=system_clock, logger=logging.getLogger("spa.controller.writes")
@@ -239,8 +224,8 @@ class Manager:
             hpas=hpas.store,
             clock=self.clock,
             metrics=ControllerMetrics(),
-            calendars=calendars.store,
-            cluster_calendars=cluster_calendars.store,
+            calendars=optional[CALENDAR_KIND],
+            cluster_calendars=optional[CLUSTER_CALENDAR_KIND],
             capacity=capacity,
             terminating=terminating,
         )
@@ -253,8 +238,7 @@ class Manager:
             schedule_deleted=lambda obj: reconciler.forget_schedule(
                 str((obj.get("metadata") or {}).get("uid"))
             ),
-            calendars=(calendars, cluster_calendars),
-            owned=owned,
+            owned=[placeholders],
         )
 
         async def api_ready() -> None:
@@ -284,6 +268,10 @@ class Manager:
         servers = await self._start_endpoints(self.client)
         for informer in self.informers:
             self._supervisor.start(f"informer {informer.resource}", informer.run)
+        # The optional kinds served now start with the others, and the caches waited for
+        # include theirs; the others are asked about again while the controller runs.
+        await optional.discover(announce=False)
+        self._supervisor.start("discovery of optional kinds", optional.run)
         stopping = asyncio.create_task(self._stopping.wait(), name="stop")
         stop_reporting = CACHED_OBJECTS.add(
             autoscalers=autoscalers.store, schedules=schedules.store
@@ -318,12 +306,81 @@ class Manager:
             stop_reporting()
             stopping.cancel()
             await self._supervisor.close()
+            await optional.close()
             for informer in self.informers:
                 informer.stop()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(recorder.close(), timeout=2)
             for server in servers:
                 await server.close()
+
+    def _optional_kinds(
+        self, *, autoscalers: Store, schedules: Store, enqueue: Callable[[str], None]
+    ) -> OptionalKinds:
+        """The Calendar, ClusterCalendar and CapacityBuffer kinds, each watched from the
+        moment the API server serves it (docs/runtime.md, "Optional kinds")."""
+        clock = SystemClock()
+
+        def start(informer: Informer) -> Informer:
+            self.informers.append(informer)
+            self._supervisor.start(f"informer {informer.resource}", informer.run)
+            return informer
+
+        def watch_calendars(resource: Resource) -> Informer:
+            # Calendars where the Schedules are, ClusterCalendars cluster-wide (also for a
+            # controller that watches some namespaces: docs/install.md).
+            informer = Informer(
+                self.client,
+                resource,
+                namespaces=self.namespaces if resource.namespaced else None,
+                transform=watches.cached_object,
+            )
+            watches.watch_calendars(
+                informer, autoscalers=autoscalers, schedules=schedules, enqueue=enqueue
+            )
+            return start(informer)
+
+        def watch_buffers(resource: Resource) -> Informer:
+            informer = Informer(
+                self.client,
+                resource,
+                namespaces=self.namespaces,
+                label_selector=MANAGED_BY_SELECTOR,
+                transform=watches.cached_capacity,
+                codec=watches.compact_codec(),
+            )
+            watches.watch_owned(informer, enqueue=enqueue)
+            return start(informer)
+
+        def complete(kind: OptionalKind) -> None:
+            # Every SPA once, as a resync would: those that need the kind take it up now.
+            keys = watches.all_keys(autoscalers=autoscalers, schedules=schedules)
+            log.info("the cache of %s is complete: reconciling %d SPAs", kind.crd, len(keys))
+            for key in keys:
+                enqueue(key)
+
+        def calendar_kind(resource: Resource) -> OptionalKind:
+            return OptionalKind(
+                kind=resource.kind,
+                crd=f"{resource.plural}.{resource.group}",
+                install=CRD_INSTALL,
+                discover=lambda: discover_served(self.client, resource),
+                clock=clock,
+                watch=watch_calendars,
+                interval=self.discovery_interval,
+                on_complete=complete,
+            )
+
+        buffers = capacity_buffer_kind(
+            self.client,
+            clock=clock,
+            watch=watch_buffers,
+            interval=self.discovery_interval,
+            on_complete=complete,
+        )
+        return OptionalKinds(
+            [calendar_kind(CALENDARS), calendar_kind(CLUSTER_CALENDARS), buffers], clock=clock
+        )
 
     async def _wait_synced(self) -> None:
         await asyncio.gather(*(informer.wait_synced() for informer in self.informers))

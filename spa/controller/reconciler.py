@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from spa.api import CompiledSchedule, wire
 from spa.api.calendars import CalendarKey, referenced_calendars
-from spa.api.resources import CLUSTER_CALENDAR_KIND, CapacityMode
+from spa.api.resources import CALENDAR_KIND, CLUSTER_CALENDAR_KIND, CapacityMode
 from spa.controller.actuator import NotScalable, OwnerNotChanged, Refused, ReplicasChanged
 from spa.controller.capacity import CapacityActuator
 from spa.controller.decide import (
@@ -87,6 +87,7 @@ from spa.controller.decide.snapshot import capacity_timeline
 from spa.controller.decide.status import with_capacity_condition
 from spa.controller.desired import controller_owner_uid
 from spa.controller.metrics import ControllerMetrics
+from spa.controller.optional import KindCache
 from spa.controller.watches import TARGET_INDEX, UID_INDEX
 from spa.kube import Conflict, NamespaceDeleted, NotFound, Resource
 from spa.runtime import (
@@ -184,7 +185,9 @@ class Act(Protocol):
 
 _Version = tuple[int | None, int, tuple[tuple[CalendarKey, Any], ...]]
 """What a compiled Schedule depends on: its generation, its SPA's lead time and the
-resourceVersion of each calendar it refers to (None: missing)."""
+resourceVersion of each calendar it refers to (None: missing; `_UNSERVED`: its kind's CRD is
+not served)."""
+_UNSERVED = object()
 
 
 class Reconciler:
@@ -196,9 +199,11 @@ class Reconciler:
         a process); a test may hand in its own.
     :param decide: the decision; a test may wrap :func:`spa.controller.decide.decide` to see
         each plan.
-    :param calendars: the cache of Calendars, and `cluster_calendars` that of ClusterCalendars,
-        from which the calendars the Schedules refer to are gathered into the snapshot (None:
-        not watched, so every reference to one is unresolved).
+    :param calendars: the Calendar kind, and `cluster_calendars` the ClusterCalendar kind
+        (optional kinds, spa/controller/optional.py): the calendars the Schedules refer to are
+        gathered from their caches into the snapshot, and while one has none (its CRD not
+        served) a reference to it says so. None: not watched, so every reference to one is
+        unresolved.
     :param terminating: where a create refused because the SPA's namespace is being deleted
         (or is gone) is reported (the manager shares one with the Event recorder).
     """
@@ -215,16 +220,16 @@ class Reconciler:
         max_schedules: int = MAX_SCHEDULES_PER_AUTOSCALER,
         memory: MutableMapping[str, Memory] | None = None,
         decide: Callable[[Snapshot], Plan] = decide,
-        calendars: Store | None = None,
-        cluster_calendars: Store | None = None,
+        calendars: KindCache | None = None,
+        cluster_calendars: KindCache | None = None,
         capacity: CapacityActuator | None = None,
         urgent: UrgentWrites | None = None,
         terminating: TerminatingNamespaces | None = None,
     ) -> None:
         self._autoscalers = autoscalers
         self._terminating = terminating or TerminatingNamespaces()
-        self._calendars = calendars
-        self._cluster_calendars = cluster_calendars
+        kinds = ((CALENDAR_KIND, calendars), (CLUSTER_CALENDAR_KIND, cluster_calendars))
+        self._calendar_kinds = {kind: cache for kind, cache in kinds if cache is not None}
         self._schedules = schedules
         self._hpas = hpas
         self._act = actuator
@@ -390,14 +395,23 @@ class Reconciler:
         found: dict[CalendarKey, dict[str, Any]] = {}
         for schedule in schedules:
             for key in referenced_calendars(schedule):
-                if key.kind == CLUSTER_CALENDAR_KIND:
-                    store, name = self._cluster_calendars, key.name
-                else:
-                    store, name = self._calendars, f"{key.namespace}/{key.name}"
+                cache = self._calendar_kinds.get(key.kind)
+                store = None if cache is None else cache.store
+                cluster = key.kind == CLUSTER_CALENDAR_KIND
+                name = key.name if cluster else f"{key.namespace}/{key.name}"
                 document = None if store is None else store.get(name)
                 if document is not None:
                     found[key] = document
         return found
+
+    def _unserved_calendars(self) -> dict[str, str]:
+        """The calendar kinds watched whose cache is not there (the CRD not served, or its
+        informer not listed yet), with what a reference to one says."""
+        return {
+            kind: cache.missing
+            for kind, cache in self._calendar_kinds.items()
+            if cache.store is None
+        }
 
     def _compile(
         self, schedule: wire.Schedule, lead: int = 0, calendars: Calendars | None = None
@@ -405,8 +419,11 @@ class Reconciler:
         metadata = schedule["metadata"]
         uid = str(metadata.get("uid"))
         calendars = calendars or {}
+        unserved = self._unserved_calendars()
         versions = tuple(
-            (key, (calendars[key].get("metadata") or {}).get("resourceVersion"))
+            (key, _UNSERVED)
+            if key.kind in unserved
+            else (key, (calendars[key].get("metadata") or {}).get("resourceVersion"))
             if key in calendars
             else (key, None)
             for key in referenced_calendars(schedule)
@@ -414,7 +431,8 @@ class Reconciler:
         version: _Version = (metadata.get("generation"), lead, versions)
         cached = self._compiled.get(uid)
         if cached is None or cached[0] != version:
-            cached = self._compiled[uid] = (version, compile_window(schedule, lead, calendars))
+            compiled = compile_window(schedule, lead, calendars, unserved=unserved)
+            cached = self._compiled[uid] = (version, compiled)
         return cached[1]
 
     def _parse(self, autoscaler: wire.ScheduledPodAutoscaler) -> ParsedAutoscaler:

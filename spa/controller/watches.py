@@ -65,6 +65,7 @@ __all__ = [
     "owner_keys",
     "target_keys",
     "watch",
+    "watch_calendars",
     "watch_owned",
 ]
 
@@ -206,7 +207,7 @@ def _schedule_keys(obj: dict[str, Any], autoscalers: Store) -> set[str]:
 def watch_owned(informer: Informer, *, enqueue: Callable[[str], None]) -> None:
     """Wake the SPAs that own what `informer` caches (a CapacityBuffer or placeholder
     Deployment) at every change but a status write; also for an informer started after the
-    others (a CapacityBuffer API served later, CapacityActuator.buffer_resource)."""
+    others (a CapacityBuffer CRD installed later: spa/controller/optional.py)."""
 
     def wake(keys: Iterable[str]) -> None:
         for key in sorted(keys):
@@ -265,20 +266,32 @@ def watch(
         on_delete=deleted,
     )
 
-    def referring(obj: dict[str, Any]) -> set[str]:
-        """The SPAs of the Schedules that refer to the calendar `obj`."""
+    for informer in calendars:
+        watch_calendars(
+            informer, autoscalers=autoscalers.store, schedules=schedules.store, enqueue=enqueue
+        )
+
+
+def watch_calendars(
+    informer: Informer, *, autoscalers: Store, schedules: Store, enqueue: Callable[[str], None]
+) -> None:
+    """Wake the SPAs of the Schedules that refer to a Calendar or ClusterCalendar that
+    `informer` caches, at each of its changes; also for an informer started after the others
+    (a calendar CRD installed later: spa/controller/optional.py)."""
+
+    def referring(obj: dict[str, Any]) -> list[str]:
+        """The SPAs of the Schedules that refer to the calendar `obj`, in order."""
         value = calendar_index_value(calendar_key(obj))
         keys: set[str] = set()
-        for schedule in schedules.store.by_index(CALENDAR_INDEX, value):
-            keys |= _schedule_keys(schedule, autoscalers.store)
-        return keys
+        for schedule in schedules.by_index(CALENDAR_INDEX, value):
+            keys |= _schedule_keys(schedule, autoscalers)
+        return sorted(keys)
 
-    for informer in calendars:
-        informer.add_handler(
-            on_add=lambda obj: wake(referring(obj)),
-            on_update=lambda old, new: wake(referring(new)),
-            on_delete=lambda obj: wake(referring(obj)),
-        )
+    def wake(obj: dict[str, Any]) -> None:
+        for key in referring(obj):
+            enqueue(key)
+
+    informer.add_handler(on_add=wake, on_update=lambda old, new: wake(new), on_delete=wake)
 
 
 def all_keys(*, autoscalers: Store, schedules: Store) -> list[str]:

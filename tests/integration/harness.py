@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from spa.controller.manager import LeaderElection, Manager
+from spa.controller.optional import DISCOVERY_INTERVAL
 from spa.controller.resources import (
     CALENDARS,
     CLUSTER_CALENDARS,
@@ -193,6 +194,7 @@ async def running_controller(
     start: float,
     leader_election: LeaderElection | None = None,
     clock: FakeClock | None = None,
+    discovery_interval: float = DISCOVERY_INTERVAL,
 ) -> AsyncIterator[Running]:
     client = await connect(kubeconfig=str(kubeconfig))
     clock = clock or FakeClock(start)
@@ -205,6 +207,7 @@ async def running_controller(
         leader_election=leader_election,
         metrics_address="127.0.0.1:0",
         probe_address="127.0.0.1:0",
+        discovery_interval=discovery_interval,
     )
     task = asyncio.create_task(manager.run())
     running = Running(manager, clock, task)

@@ -143,19 +143,14 @@ async def test_a_crd_installed_after_the_start_is_watched_from_then_on(
     plane = control_plane_factory()
     with _shop(plane) as (kubeconfig, kube, wanted):
         async with running_controller(
-            kubeconfig, [NAMESPACE], start=utc("2026-11-16T11:30:00")
-        ) as running:
+            kubeconfig, [NAMESPACE], start=utc("2026-11-16T11:30:00"), discovery_interval=0.5
+        ):
             # No CapacityBuffer API: mode Auto holds the lead's capacity with placeholder pods.
             await eventually(lambda: _held(kube, DEPLOYMENTS) is not None, what="the placeholder")
             _apply_crd(plane, crd)
-            # Past the 5 minutes for which "not served" is kept; a user's edit wakes the SPA.
-            running.clock.set(utc("2026-11-16T11:36:00"))
-            kube.merge(
-                SCHEDULED_POD_AUTOSCALERS,
-                NAMESPACE,
-                "web",
-                {"metadata": {"labels": {"team": "shop"}}},
-            )
+            # Found by the next discovery (every half second here, every minute by default:
+            # docs/runtime.md, "Optional kinds"); once its cache has listed, every SPA is
+            # reconciled: no clock step, no edit.
             await eventually(_replicas(kube, wanted), what="the CapacityBuffer")
             await eventually(lambda: _held(kube, DEPLOYMENTS) is None, what="the placeholder gone")
             await _made_again_when_deleted(kube)

@@ -24,6 +24,7 @@ from spa.controller.actuator import Actuator
 from spa.controller.capacity import CapacityActuator
 from spa.controller.decide import Final, Memory, Plan, ScaleUp, Snapshot, decide
 from spa.controller.desired import MANAGED_BY_LABEL, owner_reference
+from spa.controller.optional import Complete, KindCache
 from spa.controller.reconciler import Reconciler
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.controller.watches import add_indexes, compact_codec
@@ -184,6 +185,9 @@ class Server:
     plans: list[Plan] = field(default_factory=list)
     # The Calendars and ClusterCalendars in the cluster (docs/schedules.md, "Shared calendars").
     calendars: list[dict[str, Any]] = field(default_factory=list)
+    # The Calendar and ClusterCalendar kinds as the manager hands them to the reconciler (None:
+    # both served, their caches holding `calendars`).
+    calendar_kinds: tuple[KindCache, KindCache] | None = None
     # The SPA cache of the last Reconciler made (a test may put a new version of the SPA in).
     autoscaler_cache: Store | None = None
 
@@ -247,6 +251,7 @@ class Server:
         calendars, cluster_calendars = Store(), Store()
         for obj in self.calendars:
             (calendars if obj["metadata"].get("namespace") else cluster_calendars).upsert(obj)
+        kinds = self.calendar_kinds or (Complete(calendars), Complete(cluster_calendars))
         return Reconciler(
             actuator=actuator,
             autoscalers=autoscalers,
@@ -255,8 +260,8 @@ class Server:
             clock=FakeClock(instant),
             memory=memories,
             decide=decision,
-            calendars=calendars,
-            cluster_calendars=cluster_calendars,
+            calendars=kinds[0],
+            cluster_calendars=kinds[1],
             capacity=self.capacity,
         )
 

@@ -17,7 +17,7 @@ from prometheus_client import REGISTRY
 
 from spa.api import wire
 from spa.api.resources import CapacityMode
-from spa.controller.capacity import CapacityActuator, buffer_name
+from spa.controller.capacity import CapacityActuator, buffer_name, capacity_buffer_kind
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL
 from spa.controller.watches import cached_capacity
 from spa.kube import (
@@ -306,7 +306,12 @@ def test_a_forced_capacity_buffer_without_the_api_holds_nothing_and_says_so() ->
     actuator = CapacityActuator(kube=kube, recorder=Recorded(), clock=FakeClock())
     held = hold(actuator, 3, CapacityMode.CapacityBuffer)
     assert held.pods == 0
-    assert "serves no CapacityBuffer" in held.unsupported
+    assert held.unsupported == (
+        "cannot hold node capacity for 3 pods: the CapacityBuffer CRD "
+        "(capacitybuffers.autoscaling.x-k8s.io) is not installed: install it with Karpenter or "
+        'cluster-autoscaler (docs/install.md, "Node autoscalers for capacity"); mode Auto would '
+        "use placeholder pods"
+    )
     assert kube.deployments.keys() == {"web"}
 
 
@@ -526,12 +531,19 @@ class Caches:
                     store.upsert(copy.deepcopy(obj))
 
     def actuator(self, server: Server) -> CapacityActuator:
+        """The actuator as the manager makes it where the CapacityBuffer API is served at the
+        start: discovered before the first reconcile, its informer's cache `buffers`."""
+        clock = FakeClock()
+        kind = capacity_buffer_kind(
+            self.kube, clock=clock, watch=lambda resource: LateInformer.listed(self.buffers)
+        )
+        asyncio.run(kind.served())
         return CapacityActuator(
             kube=self.kube,
             recorder=server.recorded,
-            clock=FakeClock(),
+            clock=clock,
             placeholders=self.placeholders,
-            buffers=self.buffers,
+            buffers=kind,
         )
 
 
@@ -569,11 +581,24 @@ def test_a_buffer_left_by_a_stopped_process_goes_once_capacity_is_removed() -> N
 
 @dataclass
 class LateInformer:
-    """The informer the manager starts for a CapacityBuffer API served after the start: its
-    store, complete once `has_synced`."""
+    """The informer the manager starts for a CapacityBuffer API once served: its store,
+    complete once `has_synced`."""
 
     store: Store
-    has_synced: bool = False
+    synced: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def has_synced(self) -> bool:
+        return self.synced.is_set()
+
+    async def wait_synced(self) -> None:
+        await self.synced.wait()
+
+    @classmethod
+    def listed(cls, store: Store) -> LateInformer:
+        informer = cls(store)
+        informer.synced.set()
+        return informer
 
 
 def test_a_capacity_buffer_api_served_after_the_start_is_cached_from_then_on() -> None:
@@ -591,7 +616,7 @@ def test_a_capacity_buffer_api_served_after_the_start_is_cached_from_then_on() -
         recorder=Recorded(),
         clock=clock,
         placeholders=caches.placeholders,
-        watch_buffers=watch_buffers,
+        buffers=capacity_buffer_kind(kube, clock=clock, watch=watch_buffers),
     )
     assert hold(actuator, 3).mode is CapacityMode.Placeholder
     caches.sync()
@@ -604,7 +629,7 @@ def test_a_capacity_buffer_api_served_after_the_start_is_cached_from_then_on() -
     # Until it has listed, the caches cannot tell (the reconciler goes by what it wrote).
     assert actuator.cached(spa()) is None
     caches.sync()
-    late.has_synced = True
+    late.synced.set()
     assert actuator.cached(spa()) == {
         CapacityMode.CapacityBuffer: 3,
         CapacityMode.Placeholder: 3,

@@ -120,14 +120,19 @@ def dying(obj: wire.ScheduledPodAutoscaler) -> bool:
 
 
 def compile_window(
-    schedule: wire.Schedule, lead: int = 0, calendars: Calendars | None = None
+    schedule: wire.Schedule,
+    lead: int = 0,
+    calendars: Calendars | None = None,
+    *,
+    unserved: Mapping[str, str] | None = None,
 ) -> Compiled:
     """A Schedule's spec compiled, or why it cannot be (the reconciler caches this by uid,
     generation, `lead` and the versions of the calendars it refers to: the Timeline holds the
     intervals that make each decision cheap). `lead` is its SPA's leadTime in seconds, for a
-    Schedule that sets none itself; `calendars` are those the Schedules refer to."""
+    Schedule that sets none itself; `calendars` are those the Schedules refer to, and
+    `unserved` the calendar kinds not served, with what a reference to one says."""
     namespace = str(schedule["metadata"].get("namespace") or "")
-    lookup = calendar_lookup(namespace, calendars or {})
+    lookup = calendar_lookup(namespace, calendars or {}, unserved=unserved)
     try:
         compiled = compile_schedule(parse_schedule(schedule).spec, calendars=lookup)
     except InvalidObject as invalid:
