@@ -239,9 +239,9 @@ class Case:
         if self.holidays is not None:
             country, subdivision = self.holidays
             on_holiday = day in _holidays(country, subdivision, day.year)
-            if self.mode is HolidayMode.ONLY:
-                return None if on_holiday else "outside"
-            if on_holiday:
+            if self.mode is HolidayMode.ONLY and not on_holiday:
+                return "outside"
+            if self.mode is HolidayMode.SKIP and on_holiday:
                 return "holiday"
         only = [c for c in self.shared if c.mode is HolidayMode.ONLY]
         if only and not any(c.has(day) for c in only):
