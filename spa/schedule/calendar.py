@@ -237,7 +237,8 @@ class CalendarWindow:
 
     def _compute_finish(self) -> int | None:
         end_date = self.calendar.end_date
-        if end_date is None:
+        if end_date is None or end_date == date.max:
+            # No day after 9999-12-31: the window ends with the calendar, as without endDate.
             return None
         # The first instant of the day after endDate; an occurrence of endDate that crosses
         # midnight overlaps it, and none of a later date starts before it.

@@ -150,6 +150,19 @@ def test_an_only_calendar_beside_holidays_only_keeps_the_holidays_on_it() -> Non
     assert planned.window == "daily 10:00-20:00, only on US holidays that are on Calendar/christmas"
 
 
+def test_an_end_date_on_the_last_day_of_the_calendar_is_no_end() -> None:
+    """endDate 9999-12-31 has no day after it: the Schedule goes on as without endDate (it was
+    a traceback in `spa plan` and the controller)."""
+    plan = plan_of(
+        autoscaler(), schedule(name="peak", startDate="0001-01-01", endDate="9999-12-31", **_PEAK)
+    )
+    assert plan.errors == []
+    (planned,) = plan.autoscalers
+    assert [dt.datetime.fromtimestamp(at, dt.UTC).isoformat() for at, _ in planned.transitions][
+        :2
+    ] == ["2026-11-26T08:00:00+00:00", "2026-11-26T20:00:00+00:00"]
+
+
 def test_calendars_are_found_where_the_api_server_would_put_them() -> None:
     # A Calendar without a namespace goes to `default`, as kubectl applies it; a namespace
     # given to a ClusterCalendar is ignored, as kubectl ignores it.
