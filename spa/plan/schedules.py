@@ -111,7 +111,7 @@ def plan_schedule(
     return PlannedSchedule(
         name=name,
         type=spec.type.value,
-        window=_describe_window(spec) + _describe_calendars(spec),
+        window=_describe_window(spec) + _describe_dates(spec),
         zone=zone,
         min_replicas=compiled.min_replicas,
         max_replicas=compiled.max_replicas,
@@ -144,15 +144,28 @@ def _describe_window(spec: ScheduleSpec) -> str:
             assert_never(spec.type)
 
 
-def _describe_calendars(spec: ScheduleSpec) -> str:
-    """`, only on ClusterCalendar/black-friday, skipping Calendar/freeze`: the shared calendars
-    the window keeps to (docs/schedules.md, "Shared calendars"); empty without any."""
+def _describe_dates(spec: ScheduleSpec) -> str:
+    """`, only on US holidays, skipping Calendar/freeze`: the holiday rule and the shared
+    calendars the window keeps to, in the order they compose (docs/schedules.md, "How the date
+    rules compose"); empty without any."""
     only: list[str] = []
     skip: list[str] = []
     for reference in spec.calendars or ():
         kind = reference.kind.value if reference.kind is not None else "Calendar"
         (only if reference.mode is HolidayMode.Only else skip).append(f"{kind}/{reference.name}")
+    holidays = spec.holidays
     words = []
+    if holidays is not None:
+        where = holidays.country
+        if holidays.subdivision is not None:
+            where += f"-{holidays.subdivision}"
+        if holidays.mode is HolidayMode.Only:
+            # Both must hold: a holiday, and on one of the Only calendars.
+            on = f" that are on {' or '.join(only)}" if only else ""
+            words.append(f"only on {where} holidays{on}")
+            only = []
+        else:
+            skip.insert(0, f"{where} holidays")
     if only:
         words.append(f"only on {' or '.join(only)}")
     if skip:
