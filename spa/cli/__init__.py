@@ -45,9 +45,8 @@ from spa.schedule import format_instant, instant_of
 
 __all__ = ["build_parser", "main"]
 
-# The instants a plan may cover. The engine works in days on either side of what it is asked,
-# so the ends of the calendar (year 1, year 9999) are refused here with a message instead of
-# failing deep inside with an OverflowError.
+# The instants a plan may cover, as docs/plan.md states them; the engine itself answers for
+# any instant, up to the end of the calendar (docs/schedules.md, "The end of the calendar").
 _EARLIEST = instant_of(datetime(1970, 1, 1, tzinfo=UTC))
 _LATEST = instant_of(datetime(9999, 1, 1, tzinfo=UTC))
 _MAX_DAYS = 3660
@@ -338,11 +337,12 @@ def _plan(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int
         if until - at > _MAX_DAYS * _DAY_SECONDS:
             parser.error(f"--until must be at most {_MAX_DAYS} days after --at")
     else:
-        until = at + arguments.days * _DAY_SECONDS
-        if until > _LATEST:
+        # Days that would pass the last instant a plan covers end there: the end of the
+        # calendar is the plan's end (docs/plan.md).
+        until = min(at + arguments.days * _DAY_SECONDS, _LATEST)
+        if until <= at:
             parser.error(
-                f"--at plus {arguments.days} days is after {format_instant(_LATEST)}, "
-                "the last instant a plan covers"
+                f"--at must be before {format_instant(_LATEST)}, the last instant a plan covers"
             )
     if arguments.from_cluster:
         if arguments.diff is not None:

@@ -299,7 +299,7 @@ def describe_schedule_state(schedule: PlannedSchedule) -> str:
             return f"starts {when} (nodes from {nodes})"
         return f"starts {when}"
     if state is ScheduleState.LATER:
-        return f"starts {when}, after this period" if when else f"no start in {schedule.look_ahead}"
+        return f"starts {when}, after this period" if when else f"no start {schedule.look_ahead}"
     return state.value
 
 

@@ -16,12 +16,12 @@ the schedule.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta
+from datetime import date, time
 from enum import Enum, StrEnum
 from typing import Protocol, runtime_checkable
 from zoneinfo import ZoneInfo
 
-from spa.schedule.wallclock import to_instant
+from spa.schedule.wallclock import shift_date, wall_instant
 from spa.schedule.windows import Occurrence, Window
 
 __all__ = [
@@ -237,7 +237,12 @@ class CalendarWindow:
             return None
         # The first instant of the day after endDate; an occurrence of endDate that crosses
         # midnight overlaps it, and none of a later date starts before it.
-        after = to_instant(datetime.combine(end_date + timedelta(days=1), time()), self.window.zone)
+        day_after = shift_date(end_date, 1)
+        after = None if day_after is None else wall_instant(day_after, time(), self.window.zone)
+        if after is None:
+            # endDate is the last date of the calendar (docs/schedules.md, "The end of the
+            # calendar"): the window is never completed.
+            return None
         ends = [o.end for o in self.occurrences(after - 1, after)]
         return max([after, *ends])
 
