@@ -45,6 +45,7 @@ from spa.plan.diff import (
     render_diff_errors,
     render_diff_json,
     render_diff_table,
+    render_diff_yaml,
 )
 from spa.plan.html import render_diff_html
 from spa.plan.revision import GIT_PREFIX, RevisionError, read_revision, read_working_tree
@@ -449,7 +450,12 @@ def _plan_diff(
     return 1 if diff.differs else 0
 
 
-_DIFF_RENDERERS = {"table": render_diff_table, "json": render_diff_json, "html": render_diff_html}
+_DIFF_RENDERERS = {
+    "table": render_diff_table,
+    "json": render_diff_json,
+    "yaml": render_diff_yaml,
+    "html": render_diff_html,
+}
 _DIFF_TROUBLE = 2
 # `spa plan` could not make its output at all (docs/plan.md): 2, as for bad arguments, so that
 # no caller takes it for a plan with invalid documents (1) or, with --diff, for a difference.

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 SPA = Path(sys.executable).parent / "spa"
 RANGE = ("--at", "2026-11-23T00:00:00Z", "--days", "2")
@@ -114,6 +115,15 @@ def test_directories_that_differ_exit_1_with_each_change(tmp_path: Path) -> None
         ("2026-11-24T07:00:00Z", "added"),
         ("2026-11-24T08:00:00Z", "removed"),
     ]
+
+
+def test_the_diff_in_yaml_is_the_json_document(tmp_path: Path) -> None:
+    """`-o yaml` is offered with --diff too (it was a KeyError traceback)."""
+    write(tmp_path, {"old/web.yaml": web(), "new/web.yaml": web("08:00")})
+    code, document, _ = diff_json("--diff", "old", "-f", "new", cwd=tmp_path)
+    result = spa("--diff", "old", "-f", "new", "-o", "yaml", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (code, "")
+    assert yaml.safe_load(result.stdout) == document
 
 
 def test_the_old_side_may_be_standard_input(tmp_path: Path) -> None:
