@@ -258,7 +258,8 @@ _ANNOTATION_ROWS = [
     (
         PAUSED_UNTIL_ANNOTATION,
         "an RFC 3339 time such as `2026-11-25T15:00:00Z` (an offset such as `+09:00` is read "
-        f"as the same instant), or `{INDEFINITE}`",
+        "as the same instant; the time must be within the years 1 to 9999 in UTC), or "
+        f"`{INDEFINITE}`",
         "Paused: the controller writes nothing to the SPA's HPA (no patch, no create; manual "
         "edits of it are kept) until that second, or until the annotation is removed.",
     ),

@@ -18,13 +18,14 @@ from zoneinfo import ZoneInfo
 
 from spa.api import CompiledSchedule, ScheduleSpec
 from spa.api.resources import HolidayMode, ScheduleType, WeekdayName
-from spa.schedule import UTC_ZONE, Timeline, with_lead
-from spa.schedule.windows import DEFAULT_HORIZON_YEARS
+from spa.schedule import LAST_INSTANT, UTC_ZONE, Timeline, format_instant, with_lead
+from spa.schedule.windows import DEFAULT_HORIZON_SECONDS, DEFAULT_HORIZON_YEARS
 
 __all__ = [
     "PlannedSchedule",
     "ScheduleState",
     "format_local",
+    "look_ahead_from",
     "plan_schedule",
     "zone_name",
 ]
@@ -39,7 +40,8 @@ class ScheduleState(enum.StrEnum):
     """Its window starts within the horizon."""
     LATER = "later"
     """Its window does not start within the horizon (a OneShot further ahead, or a window that
-    starts more than the engine's look-ahead of 41 years later, `DEFAULT_HORIZON_YEARS`)."""
+    starts more than the engine's look-ahead of 41 years later, `DEFAULT_HORIZON_YEARS`, or
+    not before the end of the calendar)."""
     SUSPENDED = "suspended"
     """`spec.suspend` is true: it never applies."""
     COMPLETED = "completed"
@@ -66,11 +68,17 @@ class PlannedSchedule:
     """When node capacity is next ordered for it (its next start less its capacity lead,
     docs/schedules.md "Node capacity"), while it is not active; None without a capacity
     lead."""
+    look_ahead: str = f"in the next {DEFAULT_HORIZON_YEARS} years"
+    """How far ahead `next_change` was looked for, as `no start ...` ends: `look_ahead_from(at)`."""
 
-    @property
-    def look_ahead(self) -> str:
-        """How far ahead `next_change` is looked for: `the next 41 years`."""
-        return f"the next {DEFAULT_HORIZON_YEARS} years"
+
+def look_ahead_from(at: int) -> str:
+    """How far ahead from `at` the engine looks for a start: `in the next 41 years`, or
+    `before 9999-12-31` where the end of the calendar comes first (docs/schedules.md, "The
+    end of the calendar")."""
+    if at + DEFAULT_HORIZON_SECONDS <= LAST_INSTANT:
+        return f"in the next {DEFAULT_HORIZON_YEARS} years"
+    return f"before {format_instant(LAST_INSTANT)[:10]}"
 
 
 def plan_schedule(
@@ -119,6 +127,7 @@ def plan_schedule(
         timeline=timeline,
         next_change=next_change,
         capacity_from=capacity_from,
+        look_ahead=look_ahead_from(at),
     )
 
 

@@ -18,12 +18,12 @@ surface (the engine, `spa plan`, the controller, `kubectl spa status`) is held t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta
+from datetime import date, time
 from enum import Enum, StrEnum
 from typing import Protocol, runtime_checkable
 from zoneinfo import ZoneInfo
 
-from spa.schedule.wallclock import to_instant
+from spa.schedule.wallclock import shift_date, wall_instant
 from spa.schedule.windows import Occurrence, Window
 
 __all__ = [
@@ -237,12 +237,16 @@ class CalendarWindow:
 
     def _compute_finish(self) -> int | None:
         end_date = self.calendar.end_date
-        if end_date is None or end_date == date.max:
-            # No day after 9999-12-31: the window ends with the calendar, as without endDate.
+        if end_date is None:
             return None
         # The first instant of the day after endDate; an occurrence of endDate that crosses
         # midnight overlaps it, and none of a later date starts before it.
-        after = to_instant(datetime.combine(end_date + timedelta(days=1), time()), self.window.zone)
+        day_after = shift_date(end_date, 1)
+        after = None if day_after is None else wall_instant(day_after, time(), self.window.zone)
+        if after is None:
+            # endDate is the last date of the calendar (docs/schedules.md, "The end of the
+            # calendar"): the window is never completed.
+            return None
         ends = [o.end for o in self.occurrences(after - 1, after)]
         return max([after, *ends])
 
