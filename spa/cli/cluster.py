@@ -157,7 +157,9 @@ def _read_calendars(scope: Scope, objects: ClusterObjects) -> None:
         for schedule in objects.schedules
         for key in referenced_calendars(schedule)  # type: ignore[arg-type]
     }
-    for resource in (CALENDARS, CLUSTER_CALENDARS):
+    # Either scope: the namespace is the Calendars' alone.
+    calendar_kinds: tuple[Resource, ...] = (CALENDARS, CLUSTER_CALENDARS)
+    for resource in calendar_kinds:
         if resource.kind not in kinds:
             continue
         cluster_scoped = resource.kind == CLUSTER_CALENDAR_KIND
