@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from spa.api import API_VERSION
+from spa.api import API_VERSION, wire
 from spa.api.calendars import referenced_calendars
 from spa.api.resources import CLUSTER_CALENDAR_KIND
 from spa.controller.exitcodes import EXIT_CONFIG, EXIT_FORBIDDEN, EXIT_NO_CRDS, EXIT_USAGE
@@ -154,10 +154,12 @@ def _read_calendars(scope: Scope, objects: ClusterObjects) -> None:
     (the controller itself reads them: its status has the last word)."""
     kinds = {
         key.kind
-        for schedule in objects.schedules
-        for key in referenced_calendars(schedule)  # type: ignore[arg-type]
+        for schedule in wire.typed_list(wire.Schedule, objects.schedules)
+        for key in referenced_calendars(schedule)
     }
-    for resource in (CALENDARS, CLUSTER_CALENDARS):
+    # Either scope: the namespace is the Calendars' alone.
+    calendar_kinds: tuple[Resource, ...] = (CALENDARS, CLUSTER_CALENDARS)
+    for resource in calendar_kinds:
         if resource.kind not in kinds:
             continue
         cluster_scoped = resource.kind == CLUSTER_CALENDAR_KIND

@@ -1,19 +1,16 @@
-"""Every request the SPA controller makes, in one place, behind the leadership fence.
+"""The requests of the SPA controller's own objects and the HPA, behind the leadership fence.
 
 The reconciler decides what should be; this module does it, as controller-runtime's client
-does for a `Reconcile`: which verb, patch type and subresource each write uses, the field
-manager, the compare-and-swap retries of ownerReferences, which refusals of the API server are
-for the user to fix (400, 403, 422: raised as :class:`Refused`) rather than errors to back off
-on (but not the refusal of a create in a namespace being deleted or gone,
-:class:`~spa.kube.NamespaceDeleted`, which is nobody's to fix: raised as it is, for the
-reconciler to leave the SPA alone), and recording our own writes in the caches
-(`Store.put_written`, so the next reconcile never acts on state older than its own write).
-Every write, and every Event, first checks that this replica may write (holds the Lease), and
-runs under its write fence (spa.runtime.fence), so a replica that lost it sends nothing more
-and none of its writes lands after its renew deadline.
+does for a `Reconcile`: which verb, patch type and subresource each request about an SPA, a
+Schedule, the HPA or the scale target uses, the field manager, the compare-and-swap retries of
+ownerReferences, and recording our own writes in the caches (`Store.put_written`, so the next
+reconcile never acts on state older than its own write). How it writes is the writers' one
+way (spa/controller/writes.py): under this replica's write fence, the refusals the user must
+fix raised as :class:`~spa.controller.writes.Refused`, Events only while it may write. The
+requests of node capacity are the capacity writer's (spa/controller/capacity.py).
 
-It reaches the API server through :class:`Kube` and records Events through :class:`Recorder`,
-Protocols of just what it uses (:class:`spa.kube.KubeClient` and
+It reaches the API server through :class:`spa.kube.Client` and records Events through a
+:class:`~spa.controller.writes.Recorder` (:class:`spa.kube.KubeClient` and
 :class:`spa.runtime.EventRecorder` are the real ones), so a unit test hands in a small fake.
 Failures follow the controller's one convention (spa/controller/decide/__init__.py): every
 failure is an exception, never a None or a string returned.
@@ -23,69 +20,35 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from typing import Any, ParamSpec, Protocol, TypeVar
+from collections.abc import Iterator
+from typing import Any
 
 from spa.api import wire
 from spa.controller.decide import ScaleProblem
 from spa.controller.desired import FIELD_MANAGER, owner_reference
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
-from spa.kube import (
-    ApiError,
-    Conflict,
-    ListResult,
-    NamespaceDeleted,
-    NotFound,
-    PatchType,
-    Resource,
-)
+from spa.controller.writes import REFUSALS, FencedRecorder, Recorder, Refused, brief, refusable
+from spa.kube import ApiError, Client, Conflict, NamespaceDeleted, NotFound, Resource
 from spa.runtime import (
     NotLeader,
     Store,
     WriteFence,
     WriteSummary,
-    may_write,
     object_logger,
     unfenced,
     write_fenced,
 )
 
-__all__ = [
-    "Actuator",
-    "Kube",
-    "NotLeader",
-    "NotScalable",
-    "OwnerNotChanged",
-    "Recorder",
-    "Refused",
-    "ReplicasChanged",
-    "brief",
-]
+__all__ = ["Actuator", "NotScalable", "OwnerNotChanged", "ReplicasChanged"]
 
 log = logging.getLogger(__name__)
 
 _CONFLICT_RETRIES = 3
-# How much of an API server's message a status or an Event repeats.
-_MESSAGE_LIMIT = 400
-# Refusals the user must fix (an invalid object, a forbidden one); retrying now cannot help.
-_REFUSALS = frozenset({400, 403, 422})
 
 # What the log's summary of writes counts them as (spa.runtime.WriteSummary).
 _HPAS = "HPAs"
 _TARGETS = "scale targets"
 _OWNERS = "Schedule ownerReferences"
-
-_P = ParamSpec("_P")
-_T = TypeVar("_T")
-
-
-class Refused(Exception):
-    """The API server refused a write for a reason the user must fix."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(f"{status}: {message}")
-        self.status = status
-        self.message = message
 
 
 class OwnerNotChanged(Exception):
@@ -113,68 +76,13 @@ class ReplicasChanged(Exception):
     said; read the Scale and decide on it."""
 
 
-def brief(message: str) -> str:
-    """A server message short enough for a status and an Event."""
-    message = " ".join(message.split())
-    return message if len(message) <= _MESSAGE_LIMIT else message[: _MESSAGE_LIMIT - 1] + "…"
-
-
-class Kube(Protocol):
-    """The requests the actuator sends (:class:`spa.kube.KubeClient` is the real client)."""
-
-    async def get(
-        self,
-        resource: Resource,
-        namespace: str | None,
-        name: str,
-        *,
-        subresource: str | None = None,
-    ) -> dict[str, Any]: ...
-
-    async def list(
-        self, resource: Resource, *, namespace: str | None = None, field_selector: str | None = None
-    ) -> ListResult: ...
-
-    async def api_resources(self, group_version: str) -> Sequence[dict[str, Any]]: ...
-
-    async def create(
-        self,
-        resource: Resource,
-        namespace: str | None,
-        body: Mapping[str, Any],
-        *,
-        field_manager: str | None = None,
-    ) -> dict[str, Any]: ...
-
-    async def patch(
-        self,
-        resource: Resource,
-        namespace: str | None,
-        name: str,
-        body: Mapping[str, Any] | Sequence[Mapping[str, Any]],
-        *,
-        patch_type: PatchType,
-        field_manager: str,
-        subresource: str | None = None,
-        dry_run: bool = False,
-    ) -> dict[str, Any]: ...
-
-
-class Recorder(Protocol):
-    """Where Events go (:class:`spa.runtime.EventRecorder` is the real recorder)."""
-
-    def normal(self, obj: Mapping[str, Any], reason: str, message: str) -> None: ...
-
-    def warning(self, obj: Mapping[str, Any], reason: str, message: str) -> None: ...
-
-
 class Actuator:
     """Reads the API server where a cache cannot answer, and writes, for the SPA reconciler."""
 
     def __init__(
         self,
         *,
-        kube: Kube,
+        kube: Client,
         autoscalers: Store,
         schedules: Store,
         hpas: Store,
@@ -191,7 +99,7 @@ class Actuator:
         self._schedules = schedules
         self._hpas = hpas
         self.hpa_resource = hpa_resource
-        self._recorder = recorder
+        self._recorder = FencedRecorder(recorder, fence)
         self._fence = fence
         # Scale targets' REST resources by (apiVersion, kind), from discovery. Only what was
         # found is kept: a kind missing now may be served later (a CRD installed after).
@@ -212,7 +120,8 @@ class Actuator:
         :class:`~spa.kube.NamespaceDeleted` if its namespace is being deleted or gone."""
         metadata = desired["metadata"]
         with self._counted(_HPAS, Conflict):
-            created = await self._refusable(
+            created = await refusable(
+                self._fence,
                 self._kube.create,
                 self.hpa_resource,
                 metadata["namespace"],
@@ -232,7 +141,8 @@ class Actuator:
         """JSON-merge-patch the HPA; with `dry_run` the server's answer of what it would store."""
         metadata = current["metadata"]
         with self._counted(None if dry_run else _HPAS, Conflict):
-            answer = await self._refusable(
+            answer = await refusable(
+                self._fence,
                 self._kube.patch,
                 self.hpa_resource,
                 metadata["namespace"],
@@ -306,7 +216,8 @@ class Actuator:
         ]
         with self._counted(_TARGETS, ReplicasChanged):
             try:
-                return await self._fenced(
+                return await write_fenced(
+                    self._fence,
                     self._kube.patch,
                     resource,
                     namespace,
@@ -324,7 +235,7 @@ class Actuator:
                     # reported, by the read-then-write the caller falls back to: no server
                     # message is parsed.
                     raise ReplicasChanged(brief(error.message)) from error
-                if error.status in _REFUSALS:
+                if error.status in REFUSALS:
                     raise Refused(error.status, brief(error.message)) from error
                 raise
 
@@ -340,7 +251,8 @@ class Actuator:
             "spec": {"replicas": replicas},
         }
         with self._counted(_TARGETS, Conflict):
-            return await self._refusable(
+            return await refusable(
+                self._fence,
                 self._kube.patch,
                 resource,
                 namespace,
@@ -410,7 +322,8 @@ class Actuator:
             }
             try:
                 with self._counted(_OWNERS, Conflict):
-                    updated = await self._refusable(
+                    updated = await refusable(
+                        self._fence,
                         self._kube.patch,
                         SCHEDULES,
                         metadata["namespace"],
@@ -474,7 +387,8 @@ class Actuator:
         metadata = obj["metadata"]
         try:
             with self._counted(f"{resource.kind} statuses", NotFound):
-                updated = await self._fenced(
+                updated = await write_fenced(
+                    self._fence,
                     self._kube.patch,
                     resource,
                     metadata["namespace"],
@@ -491,14 +405,12 @@ class Actuator:
     def warning(
         self, obj: wire.ScheduledPodAutoscaler | wire.Schedule, reason: str, message: str
     ) -> None:
-        if may_write(self._fence):
-            self._recorder.warning(obj, reason, message)
+        self._recorder.warning(obj, reason, message)
 
     def normal(
         self, obj: wire.ScheduledPodAutoscaler | wire.Schedule, reason: str, message: str
     ) -> None:
-        if may_write(self._fence):
-            self._recorder.normal(obj, reason, message)
+        self._recorder.normal(obj, reason, message)
 
     # -- the log's summary of writes -------------------------------------------------------------
 
@@ -519,25 +431,6 @@ class Actuator:
             raise
         if what is not None and self._summary is not None:
             self._summary.note(what)
-
-    # -- the fence ------------------------------------------------------------------------------
-
-    async def _fenced(
-        self, call: Callable[_P, Awaitable[_T]], *args: _P.args, **kwargs: _P.kwargs
-    ) -> _T:
-        return await write_fenced(self._fence, call, *args, **kwargs)
-
-    async def _refusable(
-        self, call: Callable[_P, Awaitable[_T]], *args: _P.args, **kwargs: _P.kwargs
-    ) -> _T:
-        try:
-            return await self._fenced(call, *args, **kwargs)
-        except NamespaceDeleted:
-            raise
-        except ApiError as error:
-            if error.status in _REFUSALS:
-                raise Refused(error.status, brief(error.message)) from error
-            raise
 
 
 def _target_not_found(kind: str, namespace: str, name: str) -> NotScalable:

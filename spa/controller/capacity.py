@@ -10,7 +10,9 @@ touched). How much capacity, and when, is the pure decision's (spa/controller/de
 this module only makes the cluster hold it (docs/schedules.md, "Node capacity"). Where no
 CapacityBuffer is served, it holds the capacity with a Deployment of pause pods shaped like the
 target's pods, under a PriorityClass low enough that every real pod preempts them (the
-chart creates it). Every write goes through the same leadership fence as the actuator's.
+chart creates it). It writes as the HPA's writer does (spa/controller/writes.py: under the
+leadership fence, the refusals the user must fix as `Refused`, Events only while it may
+write), through the same client interface (:class:`spa.kube.Client`).
 
 What an SPA holds is read from the caches of the CapacityBuffers and placeholder Deployments
 the controller labels (:meth:`CapacityActuator.cached`, controller-runtime's `Owns`): the
@@ -24,14 +26,13 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, ParamSpec, Protocol, TypeVar
+from typing import Any
 
 from spa.api import wire
 from spa.api.resources import CapacityMode
-from spa.controller.actuator import Recorder, Refused, brief
 from spa.controller.decide import Reason
 from spa.controller.desired import (
     FIELD_MANAGER,
@@ -40,16 +41,9 @@ from spa.controller.desired import (
     owner_reference,
 )
 from spa.controller.optional import DISCOVERY_INTERVAL, Cache, OptionalKind
-from spa.kube import ApiError, Conflict, NamespaceDeleted, NotFound, PatchType, Resource
-from spa.runtime import (
-    Clock,
-    Store,
-    WriteFence,
-    may_write,
-    object_logger,
-    unfenced,
-    write_fenced,
-)
+from spa.controller.writes import FencedRecorder, Recorder, Refused, brief, refusable
+from spa.kube import ApiError, Client, Conflict, Discovery, NotFound, Resource
+from spa.runtime import Clock, Store, WriteFence, object_logger, unfenced
 
 __all__ = [
     "CAPACITY_BUFFER_GROUP",
@@ -61,7 +55,6 @@ __all__ = [
     "PLACEHOLDER_PRIORITY_CLASS",
     "PLACEHOLDER_SELECTOR",
     "CapacityActuator",
-    "CapacityKube",
     "Held",
     "buffer_name",
     "capacity_buffer_kind",
@@ -69,8 +62,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-_P = ParamSpec("_P")
-_T = TypeVar("_T")
 
 CAPACITY_BUFFER_GROUP = "autoscaling.x-k8s.io"
 CAPACITY_BUFFER_PLURAL = "capacitybuffers"
@@ -108,40 +99,6 @@ def buffer_name(autoscaler_name: str) -> str:
     return f"{autoscaler_name}-capacity"
 
 
-class CapacityKube(Protocol):
-    """The requests the capacity actuator sends (:class:`spa.kube.KubeClient` has them)."""
-
-    async def preferred_version(self, group: str) -> str | None: ...
-
-    async def api_resources(self, group_version: str) -> Sequence[dict[str, Any]]: ...
-
-    async def get(self, resource: Resource, namespace: str | None, name: str) -> dict[str, Any]: ...
-
-    async def create(
-        self,
-        resource: Resource,
-        namespace: str | None,
-        body: Mapping[str, Any],
-        *,
-        field_manager: str | None = None,
-    ) -> dict[str, Any]: ...
-
-    async def patch(
-        self,
-        resource: Resource,
-        namespace: str | None,
-        name: str,
-        body: Mapping[str, Any],
-        *,
-        patch_type: PatchType,
-        field_manager: str,
-    ) -> dict[str, Any]: ...
-
-    async def delete(
-        self, resource: Resource, namespace: str | None, name: str, *, uid: str | None
-    ) -> dict[str, Any]: ...
-
-
 @dataclass(frozen=True, slots=True)
 class Held:
     """What the cluster holds for an SPA after :meth:`CapacityActuator.hold`: `pods` (0: no
@@ -152,7 +109,7 @@ class Held:
     unsupported: str | None = None
 
 
-async def discover_buffer_resource(kube: CapacityKube) -> Resource | None:
+async def discover_buffer_resource(kube: Discovery) -> Resource[str] | None:
     """The CapacityBuffer resource in the version the server prefers; None where it serves
     none (the version is discovered: v1alpha1 before Karpenter v1.15.0, v1beta1 from it)."""
     version = await kube.preferred_version(CAPACITY_BUFFER_GROUP)
@@ -167,7 +124,7 @@ async def discover_buffer_resource(kube: CapacityKube) -> Resource | None:
 
 
 def capacity_buffer_kind(
-    kube: CapacityKube,
+    kube: Discovery,
     *,
     clock: Clock,
     watch: Callable[[Resource], Cache] | None = None,
@@ -205,7 +162,7 @@ class CapacityActuator:
     def __init__(
         self,
         *,
-        kube: CapacityKube,
+        kube: Client,
         recorder: Recorder,
         clock: Clock,
         fence: WriteFence = unfenced,
@@ -213,7 +170,7 @@ class CapacityActuator:
         buffers: OptionalKind | None = None,
     ) -> None:
         self._kube = kube
-        self._recorder = recorder
+        self._recorder = FencedRecorder(recorder, fence)
         self._clock = clock
         self._fence = fence
         self._placeholders = placeholders
@@ -285,7 +242,7 @@ class CapacityActuator:
         if pods > 0:
             found = await self._target_template(namespace, target)
             if isinstance(found, str):
-                self._event(autoscaler, "warning", Reason.CAPACITY_UNSUPPORTED, found)
+                self._recorder.warning(autoscaler, Reason.CAPACITY_UNSUPPORTED, found)
                 pods, unsupported = 0, found
             else:
                 template, unsupported = found, None
@@ -323,7 +280,7 @@ class CapacityActuator:
                 f"{what} exists and is not controlled by this ScheduledPodAutoscaler: left "
                 "alone, no capacity ordered"
             )
-            self._event(autoscaler, "warning", Reason.CAPACITY_NAME_TAKEN, message)
+            self._recorder.warning(autoscaler, Reason.CAPACITY_NAME_TAKEN, message)
             return Held(0, None, message)
         held = int(((current or {}).get("spec") or {}).get("replicas") or 0)
         try:
@@ -331,9 +288,8 @@ class CapacityActuator:
                 if current is not None:
                     if await self._fenced_delete(resource, namespace, buffer, current):
                         logger.info("deleted %s", what)
-                        self._event(
+                        self._recorder.normal(
                             autoscaler,
-                            "normal",
                             Reason.CAPACITY_REMOVED,
                             f"deleted {what} (held {held} pods)",
                         )
@@ -345,13 +301,17 @@ class CapacityActuator:
                     body = _buffer(resource, autoscaler, buffer, target, pods)
                 else:
                     body = _placeholder(autoscaler, buffer, template, pods)
-                await self._fenced_write(
-                    self._kube.create, resource, namespace, body, field_manager=FIELD_MANAGER
+                await refusable(
+                    self._fence,
+                    self._kube.create,
+                    resource,
+                    namespace,
+                    body,
+                    field_manager=FIELD_MANAGER,
                 )
                 logger.info("created %s for %d pods", what, pods)
-                self._event(
+                self._recorder.normal(
                     autoscaler,
-                    "normal",
                     Reason.CAPACITY_CREATED,
                     f"created {what} for {pods} pods of {target[1]} {target[2]}",
                 )
@@ -360,7 +320,8 @@ class CapacityActuator:
                 if template is not None:
                     # The target's pods may have changed shape since: follow them.
                     patch = {"spec": _placeholder(autoscaler, buffer, template, pods)["spec"]}
-                await self._fenced_write(
+                await refusable(
+                    self._fence,
                     self._kube.patch,
                     resource,
                     namespace,
@@ -370,9 +331,8 @@ class CapacityActuator:
                     field_manager=FIELD_MANAGER,
                 )
                 logger.info("resized %s from %d to %d pods", what, held, pods)
-                self._event(
+                self._recorder.normal(
                     autoscaler,
-                    "normal",
                     Reason.CAPACITY_RESIZED,
                     f"resized {what} from {held} to {pods} pods",
                 )
@@ -421,35 +381,10 @@ class CapacityActuator:
         reconcile's (an event on it, if it is the SPA's, brings that reconcile)."""
         uid = (current.get("metadata") or {}).get("uid")
         try:
-            await self._fenced_write(self._kube.delete, resource, namespace, name, uid=uid)
+            await refusable(self._fence, self._kube.delete, resource, namespace, name, uid=uid)
         except (NotFound, Conflict):
             return False
         return True
-
-    async def _fenced_write(
-        self, call: Callable[_P, Awaitable[_T]], *args: _P.args, **kwargs: _P.kwargs
-    ) -> _T:
-        """A write under the leadership fence; the refusals the user must fix as `Refused`
-        (a create in a namespace being deleted or gone is nobody's to fix: raised as it is,
-        for the reconciler to leave the SPA alone)."""
-        try:
-            return await write_fenced(self._fence, call, *args, **kwargs)
-        except NamespaceDeleted:
-            raise
-        except ApiError as error:
-            if error.status in (400, 403, 422):
-                raise Refused(error.status, brief(error.message)) from error
-            raise
-
-    def _event(
-        self, autoscaler: wire.ScheduledPodAutoscaler, kind: str, reason: Reason, message: str
-    ) -> None:
-        if not may_write(self._fence):
-            return
-        if kind == "warning":
-            self._recorder.warning(autoscaler, reason, message)
-        else:
-            self._recorder.normal(autoscaler, reason, message)
 
 
 def _controlled_by(obj: Mapping[str, Any], autoscaler: wire.ScheduledPodAutoscaler) -> bool:

@@ -35,9 +35,9 @@ from spa.kube import (
     HPA_V2,
     ApiError,
     ApiUnavailable,
+    Client,
     ConfigError,
     Forbidden,
-    KubeClient,
     NotFound,
     Resource,
     connect,
@@ -105,7 +105,7 @@ def explain(
     )
 
 
-async def check_cluster(client: KubeClient, namespaces: Sequence[str] | None) -> Resource:
+async def check_cluster(client: Client, namespaces: Sequence[str] | None) -> Resource:
     """The HPA resource to manage, once every list the informers will make has been allowed
     once (read-only, one item each); :class:`ClusterFailure` otherwise. Only the SPA and
     Schedule CRDs are required: a calendar kind that is not served is an optional kind's
@@ -130,7 +130,7 @@ async def check_cluster(client: KubeClient, namespaces: Sequence[str] | None) ->
 
 
 async def _check_list(
-    client: KubeClient, resource: Resource, namespace: str | None, *, optional: bool = False
+    client: Client, resource: Resource, namespace: str | None, *, optional: bool = False
 ) -> bool:
     """Whether the list is allowed; False for an `optional` kind the server does not serve."""
     try:

@@ -24,11 +24,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
-from spa.kube import ApiError, ApiUnavailable, Resource
+from spa.kube import ApiError, ApiUnavailable, Discovery, Namespace, Resource
 from spa.runtime import Clock, Store
 
 __all__ = [
@@ -51,13 +51,9 @@ CRD_INSTALL = "apply config/crd or the chart's crds/ (docs/install.md)"
 """How to install this project's own CRDs, said where one is missing."""
 
 
-class Discovery(Protocol):
-    """What :func:`discover_served` needs of a client (:class:`spa.kube.KubeClient` has it)."""
-
-    async def api_resources(self, group_version: str) -> Sequence[dict[str, Any]]: ...
-
-
-async def discover_served(client: Discovery, resource: Resource) -> Resource | None:
+async def discover_served(
+    client: Discovery, resource: Resource[Namespace]
+) -> Resource[Namespace] | None:
     """`resource` where the server serves it in its group and version; None where not."""
     served = await client.api_resources(resource.group_version)
     if any(item.get("name") == resource.plural for item in served):

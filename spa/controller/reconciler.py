@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from spa.api import CompiledSchedule, wire
 from spa.api.calendars import CalendarKey, referenced_calendars
 from spa.api.resources import CALENDAR_KIND, CLUSTER_CALENDAR_KIND, CapacityMode
-from spa.controller.actuator import NotScalable, OwnerNotChanged, Refused, ReplicasChanged
+from spa.controller.actuator import NotScalable, OwnerNotChanged, ReplicasChanged
 from spa.controller.capacity import CapacityActuator
 from spa.controller.decide import (
     MAX_SCHEDULES_PER_AUTOSCALER,
@@ -89,6 +89,7 @@ from spa.controller.desired import controller_owner_uid
 from spa.controller.metrics import ControllerMetrics
 from spa.controller.optional import KindCache
 from spa.controller.watches import TARGET_INDEX, UID_INDEX
+from spa.controller.writes import Refused
 from spa.kube import Conflict, NamespaceDeleted, NotFound, Resource
 from spa.runtime import (
     Clock,

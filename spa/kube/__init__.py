@@ -1,6 +1,7 @@
 """The only package that imports ``kubernetes``: a thin asyncio API client that speaks raw JSON
 dicts (see :class:`KubeClient`; :class:`BlockingKubeClient` is its blocking face for
-``kubectl spa``'s reads, the tests and the benchmarks), the resource coordinates the controller
+``kubectl spa``'s reads, the tests and the benchmarks), the one interface the rest types its
+client as (:class:`Client`, spa/kube/protocol.py), the resource coordinates the controller
 uses, which HPA version the server speaks (:func:`discover_hpa`), and the errors it raises.
 Everything above it (``spa.runtime``, ``spa.controller``, ``spa.cli``) goes through here,
 which keeps the generated client's types and exceptions out of the rest.
@@ -23,7 +24,7 @@ from spa.kube.client import (
     deadline,
 )
 from spa.kube.config import ConfigError, connect, context_names, default_namespace
-from spa.kube.discovery import Discovery, discover_hpa
+from spa.kube.discovery import discover_hpa
 from spa.kube.errors import (
     ApiError,
     ApiUnavailable,
@@ -39,6 +40,7 @@ from spa.kube.errors import (
     TooManyRequests,
     error_from_status,
 )
+from spa.kube.protocol import Client, Discovery, EventStream
 from spa.kube.ratelimit import TokenBucket
 from spa.kube.resources import (
     CONFIGMAP,
@@ -48,6 +50,7 @@ from spa.kube.resources import (
     LEASE,
     SUBJECT_ACCESS_REVIEW,
     TOKEN_REVIEW,
+    Namespace,
     Resource,
 )
 
@@ -63,17 +66,20 @@ __all__ = [
     "ApiUnavailable",
     "BlockingKubeClient",
     "BlockingWatchStream",
+    "Client",
     "ConfigError",
     "Conflict",
     "Credentials",
     "DeadlinePassed",
     "Discovery",
+    "EventStream",
     "Forbidden",
     "Gone",
     "ItemTransform",
     "KubeClient",
     "KubeError",
     "ListResult",
+    "Namespace",
     "NamespaceDeleted",
     "NamespaceGone",
     "NamespaceTerminating",

@@ -26,7 +26,7 @@ from spa.kube.client import (
 )
 from spa.kube.config import connect
 from spa.kube.discovery import discover_hpa
-from spa.kube.resources import Resource
+from spa.kube.resources import Namespace, Resource
 
 __all__ = ["BlockingKubeClient", "BlockingWatchStream", "connect_blocking"]
 
@@ -107,8 +107,8 @@ class BlockingKubeClient:
 
     def get(
         self,
-        resource: Any,
-        namespace: str | None,
+        resource: Resource[Namespace],
+        namespace: Namespace,
         name: str,
         *,
         request_timeout: float | None = None,
@@ -117,12 +117,25 @@ class BlockingKubeClient:
             self.client.get(resource, namespace, name, request_timeout=request_timeout)
         )
 
-    def list(self, resource: Any, **options: Any) -> ListResult:
-        return self._runner.run(self.client.list(resource, **options))
+    def list(
+        self,
+        resource: Resource[Namespace],
+        *,
+        namespace: Namespace | None = None,
+        **options: Any,
+    ) -> ListResult:
+        return self._runner.run(self.client.list(resource, namespace=namespace, **options))
 
-    def watch(self, resource: Any, **options: Any) -> BlockingWatchStream:
+    def watch(
+        self,
+        resource: Resource[Namespace],
+        *,
+        namespace: Namespace | None = None,
+        **options: Any,
+    ) -> BlockingWatchStream:
         return BlockingWatchStream(
-            self._runner.run(self.client.watch(resource, **options)), self._runner
+            self._runner.run(self.client.watch(resource, namespace=namespace, **options)),
+            self._runner,
         )
 
     def serves(self, group_version: str) -> bool:
@@ -136,14 +149,18 @@ class BlockingKubeClient:
         self._runner.run(self.client.readyz(request_timeout=request_timeout))
 
     def create(
-        self, resource: Any, namespace: str | None, body: Mapping[str, Any], **options: Any
+        self,
+        resource: Resource[Namespace],
+        namespace: Namespace,
+        body: Mapping[str, Any],
+        **options: Any,
     ) -> dict[str, Any]:
         return self._runner.run(self.client.create(resource, namespace, body, **options))
 
     def update(
         self,
-        resource: Any,
-        namespace: str | None,
+        resource: Resource[Namespace],
+        namespace: Namespace,
         name: str,
         body: Mapping[str, Any],
         **options: Any,
@@ -152,8 +169,8 @@ class BlockingKubeClient:
 
     def patch(
         self,
-        resource: Any,
-        namespace: str | None,
+        resource: Resource[Namespace],
+        namespace: Namespace,
         name: str,
         body: Mapping[str, Any] | Sequence[Mapping[str, Any]],
         *,
@@ -175,8 +192,8 @@ class BlockingKubeClient:
 
     def delete(
         self,
-        resource: Any,
-        namespace: str | None,
+        resource: Resource[Namespace],
+        namespace: Namespace,
         name: str,
         *,
         propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = None,

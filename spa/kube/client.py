@@ -41,7 +41,7 @@ from yarl import URL
 
 from spa.kube.errors import ApiError, ApiUnavailable, DeadlinePassed, Gone, error_from_status
 from spa.kube.ratelimit import TokenBucket
-from spa.kube.resources import Resource
+from spa.kube.resources import Namespace, Resource
 
 __all__ = [
     "DEFAULT_REQUEST_TIMEOUT",
@@ -391,8 +391,8 @@ class KubeClient:
 
     async def get(
         self,
-        resource: Resource,
-        namespace: str | None,
+        resource: Resource[Namespace],
+        namespace: Namespace,
         name: str,
         *,
         subresource: str | None = None,
@@ -409,9 +409,9 @@ class KubeClient:
 
     async def list(
         self,
-        resource: Resource,
+        resource: Resource[Namespace],
         *,
-        namespace: str | None = None,
+        namespace: Namespace | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
         request_timeout: float | None = None,
@@ -449,9 +449,9 @@ class KubeClient:
 
     async def first_page(
         self,
-        resource: Resource,
+        resource: Resource[Namespace],
         *,
-        namespace: str | None = None,
+        namespace: Namespace | None = None,
         limit: int = 1,
         request_timeout: float | None = None,
     ) -> ListResult:
@@ -516,9 +516,9 @@ class KubeClient:
 
     async def watch(
         self,
-        resource: Resource,
+        resource: Resource[Namespace],
         *,
-        namespace: str | None = None,
+        namespace: Namespace | None = None,
         label_selector: str | None = None,
         resource_version: str | None = None,
         timeout_seconds: int = 300,
@@ -607,8 +607,8 @@ class KubeClient:
 
     async def create(
         self,
-        resource: Resource,
-        namespace: str | None,
+        resource: Resource[Namespace],
+        namespace: Namespace,
         body: Mapping[str, Any],
         *,
         field_manager: str | None = None,
@@ -629,8 +629,8 @@ class KubeClient:
 
     async def update(
         self,
-        resource: Resource,
-        namespace: str | None,
+        resource: Resource[Namespace],
+        namespace: Namespace,
         name: str,
         body: Mapping[str, Any],
         *,
@@ -648,8 +648,8 @@ class KubeClient:
 
     async def patch(
         self,
-        resource: Resource,
-        namespace: str | None,
+        resource: Resource[Namespace],
+        namespace: Namespace,
         name: str,
         body: Mapping[str, Any] | Sequence[Mapping[str, Any]],
         *,
@@ -692,8 +692,8 @@ class KubeClient:
 
     async def delete(
         self,
-        resource: Resource,
-        namespace: str | None,
+        resource: Resource[Namespace],
+        namespace: Namespace,
         name: str,
         *,
         propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = None,

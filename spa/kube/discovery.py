@@ -8,17 +8,10 @@ written three times; here it is one function, next to the client that alone talk
 
 from __future__ import annotations
 
-from typing import Protocol
-
+from spa.kube.protocol import Discovery
 from spa.kube.resources import HPA_V2, HPA_V2BETA2, Resource
 
-__all__ = ["Discovery", "discover_hpa"]
-
-
-class Discovery(Protocol):
-    """What :func:`discover_hpa` needs of a client (:class:`spa.kube.KubeClient` has it)."""
-
-    async def serves(self, group_version: str) -> bool: ...
+__all__ = ["discover_hpa"]
 
 
 async def discover_hpa(client: Discovery) -> Resource:

@@ -2,13 +2,25 @@
 
 Every request in :mod:`spa.kube` is built from a :class:`Resource` so that one path-based
 implementation serves built-in kinds and custom resources alike (no typed client per kind).
+
+Why a resource's scope is in its type: a request about one object of a namespaced resource
+needs a namespace and one of a cluster-scoped resource must not have one, and the client's
+signatures say so (spa/kube/protocol.py), so that mypy finds a scope mixed up before the API
+server does. ``Resource[str]`` is namespaced, ``Resource[None]`` cluster-scoped; which one a
+constant is follows from the ``namespaced`` literal it is built with. A bare ``Resource`` is
+either (code that serves any resource, or one found by discovery): the path builders below
+check its scope at run time, as they always have.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any, Generic, Literal, overload
 from urllib.parse import quote
+
+# typing's TypeVar takes a default from Python 3.13 on.
+from typing_extensions import TypeVar
 
 __all__ = [
     "CONFIGMAP",
@@ -18,8 +30,13 @@ __all__ = [
     "LEASE",
     "SUBJECT_ACCESS_REVIEW",
     "TOKEN_REVIEW",
+    "Namespace",
     "Resource",
 ]
+
+Namespace = TypeVar("Namespace", bound=str | None, default=Any)
+"""What a request about one object of a resource takes as its namespace: ``str`` for a
+namespaced resource, ``None`` for a cluster-scoped one; Any where only the server knows."""
 
 
 # What quote() leaves as it is: names and namespaces (DNS labels and subdomains) always match,
@@ -32,8 +49,8 @@ def _segment(value: str) -> str:
     return value if _UNRESERVED(value) else quote(value, safe="")
 
 
-@dataclass(frozen=True, slots=True)
-class Resource:
+@dataclass(frozen=True, slots=True, init=False)
+class Resource(Generic[Namespace]):
     """One REST resource: ``group`` is ``""`` for the core API (served under ``/api``)."""
 
     group: str
@@ -41,6 +58,47 @@ class Resource:
     plural: str
     kind: str
     namespaced: bool
+
+    @overload
+    def __init__(
+        self: Resource[str],
+        group: str,
+        version: str,
+        plural: str,
+        kind: str,
+        namespaced: Literal[True],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: Resource[None],
+        group: str,
+        version: str,
+        plural: str,
+        kind: str,
+        namespaced: Literal[False],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: Resource[str | None],
+        group: str,
+        version: str,
+        plural: str,
+        kind: str,
+        namespaced: bool,
+    ) -> None: ...
+
+    def __init__(self, group: str, version: str, plural: str, kind: str, namespaced: bool) -> None:
+        # Frozen: the fields are set as dataclasses' own __init__ sets them.
+        for field, value in (
+            ("group", group),
+            ("version", version),
+            ("plural", plural),
+            ("kind", kind),
+            ("namespaced", namespaced),
+        ):
+            object.__setattr__(self, field, value)
 
     @property
     def group_version(self) -> str:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from spa.kube import EVENT, KubeClient, KubeError, NamespaceDeleted, NotFound
+from spa.kube import EVENT, Client, KubeError, NamespaceDeleted, NotFound
 from spa.runtime.clock import Clock, SystemClock
 from spa.runtime.fence import NotLeader, WriteFence, unfenced, write_fenced
 from spa.runtime.metrics import EVENTS_DROPPED
@@ -91,7 +91,7 @@ class EventRecorder:
 
     def __init__(
         self,
-        client: KubeClient,
+        client: Client,
         *,
         component: str = COMPONENT,
         instance: str | None = None,

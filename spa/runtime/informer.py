@@ -35,11 +35,11 @@ from typing import Any
 from spa.kube import (
     ApiError,
     ApiUnavailable,
+    Client,
+    EventStream,
     Gone,
-    KubeClient,
     Resource,
     WatchEvent,
-    WatchStream,
     error_from_status,
 )
 from spa.runtime import metrics
@@ -88,7 +88,7 @@ class Informer:
 
     def __init__(
         self,
-        client: KubeClient,
+        client: Client,
         resource: Resource,
         *,
         namespaces: Sequence[str] | None = None,
@@ -128,7 +128,7 @@ class Informer:
         self._synced_scopes: set[str | None] = set()
         self._synced = asyncio.Event()
         self._stopping = False
-        self._streams: set[WatchStream] = set()
+        self._streams: set[EventStream] = set()
         self._tasks: list[asyncio.Task[None]] = []
         self._label = str(resource)
 

@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from spa.kube import LEASE, ApiError, ApiUnavailable, Conflict, KubeClient, NotFound
+from spa.kube import LEASE, ApiError, ApiUnavailable, Client, Conflict, NotFound
 from spa.runtime import metrics
 from spa.runtime.clock import Clock, SystemClock
 
@@ -71,7 +71,7 @@ class LeaderElector:
 
     def __init__(
         self,
-        client: KubeClient,
+        client: Client,
         *,
         namespace: str,
         name: str,

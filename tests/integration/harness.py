@@ -24,7 +24,15 @@ from spa.controller.resources import (
     SCHEDULED_POD_AUTOSCALERS,
     SCHEDULES,
 )
-from spa.kube import HPA_V2, BlockingKubeClient, NotFound, Resource, connect, connect_blocking
+from spa.kube import (
+    HPA_V2,
+    BlockingKubeClient,
+    Namespace,
+    NotFound,
+    Resource,
+    connect,
+    connect_blocking,
+)
 from spa.runtime import FakeClock
 from tests.builders import DAILY_NOON, autoscaler, schedule
 
@@ -104,7 +112,7 @@ class Kube:
         resource = _resource_of(obj)
         return self.client.create(resource, obj["metadata"].get("namespace"), obj)
 
-    def get(self, resource: Resource, namespace: str, name: str) -> dict[str, Any]:
+    def get(self, resource: Resource[Namespace], namespace: Namespace, name: str) -> dict[str, Any]:
         return self.client.get(resource, namespace, name)
 
     def hpa(self, namespace: str, name: str) -> dict[str, Any]:
@@ -114,17 +122,19 @@ class Kube:
         spec = self.hpa(namespace, name)["spec"]
         return spec.get("minReplicas"), spec["maxReplicas"]
 
-    def status(self, resource: Resource, namespace: str, name: str) -> dict[str, Any]:
+    def status(
+        self, resource: Resource[Namespace], namespace: Namespace, name: str
+    ) -> dict[str, Any]:
         return self.client.get(resource, namespace, name).get("status") or {}
 
     def merge(
-        self, resource: Resource, namespace: str, name: str, patch: dict[str, Any]
+        self, resource: Resource[Namespace], namespace: Namespace, name: str, patch: dict[str, Any]
     ) -> dict[str, Any]:
         return self.client.patch(
             resource, namespace, name, patch, patch_type="merge", field_manager="test"
         )
 
-    def delete(self, resource: Resource, namespace: str, name: str) -> None:
+    def delete(self, resource: Resource[Namespace], namespace: Namespace, name: str) -> None:
         with contextlib.suppress(NotFound):
             self.client.delete(resource, namespace, name)
 
@@ -134,14 +144,18 @@ class Kube:
         return self.client.list(EVENT, namespace=namespace).items
 
 
+# By kind, of either scope: the object's own namespace (None for a ClusterCalendar) is sent.
+_RESOURCES: dict[str, Resource] = {
+    "ScheduledPodAutoscaler": SCHEDULED_POD_AUTOSCALERS,
+    "Schedule": SCHEDULES,
+    "Calendar": CALENDARS,
+    "ClusterCalendar": CLUSTER_CALENDARS,
+    "HorizontalPodAutoscaler": HPA_V2,
+}
+
+
 def _resource_of(obj: dict[str, Any]) -> Resource:
-    return {
-        "ScheduledPodAutoscaler": SCHEDULED_POD_AUTOSCALERS,
-        "Schedule": SCHEDULES,
-        "Calendar": CALENDARS,
-        "ClusterCalendar": CLUSTER_CALENDARS,
-        "HorizontalPodAutoscaler": HPA_V2,
-    }[obj["kind"]]
+    return _RESOURCES[obj["kind"]]
 
 
 CRD_NAMES = (

@@ -26,7 +26,7 @@ def cluster_calendar(kube: Kube, namespace: str) -> Iterator[str]:
     deleted with it), deleted afterwards."""
     name = f"peak-{namespace}"[:63]
     yield name
-    kube.delete(CLUSTER_CALENDARS, None, name)  # type: ignore[arg-type]
+    kube.delete(CLUSTER_CALENDARS, None, name)
 
 
 def peak_schedule(namespace: str, references: list[dict[str, Any]]) -> dict[str, Any]:
@@ -67,7 +67,7 @@ async def test_an_only_calendar_applies_on_its_dates_and_an_edit_applies_at_once
     # Today added to the calendar: the window in progress applies, the Schedule untouched.
     kube.merge(
         CLUSTER_CALENDARS,
-        None,  # type: ignore[arg-type]
+        None,
         cluster_calendar,
         {"spec": {"dates": ["2026-11-16", "2026-11-17"]}},
     )
@@ -80,7 +80,7 @@ async def test_an_only_calendar_applies_on_its_dates_and_an_edit_applies_at_once
     # And taken off again.
     kube.merge(
         CLUSTER_CALENDARS,
-        None,  # type: ignore[arg-type]
+        None,
         cluster_calendar,
         {"spec": {"dates": ["2026-11-17"]}},
     )

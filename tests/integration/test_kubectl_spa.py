@@ -321,7 +321,7 @@ def test_the_documented_pipeline_finds_the_cluster_as_its_manifests(
         assert 'spec.calendars[0]: ClusterCalendar "' in before.stderr
         assert f"{namespace}/web: changed" in before.stdout
     finally:
-        kube.delete(CLUSTER_CALENDARS, None, black_friday)  # type: ignore[arg-type]
+        kube.delete(CLUSTER_CALENDARS, None, black_friday)
 
 
 def _documents(stream: Any, found: queue.Queue[dict[str, Any]]) -> None:
@@ -628,4 +628,4 @@ def test_status_shows_the_calendars_a_schedule_keeps_to(
         )
         assert f'ClusterCalendar "{black_friday}" not found' in result.stdout
     finally:
-        kube.delete(CLUSTER_CALENDARS, None, black_friday)  # type: ignore[arg-type]
+        kube.delete(CLUSTER_CALENDARS, None, black_friday)

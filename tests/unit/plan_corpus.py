@@ -362,8 +362,9 @@ def _calendar_tree(draw: st.DrawFn) -> Tree:
     }
 
 
-def _paths(tree: Tree, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every mutable place in the tree (not apiVersion, kind, metadata)."""
+def _paths(tree: Tree | list[Any], prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every mutable place in the tree, and in the objects and lists in it (not apiVersion,
+    kind, metadata)."""
     found: list[tuple[Any, ...]] = []
     items = tree.items() if isinstance(tree, dict) else enumerate(tree)
     for key, value in items:
@@ -371,7 +372,7 @@ def _paths(tree: Tree, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
             continue
         found.append((*prefix, key))
         if isinstance(value, dict | list):
-            found.extend(_paths(value, (*prefix, key)))  # type: ignore[arg-type]
+            found.extend(_paths(value, (*prefix, key)))
     return found
 
 

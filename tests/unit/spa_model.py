@@ -3,8 +3,8 @@
 Not a test module: tests/unit/test_decide.py (the rules), tests/unit/test_decide_calendars.py
 and tests/unit/test_reconciler.py (the loop) build on it. :class:`Server` stores what it is
 sent, may spell values its own way, may refuse a spec, and answers the requests of
-:class:`spa.controller.actuator.Actuator` as the :class:`~spa.controller.actuator.Kube`
-Protocol asks; :meth:`Server.reconcile` runs one real reconcile of the SPA's key
+:class:`spa.controller.actuator.Actuator` as a :class:`spa.kube.Client` does;
+:meth:`Server.reconcile` runs one real reconcile of the SPA's key
 (:class:`spa.controller.reconciler.Reconciler`, its actuator and fresh caches that hold what
 the server holds, as after a watch caught up) and returns its final plan.
 """
@@ -31,6 +31,7 @@ from spa.controller.watches import add_indexes, compact_codec
 from spa.kube import HPA_V2, Conflict, ListResult, NotFound, PatchType, Resource, error_from_status
 from spa.runtime import FakeClock, Result, Store, WriteSummary
 from tests import builders
+from tests.client_double import UnexpectedRequests
 
 KEY = "shop/web"
 UID = "uid-web"
@@ -115,7 +116,7 @@ APPS_V1 = [
 
 
 class Recorded:
-    """The Events the actuator recorded (a :class:`~spa.controller.actuator.Recorder`)."""
+    """The Events the actuator recorded (a :class:`~spa.controller.writes.Recorder`)."""
 
     def __init__(self) -> None:
         self.events: list[tuple[str, str, str]] = []
@@ -128,7 +129,7 @@ class Recorded:
 
 
 @dataclass
-class Server:
+class Server(UnexpectedRequests):
     """A tiny model of the API server for one SPA (`autoscaler`, None: it does not exist), the
     Schedules that name it, its HPA and its scale target."""
 
@@ -265,7 +266,7 @@ class Server:
             capacity=self.capacity,
         )
 
-    # -- the Kube Protocol ----------------------------------------------------------------------
+    # -- the requests the actuator sends --------------------------------------------------------
 
     async def get(
         self,
@@ -274,6 +275,7 @@ class Server:
         name: str,
         *,
         subresource: str | None = None,
+        **_: Any,
     ) -> dict[str, Any]:
         if subresource == "scale":
             assert self.hpa is not None
@@ -294,9 +296,7 @@ class Server:
                 return found[0]
         raise NotFound(404, "NotFound", f"{name} not found")
 
-    async def list(
-        self, resource: Resource, *, namespace: str | None = None, field_selector: str | None = None
-    ) -> ListResult:
+    async def list(self, resource: Resource, **_: Any) -> ListResult:
         assert resource == SCHEDULED_POD_AUTOSCALERS
         items = [self.autoscaler] if self.autoscaler is not None and not self.deleted else []
         return ListResult(items=items, resource_version=str(self.version))
@@ -311,6 +311,7 @@ class Server:
         body: Mapping[str, Any],
         *,
         field_manager: str | None = None,
+        **_: Any,
     ) -> dict[str, Any]:
         assert resource == HPA_V2
         if self.namespace_deleted is not None:
@@ -338,6 +339,7 @@ class Server:
         field_manager: str,
         subresource: str | None = None,
         dry_run: bool = False,
+        **_: Any,
     ) -> dict[str, Any]:
         if subresource == "scale":
             if patch_type == "json":

@@ -8,29 +8,31 @@ from typing import Any
 
 import pytest
 
-from spa.controller.actuator import Actuator, NotLeader, OwnerNotChanged, Refused, brief
+from spa.api import wire
+from spa.controller.actuator import Actuator, OwnerNotChanged
 from spa.controller.resources import SCHEDULES
+from spa.controller.writes import Refused, brief
 from spa.kube import (
     HPA_V2,
     ApiError,
     Conflict,
     DeadlinePassed,
     ListResult,
-    PatchType,
     Resource,
     error_from_status,
 )
-from spa.runtime import Store
+from spa.runtime import NotLeader, Store
 from tests.builders import autoscaler, schedule
+from tests.client_double import UnexpectedRequests
 
-SPA = autoscaler(metadata={"uid": "uid-web"})
+SPA = wire.typed(wire.ScheduledPodAutoscaler, autoscaler(metadata={"uid": "uid-web"}))
 
 
-class ScriptedKube:
-    """Answers each call with the next scripted outcome (an object or an exception); a
-    :class:`~spa.controller.actuator.Kube`."""
+class ScriptedKube(UnexpectedRequests):
+    """Answers each request the actuator sends with the next scripted outcome (an object or
+    an exception)."""
 
-    def __init__(self, *outcomes: dict[str, Any] | Exception) -> None:
+    def __init__(self, *outcomes: Mapping[str, Any] | Exception) -> None:
         self.outcomes = list(outcomes)
         self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
 
@@ -39,7 +41,7 @@ class ScriptedKube:
         outcome = self.outcomes.pop(0)
         if isinstance(outcome, Exception):
             raise outcome
-        return outcome
+        return dict(outcome)
 
     async def patch(
         self,
@@ -47,48 +49,22 @@ class ScriptedKube:
         namespace: str | None,
         name: str,
         body: Mapping[str, Any] | Sequence[Mapping[str, Any]],
-        *,
-        patch_type: PatchType,
-        field_manager: str,
-        subresource: str | None = None,
-        dry_run: bool = False,
+        **options: Any,
     ) -> dict[str, Any]:
-        return await self._next(
-            "patch",
-            resource,
-            namespace,
-            name,
-            body,
-            patch_type=patch_type,
-            field_manager=field_manager,
-            subresource=subresource,
-            dry_run=dry_run,
-        )
+        return await self._next("patch", resource, namespace, name, body, **options)
 
     async def get(
-        self,
-        resource: Resource,
-        namespace: str | None,
-        name: str,
-        *,
-        subresource: str | None = None,
+        self, resource: Resource, namespace: str | None, name: str, **options: Any
     ) -> dict[str, Any]:
-        return await self._next("get", resource, namespace, name, subresource=subresource)
+        return await self._next("get", resource, namespace, name, **options)
 
     async def create(
-        self,
-        resource: Resource,
-        namespace: str | None,
-        body: Mapping[str, Any],
-        *,
-        field_manager: str | None = None,
+        self, resource: Resource, namespace: str | None, body: Mapping[str, Any], **options: Any
     ) -> dict[str, Any]:
-        return await self._next("create", resource, namespace, body, field_manager=field_manager)
+        return await self._next("create", resource, namespace, body, **options)
 
-    async def list(
-        self, resource: Resource, *, namespace: str | None = None, field_selector: str | None = None
-    ) -> ListResult:
-        items = await self._next("list", resource, namespace=namespace)
+    async def list(self, resource: Resource, **options: Any) -> ListResult:
+        items = await self._next("list", resource, **options)
         return ListResult(items=items["items"], resource_version="1")
 
     async def api_resources(self, group_version: str) -> Sequence[dict[str, Any]]:
@@ -123,14 +99,15 @@ def actuator(kube: ScriptedKube, *, leader: bool = True) -> tuple[Actuator, Even
     return act, events
 
 
-def hpa(version: str = "1") -> dict[str, Any]:
-    return {"metadata": {"namespace": "shop", "name": "web", "resourceVersion": version}}
+def hpa(version: str = "1") -> wire.HorizontalPodAutoscaler:
+    metadata = {"namespace": "shop", "name": "web", "resourceVersion": version}
+    return wire.typed(wire.HorizontalPodAutoscaler, {"metadata": metadata})
 
 
-def push(version: str, owners: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def push(version: str, owners: list[dict[str, Any]] | None = None) -> wire.Schedule:
     """The Schedule shop/push at resourceVersion `version`."""
     metadata = {"uid": "u", "resourceVersion": version, "ownerReferences": owners}
-    return schedule(name="push", metadata=metadata)
+    return wire.typed(wire.Schedule, schedule(name="push", metadata=metadata))
 
 
 def status_error(code: int, message: str = "no") -> Exception:
@@ -177,7 +154,7 @@ async def test_other_errors_are_not_refusals(code: int) -> None:
 async def test_a_dry_run_is_not_recorded_in_the_cache() -> None:
     kube = ScriptedKube(hpa("2"), hpa("2"))
     act, _ = actuator(kube)
-    act._hpas.upsert(hpa("1"))
+    act._hpas.upsert(dict(hpa("1")))
     await act.patch_hpa(hpa(), {"spec": {}}, dry_run=True)
     assert act._hpas.get("shop/web") == hpa("1")
     await act.patch_hpa(hpa(), {"spec": {}})

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,13 +30,14 @@ from spa.kube import (
 )
 from spa.runtime import FakeClock, Result, Store
 from tests.builders import namespace_terminating
+from tests.client_double import UnexpectedRequests
 from tests.unit.spa_model import KEY, OURS, Recorded, Server, at, autoscaler, schedule
 
 BUFFERS = [{"name": "capacitybuffers", "kind": "CapacityBuffer", "namespaced": True}]
 
 
 @dataclass
-class Buffers:
+class Buffers(UnexpectedRequests):
     """The API server as far as CapacityBuffers go: `version` served (None: the group is not),
     the objects by name, and every request in order."""
 
@@ -74,7 +75,9 @@ class Buffers:
     def _of(self, resource: Resource) -> dict[str, dict[str, Any]]:
         return self.deployments if resource.plural == "deployments" else self.objects
 
-    async def get(self, resource: Resource, namespace: str | None, name: str) -> dict[str, Any]:
+    async def get(
+        self, resource: Resource, namespace: str | None, name: str, **_: Any
+    ) -> dict[str, Any]:
         self._note(f"get {resource.plural}.{resource.version}")
         if name not in self._of(resource):
             raise NotFound(404, "NotFound", f"{name} not found")
@@ -87,6 +90,7 @@ class Buffers:
         body: Mapping[str, Any],
         *,
         field_manager: str | None = None,
+        **_: Any,
     ) -> dict[str, Any]:
         self._note(f"create {resource.plural}")
         assert field_manager == FIELD_MANAGER
@@ -106,13 +110,15 @@ class Buffers:
         resource: Resource,
         namespace: str | None,
         name: str,
-        body: Mapping[str, Any],
+        body: Mapping[str, Any] | Sequence[Mapping[str, Any]],
         *,
         patch_type: PatchType,
         field_manager: str,
+        **_: Any,
     ) -> dict[str, Any]:
         self._note(f"patch {resource.plural}")
         assert (patch_type, field_manager) == ("merge", FIELD_MANAGER)
+        assert isinstance(body, Mapping)
         self._of(resource)[name]["spec"].update(body["spec"])
         self._of(resource)[name]["metadata"]["resourceVersion"] = self.next_serial()
         return self._of(resource)[name]
@@ -125,6 +131,7 @@ class Buffers:
         *,
         uid: str | None = None,
         resource_version: str | None = None,
+        **_: Any,
     ) -> dict[str, Any]:
         """The server's DELETE: 409 when a precondition does not hold, 404 when nothing has
         the name."""

@@ -8,7 +8,6 @@ CRDs the start-up check requires and what a command makes of a calendar CRD not 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -27,11 +26,14 @@ from spa.kube import (
     HPA_V2,
     ApiError,
     ApiUnavailable,
+    BlockingKubeClient,
+    ListResult,
     Resource,
     error_from_status,
 )
 from tests import builders
 from tests.builders import DAILY_NOON
+from tests.client_double import UnexpectedRequests
 
 SERVER = "https://10.96.0.1:443"
 
@@ -119,7 +121,7 @@ def test_a_forbidden_discovery_names_its_action() -> None:
     )
 
 
-class Cluster:
+class Cluster(UnexpectedRequests):
     """The requests of `spa run`'s start-up check, answered as a server whose CRDs are
     `served` (by plural) and that forbids the lists of `forbidden`; every list asked, in order."""
 
@@ -131,21 +133,21 @@ class Cluster:
         self.lists: list[tuple[str, str | None]] = []
 
     async def first_page(
-        self, resource: Resource, *, namespace: str | None = None, request_timeout: float
-    ) -> object:
+        self, resource: Resource, *, namespace: str | None = None, **_: Any
+    ) -> ListResult:
         self.lists.append((resource.plural, namespace))
         if resource.group == GROUP and resource.plural not in self.served:
             raise status(404, "NotFound", "the server could not find the requested resource")
         if resource.plural in self.forbidden:
             raise status(403, "Forbidden", f'cannot list resource "{resource.plural}"')
-        return object()
+        return ListResult([], "1")
 
     async def serves(self, group_version: str) -> bool:
         return True
 
 
 def check(cluster: Cluster, namespaces: list[str] | None) -> Resource:
-    return asyncio.run(check_cluster(cluster, namespaces))  # type: ignore[arg-type]
+    return asyncio.run(check_cluster(cluster, namespaces))
 
 
 def test_only_the_spa_and_schedule_crds_are_required_at_start() -> None:
@@ -171,27 +173,28 @@ def test_a_calendar_kind_served_but_forbidden_still_stops_the_start() -> None:
     assert "clustercalendars" in failure.value.message
 
 
-@dataclass
-class Listed:
-    items: list[dict[str, Any]]
-
-
-class Lists:
+class Lists(BlockingKubeClient):
     """A blocking client that lists the SPAs and a Schedule referring to a Calendar, on a
-    server without the Calendar CRD."""
+    server without the Calendar CRD; it is not connected (nothing else is asked of it)."""
 
-    host = SERVER
+    def __init__(self) -> None:
+        pass
 
-    def list(self, resource: Resource, **_: Any) -> Listed:
+    @property
+    def host(self) -> str:
+        return SERVER
+
+    def list(self, resource: Resource, **_: Any) -> ListResult:
         if resource.plural == "calendars":
             raise status(404, "NotFound", "the server could not find the requested resource")
         if resource.plural == "schedules":
-            return Listed([builders.schedule(calendars=[{"name": "freeze"}], **DAILY_NOON)])
-        return Listed([builders.autoscaler()])
+            schedule = builders.schedule(calendars=[{"name": "freeze"}], **DAILY_NOON)
+            return ListResult([schedule], "1")
+        return ListResult([builders.autoscaler()], "1")
 
 
 def test_a_command_reads_a_cluster_without_the_calendar_crd_and_says_so() -> None:
-    objects = read_cluster(Scope(Lists(), "shop"), everything=False)  # type: ignore[arg-type]
+    objects = read_cluster(Scope(Lists(), "shop"), everything=False)
     assert objects.calendars == []
     assert objects.problems == [
         f"the API server at {SERVER} does not serve {CALENDARS}: install the CRDs (config/crd "

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from spa.kube import HPA_V2, HPA_V2BETA2, ApiError, discover_hpa
+from tests.client_double import UnexpectedRequests
 
 
-class _Server:
+class _Server(UnexpectedRequests):
     """Answers discovery for the group versions it serves, and records what was asked."""
 
     def __init__(self, *served: str, error: Exception | None = None) -> None:

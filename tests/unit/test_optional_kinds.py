@@ -34,6 +34,7 @@ from spa.controller.resources import CALENDARS, CLUSTER_CALENDARS
 from spa.kube import ApiUnavailable, Resource
 from spa.runtime import FakeClock, Store
 from tests.builders import calendar
+from tests.client_double import UnexpectedRequests
 from tests.unit.spa_model import KEY, OURS, Server, at, autoscaler, schedule
 
 
@@ -181,7 +182,7 @@ def test_the_registry_asks_each_kind_not_served_at_its_interval_and_survives_err
 
 
 @dataclass
-class Served:
+class Served(UnexpectedRequests):
     """A discovery client: the resources it lists per group/version."""
 
     resources: dict[str, list[str]]
@@ -208,7 +209,7 @@ def test_the_three_kinds_say_the_same_way_which_crd_is_missing_and_how_to_instal
     assert kinds.kind(CLUSTER_CALENDARS).missing.startswith(
         "the ClusterCalendar CRD (clustercalendars.autoscaling.d-kuro.github.io) is not installed: "
     )
-    buffers = capacity_buffer_kind(Served({}), clock=FakeClock())  # type: ignore[arg-type]
+    buffers = capacity_buffer_kind(Served({}), clock=FakeClock())
     assert buffers.kind == CAPACITY_BUFFER_KIND
     assert buffers.missing.startswith(
         "the CapacityBuffer CRD (capacitybuffers.autoscaling.x-k8s.io) is not installed: "

@@ -117,7 +117,7 @@ async def test_back_of_queue_runs_the_key_again_now_after_every_key_already_queu
 def test_back_of_queue_combines_with_no_other_request() -> None:
     for other in ({"requeue_at": START}, {"requeue_after": 0.0}, {"retry": True}):
         with pytest.raises(ValueError, match="back_of_queue"):
-            Result(back_of_queue=True, **other)  # type: ignore[arg-type]
+            Result(back_of_queue=True, **other)
 
 
 async def test_errors_back_off_exponentially_then_success_forgets(setup, caplog) -> None:  # type: ignore[no-untyped-def]
@@ -139,8 +139,8 @@ async def test_errors_back_off_exponentially_then_success_forgets(setup, caplog)
     # The failure was logged with the object's namespace and name.
     failures = [r for r in caplog.records if "reconcile failed" in r.getMessage()]
     assert len(failures) == 3
-    assert failures[0].spa_context["namespace"] == "ns"  # type: ignore[attr-defined]
-    assert failures[0].spa_context["name"] == "a"  # type: ignore[attr-defined]
+    assert failures[0].spa_context["namespace"] == "ns"
+    assert failures[0].spa_context["name"] == "a"
     # A new failure starts again at the base delay.
     queue.add("ns/a")
     await settle()

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 from prometheus_client import REGISTRY
 
-from spa.kube import ApiUnavailable, NotFound, error_from_status
+from spa.kube import ApiUnavailable, NotFound, Resource, error_from_status
 from spa.runtime import EventRecorder, FakeClock, TerminatingNamespaces
 from spa.runtime.events import event_name
 from tests.builders import autoscaler, namespace_gone, namespace_terminating
+from tests.client_double import UnexpectedRequests
 
 SPA = autoscaler(metadata={"uid": "u-1", "resourceVersion": "7"})
 
 
-class RecordingClient:
+class RecordingClient(UnexpectedRequests):
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
         self.fail_next: Exception | None = None
@@ -30,20 +32,25 @@ class RecordingClient:
             raise error
 
     async def create(
-        self, resource: Any, namespace: str, body: dict[str, Any], **_: Any
+        self, resource: Resource, namespace: str | None, body: Mapping[str, Any], **_: Any
     ) -> dict[str, Any]:
         self._maybe_fail()
-        answer = self.deleted.get(namespace)
+        answer = self.deleted.get(namespace or "")
         if answer is not None:
             # As spa.kube's client raises it: the answer's bytes, about the resource asked.
             raise error_from_status(
                 int(answer["code"]), json.dumps(answer).encode(), resource=resource.plural
             )
         self.calls.append(("create", body))
-        return body
+        return dict(body)
 
     async def patch(
-        self, resource: Any, namespace: str, name: str, body: dict[str, Any], **kw: Any
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        body: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+        **kw: Any,
     ) -> dict[str, Any]:
         self._maybe_fail()
         self.calls.append(("patch", (namespace, name, body, kw["patch_type"])))
@@ -65,7 +72,7 @@ def make(*, max_queued: int = 1000) -> tuple[EventRecorder, RecordingClient, Fak
     client = RecordingClient()
     clock = FakeClock(start=1_767_225_600.0)
     recorder = EventRecorder(
-        client,  # type: ignore[arg-type]
+        client,
         clock=clock,
         instance="pod-1",
         aggregation_window=300,
@@ -170,7 +177,7 @@ async def test_events_queued_before_losing_the_lease_are_not_sent_after() -> Non
     client = RecordingClient()
     leader = {"now": True}
     recorder = EventRecorder(
-        client,  # type: ignore[arg-type]
+        client,
         clock=FakeClock(),
         fence=lambda: None if leader["now"] else 0.0,
     )
@@ -218,7 +225,7 @@ async def test_events_refused_in_a_namespace_being_deleted_are_counted_and_said_
     client.deleted["shop"] = namespace_terminating(resource="events", group="", name="web.1")
     client.deleted["old"] = namespace_gone(namespace="old")
     recorder = EventRecorder(
-        client,  # type: ignore[arg-type]
+        client,
         clock=clock,
         terminating=TerminatingNamespaces(clock=clock, quiet=600),
     )

@@ -12,8 +12,18 @@ from typing import Any
 
 import pytest
 
-from spa.kube import CONFIGMAP, ApiUnavailable, Gone, ListResult, WatchEvent
+from spa.kube import (
+    CONFIGMAP,
+    ApiUnavailable,
+    Gone,
+    ItemTransform,
+    ListResult,
+    Resource,
+    WatchEvent,
+    WatchEventType,
+)
 from spa.runtime import DeflateCodec, FakeClock, Informer
+from tests.client_double import UnexpectedRequests
 
 Script = list[WatchEvent | Exception]
 
@@ -27,8 +37,8 @@ def cm(name: str, rv: str, namespace: str = "ns", data: str = "") -> dict[str, A
     }
 
 
-def event(kind: str, obj: dict[str, Any]) -> WatchEvent:
-    return WatchEvent(kind, obj)  # type: ignore[arg-type]
+def event(kind: WatchEventType, obj: dict[str, Any]) -> WatchEvent:
+    return WatchEvent(kind, obj)
 
 
 def bookmark(rv: str) -> WatchEvent:
@@ -61,7 +71,7 @@ class _Stream:
         self._closed.set()
 
 
-class ScriptedClient:
+class ScriptedClient(UnexpectedRequests):
     """list() answers from ``lists`` (per namespace), watch() plays ``watches`` in order."""
 
     def __init__(self) -> None:
@@ -73,10 +83,10 @@ class ScriptedClient:
 
     async def list(
         self,
-        resource: Any,
+        resource: Resource,
         *,
         namespace: str | None = None,
-        transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        transform: ItemTransform | None = None,
         **_: Any,
     ) -> ListResult:
         with self.lock:
@@ -90,7 +100,7 @@ class ScriptedClient:
 
     async def watch(
         self,
-        resource: Any,
+        resource: Resource,
         *,
         namespace: str | None = None,
         resource_version: str | None = None,
@@ -130,7 +140,7 @@ async def eventually(condition: Callable[[], bool], within: float = 3.0) -> None
 def start(
     client: ScriptedClient, clock: FakeClock | None = None, **kw: Any
 ) -> tuple[Informer, Seen, asyncio.Task[None]]:
-    informer = Informer(client, CONFIGMAP, clock=clock or FakeClock(), **kw)  # type: ignore[arg-type]
+    informer = Informer(client, CONFIGMAP, clock=clock or FakeClock(), **kw)
     seen = Seen()
     informer.add_handler(on_add=seen.on_add, on_update=seen.on_update, on_delete=seen.on_delete)
     return informer, seen, asyncio.create_task(informer.run())
@@ -199,7 +209,7 @@ async def test_gone_relists_and_emits_only_the_differences(compact: bool) -> Non
     await finish(informer, task)
 
 
-async def test_transport_error_backs_off_on_the_clock_and_resumes_without_relisting() -> None:  # type: ignore[no-untyped-def]
+async def test_transport_error_backs_off_on_the_clock_and_resumes_without_relisting() -> None:
     client = ScriptedClient()
     client.lists[None] = [ListResult([cm("a", "1")], "1")]
     client.watches[None] = [
@@ -262,7 +272,7 @@ async def test_each_namespace_has_its_own_list_watch_and_relist_scope() -> None:
 
 async def test_handler_added_after_sync_gets_existing_objects_and_bad_handler_is_contained() -> (
     None
-):  # type: ignore[no-untyped-def]
+):
     client = ScriptedClient()
     client.lists[None] = [ListResult([cm("a", "1"), cm("b", "1")], "1")]
     informer, seen, task = start(client)
@@ -284,7 +294,7 @@ def test_cluster_scoped_resource_rejects_namespaces() -> None:
 
     nodes = Resource("", "v1", "nodes", "Node", False)
     with pytest.raises(ValueError, match="cluster-scoped"):
-        Informer(ScriptedClient(), nodes, namespaces=["x"])  # type: ignore[arg-type]
+        Informer(ScriptedClient(), nodes, namespaces=["x"])
 
 
 async def test_stop_interrupts_a_backoff_sleep() -> None:
@@ -337,7 +347,7 @@ async def test_repeated_gone_right_after_a_list_backs_off() -> None:
 @pytest.mark.parametrize("compact", [False, True])
 async def test_a_resumed_watch_does_not_move_the_cache_back_behind_our_own_write(
     compact: bool,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     client = ScriptedClient()
     client.lists[None] = [ListResult([cm("a", "1")], "1")]
     client.watches[None] = [
@@ -374,7 +384,7 @@ async def test_an_update_filter_leaves_out_the_call_but_not_the_store() -> None:
             event("MODIFIED", cm("a", "3", data="x")),
         ]
     ]
-    informer = Informer(client, CONFIGMAP, clock=FakeClock())  # type: ignore[arg-type]
+    informer = Informer(client, CONFIGMAP, clock=FakeClock())
     seen = Seen()
     informer.add_handler(
         on_update=seen.on_update, update_filter=lambda old, new: old.get("data") != new.get("data")
@@ -413,7 +423,7 @@ async def test_the_transform_shapes_what_the_store_and_the_handlers_get() -> Non
             event("DELETED", cm("b", "5", data="w")),
         ]
     ]
-    informer = Informer(client, CONFIGMAP, clock=FakeClock(), transform=without_data)  # type: ignore[arg-type]
+    informer = Informer(client, CONFIGMAP, clock=FakeClock(), transform=without_data)
     handed: list[tuple[str, dict[str, Any]]] = []
     informer.add_handler(
         on_add=lambda obj: handed.append(("add", obj)),

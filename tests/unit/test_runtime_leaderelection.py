@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
 
-from spa.kube import ApiUnavailable, Conflict, NotFound
+from spa.kube import ApiUnavailable, Conflict, NotFound, Resource
 from spa.runtime import FakeClock, LeaderElector
 from spa.runtime.leaderelection import format_micro_time, parse_micro_time
+from tests.client_double import UnexpectedRequests
 
 START = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 
@@ -32,7 +33,7 @@ class LeaseStore:
         return PartitionableClient(self)
 
 
-class PartitionableClient:
+class PartitionableClient(UnexpectedRequests):
     def __init__(self, store: LeaseStore) -> None:
         self.store = store
         self.partitioned = False
@@ -41,25 +42,32 @@ class PartitionableClient:
         if self.partitioned:
             raise ApiUnavailable("partitioned")
 
-    async def get(self, resource: Any, namespace: str, name: str, **_: Any) -> dict[str, Any]:
+    async def get(
+        self, resource: Resource, namespace: str | None, name: str, **_: Any
+    ) -> dict[str, Any]:
         self._check()
         if self.store.lease is None:
             raise NotFound(404, "NotFound", "no lease")
         return copy.deepcopy(self.store.lease)
 
     async def create(
-        self, resource: Any, namespace: str, body: dict[str, Any], **_: Any
+        self, resource: Resource, namespace: str | None, body: Mapping[str, Any], **_: Any
     ) -> dict[str, Any]:
         self._check()
         if self.store.lease is not None:
             raise Conflict(409, "AlreadyExists", "exists")
         self.store.version += 1
-        self.store.lease = copy.deepcopy(body)
-        self.store.lease["metadata"]["resourceVersion"] = str(self.store.version)
-        return copy.deepcopy(self.store.lease)
+        lease = self.store.lease = copy.deepcopy(dict(body))
+        lease["metadata"]["resourceVersion"] = str(self.store.version)
+        return copy.deepcopy(lease)
 
     async def update(
-        self, resource: Any, namespace: str, name: str, body: dict[str, Any], **_: Any
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        body: Mapping[str, Any],
+        **_: Any,
     ) -> dict[str, Any]:
         self._check()
         assert self.store.lease is not None
@@ -67,9 +75,9 @@ class PartitionableClient:
             raise Conflict(409, "Conflict", "stale")
         self.store.version += 1
         self.store.updates += 1
-        self.store.lease = copy.deepcopy(body)
-        self.store.lease["metadata"]["resourceVersion"] = str(self.store.version)
-        return copy.deepcopy(self.store.lease)
+        lease = self.store.lease = copy.deepcopy(dict(body))
+        lease["metadata"]["resourceVersion"] = str(self.store.version)
+        return copy.deepcopy(lease)
 
 
 def holder(store: LeaseStore) -> str | None:
@@ -105,7 +113,7 @@ class Candidate:
         self.client = store.client()
         self.events: list[str] = []
         self.elector = LeaderElector(
-            self.client,  # type: ignore[arg-type]
+            self.client,
             namespace="kube-system",
             name="spa-leader",
             identity=identity,
@@ -132,7 +140,7 @@ def test_micro_time_round_trip() -> None:
 def test_invalid_timing_is_rejected() -> None:
     with pytest.raises(ValueError, match="renew_deadline"):
         LeaderElector(
-            None,  # type: ignore[arg-type]
+            UnexpectedRequests(),
             namespace="n",
             name="l",
             lease_duration=10,
@@ -212,7 +220,7 @@ async def test_async_leading_callback_is_cancelled_when_leadership_ends() -> Non
             cancelled.set()
 
     elector = LeaderElector(
-        client,  # type: ignore[arg-type]
+        client,
         namespace="ns",
         name="lease",
         identity="solo",
@@ -266,7 +274,7 @@ async def test_crashed_leading_work_releases_the_lease_and_ends_run() -> None:
         raise RuntimeError("controller crashed")
 
     elector = LeaderElector(
-        store.client(),  # type: ignore[arg-type]
+        store.client(),
         namespace="ns",
         name="lease",
         identity="solo",

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from spa.api import InvalidObject, compile_schedule, parse_schedule
+from spa.api import InvalidObject, compile_schedule, parse_schedule, wire
 from spa.api.calendars import CalendarKey, calendar_lookup, keys_of, referenced_calendars
 from spa.api.validation import parse_calendar
 from spa.schedule import (
@@ -234,11 +234,12 @@ def test_the_references_a_stored_schedule_makes_are_read_leniently() -> None:
         ],
         **_DAILY,
     )
-    assert referenced_calendars(stored) == [  # type: ignore[arg-type]
+    assert referenced_calendars(wire.typed(wire.Schedule, stored)) == [
         CalendarKey("ClusterCalendar", "", "black-friday"),
         CalendarKey("Calendar", "shop", "freeze"),
     ]
-    assert referenced_calendars(schedule(calendars="none", **_DAILY)) == []  # type: ignore[arg-type]
+    unreadable = schedule(calendars="none", **_DAILY)
+    assert referenced_calendars(wire.typed(wire.Schedule, unreadable)) == []
 
 
 # --- the engine alone (spa/schedule/calendar.py) ---------------------------------------------

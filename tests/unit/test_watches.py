@@ -9,7 +9,14 @@ from typing import Any
 import orjson
 
 from spa.api import wire
+from spa.controller.capacity import DEPLOYMENTS
 from spa.controller.decide.scaleup import able_to_scale
+from spa.controller.resources import (
+    CALENDARS,
+    CLUSTER_CALENDARS,
+    SCHEDULED_POD_AUTOSCALERS,
+    SCHEDULES,
+)
 from spa.controller.watches import (
     add_indexes,
     all_keys,
@@ -21,20 +28,24 @@ from spa.controller.watches import (
     target_keys,
     watch,
 )
-from spa.runtime import Store, object_key
+from spa.kube import HPA_V2, Resource
+from spa.runtime import Informer, Store, object_key
 from tests.builders import autoscaler, calendar, owner, schedule
+from tests.client_double import UnexpectedRequests
 
 SPA_UID = "uid-web"
 
 
-class FakeInformer:
-    """The two things `watch` uses of an Informer: its store and its handlers."""
+class FakeInformer(Informer):
+    """An Informer of `resource` that is never run: `watch` uses its store and its handlers,
+    which :meth:`fire` calls as a running one would."""
 
-    def __init__(self) -> None:
-        self.store = Store(codec=compact_codec())  # compact, as the SPAs' and Schedules'
-        self.handlers: list[dict[str, Callable[..., None] | None]] = []
+    def __init__(self, resource: Resource) -> None:
+        # Compact, as the SPAs' and Schedules'.
+        super().__init__(UnexpectedRequests(), resource, codec=compact_codec())
+        self.handlers: list[dict[str, Callable[..., Any] | None]] = []
 
-    def add_handler(self, **handlers: Callable[..., None] | None) -> None:
+    def add_handler(self, **handlers: Callable[..., Any] | None) -> None:
         self.handlers.append(handlers)
 
     def fire(self, kind: str, *objects: dict[str, Any]) -> None:
@@ -61,18 +72,19 @@ def wired(
     """The informers wired as the manager wires them (with `calendars`, those of Calendars and
     ClusterCalendars, and `owned`, those of CapacityBuffers and placeholder Deployments), the
     SPA shop/web in its cache; the keys woken, the uids forgotten."""
-    autoscalers, schedules, hpas = FakeInformer(), FakeInformer(), FakeInformer()
+    autoscalers = FakeInformer(SCHEDULED_POD_AUTOSCALERS)
+    schedules, hpas = FakeInformer(SCHEDULES), FakeInformer(HPA_V2)
     add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)
     woken: list[str] = []
     forgotten: list[str] = []
     watch(
-        autoscalers=autoscalers,  # type: ignore[arg-type]
-        schedules=schedules,  # type: ignore[arg-type]
-        hpas=hpas,  # type: ignore[arg-type]
+        autoscalers=autoscalers,
+        schedules=schedules,
+        hpas=hpas,
         enqueue=woken.append,
         schedule_deleted=lambda obj: forgotten.append(obj["metadata"]["uid"]),
-        calendars=calendars,  # type: ignore[arg-type]
-        owned=owned,  # type: ignore[arg-type]
+        calendars=calendars,
+        owned=owned,
     )
     autoscalers.store.upsert(_autoscaler())
     return autoscalers, schedules, hpas, woken, forgotten
@@ -139,7 +151,7 @@ def test_resync_covers_spas_and_the_missing_ones_schedules_name() -> None:
 
 
 def test_a_calendar_wakes_the_spas_of_the_schedules_that_refer_to_it() -> None:
-    calendars, cluster_calendars = FakeInformer(), FakeInformer()
+    calendars, cluster_calendars = FakeInformer(CALENDARS), FakeInformer(CLUSTER_CALENDARS)
     _, schedules, _, woken, _ = wired(calendars, cluster_calendars)
     peak = [{"kind": "ClusterCalendar", "name": "black-friday", "mode": "Only"}]
     schedules.store.upsert(_schedule(calendars=peak))
@@ -254,7 +266,7 @@ def _capacity(replicas: int = 2, **metadata: Any) -> dict[str, Any]:
 
 
 def test_a_capacity_object_wakes_the_autoscaler_that_controls_it() -> None:
-    owned = FakeInformer()
+    owned = FakeInformer(DEPLOYMENTS)
     *_, woken, _ = wired(owned=(owned,))
     owned.fire("add", _capacity())
     owned.fire("delete", _capacity())

@@ -8,15 +8,20 @@ import random
 import pytest
 
 from spa.runtime import FakeClock, QueueShutDown, WorkQueue
+from spa.runtime.workqueue import DEFAULT_BASE_DELAY, DEFAULT_MAX_DELAY
 
 START = 1_000_000.0
 
 
-def make_queue(**kwargs: object) -> tuple[WorkQueue, FakeClock]:
+def make_queue(
+    *, base_delay: float = DEFAULT_BASE_DELAY, max_delay: float = DEFAULT_MAX_DELAY
+) -> tuple[WorkQueue, FakeClock]:
+    """A queue on a fake clock, without jitter."""
     clock = FakeClock(start=START)
-    options: dict[str, object] = {"jitter": 0.0, "name": "test"}
-    options.update(kwargs)
-    return WorkQueue(clock=clock, **options), clock  # type: ignore[arg-type]
+    queue = WorkQueue(
+        clock=clock, jitter=0.0, name="test", base_delay=base_delay, max_delay=max_delay
+    )
+    return queue, clock
 
 
 async def get_now(queue: WorkQueue) -> str:
