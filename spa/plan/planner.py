@@ -34,14 +34,13 @@ from spa.api.calendars import CalendarKey, calendar_key, calendar_lookup
 from spa.api.incident import Incident, incident_at
 from spa.api.membership import membership
 from spa.api.resources import CALENDAR_KIND, CLUSTER_CALENDAR_KIND
-from spa.api.validation import (
-    _suggestion,
+from spa.api.validation.compile import (
     autoscaler_capacity_lead,
     errors_against_autoscaler,
     ignored_fields,
-    parse_calendar,
-    unknown_status_fields,
 )
+from spa.api.validation.hints import suggestion
+from spa.api.validation.parse import parse_calendar, unknown_status_fields
 from spa.plan.manifests import Document, ReadError, misaddressed
 from spa.plan.schedules import PlannedSchedule, ScheduleState, plan_schedule
 from spa.plan.warnings import hpa_conflict, hpa_key, never_starts
@@ -531,7 +530,7 @@ def _identify(document: Document, errors: _Errors) -> _Parsed | None:
             FieldError(
                 "kind",
                 f"unknown kind '{_brief(kind)}' in {GROUP}/{_brief(version)}"
-                + _suggestion(kind, _OUR_KINDS),
+                + suggestion(kind, _OUR_KINDS),
             )
         )
     if version != VERSION:
