@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from spa.api.resources import (
@@ -397,111 +397,22 @@ class WindowFields:
 
 @dataclass(frozen=True, slots=True)
 class HolidayFields:
+    """A Schedule's `spec.holidays`, read."""
+
     country: str
     subdivision: str | None
     mode: HolidayMode | None
 
 
 def check_window(fields: WindowFields) -> tuple[Window | None, list[FieldError]]:
-    errors: list[FieldError] = []
-
-    def attempt(field: str, check: Any, value: Any) -> Any:
-        if value is UNCHECKED:  # already reported
-            return None
-        if value is None:
-            if _required(fields.type, field):
-                errors.append(FieldError(field, f"is required for a {fields.type} schedule"))
-            return None
-        try:
-            return check(value)
-        except WallClockError as error:
-            hint = midnight_hint(
-                field,
-                value,
-                kind=fields.type,
-                start_time=fields.start_time,
-                start_day=fields.start_day,
-                end_day=fields.end_day,
-            ) or time_form_hint(field, value)
-            errors.append(FieldError(field, f"{error}{hint}"))
-            return None
-
-    def hours() -> tuple[Any, Any] | None:
-        """startTime and endTime as times of day (both checked), if they and the zone are valid."""
-        start = attempt("spec.startTime", parse_hour_minute, fields.start_time)
-        end = attempt("spec.endTime", parse_hour_minute, fields.end_time)
-        return None if start is None or end is None or zone is None else (start, end)
-
-    def weekdays() -> tuple[Weekday, Weekday] | None:
-        """startDayOfWeek and endDayOfWeek (both checked), if both are set and valid."""
-        first = _weekday(fields.start_day, "spec.startDayOfWeek", errors, fields.type)
-        last = _weekday(fields.end_day, "spec.endDayOfWeek", errors, fields.type)
-        return None if first is None or last is None else (first, last)
-
-    zone = attempt("spec.timeZone", _load_zone, fields.time_zone or "")
-    window: Window | None = None
-    errors.extend(_unused_fields(fields))
-    # Each type's engine window; what each type requires and refuses is in
-    # spa.api.window_types.
-    match fields.type:
-        case None:  # already reported
-            pass
-        case ScheduleType.Cron:
-            expression = attempt("spec.schedule", CronExpression, fields.schedule)
-            duration = attempt("spec.duration", parse_duration, fields.duration)
-            if expression is not None and duration is not None and zone is not None:
-                window = CronWindow(expression=expression, duration=duration, zone=zone)
-        case ScheduleType.OneShot:
-            start = attempt("spec.startTime", parse_local_datetime, fields.start_time)
-            end = attempt("spec.endTime", parse_local_datetime, fields.end_time)
-            if (start is None or end is None) and _ordered_wrongly(
-                fields.start_time, fields.end_time
-            ):
-                # One is not a real date (30 February), but both have the format: the API server's
-                # rule compares them as text (fixed width, so text order is time order), and so
-                # does this, so that the plan reports what `kubectl apply` will.
-                errors.append(
-                    FieldError("spec.endTime", f"must be after startTime ({fields.start_time})")
-                )
-            if start is not None and end is not None and end <= start:
-                errors.append(
-                    FieldError("spec.endTime", f"must be after startTime ({fields.start_time})")
-                )
-            elif start is not None and end is not None and zone is not None:
-                # Each end converted on its own, so that the one that cannot be is the one named.
-                convertible = True
-                for field, wall, text in (
-                    ("spec.startTime", start, fields.start_time),
-                    ("spec.endTime", end, fields.end_time),
-                ):
-                    try:
-                        to_instant(wall, zone)
-                    except (OverflowError, ValueError, OSError):
-                        convertible = False
-                        errors.append(
-                            FieldError(
-                                field,
-                                f"'{text}' in {zone.key} falls outside the years 1 to 9999 in UTC",
-                            )
-                        )
-                if convertible:
-                    window = OneShotWindow(start=start, end=end, zone=zone)
-        case ScheduleType.Daily:
-            times = hours()
-            if times is not None:
-                window = RecurringWindow(start=times[0], end=times[1], zone=zone, days=None)
-        case ScheduleType.Weekly:
-            times, days = hours(), weekdays()
-            if times is not None and days is not None:
-                between = weekdays_between(*days)
-                window = RecurringWindow(start=times[0], end=times[1], zone=zone, days=between)
-        case ScheduleType.WeeklySpan:
-            times, days = hours(), weekdays()
-            if times is not None and days is not None:
-                window = WeeklySpanWindow(days[0], times[0], days[1], times[1], zone)
-        case _:
-            assert_never(fields.type)
-    calendar = _check_calendar(fields, errors)
+    """The engine's window of `fields`, and every problem found in them, in this order: the
+    zone, the fields the type refuses, the type's own fields, the date rules, the bounds. The
+    window is None where a problem keeps it from being built."""
+    read = _FieldReader(fields)
+    zone = read.checked("spec.timeZone", _load_zone, fields.time_zone or "")
+    read.errors.extend(_unused_fields(fields))
+    window = _type_window(read, zone)
+    calendar = _check_calendar(fields, read.errors)
     if window is not None and calendar is not None and not calendar.empty:
         window = CalendarWindow(window, calendar)
     if (
@@ -509,14 +420,125 @@ def check_window(fields: WindowFields) -> tuple[Window | None, list[FieldError]]
         and fields.max_replicas is not None
         and fields.min_replicas > fields.max_replicas
     ):
-        errors.append(
+        read.errors.append(
             FieldError(
                 "spec.maxReplicas",
                 f"must not be less than minReplicas ({fields.min_replicas}), "
                 f"got {fields.max_replicas}",
             )
         )
-    return window, errors
+    return window, read.errors
+
+
+@dataclass(frozen=True, slots=True)
+class _FieldReader:
+    """Reads the fields of a window, each problem added to `errors` with its hint."""
+
+    fields: WindowFields
+    errors: list[FieldError] = field(default_factory=list)
+
+    def checked(self, name: str, check: Any, value: Any) -> Any:
+        """`check(value)` for the field `name`, or None: unset (an error if the type requires
+        it), already reported, or refused by `check` (an error with what to write instead)."""
+        if value is UNCHECKED:  # already reported
+            return None
+        kind = self.fields.type
+        if value is None:
+            if _required(kind, name):
+                self.errors.append(FieldError(name, f"is required for a {kind} schedule"))
+            return None
+        try:
+            return check(value)
+        except WallClockError as error:
+            hint = midnight_hint(
+                name,
+                value,
+                kind=kind,
+                start_time=self.fields.start_time,
+                start_day=self.fields.start_day,
+                end_day=self.fields.end_day,
+            ) or time_form_hint(name, value)
+            self.errors.append(FieldError(name, f"{error}{hint}"))
+            return None
+
+    def hours(self, zone: Any) -> tuple[Any, Any] | None:
+        """startTime and endTime as times of day (both checked), if they and the zone are valid."""
+        start = self.checked("spec.startTime", parse_hour_minute, self.fields.start_time)
+        end = self.checked("spec.endTime", parse_hour_minute, self.fields.end_time)
+        return None if start is None or end is None or zone is None else (start, end)
+
+    def weekdays(self) -> tuple[Weekday, Weekday] | None:
+        """startDayOfWeek and endDayOfWeek (both checked), if both are set and valid."""
+        kind = self.fields.type
+        first = _weekday(self.fields.start_day, "spec.startDayOfWeek", self.errors, kind)
+        last = _weekday(self.fields.end_day, "spec.endDayOfWeek", self.errors, kind)
+        return None if first is None or last is None else (first, last)
+
+
+def _type_window(read: _FieldReader, zone: Any) -> Window | None:
+    """The engine window of the Schedule's type, if its fields are valid; what each type
+    requires and refuses is in spa.api.window_types."""
+    fields = read.fields
+    match fields.type:
+        case None:  # already reported
+            return None
+        case ScheduleType.Cron:
+            expression = read.checked("spec.schedule", CronExpression, fields.schedule)
+            duration = read.checked("spec.duration", parse_duration, fields.duration)
+            if expression is not None and duration is not None and zone is not None:
+                return CronWindow(expression=expression, duration=duration, zone=zone)
+            return None
+        case ScheduleType.OneShot:
+            return _one_shot_window(read, zone)
+        case ScheduleType.Daily:
+            times = read.hours(zone)
+            if times is not None:
+                return RecurringWindow(start=times[0], end=times[1], zone=zone, days=None)
+            return None
+        case ScheduleType.Weekly:
+            times, days = read.hours(zone), read.weekdays()
+            if times is not None and days is not None:
+                between = weekdays_between(*days)
+                return RecurringWindow(start=times[0], end=times[1], zone=zone, days=between)
+            return None
+        case ScheduleType.WeeklySpan:
+            times, days = read.hours(zone), read.weekdays()
+            if times is not None and days is not None:
+                return WeeklySpanWindow(days[0], times[0], days[1], times[1], zone)
+            return None
+        case _:
+            assert_never(fields.type)
+
+
+def _one_shot_window(read: _FieldReader, zone: Any) -> Window | None:
+    """A OneShot's window: both ends real date-times in order, each an instant in the zone."""
+    fields, errors = read.fields, read.errors
+    start = read.checked("spec.startTime", parse_local_datetime, fields.start_time)
+    end = read.checked("spec.endTime", parse_local_datetime, fields.end_time)
+    if (start is None or end is None) and _ordered_wrongly(fields.start_time, fields.end_time):
+        # One is not a real date (30 February), but both have the format: the API server's
+        # rule compares them as text (fixed width, so text order is time order), and so
+        # does this, so that the plan reports what `kubectl apply` will.
+        errors.append(FieldError("spec.endTime", f"must be after startTime ({fields.start_time})"))
+    if start is not None and end is not None and end <= start:
+        errors.append(FieldError("spec.endTime", f"must be after startTime ({fields.start_time})"))
+        return None
+    if start is None or end is None or zone is None:
+        return None
+    # Each end converted on its own, so that the one that cannot be is the one named.
+    convertible = True
+    for name, wall, text in (
+        ("spec.startTime", start, fields.start_time),
+        ("spec.endTime", end, fields.end_time),
+    ):
+        try:
+            to_instant(wall, zone)
+        except (OverflowError, ValueError, OSError):
+            convertible = False
+            errors.append(
+                FieldError(name, f"'{text}' in {zone.key} falls outside the years 1 to 9999 in UTC")
+            )
+    return OneShotWindow(start=start, end=end, zone=zone) if convertible else None
 
 
 _LOCAL_DATETIME = re.compile(LOCAL_DATETIME_PATTERN)
