@@ -15,9 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
-from spa.api.resources import (
-    Calendar as CalendarObject,
-)
+from spa.api.resources import Calendar as CalendarObject
 from spa.api.resources import (
     CalendarReference,
     ClusterCalendar,
@@ -57,9 +55,7 @@ from spa.schedule import (
 )
 from spa.schedule import HolidayMode as EngineHolidayMode
 from spa.schedule.public_holidays import UnknownSubdivision
-from spa.schedule.wallclock import (
-    LOCAL_DATETIME_PATTERN,
-)
+from spa.schedule.wallclock import LOCAL_DATETIME_PATTERN
 
 __all__ = [
     "CAPACITY_LEAD_FIELD",

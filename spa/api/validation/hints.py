@@ -14,28 +14,11 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import assert_never
 
-from spa.api.resources import (
-    ScheduleType,
-)
-from spa.schedule import (
-    WallClockError,
-    Weekday,
-    load_zone,
-    parse_date,
-)
-from spa.schedule.wallclock import (
-    WELL_KNOWN_ZONES,
-    zone_names,
-    zones_abbreviated,
-)
+from spa.api.resources import ScheduleType
+from spa.schedule import WallClockError, Weekday, load_zone, parse_date
+from spa.schedule.wallclock import WELL_KNOWN_ZONES, zone_names, zones_abbreviated
 
-__all__ = [
-    "TIME_SHAPE",
-    "midnight_hint",
-    "suggestion",
-    "time_form_hint",
-    "zone_hint",
-]
+__all__ = ["TIME_SHAPE", "midnight_hint", "suggestion", "time_form_hint", "zone_hint"]
 
 _MIDNIGHT_AT_END = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T24:00")
 

@@ -18,14 +18,10 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from spa.api.resources import (
-    GO_DURATION_PATTERN,
-)
+from spa.api.resources import GO_DURATION_PATTERN
 from spa.api.validation.hints import TIME_SHAPE, suggestion, time_form_hint
 from spa.api.window_types import TimeFormat, listed
-from spa.schedule import (
-    MAX_LEAD_SECONDS,
-)
+from spa.schedule import MAX_LEAD_SECONDS
 
 __all__ = [
     "MOST_ERRORS_SHOWN",

@@ -17,9 +17,7 @@ from typing import Any, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from spa.api.resources import (
-    Calendar as CalendarObject,
-)
+from spa.api.resources import Calendar as CalendarObject
 from spa.api.resources import (
     CapacityMode,
     ClusterCalendar,
