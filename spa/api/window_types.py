@@ -5,9 +5,9 @@ controller's validation, in the CRD's CEL rules, in the plan's description of a 
 the docs. This table is now the one place: `spa.api.validation.compile` reads it for what is
 required and what is not used, `spa.api.crd` generates the type-dependent CEL rules from it,
 and tests/unit/test_window_types.py checks that validation, the CEL rules and
-docs/schedules.md agree with it. A new window type is a row here, its engine window (spa.schedule) and its
-`match` arm in validation and in spa.plan.schedules: mypy's exhaustiveness check
-(`typing.assert_never`) names every place a type is dispatched on.
+docs/schedules.md agree with it. A new window type is a row here, its engine window
+(spa.schedule) and its `match` arm in validation and in spa.plan.schedules: mypy's
+exhaustiveness check (`typing.assert_never`) names every place a type is dispatched on.
 
 Fields are named as in the API (camelCase), as messages and CEL rules name them.
 """
