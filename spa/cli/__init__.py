@@ -500,7 +500,7 @@ Result = TypeVar("Result")
 def _reading_cluster(action: Callable[[], Result]) -> Result | int:
     """`action`'s result, or the exit status of why the cluster could not be read (said in one
     line on standard error, as kubectl says it)."""
-    from spa.controller.main import ClusterFailure
+    from spa.controller.failures import ClusterFailure
 
     try:
         return action()

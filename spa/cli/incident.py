@@ -186,7 +186,7 @@ def _said(stored: Mapping[str, Any], *, namespace: str, name: str, instant: int)
 
 
 def _get(scope: Any, namespace: str, name: str) -> dict[str, Any] | None:
-    from spa.controller.main import explain
+    from spa.controller.failures import explain
     from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
     from spa.kube import ApiError, ApiUnavailable, NotFound
 
@@ -212,7 +212,7 @@ def _patch(
     scope: Any, namespace: str, name: str, annotations: Mapping[str, str | None]
 ) -> dict[str, Any]:
     """One JSON merge patch of the annotations (a None removes one), nothing else."""
-    from spa.controller.main import explain
+    from spa.controller.failures import explain
     from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
     from spa.kube import ApiError, ApiUnavailable
 

@@ -17,7 +17,7 @@ from spa.cli.cluster import connected, read_cluster
 from spa.cli.output import emit
 from spa.cli.status_render import render_status, status_document
 from spa.cli.status_report import build_status
-from spa.controller.main import ClusterFailure
+from spa.controller.failures import ClusterFailure
 
 __all__ = ["run_status"]
 
