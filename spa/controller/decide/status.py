@@ -205,24 +205,16 @@ def _conditions(
         generation=generation,
         now=now,
     )
-    for entry in incident:
-        conditions = with_condition(
-            conditions,
-            type_=entry.type,
-            status=entry.status,
-            reason=entry.reason,
-            message=entry.message,
-            generation=generation,
-            now=now,
-        )
+    others = [(entry.type, entry.status, entry.reason, entry.message) for entry in incident]
     if scale_up is not None:
-        scale_status, scale_reason, scale_message = scale_up
+        others.append((SCALE_UP_CONDITION, *scale_up))
+    for type_, status, why, text in others:
         conditions = with_condition(
             conditions,
-            type_=SCALE_UP_CONDITION,
-            status=scale_status,
-            reason=scale_reason,
-            message=scale_message,
+            type_=type_,
+            status=status,
+            reason=why,
+            message=text,
             generation=generation,
             now=now,
         )
