@@ -40,6 +40,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.measured import positive_int  # noqa: E402
 from bench.plane import on_a_cluster  # noqa: E402
 from spa.api import parse_scheduled_pod_autoscaler, wire  # noqa: E402
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_SELECTOR, desired_hpa  # noqa: E402
@@ -176,9 +177,9 @@ async def measure(kubeconfig: str, count: int, rounds: int, page_limit: int) -> 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kubeconfig", help="a running cluster with kube-controller-manager")
-    parser.add_argument("--hpas", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--page-limit", type=int, default=500, help="items per list page")
+    parser.add_argument("--hpas", type=positive_int, default=1000)
+    parser.add_argument("--rounds", type=positive_int, default=3)
+    parser.add_argument("--page-limit", type=positive_int, default=500, help="items per list page")
     parser.add_argument("--out", help="write the raw results (JSON) here")
     parser.add_argument("--smoke", action="store_true", help="10 HPAs, one round (see above)")
     arguments = parser.parse_args()

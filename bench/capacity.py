@@ -49,6 +49,13 @@ from kubernetes import client as k8s  # noqa: E402
 from kubernetes import watch  # noqa: E402
 
 from bench.load import log, machine, summary  # noqa: E402
+from bench.measured import (  # noqa: E402
+    NOTHING_MEASURED,
+    non_negative_int,
+    non_negative_ints,
+    one_or_more_of,
+    positive_ints,
+)
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
 from spa.kube import BlockingKubeClient, Resource, connect_blocking  # noqa: E402
 from tests.builders import autoscaler, deployment, schedule  # noqa: E402
@@ -262,12 +269,19 @@ def rounds(
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1,100", help="numbers of Deployments (N)")
-    parser.add_argument("--delays", default="0,20", help="pod start-up delays in seconds (D)")
-    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument(
+        "--sizes", type=positive_ints, default=[1, 100], help="numbers of Deployments (N)"
+    )
+    parser.add_argument(
+        "--delays",
+        type=non_negative_ints,
+        default=[0, 20],
+        help="pod start-up delays in seconds (D)",
+    )
+    parser.add_argument("--modes", type=one_or_more_of(MODES), default=list(MODES))
     parser.add_argument(
         "--controller-manager-qps",
-        type=int,
+        type=non_negative_int,
         default=0,
         help="kube-controller-manager's --kube-api-qps (burst twice that); 0: its default, 20",
     )
@@ -282,11 +296,9 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.smoke:
-        args.sizes, args.delays, args.modes = "1", "0", ",".join(MODES)
+        args.sizes, args.delays, args.modes = [1], [0], list(MODES)
     setup_seconds = SMOKE_SETUP_SECONDS if args.smoke else SETUP_SECONDS
-    sizes = [int(v) for v in args.sizes.split(",")]
-    delays = [int(v) for v in args.delays.split(",")]
-    modes = [m for m in args.modes.split(",") if m in MODES]
+    sizes, delays, modes = args.sizes, args.delays, args.modes
     most_pods = max(
         n * len(round_delays) * len(round_modes) * WINDOW_MIN
         for _, n, round_modes, round_delays in rounds(sizes, modes, delays)
@@ -367,6 +379,8 @@ def table(results: list[dict[str, Any]]) -> str:
     def seconds(value: float) -> str:
         return "-" if math.isnan(value) else f"{value:+.1f}"
 
+    if not results:
+        return NOTHING_MEASURED
     lines = [
         "| N | D | mode | ready p50 | ready p99 | ready max | wanted p99 | not ready |",
         "|---|---|---|---|---|---|---|---|",

@@ -60,6 +60,7 @@ from kubernetes.aio import client as aio_client  # noqa: E402
 from kubernetes.aio import config as aio_config  # noqa: E402
 from kubernetes.aio.client import rest as aio_rest  # noqa: E402
 
+from bench.measured import NOTHING_MEASURED, one_or_more_of, positive_int  # noqa: E402
 from bench.plane import on_a_cluster  # noqa: E402
 
 NAMESPACE = "bench-client"
@@ -460,16 +461,40 @@ def once(kubeconfig: str, what: str, count: int, tasks: int) -> None:
             child.wait()
 
 
+def table(results: dict[str, Any]) -> str:
+    """Per stack that patched: the median CPU per patch, the rate, and the watch's CPU per
+    event; "nothing measured" when no stack patched (each stack's failure is logged)."""
+    patched = {name: rows for name, rows in results["patch"].items() if rows}
+    if not patched:
+        return NOTHING_MEASURED
+    lines = [
+        "| stack | CPU per patch (ms, median) | patches/s | CPU per watch event (ms) |",
+        "|---|---|---|---|",
+    ]
+    for name, rows in patched.items():
+        cpu = sorted(row["cpu_ms_per_request"] for row in rows)[len(rows) // 2]
+        rate = sorted(row["requests_per_second"] for row in rows)[len(rows) // 2]
+        watch_rows = results["watch"].get(name)
+        watch = (
+            f"{sorted(r['cpu_ms_per_event'] for r in watch_rows)[len(watch_rows) // 2]:.3f}"
+            if watch_rows
+            else "-"
+        )
+        lines.append(f"| {name} | {cpu:.2f} | {rate:.0f} | {watch} |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kubeconfig", help="a running cluster (default: start one)")
-    parser.add_argument("--patches", type=int, default=2000)
-    parser.add_argument("--threads", type=int, default=4, help="concurrent requests")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--patches", type=positive_int, default=2000)
+    parser.add_argument("--threads", type=positive_int, default=4, help="concurrent requests")
+    parser.add_argument("--rounds", type=positive_int, default=3)
     parser.add_argument("--out", help="write the raw results (JSON) here")
     parser.add_argument(
         "--stacks",
-        default=",".join(PATCH_STACKS),
+        type=one_or_more_of(PATCH_STACKS),
+        default=list(PATCH_STACKS),
         help=f"comma-separated stacks to measure (default: all, {','.join(PATCH_STACKS)})",
     )
     parser.add_argument(
@@ -497,10 +522,7 @@ def main() -> int:
         "its patches and watch (tests/bench/test_bench_smoke.py)",
     )
     arguments = parser.parse_args()
-    stacks = tuple(name for name in arguments.stacks.split(",") if name)
-    unknown = set(stacks) - set(PATCH_STACKS)
-    if unknown:
-        parser.error(f"unknown stacks: {', '.join(sorted(unknown))}")
+    stacks = tuple(arguments.stacks)
     if arguments.spa_src:
         # Before `spa` is first imported (the spa.kube stack imports it lazily).
         sys.path.insert(0, str(arguments.spa_src.resolve()))
@@ -529,18 +551,7 @@ def main() -> int:
     }
     if arguments.out:
         Path(arguments.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    print("| stack | CPU per patch (ms, median) | patches/s | CPU per watch event (ms) |")
-    print("|---|---|---|---|")
-    for name, rows in results["patch"].items():
-        cpu = sorted(row["cpu_ms_per_request"] for row in rows)[len(rows) // 2]
-        rate = sorted(row["requests_per_second"] for row in rows)[len(rows) // 2]
-        watch_rows = results["watch"].get(name)
-        watch = (
-            f"{sorted(r['cpu_ms_per_event'] for r in watch_rows)[len(watch_rows) // 2]:.3f}"
-            if watch_rows
-            else "-"
-        )
-        print(f"| {name} | {cpu:.2f} | {rate:.0f} | {watch} |")
+    print(table(results))
     if arguments.smoke:
         # measure() logs a stack's failure and goes on (an older checkout may lack one).
         failures = [

@@ -35,6 +35,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.measured import positive_int  # noqa: E402
 from spa.api import wire  # noqa: E402
 from spa.controller.decide import (  # noqa: E402
     Calendars,
@@ -83,8 +84,8 @@ def timed(snapshot: Snapshot, decisions: int) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--decisions", type=int, default=2000)
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--decisions", type=positive_int, default=2000)
+    parser.add_argument("--repeats", type=positive_int, default=7)
     parser.add_argument("--out", help="write the raw results (JSON) here")
     parser.add_argument("--smoke", action="store_true", help="20 decisions, once (see above)")
     arguments = parser.parse_args()

@@ -22,8 +22,12 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from spa.plan import build_plan, read_documents
-from spa.schedule import (
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.measured import non_negative_int, positive_int  # noqa: E402
+from spa.plan import build_plan, read_documents  # noqa: E402
+from spa.schedule import (  # noqa: E402
     Base,
     Calendar,
     CalendarWindow,
@@ -242,8 +246,10 @@ def plan_seconds(directory: Path, repeats: int) -> tuple[float, float, int]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--autoscalers", type=int, default=1000, help="0: no plan rows")
+    parser.add_argument("--repeats", type=positive_int, default=5)
+    parser.add_argument(
+        "--autoscalers", type=non_negative_int, default=1000, help="0: no plan rows"
+    )
     parser.add_argument("--clock", choices=["wall", "cpu"], default="wall")
     parser.add_argument("--smoke", action="store_true", help="tiny inputs, checked (see above)")
     arguments = parser.parse_args()

@@ -28,6 +28,10 @@ from types import ModuleType
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.measured import non_negative_int  # noqa: E402
+
 # What `spa run` imports, in its order: the console script's module, then the controller.
 SPA_RUN = ("spa.cli", "spa.controller.main")
 
@@ -106,7 +110,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("--top", type=int, default=20, help="rows in the table")
+    parser.add_argument("--top", type=non_negative_int, default=20, help="rows in the table")
     parser.add_argument("--modules", action="store_true", help="by module, not by package")
     parser.add_argument("--smoke", action="store_true", help="check the parts add up")
     args = parser.parse_args()

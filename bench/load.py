@@ -77,6 +77,7 @@ from zoneinfo import ZoneInfo
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.measured import NOTHING_MEASURED, positive_int, positive_ints  # noqa: E402
 from spa.api import wire  # noqa: E402
 from spa.controller.decide import ParsedAutoscaler  # noqa: E402
 from spa.controller.desired import FIELD_MANAGER, hpa_patch  # noqa: E402
@@ -1317,6 +1318,8 @@ def machine() -> dict[str, str]:
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
+    if not results:
+        return NOTHING_MEASURED
     lines = [
         "| N SPAs (Schedules) | cold start: all reconciled (writes) | cold peak RSS "
         "| restart: synced / all reconciled (writes) | steady peak RSS | CPU (restart to end) "
@@ -1400,7 +1403,10 @@ def markdown(results: list[dict[str, Any]]) -> str:
 
 
 def svg_plot(results: list[dict[str, Any]], path: Path) -> None:
-    """Two panels, log-scaled N: HPA lag (p50, p99, max) and peak RSS; no dependencies."""
+    """Two panels, log-scaled N: HPA lag (p50, p99, max) and peak RSS; no dependencies.
+    Without results, no plot is written."""
+    if not results:
+        return
     width, height, pad = 760, 320, 60
     panel = (width - 3 * pad) / 2
     ns = [r["n"] for r in results]
@@ -1482,7 +1488,9 @@ def svg_plot(results: list[dict[str, Any]], path: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="1,100,1000", help="comma-separated SPA counts")
+    parser.add_argument(
+        "--sizes", type=positive_ints, default=[1, 100, 1000], help="comma-separated SPA counts"
+    )
     parser.add_argument(
         "--throttled",
         type=int,
@@ -1491,7 +1499,7 @@ def main() -> int:
         help="for this size, also restart the controller throttled for the window's end",
     )
     parser.add_argument("--qps", type=float, default=20.0)
-    parser.add_argument("--burst", type=int, default=30)
+    parser.add_argument("--burst", type=positive_int, default=30)
     parser.add_argument("--out", type=Path, default=None, help="write the raw results (JSON)")
     parser.add_argument("--plot", type=Path, default=None, help="write an SVG plot here")
     parser.add_argument("--keep", action="store_true", help="keep the work directories")
@@ -1507,7 +1515,7 @@ def main() -> int:
         default=None,
         help="with --spa-src: the Python to run it with (e.g. that tree's .venv/bin/python)",
     )
-    parser.add_argument("--workers", type=int, default=None, help="spa run --workers")
+    parser.add_argument("--workers", type=positive_int, default=None, help="spa run --workers")
     parser.add_argument(
         "--transitions",
         type=int,
@@ -1532,7 +1540,7 @@ def main() -> int:
     if args.transitions < 1 or args.transitions % 2 == 0:
         parser.error("--transitions must be odd (1, 3, 5, ...)")
     if args.smoke:
-        args.sizes, args.throttled = str(SMOKE_SPAS), None
+        args.sizes, args.throttled = [SMOKE_SPAS], None
 
     if args.pin:
         if not (SERVER_CPUS | CONTROLLER_CPUS).issubset(os.sched_getaffinity(0)):
@@ -1540,7 +1548,7 @@ def main() -> int:
         # This thread's CPUs, inherited by the threads and processes it starts (the control
         # plane, the watches); the controller and the probe's thread are moved to theirs.
         os.sched_setaffinity(0, SERVER_CPUS)
-    sizes = [int(size) for size in args.sizes.split(",") if size]
+    sizes = args.sizes
     results = []
     for n in sizes:
         workdir = Path(tempfile.mkdtemp(prefix=f"spa-load-{n}-"))

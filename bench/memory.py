@@ -75,6 +75,7 @@ def _source() -> Path:
 sys.path.insert(0, str(_source()))
 sys.path.append(str(REPO))  # bench.plane from this tree, whichever tree is measured
 
+from bench.measured import non_negative_int, positive_ints  # noqa: E402
 from bench.plane import on_a_cluster  # noqa: E402
 from spa.controller import metrics as controller_metrics  # noqa: E402
 from spa.controller.actuator import Actuator  # noqa: E402
@@ -583,8 +584,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kubeconfig", help="a running control plane (with CRDs installed)")
     parser.add_argument("--namespace", default="bench-memory")
-    parser.add_argument("--sizes", default="100,600", help="fleet sizes, ascending")
-    parser.add_argument("--schedules", type=int, default=4, help="Schedules per SPA")
+    parser.add_argument(
+        "--sizes", type=positive_ints, default=[100, 600], help="fleet sizes, ascending"
+    )
+    parser.add_argument("--schedules", type=non_negative_int, default=4, help="Schedules per SPA")
     parser.add_argument("--src", help="measure the spa package of this tree (a worktree)")
     parser.add_argument(
         "--freeze", action="store_true", help="gc.freeze() after the first sync, as spa run"
@@ -602,8 +605,11 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true", help="5 then 15 SPAs (see above)")
     arguments = parser.parse_args()
     if arguments.smoke:
-        arguments.sizes = "5,15"
-    sizes = [int(size) for size in arguments.sizes.split(",")]
+        arguments.sizes = [5, 15]
+    sizes = arguments.sizes
+    if len(sizes) < 2 or sizes != sorted(set(sizes)):
+        # The cost per SPA is the growth from the first size to the last.
+        parser.error(f"--sizes must be two or more fleet sizes, ascending, not {sizes}")
 
     def run(kubeconfig: str) -> dict[str, Any]:
         return asyncio.run(

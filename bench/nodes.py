@@ -72,6 +72,7 @@ from bench.capacity import (  # noqa: E402
     window,
 )
 from bench.load import log, machine, summary  # noqa: E402
+from bench.measured import NOTHING_MEASURED, non_negative_int, one_or_more_of, positive_ints  # noqa: E402
 from spa.controller.capacity import (  # noqa: E402
     CAPACITY_BUFFER_GROUP,
     CAPACITY_BUFFER_PLURAL,
@@ -418,12 +419,19 @@ def rounds(sizes: list[int], modes: list[str]) -> Iterator[tuple[str, int, list[
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1,20", help="numbers of SPAs per mode (N)")
-    parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument(
-        "--node-delay", type=int, default=60, help="seconds from a NodeClaim to its Node"
+        "--sizes", type=positive_ints, default=[1, 20], help="numbers of SPAs per mode (N)"
     )
-    parser.add_argument("--pod-lead", type=int, default=60, help="leadTime of the lead modes (s)")
+    parser.add_argument("--modes", type=one_or_more_of(MODES), default=list(MODES))
+    parser.add_argument(
+        "--node-delay",
+        type=non_negative_int,
+        default=60,
+        help="seconds from a NodeClaim to its Node",
+    )
+    parser.add_argument(
+        "--pod-lead", type=non_negative_int, default=60, help="leadTime of the lead modes (s)"
+    )
     parser.add_argument("--out", type=Path, help="write the raw results (JSON) here")
     parser.add_argument(
         "--smoke",
@@ -434,11 +442,10 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.smoke:
-        args.sizes, args.modes = "1", ",".join(MODES)
+        args.sizes, args.modes = [1], list(MODES)
         args.node_delay, args.pod_lead = SMOKE_NODE_DELAY, SMOKE_POD_LEAD
     setup_seconds = SMOKE_SETUP_SECONDS if args.smoke else SETUP_SECONDS
-    sizes = [int(v) for v in args.sizes.split(",")]
-    modes = [m for m in args.modes.split(",") if m in MODES]
+    sizes, modes = args.sizes, args.modes
     leads = Leads(node_delay=args.node_delay, pod_lead=args.pod_lead)
     binaries = find_karpenter()  # the `make testenv-karpenter` message, before any plane starts
     workdir = Path(tempfile.mkdtemp(prefix="spa-bench-nodes-"))
@@ -537,6 +544,8 @@ def table(results: list[dict[str, Any]]) -> str:
     def seconds(value: float) -> str:
         return "-" if math.isnan(value) else f"{value:+.1f}"
 
+    if not results:
+        return NOTHING_MEASURED
     lines = [
         "| N | mode | pods | created p50 | ready p50 | ready p99 | ready max | new nodes | "
         "nodes ready p50 | nodes ready max | buffers | buffer created p50 | buffer gone p50 | "

@@ -56,6 +56,7 @@ from bench.load import (  # noqa: E402
     machine,
     schedules,
 )
+from bench.measured import NOTHING_MEASURED, positive_int, positive_ints, seconds  # noqa: E402
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
 from spa.kube import HPA_V2BETA2, BlockingKubeClient, Resource, connect_blocking  # noqa: E402
 from tests.builders import autoscaler  # noqa: E402
@@ -294,6 +295,8 @@ NAMES = {"original": "original (Go)", "spa": "spa run", "spa-src": "spa run (--s
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
+    if not results:
+        return NOTHING_MEASURED
     lines = [
         "| N SPAs (Schedules) | controller | RSS, steady (MiB) | peak RSS (MiB) "
         "| all HPAs written | rounds |",
@@ -317,10 +320,14 @@ def markdown(results: list[dict[str, Any]]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="100", help="comma-separated SPA counts")
-    parser.add_argument("--rounds", type=int, default=3, help="original, spa: this many times")
-    parser.add_argument("--settle", type=float, default=20.0, help="seconds after the last HPA")
-    parser.add_argument("--sample", type=float, default=10.0, help="seconds of RSS samples")
+    parser.add_argument(
+        "--sizes", type=positive_ints, default=[100], help="comma-separated SPA counts"
+    )
+    parser.add_argument(
+        "--rounds", type=positive_int, default=3, help="original, spa: this many times"
+    )
+    parser.add_argument("--settle", type=seconds, default=20.0, help="seconds after the last HPA")
+    parser.add_argument("--sample", type=seconds, default=10.0, help="seconds of RSS samples")
     parser.add_argument("--original", type=Path, default=None, help="the original's binary")
     parser.add_argument("--out", type=Path, default=None, help="write the raw results (JSON)")
     parser.add_argument(
@@ -332,13 +339,13 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true", help="3 SPAs, one round, short waits")
     args = parser.parse_args()
     if args.smoke:
-        args.sizes, args.rounds, args.settle, args.sample = "3", 1, 1.0, 1.0
+        args.sizes, args.rounds, args.settle, args.sample = [3], 1, 1.0, 1.0
     original = args.original or original_binary()
     if not os.access(original, os.X_OK):
         log(f"no original controller at {original}: build it with hack/go-original/build.sh SRC")
         return 2
     results = []
-    for n in [int(size) for size in args.sizes.split(",") if size]:
+    for n in args.sizes:
         results += run_size(
             n,
             rounds=args.rounds,

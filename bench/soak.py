@@ -63,6 +63,7 @@ from zoneinfo import ZoneInfo
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.measured import NOTHING_MEASURED, NothingMeasured, one_or_more_of, positive_int, seconds  # noqa: E402
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
 from spa.kube import (  # noqa: E402
     HPA_V2,
@@ -964,12 +965,23 @@ def crashes(workdir: Path) -> list[dict[str, str]]:
     return found
 
 
+def read_faults(journal: Path) -> list[dict[str, Any]]:
+    """The faults a run injected, in order: none when it wrote no journal, as a run too short
+    for any fault to fire does."""
+    if not journal.exists():
+        return []
+    return [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
+
+
 def analyze(workdir: Path) -> dict[str, Any]:
-    """Compare what the run recorded in `workdir` with the oracle."""
+    """Compare what the run recorded in `workdir` with the oracle; NothingMeasured when the
+    run did not leave its record (it did not finish, or `workdir` is no soak's)."""
+    for needed in ("record.json", "manifests.json", "plane/audit.log"):
+        if not (workdir / needed).exists():
+            raise NothingMeasured(f"{workdir} holds no {needed} (the run did not finish)")
     record = json.loads((workdir / "record.json").read_text())
     objects = json.loads((workdir / "manifests.json").read_text())
-    journal = workdir / "faults.jsonl"
-    faults = [json.loads(line) for line in journal.read_text().splitlines()]
+    faults = read_faults(workdir / "faults.jsonl")
     truth = read_audit(workdir / "plane" / "audit.log")
     oracle = Oracle(objects, at=int(record["started"]), until=int(record["settle_end"]) + 1)
     clock_steps = [
@@ -1028,7 +1040,7 @@ def markdown(result: dict[str, Any]) -> str:
         f"from {result['first_window']}, seed {result['seed']}",
         f"load average (1 min) during the run: median {percentile(load, 0.5):.1f}, "
         f"max {max(load, default=math.nan):.1f}",
-        f"faults: {', '.join(f'{kind} {count}' for kind, count in result['faults'])}",
+        f"faults: {', '.join(f'{kind} {n}' for kind, n in result['faults']) or '0 (none fired)'}",
         "",
         "| figure | value |",
         "|---|---|",
@@ -1076,15 +1088,19 @@ def seconds_pair(text: str) -> tuple[float, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--minutes", type=int, default=int(os.environ.get("SOAK_MINUTES", "30")))
-    parser.add_argument("--spas", type=int, default=int(os.environ.get("SOAK_SPAS", "200")))
+    parser.add_argument(
+        "--minutes", type=positive_int, default=int(os.environ.get("SOAK_MINUTES", "30"))
+    )
+    parser.add_argument(
+        "--spas", type=positive_int, default=int(os.environ.get("SOAK_SPAS", "200"))
+    )
     parser.add_argument("--seed", type=int, default=int(os.environ.get("SOAK_SEED", "1")))
     parser.add_argument(
-        "--lead", type=float, default=150.0, help="seconds from start to the first window"
+        "--lead", type=seconds, default=150.0, help="seconds from start to the first window"
     )
     parser.add_argument(
         "--settle",
-        type=float,
+        type=seconds,
         default=30.0,
         help="seconds after the last minute of windows (not a multiple of 60: the HPAs are "
         "listed then, best not at a boundary)",
@@ -1106,7 +1122,8 @@ def main() -> int:
     )
     parser.add_argument(
         "--faults",
-        default=",".join(FAULTS),
+        type=one_or_more_of(tuple(FAULTS)),
+        default=list(FAULTS),
         help=f"the kinds of fault to inject, comma-separated (default: all of {', '.join(FAULTS)})",
     )
     parser.add_argument(
@@ -1124,9 +1141,7 @@ def main() -> int:
     if args.smoke:
         for name, value in SMOKE.items():
             setattr(args, name, value)
-    args.kinds = [kind for kind in args.faults.split(",") if kind]
-    if unknown := set(args.kinds) - set(FAULTS):
-        parser.error(f"--faults: unknown kind {', '.join(sorted(unknown))}")
+    args.kinds = args.faults
     if args.analyze is not None:
         workdir = args.analyze
     else:
@@ -1135,7 +1150,11 @@ def main() -> int:
         run(args, workdir)
         shutil.rmtree(workdir / "plane" / "etcd", ignore_errors=True)
     log("comparing the audit log with the oracle")
-    result = analyze(workdir)
+    try:
+        result = analyze(workdir)
+    except NothingMeasured as nothing:
+        print(f"{NOTHING_MEASURED}: {nothing}")
+        return 1
     details = json.dumps(result, indent=1, default=str)
     (workdir / "soak.json").write_text(details)
     if args.out is not None:

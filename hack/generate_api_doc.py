@@ -258,7 +258,8 @@ _ANNOTATION_ROWS = [
     (
         PAUSED_UNTIL_ANNOTATION,
         "an RFC 3339 time such as `2026-11-25T15:00:00Z` (an offset such as `+09:00` is read "
-        f"as the same instant), or `{INDEFINITE}`",
+        "as the same instant; the time must be within the years 1 to 9999 in UTC), or "
+        f"`{INDEFINITE}`",
         "Paused: the controller writes nothing to the SPA's HPA (no patch, no create; manual "
         "edits of it are kept) until that second, or until the annotation is removed.",
     ),
@@ -335,8 +336,10 @@ example, is [schedules.md](schedules.md), "Shared calendars". What was decided, 
 - **Skip and Only, as `holidays.mode`.** Several Skip calendars each remove their dates; with
   one or more Only calendars, a window starts only on a date of at least one of them (their
   union: "Black Friday or Christmas"). A date on a Skip calendar is skipped even when an Only
-  calendar has it. The Schedule's own rules come first (`startDate`, `endDate`, `excludeDates`,
-  `holidays`), then the Only calendars, then the Skip ones.
+  calendar, or `holidays` in Only mode, keeps it. The Schedule's own rules come first
+  (`startDate`, `endDate`, `excludeDates`, `holidays`), then the Only calendars, then the Skip
+  ones; with `holidays` in Only mode and Only calendars, a window starts on a holiday that is
+  also on one of the calendars ([schedules.md](schedules.md), "How the date rules compose").
 - **A reference that cannot be resolved stops the Schedule, loudly.** A missing or invalid
   calendar makes the Schedule `Degraded` with the reference named
   (`spec.calendars[0]: ClusterCalendar "black-friday" not found`); the others still apply.

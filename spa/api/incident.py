@@ -185,8 +185,8 @@ def _pause(text: str) -> Pause | FieldError:
     if until is None:
         return FieldError(
             annotation_field(PAUSED_UNTIL_ANNOTATION),
-            f"must be an RFC 3339 time such as 2026-11-25T15:00:00Z, or {INDEFINITE!r}; "
-            f"got {described(text)}",
+            f"must be an RFC 3339 time {_WITHIN} such as 2026-11-25T15:00:00Z, or "
+            f"{INDEFINITE!r}; got {described(text)}",
         )
     return Pause(until)
 
@@ -229,7 +229,7 @@ def _override(text: str, *, base_max: int) -> Override | FieldError:
     if until is None:
         return FieldError(
             name,
-            "until must be an RFC 3339 time such as 2026-11-25T15:00:00Z; "
+            f"until must be an RFC 3339 time {_WITHIN} such as 2026-11-25T15:00:00Z; "
             f"got {described(fields['until'])}",
         )
     return Override(minimum, maximum, until)
@@ -242,14 +242,21 @@ def _replicas(text: str) -> int | None:
     return value if MIN_REPLICAS <= value <= MAX_REPLICAS else None
 
 
+# A time of another year in UTC (9999-12-31T23:00:00-05:00 is in the year 10000) could be
+# neither compared with the schedule's instants nor written back (docs/schedules.md, "The end
+# of the calendar").
+_WITHIN = "within the years 1 to 9999 in UTC"
+
+
 def _instant(text: str) -> int | None:
     """Epoch seconds of an RFC 3339 time with its offset (`Z` or `+09:00`), rounded up to the
-    second so that nothing ends before the time written; None when it is not one."""
+    second so that nothing ends before the time written; None when it is not one, or is not
+    within the years 1 to 9999 in UTC."""
     text = text.strip()
     if _RFC3339.fullmatch(text) is None:
         return None
     try:
         moment = datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
-    except ValueError:
+        return math.ceil(moment.astimezone(UTC).timestamp())
+    except (ValueError, OverflowError):
         return None
-    return math.ceil(moment.astimezone(UTC).timestamp())

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
+import traceback
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from spa.cli.help import command
 from spa.cli.options import add_cluster_arguments, cluster_arguments_given
@@ -27,16 +31,22 @@ from spa.plan import (
     render_warnings,
     render_yaml,
 )
-from spa.plan.diff import diff_plans, render_diff_errors, render_diff_json, render_diff_table
+from spa.plan.diff import (
+    PlanDiff,
+    diff_plans,
+    render_diff_errors,
+    render_diff_json,
+    render_diff_table,
+    render_diff_yaml,
+)
 from spa.plan.html import render_diff_html
-from spa.plan.revision import GIT_PREFIX, RevisionError, read_revision
+from spa.plan.revision import GIT_PREFIX, RevisionError, read_revision, read_working_tree
 from spa.schedule import format_instant, instant_of
 
 __all__ = ["add_plan_command", "run_plan"]
 
-# The instants a plan may cover. The engine works in days on either side of what it is asked,
-# so the ends of the calendar (year 1, year 9999) are refused here with a message instead of
-# failing deep inside with an OverflowError.
+# The instants a plan may cover, as docs/plan.md states them; the engine itself answers for
+# any instant, up to the end of the calendar (docs/schedules.md, "The end of the calendar").
 _EARLIEST = instant_of(datetime(1970, 1, 1, tzinfo=UTC))
 _LATEST = instant_of(datetime(9999, 1, 1, tzinfo=UTC))
 _MAX_DAYS = 3660
@@ -75,6 +85,7 @@ def add_plan_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
     plan.add_argument(
         "--diff",
+        type=_diff_source,
         metavar="OLD",
         help="compare with OLD: show the transitions the -f manifests add, remove or change; "
         "OLD is a file or directory of manifests, or git:REV for the -f paths at Git revision "
@@ -120,11 +131,12 @@ def run_plan(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> 
         if until - at > _MAX_DAYS * _DAY_SECONDS:
             parser.error(f"--until must be at most {_MAX_DAYS} days after --at")
     else:
-        until = at + arguments.days * _DAY_SECONDS
-        if until > _LATEST:
+        # Days that would pass the last instant a plan covers end there: the end of the
+        # calendar is the plan's end (docs/plan.md).
+        until = min(at + arguments.days * _DAY_SECONDS, _LATEST)
+        if until <= at:
             parser.error(
-                f"--at plus {arguments.days} days is after {format_instant(_LATEST)}, "
-                "the last instant a plan covers"
+                f"--at must be before {format_instant(_LATEST)}, the last instant a plan covers"
             )
     if arguments.from_cluster:
         if arguments.diff is not None:
@@ -145,10 +157,21 @@ def run_plan(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> 
             parser.error(f"{', '.join(given)} can only be used with --from-cluster")
         if arguments.diff is not None:
             return _plan_diff(parser, arguments, at=at, until=until)
-        documents, read_errors = read_documents(arguments.filename)
-        plan = build_plan(documents, read_errors, at=at, until=until)
+
+        def from_files() -> Plan:
+            documents, read_errors = read_documents(arguments.filename)
+            return build_plan(documents, read_errors, at=at, until=until)
+
+        made = _without_traceback(from_files)
+        if made is None:
+            return _PLAN_FAILED
+        plan = made
+    # The whole output is made before any of it is written: a failure writes nothing.
+    text = _without_traceback(lambda: _RENDERERS[arguments.output](plan))
+    if text is None:
+        return _PLAN_FAILED
     with contextlib.suppress(ReaderGone):
-        emit(_RENDERERS[arguments.output](plan))
+        emit(text)
     if plan.warnings:
         # Before the errors, which end the output; they change nothing of the exit status.
         with contextlib.suppress(OSError):
@@ -175,32 +198,40 @@ def _plan_diff(
 ) -> int:
     """`spa plan --diff OLD -f NEW`: both sides planned over the same range and compared
     (docs/plan.md, "`--diff`"). Exits as `kubectl diff` and `diff` do: 0 when no transition
-    differs, 1 when some do, 2 when either side has an error (the comparison is then
-    incomplete) or the arguments are wrong."""
+    differs, 1 when some do, 2 on any error on either side (the comparison is then
+    incomplete, or was not made) or when the arguments are wrong."""
     old_source: str = arguments.diff
     paths: list[str] = arguments.filename
-    if old_source.startswith(GIT_PREFIX):
-        revision = old_source.removeprefix(GIT_PREFIX)
-        if not revision:
-            parser.error("--diff git:REV needs a revision, e.g. git:main or git:origin/main")
-        try:
-            old_documents, old_errors = read_revision(revision, paths)
-        except RevisionError as error:
-            print(f"error: --diff {old_source}: {error.message}", file=sys.stderr)
-            return _DIFF_TROUBLE
-    else:
-        if old_source == "-" and "-" in paths:
-            parser.error("standard input ('-') can be only one side of --diff")
-        old_documents, old_errors = read_documents([old_source])
-    new_documents, new_errors = read_documents(paths)
-    diff = diff_plans(
-        build_plan(old_documents, old_errors, at=at, until=until),
-        build_plan(new_documents, new_errors, at=at, until=until),
-        old_label=old_source,
-        new_label=", ".join(paths),
-    )
+    if old_source == "-" and "-" in paths:
+        parser.error("standard input ('-') can be only one side of --diff")
+
+    def compared() -> tuple[PlanDiff, str]:
+        if old_source.startswith(GIT_PREFIX):
+            old = read_revision(old_source.removeprefix(GIT_PREFIX), paths)
+            old_documents, old_errors = old.documents, old.errors
+            new_documents, new_errors = read_working_tree(paths, old)
+        else:
+            old_documents, old_errors = read_documents([old_source])
+            new_documents, new_errors = read_documents(paths)
+        diff = diff_plans(
+            build_plan(old_documents, old_errors, at=at, until=until),
+            build_plan(new_documents, new_errors, at=at, until=until),
+            old_label=old_source,
+            new_label=", ".join(paths),
+        )
+        # Rendered in full before anything is written, as the plan is.
+        return diff, _DIFF_RENDERERS[arguments.output](diff)
+
+    try:
+        made = _without_traceback(compared)
+    except RevisionError as error:
+        print(f"error: --diff {old_source}: {error.message}", file=sys.stderr)
+        return _DIFF_TROUBLE
+    if made is None:
+        return _DIFF_TROUBLE
+    diff, text = made
     with contextlib.suppress(ReaderGone):
-        emit(_DIFF_RENDERERS[arguments.output](diff))
+        emit(text)
     if diff.errors:
         with contextlib.suppress(OSError):
             print(render_diff_errors(diff), file=sys.stderr, flush=True)
@@ -208,10 +239,47 @@ def _plan_diff(
     return 1 if diff.differs else 0
 
 
-_DIFF_RENDERERS = {"table": render_diff_table, "json": render_diff_json, "html": render_diff_html}
-
-
+_DIFF_RENDERERS = {
+    "table": render_diff_table,
+    "json": render_diff_json,
+    "yaml": render_diff_yaml,
+    "html": render_diff_html,
+}
 _DIFF_TROUBLE = 2
+# `spa plan` could not make its output at all (docs/plan.md): 2, as for bad arguments, so that
+# no caller takes it for a plan with invalid documents (1) or, with --diff, for a difference.
+_PLAN_FAILED = 2
+
+Made = TypeVar("Made")
+
+
+def _without_traceback(make: Callable[[], Made]) -> Made | None:
+    """What `make` returns, or None when it failed unexpectedly: then one `error:` line on
+    standard error says what failed and where, instead of a traceback, and nothing is written
+    to standard output (no empty or partial page). An expected failure (RevisionError, bad
+    input) is reported where it happens; reaching this is a bug of spa, which the line asks to
+    report."""
+    try:
+        return make()
+    except (RevisionError, ReaderGone):
+        raise
+    except Exception as error:
+        frames = traceback.extract_tb(error.__traceback__)
+        where = f" at {_shown_path(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+        with contextlib.suppress(OSError):
+            print(
+                f"error: spa plan failed: {type(error).__name__}: {error}{where}. This is a "
+                "bug of spa: please report it with the command and the manifests",
+                file=sys.stderr,
+                flush=True,
+            )
+        return None
+
+
+def _shown_path(filename: str) -> str:
+    """A source file's path from the package's directory on (`spa/schedule/windows.py`)."""
+    parts = filename.replace(os.sep, "/").split("/")
+    return "/".join(parts[parts.index("spa") :]) if "spa" in parts else parts[-1]
 
 
 def _timestamp(text: str) -> int:
@@ -235,6 +303,23 @@ def _timestamp(text: str) -> int:
             "the instants a plan covers"
         )
     return instant
+
+
+def _diff_source(text: str) -> str:
+    """The old side of --diff: a path, or git:REV with a revision that can be one."""
+    if text.startswith(GIT_PREFIX):
+        revision = text.removeprefix(GIT_PREFIX)
+        example = "such as git:main, git:origin/main or git:HEAD~1"
+        if not revision:
+            raise argparse.ArgumentTypeError(
+                f"'{text}' needs a revision after git: (a branch, a tag or a commit, {example})"
+            )
+        if revision.startswith("-"):
+            raise argparse.ArgumentTypeError(
+                f"'{text}': '{revision[:40]}' is not a revision name (a branch, a tag or a "
+                f"commit, {example})"
+            )
+    return text
 
 
 def _positive_days(text: str) -> int:

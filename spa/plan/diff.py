@@ -24,6 +24,7 @@ from typing import Any
 
 from spa.plan.planner import AutoscalerPlan, Plan, PlanError
 from spa.plan.render import (
+    as_yaml,
     columns,
     describe_error,
     encode,
@@ -47,6 +48,7 @@ __all__ = [
     "render_diff_errors",
     "render_diff_json",
     "render_diff_table",
+    "render_diff_yaml",
 ]
 
 # How many unchanged autoscalers the table names on its one summary line; the JSON names all.
@@ -337,6 +339,11 @@ def render_diff_json(diff: PlanDiff) -> str:
             "}",
         ]
     )
+
+
+def render_diff_yaml(diff: PlanDiff) -> str:
+    """The JSON document of `render_diff_json` as YAML (`-o yaml`, as for the plan)."""
+    return as_yaml(render_diff_json(diff))
 
 
 def _states(entry: TransitionChange) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from spa.plan.schedules import PlannedSchedule, ScheduleState, format_local, zon
 from spa.schedule import State, format_instant
 
 __all__ = [
+    "as_yaml",
     "columns",
     "describe_error",
     "describe_schedule_state",
@@ -92,10 +93,15 @@ def render_json(plan: Plan) -> str:
 def render_yaml(plan: Plan) -> str:
     """The JSON document as YAML (`-o yaml`, as kubectl offers both): the same fields in the
     same order, so that one description serves both (docs/plan.md)."""
+    return as_yaml(render_json(plan))
+
+
+def as_yaml(document: str) -> str:
+    """A JSON document as YAML, its keys in the same order."""
     # The CSafeDumper where PyYAML has its C extension: a large fleet's plan is long.
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     return yaml.dump(
-        json.loads(render_json(plan)),
+        json.loads(document),
         Dumper=dumper,
         sort_keys=False,
         allow_unicode=True,
@@ -308,7 +314,7 @@ def describe_schedule_state(schedule: PlannedSchedule) -> str:
             return f"starts {when} (nodes from {nodes})"
         return f"starts {when}"
     if state is ScheduleState.LATER:
-        return f"starts {when}, after this period" if when else f"no start in {schedule.look_ahead}"
+        return f"starts {when}, after this period" if when else f"no start {schedule.look_ahead}"
     return state.value
 
 

@@ -8,7 +8,9 @@ it is on every CI runner that has a clone, and it alone knows the repository's e
 
 The files found are decoded exactly as `-f` decodes files (`spa.plan.manifests.read_blobs`),
 named `REV:path` as Git names them, so an error says which side and which version it is from.
-docs/plan.md, "`--diff`", states the rules.
+A path is allowed to be missing on either side, which is how a pull request adds or removes a
+directory (`read_working_tree` reads the other side). docs/plan.md, "`--diff`", states the
+rules.
 """
 
 from __future__ import annotations
@@ -16,11 +18,25 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from spa.plan.manifests import MANIFEST_SUFFIXES, MAX_INPUT_BYTES, Document, ReadError, read_blobs
+from spa.plan.manifests import (
+    MANIFEST_SUFFIXES,
+    MAX_INPUT_BYTES,
+    Document,
+    ReadError,
+    read_blobs,
+    read_documents,
+)
 
-__all__ = ["GIT_PREFIX", "RevisionError", "read_revision"]
+__all__ = [
+    "GIT_PREFIX",
+    "RevisionError",
+    "RevisionManifests",
+    "read_revision",
+    "read_working_tree",
+]
 
 GIT_PREFIX = "git:"
 """How `--diff` names a revision rather than a path: `git:main`, `git:origin/main`, `git:HEAD~1`."""
@@ -37,9 +53,21 @@ class RevisionError(Exception):
         self.message = message
 
 
+@dataclass(frozen=True, slots=True)
+class RevisionManifests:
+    """What `read_revision` found at `revision`."""
+
+    revision: str
+    documents: list[Document]
+    errors: list[ReadError]
+    """The paths' errors first (the plan's sort is stable), then the files' own."""
+    absent: frozenset[str]
+    """The paths, as given, that held no manifest file at the revision."""
+
+
 def read_revision(
     revision: str, paths: Sequence[str], *, cwd: Path | None = None
-) -> tuple[list[Document], list[ReadError]]:
+) -> RevisionManifests:
     """Every object of the manifests under `paths` (as `-f` names them, relative to `cwd`) at
     `revision` of the Git repository that holds `cwd`.
 
@@ -68,6 +96,7 @@ def read_revision(
     commit = commit.strip()
     blobs: list[tuple[str, bytes | None]] = []
     errors: list[ReadError] = []
+    absent: set[str] = set()
     for path in paths:
         if path == "-":
             errors.append(
@@ -81,7 +110,10 @@ def read_revision(
             continue
         inside = absolute.relative_to(top).as_posix()
         try:
-            for name, oid, size in _files(commit, inside, directory=directory):
+            files = _files(commit, inside, directory=directory)
+            if not files:
+                absent.add(path)
+            for name, oid, size in files:
                 # `cat-file blob` gives the stored bytes exactly (no textconv, no path parsing).
                 data = (
                     None
@@ -92,8 +124,23 @@ def read_revision(
         except _GitFailed as failed:
             raise RevisionError(f"cannot read {path} at {revision}: {failed.reason}") from None
     documents, read_errors = read_blobs(blobs)
-    # The paths' errors first (the plan's sort is stable), then the files' own.
-    return documents, [*errors, *read_errors]
+    return RevisionManifests(revision, documents, [*errors, *read_errors], frozenset(absent))
+
+
+def read_working_tree(
+    paths: Sequence[str], old: RevisionManifests
+) -> tuple[list[Document], list[ReadError]]:
+    """The new side of `--diff git:REV`: the `paths` read as `-f` reads them, except that a
+    path missing from the working tree holds nothing, as one missing at the revision `old` was
+    read at does (a pull request that removes a directory removes every object in it). A path
+    missing on both sides names nothing at all (a typo, most likely): that is an error."""
+    present = [path for path in paths if path == "-" or Path(path).exists()]
+    documents, errors = read_documents(present)
+    for path in paths:
+        if path not in present and path in old.absent:
+            message = f"no such file or directory, here or at {old.revision}"
+            errors.append(ReadError(path, None, message))
+    return documents, errors
 
 
 def _files(commit: str, inside: str, *, directory: Path) -> list[tuple[str, str, int]]:

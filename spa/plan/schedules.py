@@ -18,13 +18,14 @@ from zoneinfo import ZoneInfo
 
 from spa.api import CompiledSchedule, ScheduleSpec
 from spa.api.resources import HolidayMode, ScheduleType, WeekdayName
-from spa.schedule import UTC_ZONE, Timeline, with_lead
-from spa.schedule.windows import DEFAULT_HORIZON_YEARS
+from spa.schedule import LAST_INSTANT, UTC_ZONE, Timeline, format_instant, with_lead
+from spa.schedule.windows import DEFAULT_HORIZON_SECONDS, DEFAULT_HORIZON_YEARS
 
 __all__ = [
     "PlannedSchedule",
     "ScheduleState",
     "format_local",
+    "look_ahead_from",
     "plan_schedule",
     "zone_name",
 ]
@@ -39,7 +40,8 @@ class ScheduleState(enum.StrEnum):
     """Its window starts within the horizon."""
     LATER = "later"
     """Its window does not start within the horizon (a OneShot further ahead, or a window that
-    starts more than the engine's look-ahead of 41 years later, `DEFAULT_HORIZON_YEARS`)."""
+    starts more than the engine's look-ahead of 41 years later, `DEFAULT_HORIZON_YEARS`, or
+    not before the end of the calendar)."""
     SUSPENDED = "suspended"
     """`spec.suspend` is true: it never applies."""
     COMPLETED = "completed"
@@ -66,11 +68,17 @@ class PlannedSchedule:
     """When node capacity is next ordered for it (its next start less its capacity lead,
     docs/schedules.md "Node capacity"), while it is not active; None without a capacity
     lead."""
+    look_ahead: str = f"in the next {DEFAULT_HORIZON_YEARS} years"
+    """How far ahead `next_change` was looked for, as `no start ...` ends: `look_ahead_from(at)`."""
 
-    @property
-    def look_ahead(self) -> str:
-        """How far ahead `next_change` is looked for: `the next 41 years`."""
-        return f"the next {DEFAULT_HORIZON_YEARS} years"
+
+def look_ahead_from(at: int) -> str:
+    """How far ahead from `at` the engine looks for a start: `in the next 41 years`, or
+    `before 9999-12-31` where the end of the calendar comes first (docs/schedules.md, "The
+    end of the calendar")."""
+    if at + DEFAULT_HORIZON_SECONDS <= LAST_INSTANT:
+        return f"in the next {DEFAULT_HORIZON_YEARS} years"
+    return f"before {format_instant(LAST_INSTANT)[:10]}"
 
 
 def plan_schedule(
@@ -111,7 +119,7 @@ def plan_schedule(
     return PlannedSchedule(
         name=name,
         type=spec.type.value,
-        window=_describe_window(spec) + _describe_calendars(spec),
+        window=_describe_window(spec) + _describe_dates(spec),
         zone=zone,
         min_replicas=compiled.min_replicas,
         max_replicas=compiled.max_replicas,
@@ -119,6 +127,7 @@ def plan_schedule(
         timeline=timeline,
         next_change=next_change,
         capacity_from=capacity_from,
+        look_ahead=look_ahead_from(at),
     )
 
 
@@ -144,15 +153,28 @@ def _describe_window(spec: ScheduleSpec) -> str:
             assert_never(spec.type)
 
 
-def _describe_calendars(spec: ScheduleSpec) -> str:
-    """`, only on ClusterCalendar/black-friday, skipping Calendar/freeze`: the shared calendars
-    the window keeps to (docs/schedules.md, "Shared calendars"); empty without any."""
+def _describe_dates(spec: ScheduleSpec) -> str:
+    """`, only on US holidays, skipping Calendar/freeze`: the holiday rule and the shared
+    calendars the window keeps to, in the order they compose (docs/schedules.md, "How the date
+    rules compose"); empty without any."""
     only: list[str] = []
     skip: list[str] = []
     for reference in spec.calendars or ():
         kind = reference.kind.value if reference.kind is not None else "Calendar"
         (only if reference.mode is HolidayMode.Only else skip).append(f"{kind}/{reference.name}")
+    holidays = spec.holidays
     words = []
+    if holidays is not None:
+        where = holidays.country
+        if holidays.subdivision is not None:
+            where += f"-{holidays.subdivision}"
+        if holidays.mode is HolidayMode.Only:
+            # Both must hold: a holiday, and on one of the Only calendars.
+            on = f" that are on {' or '.join(only)}" if only else ""
+            words.append(f"only on {where} holidays{on}")
+            only = []
+        else:
+            skip.insert(0, f"{where} holidays")
     if only:
         words.append(f"only on {' or '.join(only)}")
     if skip:

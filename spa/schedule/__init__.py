@@ -22,6 +22,8 @@ from spa.schedule.effective import Base, Rule, State, next_transition, state_at,
 from spa.schedule.lead import MAX_LEAD_SECONDS, LeadWindow, with_lead
 from spa.schedule.public_holidays import PublicHolidays, holiday_countries
 from spa.schedule.wallclock import (
+    FIRST_INSTANT,
+    LAST_INSTANT,
     UTC_ZONE,
     WallClockError,
     Weekday,
@@ -45,6 +47,8 @@ from spa.schedule.windows import (
 )
 
 __all__ = [
+    "FIRST_INSTANT",
+    "LAST_INSTANT",
     "MAX_LEAD_SECONDS",
     "UTC_ZONE",
     "Base",

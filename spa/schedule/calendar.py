@@ -2,26 +2,28 @@
 
 docs/schedules.md, "Calendars": each rule judges the date an occurrence belongs to (its start
 date in the Schedule's zone, `Occurrence.day`), never its instants, so an occurrence that
-crosses midnight is kept or dropped whole. The rules compose in a fixed order: the bounds
-(`startDate`, `endDate`), then the excluded dates, the holidays, and the shared calendars a
-Schedule references (docs/schedules.md, "Shared calendars": a `DateSet` with a name, in Only
-mode first, then in Skip mode).
+crosses midnight is kept or dropped whole. The rules compose in the fixed order of
+docs/schedules.md, "How the date rules compose", and the first that decides a date decides
+it: the bounds (`startDate`, `endDate`), the excluded dates, the holidays (Skip or Only), the
+shared calendars a Schedule refers to in Only mode, then those in Skip mode (a `DateSet` with a
+name, docs/schedules.md "Shared calendars").
 
 An occurrence dropped by an excluded date, or (in Skip mode) a holiday or a shared calendar, is
 *skipped*, and `CalendarWindow.skipped` lists them with the reason, for `spa plan`. Occurrences
 outside the bounds, or on dates that no Only rule has, are not skipped: they are not part of
-the schedule.
+the schedule. The test of this order is tests/unit/calendar_reference.py's judge, which every
+surface (the engine, `spa plan`, the controller, `kubectl spa status`) is held to.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta
+from datetime import date, time
 from enum import Enum, StrEnum
 from typing import Protocol, runtime_checkable
 from zoneinfo import ZoneInfo
 
-from spa.schedule.wallclock import to_instant
+from spa.schedule.wallclock import shift_date, wall_instant
 from spa.schedule.windows import Occurrence, Window
 
 __all__ = [
@@ -135,7 +137,8 @@ class Calendar:
         )
 
     def judge(self, day: date) -> Verdict:
-        """What becomes of an occurrence on `day`, by the rules in their order."""
+        """What becomes of an occurrence on `day`: the first rule, in the documented order,
+        that decides it (docs/schedules.md, "How the date rules compose")."""
         if self.start_date is not None and day < self.start_date:
             return OUTSIDE
         if self.end_date is not None and day > self.end_date:
@@ -144,10 +147,11 @@ class Calendar:
             return _EXCLUDED
         if self.holidays is not None:
             name = self.holidays.name(day)
-            if self.holiday_mode is HolidayMode.ONLY:
-                return KEPT if name is not None else OUTSIDE
-            if name is not None:
+            if self.holiday_mode is HolidayMode.ONLY and name is None:
+                return OUTSIDE
+            if self.holiday_mode is HolidayMode.SKIP and name is not None:
                 return Verdict(False, SkipCause.HOLIDAY, name)
+            # A holiday in Only mode goes on to the shared calendars, which may still skip it.
         if self.shared:
             return self._judge_shared(day)
         return KEPT
@@ -237,7 +241,12 @@ class CalendarWindow:
             return None
         # The first instant of the day after endDate; an occurrence of endDate that crosses
         # midnight overlaps it, and none of a later date starts before it.
-        after = to_instant(datetime.combine(end_date + timedelta(days=1), time()), self.window.zone)
+        day_after = shift_date(end_date, 1)
+        after = None if day_after is None else wall_instant(day_after, time(), self.window.zone)
+        if after is None:
+            # endDate is the last date of the calendar (docs/schedules.md, "The end of the
+            # calendar"): the window is never completed.
+            return None
         ends = [o.end for o in self.occurrences(after - 1, after)]
         return max([after, *ends])
 

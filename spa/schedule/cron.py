@@ -24,8 +24,14 @@ from zoneinfo import ZoneInfo
 import durationpy
 from cronsim import CronSim, CronSimError
 
-from spa.schedule.wallclock import WallClockError, local_date, to_instant
-from spa.schedule.windows import Occurrence
+from spa.schedule.wallclock import (
+    FIRST_INSTANT,
+    LAST_INSTANT,
+    WallClockError,
+    shift_date,
+    wall_instant,
+)
+from spa.schedule.windows import Occurrence, local_days
 
 __all__ = [
     "CRON_FIELDS_PATTERN",
@@ -60,7 +66,6 @@ CRON_FIELDS_PATTERN = "^[!-~]+( +[!-~]+){4}$"
 # A Go duration (time.ParseDuration) in hours, minutes and seconds: what a Kubernetes
 # metav1.Duration field accepts, less the sub-second units that a window has no use for.
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(h|m|s))+$"
-_DAY = timedelta(days=1)
 
 
 def go_duration_seconds(text: str) -> float | None:
@@ -144,13 +149,16 @@ class CronExpression:
         days = every_date and every_weekday if matcher.day_and else every_date or every_weekday
         return set(range(1, 13)) <= matcher.months and days
 
-    def next_day_to_try(self, day: date) -> date:
+    def next_day_to_try(self, day: date) -> date | None:
         """The day after `day`, or the 1st of the next month of the expression's months when
-        `day`'s month is not one: a yearly expression is not tried on every day of the year."""
+        `day`'s month is not one: a yearly expression is not tried on every day of the year.
+        None when that day would be after the end of the calendar (9999-12-31)."""
         months = self._matcher.months
         if day.month in months:
-            return day + _DAY
+            return shift_date(day, 1)
         while day.month not in months:
+            if day.year == date.max.year and day.month == 12:
+                return None
             day = date(day.year + day.month // 12, day.month % 12 + 1, 1)
         return day
 
@@ -222,25 +230,33 @@ class CronWindow:
 
     def occurrences(self, low: int, high: int) -> list[Occurrence]:
         found: list[Occurrence] = []
-        # Windows last at most `duration` (elapsed time), so matches from a day before
-        # `low - duration` on cover every overlap.
-        day = local_date(low - self.duration, self.zone) - _DAY
-        last_day = local_date(high, self.zone)
-        while day <= last_day:
+        # Windows last at most `duration` (elapsed time), so matches from a day before the
+        # date of `low - duration` on cover every overlap.
+        days = local_days(low - self.duration, high, self.zone, before=1)
+        if days is None:
+            return found
+        low, high = max(low, FIRST_INSTANT), min(high, LAST_INSTANT + 1)
+        day: date | None
+        day, last_day = days
+        while day is not None and day <= last_day:
             if self.expression.matches_day(day):
                 for occurrence in self._day_occurrences(day):
                     if occurrence.end > low and occurrence.start < high:
                         found.append(occurrence)
-                day += _DAY
+                day = shift_date(day, 1)
             else:
                 day = self.expression.next_day_to_try(day)
         return found
 
     def _day_occurrences(self, day: date) -> list[Occurrence]:
-        midnight = to_instant(datetime.combine(day, time()), self.zone)
-        next_midnight = to_instant(datetime.combine(day + _DAY, time()), self.zone)
-        if next_midnight - midnight == 86400 and _offset(midnight, self.zone) == _offset(
-            next_midnight - 1, self.zone
+        midnight = wall_instant(day, time(), self.zone)
+        following = shift_date(day, 1)
+        next_midnight = None if following is None else wall_instant(following, time(), self.zone)
+        if (
+            midnight is not None
+            and next_midnight is not None
+            and next_midnight - midnight == 86400
+            and _offset(midnight, self.zone) == _offset(next_midnight - 1, self.zone)
         ):
             # No clock change that day (zones change at most once a day): wall-clock minutes
             # are elapsed minutes from midnight.
@@ -248,10 +264,14 @@ class CronWindow:
                 Occurrence(day, midnight + 60 * first, midnight + 60 * last + self.duration)
                 for first, last in self._groups
             ]
+        # A day with a clock change, or at an end of the calendar (where a time that is not
+        # within the years 1 to 9999 in UTC has no instant, and no window).
         starts = sorted(
             {
-                to_instant(datetime.combine(day, time(minute // 60, minute % 60)), self.zone)
+                start
                 for minute in self.expression.minutes_of_day
+                if (start := wall_instant(day, time(minute // 60, minute % 60), self.zone))
+                is not None
             }
         )
         found: list[Occurrence] = []

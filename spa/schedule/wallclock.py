@@ -21,6 +21,9 @@ from enum import IntEnum
 from zoneinfo import ZoneInfo
 
 __all__ = [
+    "BEYOND_CALENDAR",
+    "FIRST_INSTANT",
+    "LAST_INSTANT",
     "UTC_ZONE",
     "WallClockError",
     "Weekday",
@@ -32,7 +35,9 @@ __all__ = [
     "parse_date",
     "parse_hour_minute",
     "parse_local_datetime",
+    "shift_date",
     "to_instant",
+    "wall_instant",
     "weekdays_between",
 ]
 
@@ -311,9 +316,44 @@ def _jump_instant(wall: datetime, zone: ZoneInfo) -> int:
     return high
 
 
+# The instants the engine schedules (docs/schedules.md, "The end of the calendar"): from the
+# start of 0001-01-02 to the start of 9999-12-31, UTC. No zone is a day or more from UTC, so
+# every one of them has a date and a wall-clock time in every zone, and a plan or a status can
+# show it; the engine finds no boundary outside them (a window still open at LAST_INSTANT
+# stays open), and a search for the next start stops at LAST_INSTANT.
+FIRST_INSTANT = int(datetime(1, 1, 2, tzinfo=UTC).timestamp())
+LAST_INSTANT = int(datetime(9999, 12, 31, tzinfo=UTC).timestamp())
+# After every instant of the calendar (10000-01-01T00:00:00Z): the end of an occurrence that
+# ends beyond the calendar's last date, where no wall-clock time can be converted.
+BEYOND_CALENDAR = LAST_INSTANT + 86400
+
+
 def local_date(instant: int, zone: ZoneInfo) -> date:
-    """The calendar date in `zone` at `instant`."""
-    return datetime.fromtimestamp(instant, zone).date()
+    """The calendar date in `zone` at `instant`: for an instant whose date there would be
+    before the year 1 or after the year 9999, the first or the last date of the calendar."""
+    try:
+        return datetime.fromtimestamp(instant, zone).date()
+    except (OverflowError, ValueError, OSError):
+        return date.min if instant < 0 else date.max
+
+
+def shift_date(day: date, days: int) -> date | None:
+    """`day` and `days` days (fewer if negative), or None when that is not a date of the
+    calendar (the years 1 to 9999)."""
+    try:
+        return day + timedelta(days=days)
+    except OverflowError:
+        return None
+
+
+def wall_instant(day: date, clock: time, zone: ZoneInfo) -> int | None:
+    """`to_instant` of `clock` on `day`, or None when that wall-clock time is not within the
+    years 1 to 9999 in UTC (9999-12-31 23:00 in New York is in the year 10000 in UTC): the
+    windows' way to ask for a time near the ends of the calendar."""
+    try:
+        return to_instant(datetime.combine(day, clock), zone)
+    except (OverflowError, ValueError, OSError):
+        return None
 
 
 def from_instant(instant: int) -> datetime:
@@ -323,7 +363,8 @@ def from_instant(instant: int) -> datetime:
 
 def format_instant(instant: int) -> str:
     """RFC 3339 in UTC with seconds and a `Z`, the one format the API and the plan use."""
-    return from_instant(instant).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # isoformat writes the year in four digits (0001), which strftime's %Y does not everywhere.
+    return from_instant(instant).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
 def instant_of(moment: datetime) -> int:

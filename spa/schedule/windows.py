@@ -16,12 +16,22 @@ clocks through time zones on each question would dominate the cost.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
-from spa.schedule.wallclock import Weekday, local_date, to_instant
+from spa.schedule.wallclock import (
+    BEYOND_CALENDAR,
+    FIRST_INSTANT,
+    LAST_INSTANT,
+    Weekday,
+    local_date,
+    shift_date,
+    to_instant,
+    wall_instant,
+)
 
 __all__ = [
     "Occurrence",
@@ -34,7 +44,6 @@ __all__ = [
 
 Interval = tuple[int, int]
 
-_DAY = timedelta(days=1)
 _CHUNK_SECONDS = 7 * 24 * 3600
 _MAX_CACHED_CHUNKS = 128
 # How far ahead `next_boundary` looks before it concludes there is none: 41 years (of 366
@@ -44,6 +53,7 @@ _MAX_CACHED_CHUNKS = 128
 # 2#5` matches on 2084-02-29, then not before 2124-02-29, as 2100 is no leap year), computed
 # over the 400-year Gregorian cycle by tests/unit/test_cron_horizon.py. A OneShot (or a
 # `startDate`) further ahead, and starts the calendar excludes, are beyond any such bound.
+# Nor does it look past LAST_INSTANT, the end of the calendar (docs/schedules.md).
 DEFAULT_HORIZON_YEARS = 41
 DEFAULT_HORIZON_SECONDS = DEFAULT_HORIZON_YEARS * 366 * 24 * 3600
 # `next_boundary` skips a stretch without occurrences by asking the window for up to this
@@ -73,7 +83,9 @@ class Window(Protocol):
         """The zone whose dates calendar rules judge."""
 
     def occurrences(self, low: int, high: int) -> list[Occurrence]:
-        """Every non-empty occurrence that overlaps `[low, high)`, ordered by start."""
+        """Every non-empty occurrence that overlaps `[low, high)` and the engine's instants
+        (FIRST_INSTANT to LAST_INSTANT, spa/schedule/wallclock.py), ordered by start. One that
+        ends after the last date of the calendar ends at BEYOND_CALENDAR."""
 
     def last_instant(self) -> int | None:
         """An instant after which the window has no boundary, or None if it recurs forever."""
@@ -103,17 +115,17 @@ class RecurringWindow:
         found: list[Occurrence] = []
         # A window that starts on local day d ends by the end of day d + 1 (plus at most a
         # daylight-saving shift), so days from two before `low` cover every overlap.
-        day = local_date(low, self.zone) - 2 * _DAY
-        last_day = local_date(high, self.zone)
+        days = local_days(low, high, self.zone, before=2)
+        if days is None:
+            return found
+        low, high = max(low, FIRST_INSTANT), min(high, LAST_INSTANT + 1)
         crosses_midnight = self.end <= self.start
-        while day <= last_day:
+        for day in dates_between(*days):
             if self.days is None or Weekday(day.weekday()) in self.days:
-                start = to_instant(datetime.combine(day, self.start), self.zone)
-                end_day = day + _DAY if crosses_midnight else day
-                end = to_instant(datetime.combine(end_day, self.end), self.zone)
-                if start < end and end > low and start < high:
+                start = wall_instant(day, self.start, self.zone)
+                end = _end_instant(day, 1 if crosses_midnight else 0, self.end, self.zone)
+                if start is not None and start < end and end > low and start < high:
                     found.append(Occurrence(day, start, end))
-            day += _DAY
         return found
 
     def last_instant(self) -> int | None:
@@ -153,16 +165,19 @@ class WeeklySpanWindow:
         found: list[Occurrence] = []
         # A span lasts at most 7 days and an hour, so starts from 8 days before `low` on
         # cover every overlap.
-        day = local_date(low, self.zone) - 8 * _DAY
-        day += _DAY * ((self.start_day - day.weekday()) % 7)
-        last_day = local_date(high, self.zone)
-        while day <= last_day:
-            start = to_instant(datetime.combine(day, self.start), self.zone)
-            end_day = day + self.span_days * _DAY
-            end = to_instant(datetime.combine(end_day, self.end), self.zone)
-            if start < end and end > low and start < high:
+        days = local_days(low, high, self.zone, before=8)
+        if days is None:
+            return found
+        low, high = max(low, FIRST_INSTANT), min(high, LAST_INSTANT + 1)
+        earliest, last_day = days
+        first = shift_date(earliest, (self.start_day - earliest.weekday()) % 7)
+        if first is None:
+            return found
+        for day in dates_between(first, last_day, step=7):
+            start = wall_instant(day, self.start, self.zone)
+            end = _end_instant(day, self.span_days, self.end, self.zone)
+            if start is not None and start < end and end > low and start < high:
                 found.append(Occurrence(day, start, end))
-            day += 7 * _DAY
         return found
 
     def last_instant(self) -> int | None:
@@ -249,15 +264,24 @@ class Timeline:
         self._quiet: tuple[int, int, int | None] = (0, -1, None)
 
     def is_active(self, instant: int) -> bool:
+        # Outside the engine's instants, the state at the nearest of them holds (no boundary
+        # is found beyond them: docs/schedules.md, "The end of the calendar").
+        if instant > LAST_INSTANT:
+            instant = LAST_INSTANT
+        elif instant < FIRST_INSTANT:
+            instant = FIRST_INSTANT
         chunk = self._chunk(instant // _CHUNK_SECONDS)
         # A start is active from its instant on, an end inactive: count those up to it.
         return bisect.bisect_right(chunk.boundaries, instant) & 1 != chunk.active
 
     def next_boundary(self, instant: int, *, horizon: int = DEFAULT_HORIZON_SECONDS) -> int | None:
-        """The first boundary strictly after `instant`, looking at most `horizon` seconds ahead."""
-        if self._never_changes(instant):
+        """The first boundary strictly after `instant`, looking at most `horizon` seconds ahead
+        and not beyond LAST_INSTANT, where the search ends (docs/schedules.md, "The end of
+        the calendar"); before FIRST_INSTANT, the first boundary after that."""
+        instant = max(instant, FIRST_INSTANT)
+        limit = min(instant + horizon, LAST_INSTANT)
+        if limit <= instant or self._never_changes(instant):
             return None
-        limit = instant + horizon
         low, high, after = self._quiet
         if low <= instant <= high:
             # Nothing in `(instant, high]`: the answer is the first boundary after `high`.
@@ -308,8 +332,9 @@ class Timeline:
         return index
 
     def boundaries_between(self, low: int, high: int) -> list[int]:
-        """Boundaries in `(low, high]`, in time order."""
-        if self._never_changes(low):
+        """Boundaries in `(low, high]`, in time order (none outside the engine's instants)."""
+        low, high = max(low, FIRST_INSTANT), min(high, LAST_INSTANT)
+        if low >= high or self._never_changes(low):
             return []
         found: list[int] = []
         for index in range(low // _CHUNK_SECONDS, high // _CHUNK_SECONDS + 1):
@@ -353,3 +378,35 @@ class Timeline:
 
 def _by_start(occurrence: Occurrence) -> int:
     return occurrence.start
+
+
+def local_days(low: int, high: int, zone: ZoneInfo, *, before: int) -> tuple[date, date] | None:
+    """The dates in `zone` on which an occurrence that overlaps `[low, high)` may start, for a
+    window whose occurrences last less than `before` days: from `before` days before the date
+    of `low` to the date of `high`, both within the engine's instants (FIRST_INSTANT to
+    LAST_INSTANT); None when `[low, high)` lies outside them."""
+    low, high = max(low, FIRST_INSTANT), min(high, LAST_INSTANT + 1)
+    if low >= high:
+        return None
+    first = shift_date(local_date(low, zone), -before) or date.min
+    return first, local_date(high, zone)
+
+
+def dates_between(first: date, last: date, *, step: int = 1) -> Iterator[date]:
+    """`first`, then every `step` days up to `last`, stopping at the end of the calendar."""
+    delta = timedelta(days=step)
+    day = first
+    try:
+        while day <= last:
+            yield day
+            day += delta
+    except OverflowError:
+        return
+
+
+def _end_instant(day: date, days: int, clock: time, zone: ZoneInfo) -> int:
+    """The instant of `clock` `days` days after `day`, the end of an occurrence of `day`;
+    BEYOND_CALENDAR when that is after the calendar's last date."""
+    end_day = day if days == 0 else shift_date(day, days)
+    end = None if end_day is None else wall_instant(end_day, clock, zone)
+    return BEYOND_CALENDAR if end is None else end

@@ -1,9 +1,8 @@
-"""The new window kinds and the calendar rules agree with a naive minute-by-minute reference
-(tests/unit/calendar_reference.py)."""
+"""The engine's window kinds and date rules agree with the reference judge and its naive
+minute-by-minute windows (tests/unit/calendar_reference.py). `spa plan`, the controller and
+`kubectl spa status` are held to the same reference in tests/unit/test_calendar_everywhere.py."""
 
 from __future__ import annotations
-
-from datetime import date
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -11,8 +10,6 @@ from hypothesis import strategies as st
 from spa.schedule import (
     Base,
     Rule,
-    SkipCause,
-    Skipped,
     Timeline,
     next_transition,
     skipped_between,
@@ -24,54 +21,40 @@ from tests.unit.calendar_reference import (
     Case,
     active_in,
     cases,
+    expect,
     first_change,
     merged,
+    named_examples,
     reference,
 )
 
 
 @PROPERTY_SETTINGS
 @given(cases())
+@named_examples
 def test_activity_and_next_boundary_match_the_reference(case_: tuple[int, Case]) -> None:
     instant, case = case_
-    occurrences, _ = reference(case, instant)
-    runs = merged([(s, e) for day, s, e in occurrences if case.verdict(day) is None])
+    expected = expect(case, instant)
     timeline = Timeline(case.window())
-    assert timeline.is_active(instant) == active_in(runs, instant)
-    expected = first_change(lambda t: active_in(runs, t), instant)
-    assert timeline.next_boundary(instant, horizon=HORIZON) == expected
+    assert timeline.is_active(instant) == expected.active
+    assert timeline.next_boundary(instant, horizon=HORIZON) == expected.next_change
+    edges = [edge for edge, _ in expected.changes]
+    assert timeline.boundaries_between(instant, instant + HORIZON) == edges
+    assert case.window().completed(instant) == expected.completed
 
 
 @PROPERTY_SETTINGS
 @given(cases())
+@named_examples
 def test_skipped_windows_match_the_reference(case_: tuple[int, Case]) -> None:
     """Every window an excluded date, a (Skip-mode) holiday or a Skip calendar removes, and only
-    those, each with its reason."""
+    those, each with its reason in the words of `spa plan`."""
     instant, case = case_
-    occurrences, _ = reference(case, instant)
-    # The windows of one day that overlap or touch are one window (a dense cron expression).
-    windows: list[tuple[date, int, int]] = []
-    for day, start, end in sorted(occurrences):
-        if windows and windows[-1][0] == day and start <= windows[-1][2]:
-            windows[-1] = (day, windows[-1][1], max(end, windows[-1][2]))
-        else:
-            windows.append((day, start, end))
-    expected = sorted(
-        (start, day, verdict)
-        for day, start, _ in windows
-        if instant < start <= instant + HORIZON
-        and (verdict := case.verdict(day)) is not None
-        and verdict != "outside"
-    )
-    found = sorted(
-        (
-            s.occurrence.start,
-            s.occurrence.day,
-            _said(s),
-        )
+    found = [
+        (s.occurrence.start, s.occurrence.day, s.reason)
         for s in skipped_between(case.window(), instant, instant + HORIZON)
-    )
-    assert found == expected
+    ]
+    assert sorted(found) == expect(case, instant).skipped
 
 
 @PROPERTY_SETTINGS
@@ -115,12 +98,3 @@ def test_effective_values_with_calendars_match_the_reference(
     assert next_transition(base, rules, instant, horizon=HORIZON) == first_change(
         reference_state, instant
     )
-
-
-def _said(skipped: Skipped) -> str:
-    """The reference's word for a skipped occurrence's reason."""
-    if skipped.cause is SkipCause.EXCLUDED:
-        return "excluded"
-    if skipped.cause is SkipCause.HOLIDAY:
-        return "holiday"
-    return skipped.reason

@@ -121,6 +121,13 @@ def test_values_written_by_the_cli_read_back() -> None:
             "max must be an integer from min (5)",
         ),
         (OVERRIDE_ANNOTATION, "min=5,until=2h", "until must be an RFC 3339 time"),
+        # In the year 10000 and the year 0 in UTC: the controller failed on them.
+        (PAUSED_UNTIL_ANNOTATION, "9999-12-31T23:00:00-05:00", "within the years 1 to 9999"),
+        (
+            OVERRIDE_ANNOTATION,
+            "min=5,until=0001-01-01T00:00:00+05:00",
+            "until must be an RFC 3339 time within the years 1 to 9999 in UTC",
+        ),
     ],
 )
 def test_a_malformed_value_is_ignored_with_an_error_naming_its_annotation(

@@ -21,7 +21,12 @@ BLACK_FRIDAY = calendar(
     dates=["2026-12-24"],
     dateRanges=[{"start": "2026-11-27", "end": "2026-11-30"}],
 )
-_PEAK = {"type": "Daily", "startTime": "08:00", "endTime": "20:00", "minReplicas": 20}
+_PEAK: dict[str, Any] = {
+    "type": "Daily",
+    "startTime": "08:00",
+    "endTime": "20:00",
+    "minReplicas": 20,
+}
 
 
 def plan_of(*bodies: dict[str, Any]) -> Plan:
@@ -57,6 +62,105 @@ def test_an_only_calendar_keeps_its_dates_and_a_skip_calendar_is_named() -> None
     assert "only on ClusterCalendar/black-friday, skipping Calendar/freeze" in table
     (skipped,) = json.loads(render_json(plan))["autoscalers"][0]["skipped"]
     assert (skipped["date"], skipped["reason"]) == ("2026-11-29", "calendar: Calendar/freeze")
+
+
+# Issue 35: `holidays: {mode: Only}` switched off every shared calendar of the Schedule.
+_HOLIDAY_PEAK: dict[str, Any] = {
+    "type": "Daily",
+    "startTime": "10:00",
+    "endTime": "20:00",
+    "timeZone": "America/New_York",
+    "holidays": {"country": "US", "mode": "Only"},
+    "maxReplicas": 30,
+}
+_NOVEMBER_TO_JANUARY = (
+    int(dt.datetime(2026, 11, 1, tzinfo=dt.UTC).timestamp()),
+    int(dt.datetime(2027, 2, 1, tzinfo=dt.UTC).timestamp()),
+)
+
+
+def starts_of(plan: Plan) -> list[str]:
+    """The local dates (New York) on which the plan's one autoscaler starts a window."""
+    (planned,) = plan.autoscalers
+    zone = planned.schedules[0].zone
+    return [
+        dt.datetime.fromtimestamp(at, zone).date().isoformat()
+        for at, state in planned.transitions
+        if state.active
+    ]
+
+
+def test_a_skip_calendar_beside_holidays_only_skips_thanksgiving() -> None:
+    freeze = calendar(name="thanksgiving-freeze", namespace="shop", dates=["2026-11-26"])
+    documents = [
+        Document("peak.yaml", index, body)
+        for index, body in enumerate(
+            [
+                freeze,
+                autoscaler(),
+                schedule(
+                    name="holiday-peak",
+                    calendars=[{"name": "thanksgiving-freeze"}],
+                    **_HOLIDAY_PEAK,
+                ),
+            ],
+            1,
+        )
+    ]
+    plan = build_plan(documents, [], at=_NOVEMBER_TO_JANUARY[0], until=_NOVEMBER_TO_JANUARY[1])
+    assert plan.errors == []
+    assert starts_of(plan) == ["2026-11-11", "2026-12-25", "2027-01-01", "2027-01-18"]
+    (skipped,) = plan.autoscalers[0].skipped
+    assert skipped.skipped.describe() == (
+        "excluded 2026-11-26 (calendar: Calendar/thanksgiving-freeze)"
+    )
+    (planned,) = plan.autoscalers[0].schedules
+    assert planned.window == (
+        "daily 10:00-20:00, only on US holidays, skipping Calendar/thanksgiving-freeze"
+    )
+
+
+def test_an_only_calendar_beside_holidays_only_keeps_the_holidays_on_it() -> None:
+    christmas = calendar(
+        name="christmas",
+        namespace="shop",
+        dateRanges=[{"start": "2026-12-24", "end": "2026-12-25"}],
+    )
+    documents = [
+        Document("peak.yaml", index, body)
+        for index, body in enumerate(
+            [
+                christmas,
+                autoscaler(),
+                schedule(
+                    name="holiday-peak",
+                    calendars=[{"name": "christmas", "mode": "Only"}],
+                    **_HOLIDAY_PEAK,
+                ),
+            ],
+            1,
+        )
+    ]
+    plan = build_plan(documents, [], at=_NOVEMBER_TO_JANUARY[0], until=_NOVEMBER_TO_JANUARY[1])
+    assert plan.errors == []
+    # Not Christmas Eve (no holiday), nor Thanksgiving or New Year's Day (not on the calendar).
+    assert starts_of(plan) == ["2026-12-25"]
+    assert plan.autoscalers[0].skipped == []
+    (planned,) = plan.autoscalers[0].schedules
+    assert planned.window == "daily 10:00-20:00, only on US holidays that are on Calendar/christmas"
+
+
+def test_an_end_date_on_the_last_day_of_the_calendar_is_no_end() -> None:
+    """endDate 9999-12-31 has no day after it: the Schedule goes on as without endDate (it was
+    a traceback in `spa plan` and the controller)."""
+    plan = plan_of(
+        autoscaler(), schedule(name="peak", startDate="0001-01-01", endDate="9999-12-31", **_PEAK)
+    )
+    assert plan.errors == []
+    (planned,) = plan.autoscalers
+    assert [dt.datetime.fromtimestamp(at, dt.UTC).isoformat() for at, _ in planned.transitions][
+        :2
+    ] == ["2026-11-26T08:00:00+00:00", "2026-11-26T20:00:00+00:00"]
 
 
 def test_calendars_are_found_where_the_api_server_would_put_them() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 SPA = Path(sys.executable).parent / "spa"
 RANGE = ("--at", "2026-11-23T00:00:00Z", "--days", "2")
@@ -116,6 +117,15 @@ def test_directories_that_differ_exit_1_with_each_change(tmp_path: Path) -> None
     ]
 
 
+def test_the_diff_in_yaml_is_the_json_document(tmp_path: Path) -> None:
+    """`-o yaml` is offered with --diff too (it was a KeyError traceback)."""
+    write(tmp_path, {"old/web.yaml": web(), "new/web.yaml": web("08:00")})
+    code, document, _ = diff_json("--diff", "old", "-f", "new", cwd=tmp_path)
+    result = spa("--diff", "old", "-f", "new", "-o", "yaml", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (code, "")
+    assert yaml.safe_load(result.stdout) == document
+
+
 def test_the_old_side_may_be_standard_input(tmp_path: Path) -> None:
     write(tmp_path, {"new.yaml": web("10:00")})
     result = subprocess.run(
@@ -157,6 +167,78 @@ def test_bad_arguments_exit_2(tmp_path: Path) -> None:
     empty = spa("--diff", "git:", "-f", "new.yaml", cwd=tmp_path)
     assert empty.returncode == 2
     assert "needs a revision" in empty.stderr
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        ("git:", "'git:' needs a revision after git:"),
+        ("git:--all", "'git:--all': '--all' is not a revision name"),
+    ],
+)
+def test_a_git_source_without_a_revision_names_the_argument(
+    tmp_path: Path, source: str, said: str
+) -> None:
+    """The error is the plan command's, says which argument and what a revision is, and comes
+    with `spa plan`'s usage, not the top-level one."""
+    write(tmp_path, {"new.yaml": web()})
+    result = spa("--diff", source, "-f", "new.yaml", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith("usage: spa plan ")
+    (last,) = result.stderr.splitlines()[-1:]
+    assert last.startswith(f"spa plan: error: argument --diff: {said}")
+    assert "a branch, a tag or a commit, such as git:main" in last
+
+
+def test_a_failure_on_either_side_exits_2_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An exception while one side is planned (a bug) is not "transitions differ" (exit 1,
+    which a pull-request job accepts): it exits 2 with one line, and no partial output."""
+    import spa.cli
+    import spa.cli.plan
+
+    write(tmp_path, {"old.yaml": web(), "new.yaml": web("08:00")})
+    monkeypatch.chdir(tmp_path)
+    from spa.plan import build_plan as planned
+
+    calls: list[int] = []
+
+    def failing_once(*arguments: Any, **keywords: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise OverflowError("date value out of range")
+        return planned(*arguments, **keywords)
+
+    monkeypatch.setattr(spa.cli.plan, "build_plan", failing_once)
+    for output in ("table", "json", "html"):
+        calls.clear()
+        code = spa.cli.main(["plan", "--diff", "old.yaml", "-f", "new.yaml", "-o", output, *RANGE])
+        captured = capsys.readouterr()
+        assert (code, captured.out) == (2, ""), output
+        (line,) = captured.err.splitlines()
+        assert line.startswith("error: spa plan failed: OverflowError: date value out of range")
+        assert "This is a bug of spa" in line
+
+
+def test_a_plan_that_cannot_be_rendered_writes_no_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`-o html > plan.html` leaves no empty or partial page behind a failure: the page is made
+    in full before a byte of it is written, and a failure exits 2 with one line."""
+    import spa.cli
+    import spa.cli.plan
+
+    def failing(*_: Any) -> str:
+        raise ValueError("year 10000 is out of range")
+
+    write(tmp_path, {"new.yaml": web()})
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(spa.cli.plan._RENDERERS, "html", failing)
+    code = spa.cli.main(["plan", "-f", "new.yaml", "-o", "html", *RANGE])
+    captured = capsys.readouterr()
+    assert (code, captured.out) == (2, "")
+    assert captured.err.startswith("error: spa plan failed: ValueError: year 10000 is out of range")
 
 
 @pytest.fixture
@@ -257,3 +339,27 @@ def test_a_path_outside_the_repository_is_an_error_of_that_path(
     result = spa("--diff", "git:main", "-f", elsewhere, cwd=repository)
     assert result.returncode == 2
     assert f"error: old (git:main): {elsewhere}: outside the Git repository" in result.stderr
+
+
+def test_a_path_removed_from_the_working_tree_removes_what_it_held(repository: Path) -> None:
+    """Symmetric with a path that is new in the working tree: a pull request that deletes a
+    directory (or a file) shows its ScheduledPodAutoscalers as removed, and its check passes."""
+    shutil.rmtree(repository / "deploy")
+    code, document, stderr = diff_json("--diff", "git:main", "-f", "deploy", cwd=repository)
+    assert (code, stderr) == (1, "")
+    assert {a["name"]: a["change"] for a in document["autoscalers"]} == {
+        "api": "removed",
+        "web": "removed",
+    }
+    one = diff_json("--diff", "git:main", "-f", "deploy/web.yaml", cwd=repository)
+    assert one[0] == 1
+    assert [(a["name"], a["change"]) for a in one[1]["autoscalers"]] == [("web", "removed")]
+
+
+def test_a_path_on_neither_side_is_an_error(repository: Path) -> None:
+    """A path that is neither in the working tree nor at REV names nothing (a typo): exit 2."""
+    result = spa("--diff", "git:main", "-f", "deploy", "-f", "deplyo", cwd=repository)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "error: new (deploy, deplyo): deplyo: no such file or directory, here or at main"
+    ]

@@ -57,7 +57,8 @@ def commit(repository: Path, files: dict[str, str]) -> None:
 
 
 def names(repository: Path, *paths: str, revision: str = "main") -> list[str]:
-    documents, errors = read_revision(revision, paths, cwd=repository)
+    found = read_revision(revision, paths, cwd=repository)
+    documents, errors = found.documents, found.errors
     assert errors == []
     return [f"{d.file}={d.body['metadata']['name']}" for d in documents]  # type: ignore[index]
 
@@ -106,7 +107,8 @@ def test_symbolic_links_are_passed_over(repository: Path) -> None:
 
 def test_a_file_too_large_is_refused_unread(repository: Path) -> None:
     commit(repository, {"big.yaml": "#" * (MAX_INPUT_BYTES + 1)})
-    documents, errors = read_revision("main", ["big.yaml"], cwd=repository)
+    found = read_revision("main", ["big.yaml"], cwd=repository)
+    documents, errors = found.documents, found.errors
     assert documents == []
     assert [(e.file, e.message.split(",")[0]) for e in errors] == [
         ("main:big.yaml", "larger than 8 MiB")
@@ -118,7 +120,8 @@ def test_standard_input_and_paths_outside_are_errors_of_the_path(
 ) -> None:
     commit(repository, {"a.yaml": SPA.replace("NAME", "a")})
     outside = tmp_path_factory.mktemp("outside")
-    documents, errors = read_revision("main", ["-", str(outside), "a.yaml"], cwd=repository)
+    found = read_revision("main", ["-", str(outside), "a.yaml"], cwd=repository)
+    documents, errors = found.documents, found.errors
     assert [d.file for d in documents] == ["main:a.yaml"]
     assert [e.file for e in errors] == ["-", str(outside)]
     assert "standard input has no version in Git" in errors[0].message

@@ -36,11 +36,16 @@ BLACK_FRIDAY = calendar(
 )
 FREEZE = calendar(name="freeze", namespace="shop", dates=["2026-11-29"])
 # Every day 08:00-20:00 in New York.
-_DAILY = {"type": "Daily", "startTime": "08:00", "endTime": "20:00", "timeZone": "America/New_York"}
+_DAILY: dict[str, Any] = {
+    "type": "Daily",
+    "startTime": "08:00",
+    "endTime": "20:00",
+    "timeZone": "America/New_York",
+}
 
 
-def at(day: int, hour: int = 0, month: int = 11) -> int:
-    return int(dt.datetime(2026, month, day, hour, tzinfo=dt.UTC).timestamp())
+def at(day: int, hour: int = 0, month: int = 11, year: int = 2026) -> int:
+    return int(dt.datetime(year, month, day, hour, tzinfo=dt.UTC).timestamp())
 
 
 def compiled(references: list[dict[str, Any]], *documents: dict[str, Any]) -> Any:
@@ -177,6 +182,46 @@ def test_the_schedules_own_rules_come_first() -> None:
     ).spec
     window = compile_schedule(spec, calendars=calendar_lookup("shop", keys_of([FREEZE]))).window
     assert [s.reason for s in skipped_between(window, at(28), at(30))] == ["excludeDates"]
+
+
+# The bug of issue 35: with `holidays: {mode: Only}` every shared calendar was ignored.
+THANKSGIVING_FREEZE = calendar(name="thanksgiving-freeze", namespace="shop", dates=["2026-11-26"])
+CHRISTMAS = calendar(
+    name="christmas", namespace="shop", dateRanges=[{"start": "2026-12-24", "end": "2026-12-25"}]
+)
+US_ONLY: dict[str, Any] = {"country": "US", "mode": "Only"}
+
+
+def test_a_skip_calendar_skips_a_holiday_of_holidays_only() -> None:
+    """docs/schedules.md, "How the date rules compose": a Skip calendar beats `holidays: Only`,
+    and the skipped window is named after the calendar."""
+    spec = parse_schedule(
+        schedule(holidays=US_ONLY, calendars=[{"name": "thanksgiving-freeze"}], **_DAILY)
+    ).spec
+    lookup = calendar_lookup("shop", keys_of([THANKSGIVING_FREEZE]))
+    window = compile_schedule(spec, calendars=lookup).window
+    # The US holidays of November 2026 to January 2027 but Thanksgiving (26 November).
+    assert days_started(window, at(1), at(31, month=1, year=2027)) == [
+        "2026-11-11",
+        "2026-12-25",
+        "2027-01-01",
+        "2027-01-18",
+    ]
+    skipped = skipped_between(window, at(1), at(31, month=1, year=2027))
+    assert [(s.occurrence.day.isoformat(), s.reason) for s in skipped] == [
+        ("2026-11-26", "calendar: Calendar/thanksgiving-freeze")
+    ]
+
+
+def test_an_only_calendar_and_holidays_only_both_hold() -> None:
+    """A window starts on a holiday that is also on an Only calendar: Christmas Day alone, not
+    Christmas Eve (no holiday) nor Thanksgiving and New Year's Day (on no Only calendar)."""
+    spec = parse_schedule(
+        schedule(holidays=US_ONLY, calendars=[{"name": "christmas", "mode": "Only"}], **_DAILY)
+    ).spec
+    window = compile_schedule(spec, calendars=calendar_lookup("shop", keys_of([CHRISTMAS]))).window
+    assert days_started(window, at(1), at(31, month=1, year=2027)) == ["2026-12-25"]
+    assert skipped_between(window, at(1), at(31, month=1, year=2027)) == []
 
 
 def test_the_references_a_stored_schedule_makes_are_read_leniently() -> None:
