@@ -18,16 +18,14 @@ from spa.api.resources import (
     ScheduleSpec,
     ScheduleStatus,
 )
-from spa.api.validation import (
+from spa.api.validation.compile import (
     CompiledSchedule,
-    FieldError,
-    InvalidObject,
     autoscaler_base,
     autoscaler_lead,
     compile_schedule,
-    parse_schedule,
-    parse_scheduled_pod_autoscaler,
 )
+from spa.api.validation.messages import FieldError, InvalidObject
+from spa.api.validation.parse import parse_schedule, parse_scheduled_pod_autoscaler
 
 __all__ = [
     "API_VERSION",

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 from spa.api import wire
 from spa.api.resources import GROUP
-from spa.api.validation import FieldError, annotation_field
-from spa.api.validation import described as _value  # how every message shows an input
+from spa.api.validation.messages import FieldError, annotation_field
+from spa.api.validation.messages import described as _value  # how every message shows an input
 
 __all__ = [
     "ADOPT_ANNOTATION",

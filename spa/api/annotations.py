@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from spa.api.adoption import ADOPT_ANNOTATION, adopt_requested
 from spa.api.incident import OVERRIDE_ANNOTATION, PAUSED_UNTIL_ANNOTATION
 from spa.api.resources import GROUP, SCHEDULE_KIND, SCHEDULED_POD_AUTOSCALER
-from spa.api.validation import FieldError, annotation_field
+from spa.api.validation.messages import FieldError, annotation_field
 
 __all__ = ["AUTOSCALER_ANNOTATIONS", "annotation_warnings"]
 

@@ -6,7 +6,7 @@ Git (`minReplica: 5`) would otherwise do nothing without anyone noticing; the AP
 strict field validation reports them the same way. Types are strict for the same reason: the
 API server refuses `minReplicas: "5"` and `suspend: "yes"`, so a model that converted them would
 call a manifest valid that `kubectl apply` then rejects. Validation runs in pydantic's JSON mode
-(`spa.api.validation`), where strict still reads an enum from its string.
+(`spa.api.validation.parse`), where strict still reads an enum from its string.
 """
 
 from __future__ import annotations

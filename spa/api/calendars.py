@@ -15,7 +15,9 @@ from typing import Any, NamedTuple
 
 from spa.api import wire
 from spa.api.resources import CALENDAR_KIND, CLUSTER_CALENDAR_KIND, CalendarReference
-from spa.api.validation import CalendarLookup, InvalidObject, calendar_dates, parse_calendar
+from spa.api.validation.compile import CalendarLookup, calendar_dates
+from spa.api.validation.messages import InvalidObject
+from spa.api.validation.parse import parse_calendar
 from spa.schedule import DateSet
 
 __all__ = [

@@ -39,7 +39,7 @@ def _check_quantity(value: object) -> object:
         return value
     if isinstance(value, str) and _QUANTITY.fullmatch(value) is not None:
         return value
-    # The value itself is added by the caller's message, shortened (spa.api.validation).
+    # The value itself is added by the caller's message, shortened (spa.api.validation.messages).
     raise ValueError("must be a Kubernetes quantity such as 500m, 2, 1Gi or 1e3")
 
 

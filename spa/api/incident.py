@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from spa.api.resources import GO_DURATION_PATTERN, GROUP
-from spa.api.validation import FieldError, annotation_field, described
+from spa.api.validation.messages import FieldError, annotation_field, described
 from spa.schedule import format_instant, go_duration_seconds
 
 __all__ = [

@@ -4,69 +4,31 @@
 `--diff`, what a change of the manifests changes);
 `spa status` shows what the live ScheduledPodAutoscalers do; `spa pause`, `override` and
 `resume` hold an HPA during an incident; `spa run` starts the controller.
-The Kubernetes client is imported only by the commands that talk to a cluster, so that
-`plan -f` starts fast and works where the client cannot be imported. Invoked as `kubectl spa`
-(the plugin `kubectl-spa`), the help says so. Every command's help ends with examples, which
-tests/unit/test_cli_help.py parses, so that none of them goes stale; shell completion is
-spa/cli/completion.py, from this same parser.
+This module is the wiring: the parser, one subcommand a command, and the dispatch. Each
+command is a module of its own, with its flags and what it does: spa/cli/plan.py, status.py
+(its flags in options.py), incident.py, run.py and completion.py; their help, ending with
+examples, is spa/cli/help.py. The Kubernetes client is imported only by the commands that talk
+to a cluster, so that `plan -f` starts fast and works where the client cannot be imported; shell
+completion is spa/cli/completion.py, from this same parser.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
-import traceback
-from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
-from typing import TypeVar
+from collections.abc import Sequence
 
 from spa import __version__
-from spa.cli.completion import (
-    KUBECTL_COMPLETER,
-    SHELLS,
-    autocomplete,
-    completer_missing,
-    plugin_script,
-    shell_script,
-)
+from spa.cli.completion import add_completion_command, autocomplete, run_completion
+from spa.cli.help import EXAMPLES, HelpFormatter, program_name
 from spa.cli.incident import COMMANDS as INCIDENT_COMMANDS
 from spa.cli.incident import add_incident_commands, run_incident
-from spa.cli.options import add_cluster_arguments, add_status_arguments, cluster_arguments_given
-from spa.cli.output import ReaderGone, emit
-from spa.controller.options import add_run_arguments
-from spa.plan import (
-    Plan,
-    build_plan,
-    read_documents,
-    render_errors,
-    render_html,
-    render_json,
-    render_table,
-    render_warnings,
-    render_yaml,
-)
-from spa.plan.diff import (
-    PlanDiff,
-    diff_plans,
-    render_diff_errors,
-    render_diff_json,
-    render_diff_table,
-    render_diff_yaml,
-)
-from spa.plan.html import render_diff_html
-from spa.plan.revision import GIT_PREFIX, RevisionError, read_revision, read_working_tree
-from spa.schedule import format_instant, instant_of
+from spa.cli.options import add_status_command
+from spa.cli.output import reading_cluster
+from spa.cli.plan import add_plan_command, run_plan
+from spa.cli.run import add_run_command, run_controller
 
 __all__ = ["build_parser", "main"]
-
-# The instants a plan may cover, as docs/plan.md states them; the engine itself answers for
-# any instant, up to the end of the calendar (docs/schedules.md, "The end of the calendar").
-_EARLIEST = instant_of(datetime(1970, 1, 1, tzinfo=UTC))
-_LATEST = instant_of(datetime(9999, 1, 1, tzinfo=UTC))
-_MAX_DAYS = 3660
-_DAY_SECONDS = 86400
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -83,188 +45,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     autocomplete(parser)
     arguments = parser.parse_args(argv)
     if arguments.command == "plan":
-        return _plan(parser, arguments)
+        return run_plan(parser, arguments)
     if arguments.command == "completion":
-        return _completion(parser, arguments.shell)
+        return run_completion(parser, arguments.shell)
     if arguments.command == "status":
         from spa.cli.status import run_status
 
         if arguments.name is not None and arguments.selector is not None:
             # As kubectl get: a name and a selector together are refused.
             parser.error("status: NAME cannot be given with -l/--selector")
-        return _reading_cluster(lambda: run_status(arguments))
+        return reading_cluster(lambda: run_status(arguments))
     if arguments.command in INCIDENT_COMMANDS:
-        return _reading_cluster(lambda: run_incident(arguments))
-    from spa.controller.main import run
-
-    return run(arguments)
-
-
-def _completion(parser: argparse.ArgumentParser, shell: str) -> int:
-    """`spa completion SHELL` prints argcomplete's script for `spa`; `kubectl spa completion
-    SHELL` the script that loads kubectl's completion, which completes `kubectl spa` through
-    kubectl_complete-spa, and, where that is missing (Krew), how to add it, on standard error
-    (docs/operations.md, "Help and shell completion")."""
-    if _plugin(parser.prog):
-        script = plugin_script(shell)
-        missing = completer_missing()
-        if missing is not None:
-            print(missing, file=sys.stderr, flush=True)
-    else:
-        script = shell_script(shell)
-    with contextlib.suppress(ReaderGone):
-        emit(script)
-    return 0
-
-
-def _plugin(prog: str) -> bool:
-    """Whether the parser is that of the kubectl plugin (`kubectl spa`)."""
-    return prog.startswith("kubectl ")
-
-
-def program_name(argv0: str | None = None) -> str:
-    """`kubectl spa` when run as the kubectl plugin (kubectl runs `kubectl-spa` with its own
-    path as argv[0]), else `spa`."""
-    name = os.path.basename(sys.argv[0] if argv0 is None else argv0)
-    return "kubectl spa" if name.startswith("kubectl-spa") else "spa"
-
-
-# The examples at the end of each command's help ("%(prog)s" is the command as invoked: `spa
-# plan`, or `kubectl spa plan` for the plugin). One command a line, each preceded by a comment:
-# tests/unit/test_cli_help.py parses every one of them with this parser.
-EXAMPLES = {
-    "": """\
-examples:
-  # What the manifests of a directory do in the next 7 days (no cluster needed)
-  %(prog)s plan -f manifests/
-
-  # What each ScheduledPodAutoscaler of a namespace does now, and next
-  %(prog)s status -n shop
-
-  # Complete commands, flags and names with TAB in bash
-  source <(%(prog)s completion bash)
-""",
-    "plan": """\
-examples:
-  # The next 7 days of the manifests of a directory
-  %(prog)s -f manifests/
-
-  # A given fortnight of two files, as JSON
-  %(prog)s -f spa.yaml -f schedules.yaml --at 2026-12-01T00:00:00Z --days 14 -o json
-
-  # The output of kustomize, read from standard input, up to a date
-  kustomize build overlays/prod | %(prog)s -f - --until 2027-01-01T00:00:00Z
-
-  # The live objects of a namespace instead of files, as a page to share
-  %(prog)s --from-cluster -n shop -o html > plan.html
-
-  # The same plan as YAML, for every namespace
-  %(prog)s --from-cluster -A -o yaml
-""",
-    "status": """\
-examples:
-  # Every ScheduledPodAutoscaler of the context's namespace
-  %(prog)s
-
-  # One of them, with all its Schedules and more transitions
-  %(prog)s web -n shop -o wide
-
-  # Those labelled team=checkout, in every namespace, as YAML
-  %(prog)s -A -l team=checkout -o yaml
-
-  # Their names only, as `kubectl get -o name` prints them
-  %(prog)s -n shop -o name
-
-  # Watch one as it changes (Ctrl-C ends), reading the cluster every 5 seconds
-  %(prog)s web -n shop --watch --interval 5
-""",
-    "run": """\
-examples:
-  # The controller as the install manifest runs it
-  %(prog)s --enable-leader-election
-
-  # Outside the cluster, on two namespaces, with readable logs
-  %(prog)s --kubeconfig ~/.kube/config --namespace shop --namespace blog --log-format text
-""",
-    "pause": """\
-examples:
-  # Leave the HPA of web alone during an incident, until resumed
-  %(prog)s web -n shop
-
-  # The same for three hours only; the schedule applies again after them
-  %(prog)s web -n shop --for 3h
-""",
-    "override": """\
-examples:
-  # Hold at least 20 replicas (and at most the spec's maxReplicas) for two hours
-  %(prog)s web -n shop --min 20 --for 2h
-
-  # Hold 20 to 40 for 90 minutes
-  %(prog)s web -n shop --min 20 --max 40 --for 90m
-""",
-    "resume": """\
-examples:
-  # End a pause and an override of web now: the schedule applies again
-  %(prog)s web -n shop
-""",
-    "completion": """\
-examples:
-  # bash: for this shell, then for every new one
-  source <(%(prog)s bash)
-  %(prog)s bash > ~/.local/share/bash-completion/completions/spa
-
-  # zsh (after compinit)
-  eval "$(%(prog)s zsh)"
-
-  # fish
-  %(prog)s fish > ~/.config/fish/completions/spa.fish
-""",
-}
-
-# The examples of `kubectl spa completion`, which prints the script that loads kubectl's own
-# completion (kubectl completes its plugins itself): for this shell; add the same line to the
-# shell's startup file for every new one.
-PLUGIN_COMPLETION_EXAMPLES = """\
-examples:
-  # bash: kubectl's completion, which completes kubectl spa (add it to ~/.bashrc to keep it)
-  source <(%(prog)s bash)
-
-  # zsh (after compinit; in ~/.zshrc to keep it)
-  source <(%(prog)s zsh)
-
-  # fish (in ~/.config/fish/config.fish to keep it)
-  %(prog)s fish | source
-"""
-
-
-class _HelpFormatter(argparse.HelpFormatter):
-    """argparse's formatter, except that text written in lines (the examples) keeps its line
-    breaks and indentation, as RawDescriptionHelpFormatter would keep them; descriptions,
-    written as one paragraph, are still wrapped to the terminal."""
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        if "\n" not in text:
-            return super()._fill_text(text, width, indent)
-        return "".join(indent + line for line in text.splitlines(keepends=True))
-
-
-def _command(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    name: str,
-    *,
-    help: str,
-    description: str,
-    examples: str | None = None,
-) -> argparse.ArgumentParser:
-    """A subcommand whose help ends with its examples (`EXAMPLES[name]` unless given), laid
-    out as written."""
-    return commands.add_parser(
-        name,
-        help=help,
-        description=description,
-        epilog=EXAMPLES[name] if examples is None else examples,
-        formatter_class=_HelpFormatter,
-    )
+        return reading_cluster(lambda: run_incident(arguments))
+    return run_controller(arguments)
 
 
 def build_parser(*, prog: str | None = None) -> argparse.ArgumentParser:
@@ -274,362 +67,16 @@ def build_parser(*, prog: str | None = None) -> argparse.ArgumentParser:
         prog=prog,
         description="Scheduled scaling for Kubernetes HorizontalPodAutoscalers.",
         epilog=EXAMPLES[""],
-        formatter_class=_HelpFormatter,
+        formatter_class=HelpFormatter,
     )
     # `spa --version` and `kubectl spa --version` say the same (docs/operations.md).
     parser.add_argument(
         "--version", action="version", version=f"scheduled-pod-autoscaler {__version__}"
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    plan = _command(
-        commands,
-        "plan",
-        help="preview the effective min/maxReplicas of ScheduledPodAutoscalers from manifests",
-        description=(
-            "Read ScheduledPodAutoscaler and Schedule manifests (files, directories, "
-            "multi-document YAML; '-' for standard input), validate them, and print for every "
-            "ScheduledPodAutoscaler the effective values at --at and every change after it "
-            "up to the horizon. Needs no cluster. Errors go to standard error; exits 1 if "
-            "any document is invalid. With --diff OLD, show instead the transitions the -f "
-            "manifests add, remove or change compared with OLD (docs/plan.md, '--diff')."
-        ),
-    )
-    source = plan.add_mutually_exclusive_group(required=True)
-    source.add_argument(
-        "-f",
-        "--filename",
-        action="append",
-        metavar="PATH",
-        help="a manifest file, a pipe such as <(kustomize build .), or a directory of "
-        "manifests; repeatable",
-    )
-    source.add_argument(
-        "--from-cluster",
-        action="store_true",
-        help="plan the ScheduledPodAutoscalers and Schedules of a live cluster (read-only; "
-        "--kubeconfig, --context, -n and -A as in kubectl)",
-    )
-    plan.add_argument(
-        "--diff",
-        type=_diff_source,
-        metavar="OLD",
-        help="compare with OLD: show the transitions the -f manifests add, remove or change; "
-        "OLD is a file or directory of manifests, or git:REV for the -f paths at Git revision "
-        "REV (e.g. --diff git:origin/main -f deploy/); exits 0 if none differ, 1 if some do, "
-        "2 on any error",
-    )
-    plan.add_argument(
-        "--at",
-        type=_timestamp,
-        metavar="RFC3339",
-        help="the instant to start from, e.g. 2026-03-08T06:30:00Z (default: now)",
-    )
-    horizon = plan.add_mutually_exclusive_group()
-    horizon.add_argument(
-        "--days",
-        type=_positive_days,
-        default=7,
-        metavar="N",
-        help="how many days after --at to list transitions for (default: 7)",
-    )
-    horizon.add_argument(
-        "--until", type=_timestamp, metavar="RFC3339", help="list transitions up to this instant"
-    )
-    plan.add_argument(
-        "-o",
-        "--output",
-        choices=("table", "json", "yaml", "html"),
-        default="table",
-        help="table (default), json (docs/plan.md), yaml (the same document) or html (one "
-        "self-contained page with a timeline per ScheduledPodAutoscaler)",
-    )
-
-    add_cluster_arguments(plan)
-    add_status_arguments(
-        _command(
-            commands,
-            "status",
-            help="show what live ScheduledPodAutoscalers do now and next",
-            description=(
-                "For each ScheduledPodAutoscaler of the cluster: the base and the in-force "
-                "min/maxReplicas (read from its HPA), whether the HPA is what the SPA wants "
-                "now, the active Schedules, the next transitions in UTC and in each "
-                "Schedule's time zone, what is Degraded and why, and the last events. "
-                "Read-only."
-            ),
-        )
-    )
-    add_incident_commands(commands, command=_command)
-    add_run_arguments(
-        _command(
-            commands,
-            "run",
-            help="run the controller",
-            description="Run the controller: one HPA per ScheduledPodAutoscaler, set by Schedules.",
-        )
-    )
-    if _plugin(prog):
-        completion = _command(
-            commands,
-            "completion",
-            help="print what makes the shell complete kubectl spa (bash, zsh or fish)",
-            description=(
-                "kubectl completes `kubectl spa` itself (kubectl 1.26 and later): at a TAB it "
-                f"runs the executable {KUBECTL_COMPLETER} from PATH, which answers with this "
-                "command's commands, flags, their values and the names of "
-                "ScheduledPodAutoscalers in the cluster. This prints the script that loads "
-                "kubectl's own completion for the shell, and says on standard error how to "
-                f"add {KUBECTL_COMPLETER} beside kubectl-spa where it is not on PATH: a pip "
-                'install puts it there, Krew does not (docs/operations.md, "Help and shell '
-                'completion").'
-            ),
-            examples=PLUGIN_COMPLETION_EXAMPLES,
-        )
-    else:
-        completion = _command(
-            commands,
-            "completion",
-            help="print the shell completion script of spa (bash, zsh or fish)",
-            description=(
-                "Print the script that makes the shell complete spa's commands, flags, their "
-                "values and the names of ScheduledPodAutoscalers in the cluster. kubectl "
-                f"completes `kubectl spa` itself, through the executable {KUBECTL_COMPLETER} "
-                "installed beside kubectl-spa: `kubectl spa completion` prints what sets it "
-                'up (docs/operations.md, "Help and shell completion").'
-            ),
-        )
-    completion.add_argument("shell", choices=SHELLS, help="the shell to print the script for")
+    add_plan_command(commands)
+    add_status_command(commands)
+    add_incident_commands(commands)
+    add_run_command(commands)
+    add_completion_command(commands, prog=prog)
     return parser
-
-
-def _plan(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
-    at = arguments.at if arguments.at is not None else instant_of(datetime.now(UTC))
-    if arguments.until is not None:
-        until = arguments.until
-        if until <= at:
-            parser.error("--until must be after --at")
-        if until - at > _MAX_DAYS * _DAY_SECONDS:
-            parser.error(f"--until must be at most {_MAX_DAYS} days after --at")
-    else:
-        # Days that would pass the last instant a plan covers end there: the end of the
-        # calendar is the plan's end (docs/plan.md).
-        until = min(at + arguments.days * _DAY_SECONDS, _LATEST)
-        if until <= at:
-            parser.error(
-                f"--at must be before {format_instant(_LATEST)}, the last instant a plan covers"
-            )
-    if arguments.from_cluster:
-        if arguments.diff is not None:
-            parser.error("--diff compares manifests: give the new side with -f, not --from-cluster")
-        from spa.cli.cluster import cluster_plan, connected, read_cluster
-
-        def from_cluster() -> Plan:
-            with connected(arguments) as scope:
-                objects = read_cluster(scope, everything=False)
-            return cluster_plan(objects, at=at, until=until)
-
-        found = _reading_cluster(from_cluster)
-        if isinstance(found, int):
-            return found
-        plan = found
-    else:
-        if given := cluster_arguments_given(arguments):
-            parser.error(f"{', '.join(given)} can only be used with --from-cluster")
-        if arguments.diff is not None:
-            return _plan_diff(parser, arguments, at=at, until=until)
-
-        def from_files() -> Plan:
-            documents, read_errors = read_documents(arguments.filename)
-            return build_plan(documents, read_errors, at=at, until=until)
-
-        made = _without_traceback(from_files)
-        if made is None:
-            return _PLAN_FAILED
-        plan = made
-    # The whole output is made before any of it is written: a failure writes nothing.
-    text = _without_traceback(lambda: _RENDERERS[arguments.output](plan))
-    if text is None:
-        return _PLAN_FAILED
-    with contextlib.suppress(ReaderGone):
-        emit(text)
-    if plan.warnings:
-        # Before the errors, which end the output; they change nothing of the exit status.
-        with contextlib.suppress(OSError):
-            print(render_warnings(plan), file=sys.stderr, flush=True)
-    if plan.errors:
-        # As kubectl: the result on standard output, the errors on standard error, after it. The
-        # JSON and the HTML page carry the errors too, so that the document is complete.
-        with contextlib.suppress(OSError):
-            print(render_errors(plan), file=sys.stderr, flush=True)
-        return 1
-    return 0
-
-
-_RENDERERS = {
-    "table": render_table,
-    "json": render_json,
-    "yaml": render_yaml,
-    "html": render_html,
-}
-
-
-def _plan_diff(
-    parser: argparse.ArgumentParser, arguments: argparse.Namespace, *, at: int, until: int
-) -> int:
-    """`spa plan --diff OLD -f NEW`: both sides planned over the same range and compared
-    (docs/plan.md, "`--diff`"). Exits as `kubectl diff` and `diff` do: 0 when no transition
-    differs, 1 when some do, 2 on any error on either side (the comparison is then
-    incomplete, or was not made) or when the arguments are wrong."""
-    old_source: str = arguments.diff
-    paths: list[str] = arguments.filename
-    if old_source == "-" and "-" in paths:
-        parser.error("standard input ('-') can be only one side of --diff")
-
-    def compared() -> tuple[PlanDiff, str]:
-        if old_source.startswith(GIT_PREFIX):
-            old = read_revision(old_source.removeprefix(GIT_PREFIX), paths)
-            old_documents, old_errors = old.documents, old.errors
-            new_documents, new_errors = read_working_tree(paths, old)
-        else:
-            old_documents, old_errors = read_documents([old_source])
-            new_documents, new_errors = read_documents(paths)
-        diff = diff_plans(
-            build_plan(old_documents, old_errors, at=at, until=until),
-            build_plan(new_documents, new_errors, at=at, until=until),
-            old_label=old_source,
-            new_label=", ".join(paths),
-        )
-        # Rendered in full before anything is written, as the plan is.
-        return diff, _DIFF_RENDERERS[arguments.output](diff)
-
-    try:
-        made = _without_traceback(compared)
-    except RevisionError as error:
-        print(f"error: --diff {old_source}: {error.message}", file=sys.stderr)
-        return _DIFF_TROUBLE
-    if made is None:
-        return _DIFF_TROUBLE
-    diff, text = made
-    with contextlib.suppress(ReaderGone):
-        emit(text)
-    if diff.errors:
-        with contextlib.suppress(OSError):
-            print(render_diff_errors(diff), file=sys.stderr, flush=True)
-        return _DIFF_TROUBLE
-    return 1 if diff.differs else 0
-
-
-_DIFF_RENDERERS = {
-    "table": render_diff_table,
-    "json": render_diff_json,
-    "yaml": render_diff_yaml,
-    "html": render_diff_html,
-}
-_DIFF_TROUBLE = 2
-# `spa plan` could not make its output at all (docs/plan.md): 2, as for bad arguments, so that
-# no caller takes it for a plan with invalid documents (1) or, with --diff, for a difference.
-_PLAN_FAILED = 2
-
-Made = TypeVar("Made")
-
-
-def _without_traceback(make: Callable[[], Made]) -> Made | None:
-    """What `make` returns, or None when it failed unexpectedly: then one `error:` line on
-    standard error says what failed and where, instead of a traceback, and nothing is written
-    to standard output (no empty or partial page). An expected failure (RevisionError, bad
-    input) is reported where it happens; reaching this is a bug of spa, which the line asks to
-    report."""
-    try:
-        return make()
-    except (RevisionError, ReaderGone):
-        raise
-    except Exception as error:
-        frames = traceback.extract_tb(error.__traceback__)
-        where = f" at {_shown_path(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
-        with contextlib.suppress(OSError):
-            print(
-                f"error: spa plan failed: {type(error).__name__}: {error}{where}. This is a "
-                "bug of spa: please report it with the command and the manifests",
-                file=sys.stderr,
-                flush=True,
-            )
-        return None
-
-
-def _shown_path(filename: str) -> str:
-    """A source file's path from the package's directory on (`spa/schedule/windows.py`)."""
-    parts = filename.replace(os.sep, "/").split("/")
-    return "/".join(parts[parts.index("spa") :]) if "spa" in parts else parts[-1]
-
-
-Result = TypeVar("Result")
-
-
-def _reading_cluster(action: Callable[[], Result]) -> Result | int:
-    """`action`'s result, or the exit status of why the cluster could not be read (said in one
-    line on standard error, as kubectl says it)."""
-    from spa.controller.main import ClusterFailure
-
-    try:
-        return action()
-    except ClusterFailure as error:
-        print(f"error: {error.message}", file=sys.stderr)
-        return error.status
-    except KeyboardInterrupt:
-        # How `status --watch` ends.
-        return 0
-    except ReaderGone:
-        return 0
-
-
-def _timestamp(text: str) -> int:
-    """An RFC 3339 instant as epoch seconds, within the years a plan covers."""
-    shown = text if len(text) <= 40 else f"{text[:40]}..."
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"'{shown}' is not an RFC 3339 instant such as 2026-03-08T06:30:00Z"
-        ) from None
-    if moment.tzinfo is None:
-        raise argparse.ArgumentTypeError(f"'{shown}' needs an offset, such as Z or +09:00")
-    try:
-        instant = instant_of(moment)
-    except (OverflowError, ValueError):
-        instant = _LATEST + 1 if moment.year > 1970 else _EARLIEST - 1
-    if not _EARLIEST <= instant <= _LATEST:
-        raise argparse.ArgumentTypeError(
-            f"'{shown}' is outside {format_instant(_EARLIEST)} to {format_instant(_LATEST)}, "
-            "the instants a plan covers"
-        )
-    return instant
-
-
-def _diff_source(text: str) -> str:
-    """The old side of --diff: a path, or git:REV with a revision that can be one."""
-    if text.startswith(GIT_PREFIX):
-        revision = text.removeprefix(GIT_PREFIX)
-        example = "such as git:main, git:origin/main or git:HEAD~1"
-        if not revision:
-            raise argparse.ArgumentTypeError(
-                f"'{text}' needs a revision after git: (a branch, a tag or a commit, {example})"
-            )
-        if revision.startswith("-"):
-            raise argparse.ArgumentTypeError(
-                f"'{text}': '{revision[:40]}' is not a revision name (a branch, a tag or a "
-                f"commit, {example})"
-            )
-    return text
-
-
-def _positive_days(text: str) -> int:
-    try:
-        days = int(text) if len(text) <= 10 else 0
-    except ValueError:
-        days = 0
-    if days < 1 or days > _MAX_DAYS:
-        shown = text if len(text) <= 40 else f"{text[:40]}..."
-        raise argparse.ArgumentTypeError(
-            f"'{shown}' is not a whole number of days from 1 to {_MAX_DAYS}"
-        )
-    return days

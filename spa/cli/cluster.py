@@ -20,7 +20,7 @@ from spa.api import API_VERSION, wire
 from spa.api.calendars import referenced_calendars
 from spa.api.resources import CLUSTER_CALENDAR_KIND
 from spa.controller.exitcodes import EXIT_CONFIG, EXIT_FORBIDDEN, EXIT_NO_CRDS, EXIT_USAGE
-from spa.controller.main import ClusterFailure, explain
+from spa.controller.failures import ClusterFailure, explain
 from spa.controller.resources import (
     CALENDARS,
     CLUSTER_CALENDARS,

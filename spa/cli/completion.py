@@ -44,6 +44,9 @@ from argcomplete.completers import DirectoriesCompleter, FilesCompleter
 from argcomplete.finders import CompletionFinder
 from argcomplete.shell_integration import shellcode
 
+from spa.cli.help import PLUGIN_COMPLETION_EXAMPLES, command, plugin
+from spa.cli.output import ReaderGone, emit
+
 __all__ = [
     "CLUSTER_TIMEOUT",
     "DIRECTIVE_DEFAULT",
@@ -52,6 +55,7 @@ __all__ = [
     "KUBECTL_COMPLETER",
     "SHELLS",
     "Candidate",
+    "add_completion_command",
     "attach_completers",
     "autocomplete",
     "complete_words",
@@ -59,6 +63,7 @@ __all__ = [
     "kubectl_complete",
     "kubectl_protocol",
     "plugin_script",
+    "run_completion",
     "shell_script",
     "within",
 ]
@@ -368,4 +373,62 @@ def kubectl_complete(argv: Sequence[str] | None = None) -> int:
     if any(t.name == _WORKER and t.is_alive() for t in threading.enumerate()):
         # A cluster read that was too late is abandoned, not waited for at exit.
         os._exit(0)
+    return 0
+
+
+# -- the command ----------------------------------------------------------------------------
+
+
+def add_completion_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], *, prog: str
+) -> None:
+    """`spa completion SHELL` on the `spa` parser's subcommands; `kubectl spa completion
+    SHELL` when `prog` is the plugin's."""
+    if plugin(prog):
+        completion = command(
+            commands,
+            "completion",
+            help="print what makes the shell complete kubectl spa (bash, zsh or fish)",
+            description=(
+                "kubectl completes `kubectl spa` itself (kubectl 1.26 and later): at a TAB it "
+                f"runs the executable {KUBECTL_COMPLETER} from PATH, which answers with this "
+                "command's commands, flags, their values and the names of "
+                "ScheduledPodAutoscalers in the cluster. This prints the script that loads "
+                "kubectl's own completion for the shell, and says on standard error how to "
+                f"add {KUBECTL_COMPLETER} beside kubectl-spa where it is not on PATH: a pip "
+                'install puts it there, Krew does not (docs/operations.md, "Help and shell '
+                'completion").'
+            ),
+            examples=PLUGIN_COMPLETION_EXAMPLES,
+        )
+    else:
+        completion = command(
+            commands,
+            "completion",
+            help="print the shell completion script of spa (bash, zsh or fish)",
+            description=(
+                "Print the script that makes the shell complete spa's commands, flags, their "
+                "values and the names of ScheduledPodAutoscalers in the cluster. kubectl "
+                f"completes `kubectl spa` itself, through the executable {KUBECTL_COMPLETER} "
+                "installed beside kubectl-spa: `kubectl spa completion` prints what sets it "
+                'up (docs/operations.md, "Help and shell completion").'
+            ),
+        )
+    completion.add_argument("shell", choices=SHELLS, help="the shell to print the script for")
+
+
+def run_completion(parser: argparse.ArgumentParser, shell: str) -> int:
+    """`spa completion SHELL` prints argcomplete's script for `spa`; `kubectl spa completion
+    SHELL` the script that loads kubectl's completion, which completes `kubectl spa` through
+    kubectl_complete-spa, and, where that is missing (Krew), how to add it, on standard error
+    (docs/operations.md, "Help and shell completion")."""
+    if plugin(parser.prog):
+        script = plugin_script(shell)
+        missing = completer_missing()
+        if missing is not None:
+            print(missing, file=sys.stderr, flush=True)
+    else:
+        script = shell_script(shell)
+    with contextlib.suppress(ReaderGone):
+        emit(script)
     return 0

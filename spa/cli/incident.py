@@ -32,6 +32,7 @@ from spa.api.incident import (
     parse_for,
     pause_value,
 )
+from spa.cli.help import command
 
 __all__ = ["COMMANDS", "FIELD_MANAGER", "add_incident_commands", "run_incident"]
 
@@ -43,11 +44,9 @@ FIELD_MANAGER = "kubectl-spa"
 EXIT_NOT_FOUND = 1
 
 
-def add_incident_commands(
-    commands: Any, *, command: Callable[..., argparse.ArgumentParser]
-) -> None:
-    """The three subcommands, on the `spa` parser's subparsers; `command` makes each one as
-    spa/cli/__init__.py makes all of them (its help ending with its examples)."""
+def add_incident_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The three subcommands, on the `spa` parser's subparsers, each made by `command` (its
+    help ending with its examples: spa/cli/help.py)."""
     pause = command(
         commands,
         "pause",
@@ -186,7 +185,7 @@ def _said(stored: Mapping[str, Any], *, namespace: str, name: str, instant: int)
 
 
 def _get(scope: Any, namespace: str, name: str) -> dict[str, Any] | None:
-    from spa.controller.main import explain
+    from spa.controller.failures import explain
     from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
     from spa.kube import ApiError, ApiUnavailable, NotFound
 
@@ -212,7 +211,7 @@ def _patch(
     scope: Any, namespace: str, name: str, annotations: Mapping[str, str | None]
 ) -> dict[str, Any]:
     """One JSON merge patch of the annotations (a None removes one), nothing else."""
-    from spa.controller.main import explain
+    from spa.controller.failures import explain
     from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
     from spa.kube import ApiError, ApiUnavailable
 

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["add_cluster_arguments", "add_status_arguments", "cluster_arguments_given"]
+from spa.cli.help import command
+
+__all__ = [
+    "add_cluster_arguments",
+    "add_status_arguments",
+    "add_status_command",
+    "cluster_arguments_given",
+]
 
 _CLUSTER_FLAGS = ("kubeconfig", "context", "namespace", "all_namespaces")
 
@@ -85,3 +92,22 @@ def _positive_seconds(text: str) -> float:
     if not 0.1 <= value <= 3600:
         raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds from 0.1 to 3600")
     return value
+
+
+def add_status_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`spa status` and its flags, on the `spa` parser's subcommands (the command itself is
+    spa/cli/status.py, which imports the Kubernetes client)."""
+    add_status_arguments(
+        command(
+            commands,
+            "status",
+            help="show what live ScheduledPodAutoscalers do now and next",
+            description=(
+                "For each ScheduledPodAutoscaler of the cluster: the base and the in-force "
+                "min/maxReplicas (read from its HPA), whether the HPA is what the SPA wants "
+                "now, the active Schedules, the next transitions in UTC and in each "
+                "Schedule's time zone, what is Degraded and why, and the last events. "
+                "Read-only."
+            ),
+        )
+    )

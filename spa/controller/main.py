@@ -16,14 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from spa.controller.eventloop import EventLoop, EventLoopUnavailable, event_loop
-from spa.controller.exitcodes import (
-    EXIT_CONFIG,
-    EXIT_FORBIDDEN,
-    EXIT_NO_CRDS,
-    EXIT_UNAUTHORIZED,
-    EXIT_UNREACHABLE,
-    EXIT_USAGE,
-)
+from spa.controller.exitcodes import EXIT_CONFIG, EXIT_USAGE
+from spa.controller.failures import ClusterFailure, explain
 from spa.controller.manager import LeaderElection, Manager, install_signal_handlers, pod_namespace
 from spa.controller.resources import (
     CALENDARS,
@@ -37,7 +31,6 @@ from spa.kube import (
     ApiUnavailable,
     Client,
     ConfigError,
-    Forbidden,
     NotFound,
     Resource,
     connect,
@@ -45,64 +38,13 @@ from spa.kube import (
 )
 from spa.runtime import configure_logging
 
-__all__ = ["ClusterFailure", "check_cluster", "explain", "run"]
+__all__ = ["check_cluster", "run"]
 
 log = logging.getLogger(__name__)
 
 # A startup check waits this long for an answer: a silent server should not keep a pod in
 # "Running" for minutes before it says why it cannot work.
 CHECK_TIMEOUT = 10.0
-
-
-class ClusterFailure(Exception):
-    """Why the cluster cannot be used, and the exit status that says so."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def explain(
-    server: str,
-    error: ApiUnavailable | ApiError,
-    resource: Resource,
-    *,
-    action: str = "list",
-    where: str = "",
-    rbac_hint: str = "",
-) -> ClusterFailure:
-    """The failure of `action` on `resource` in words and an exit status (docs/operations.md,
-    "Exit codes"); shared by `spa run` and the commands that read a cluster."""
-    subject = f"{action} {resource}{f' {where}' if where else ''}"
-    if isinstance(error, ApiUnavailable):
-        return ClusterFailure(
-            EXIT_UNREACHABLE, f"cannot reach the API server at {server}: {error.cause}"
-        )
-    if error.status == 401:
-        return ClusterFailure(
-            EXIT_UNAUTHORIZED,
-            f"the API server at {server} does not accept the credentials (401 Unauthorized)",
-        )
-    if isinstance(error, Forbidden):
-        hint = f" ({rbac_hint})" if rbac_hint else ""
-        return ClusterFailure(EXIT_FORBIDDEN, f"not allowed to {subject}: {error.message}{hint}")
-    if isinstance(error, NotFound) and resource in (
-        SCHEDULED_POD_AUTOSCALERS,
-        SCHEDULES,
-        CALENDARS,
-        CLUSTER_CALENDARS,
-    ):
-        return ClusterFailure(
-            EXIT_NO_CRDS,
-            f"the API server at {server} does not serve {resource}: install the CRDs "
-            "(config/crd or config/install/install.yaml)",
-        )
-    return ClusterFailure(
-        EXIT_UNREACHABLE,
-        f"the API server at {server} answered {error.status} {error.reason} to {subject}: "
-        f"{error.message}",
-    )
 
 
 async def check_cluster(client: Client, namespaces: Sequence[str] | None) -> Resource:

@@ -59,6 +59,7 @@ from spa.runtime import (
     Supervisor,
     SystemClock,
     TerminatingNamespaces,
+    Transform,
     WorkQueue,
     WriteSummary,
     exposition,
@@ -92,6 +93,19 @@ def parse_address(address: str) -> tuple[str, int]:
     if not port.isdigit():
         raise ValueError(f"'{address}' is not an address such as :8080 or 127.0.0.1:8080")
     return host.strip("[]") or "0.0.0.0", int(port)
+
+
+@dataclass(frozen=True, slots=True)
+class _Wired:
+    """What `Manager._run` starts and, at the end, stops."""
+
+    controller: Controller
+    recorder: EventRecorder
+    summary: WriteSummary
+    optional: OptionalKinds
+    autoscalers: Informer
+    schedules: Informer
+    hpas: Informer
 
 
 @dataclass
@@ -144,81 +158,119 @@ class Manager:
         return await self._run(self.hpa_resource)
 
     async def _run(self, hpa_resource: Resource) -> int:
+        wired = self._wire(hpa_resource)
+        servers = await self._start_endpoints(self.client)
+        for informer in self.informers:
+            self._supervisor.start(f"informer {informer.resource}", informer.run)
+        # The optional kinds served now start with the others, and the caches waited for
+        # include theirs; the others are asked about again while the controller runs.
+        await wired.optional.discover(announce=False)
+        self._supervisor.start("discovery of optional kinds", wired.optional.run)
+        stopping = asyncio.create_task(self._stopping.wait(), name="stop")
+        stop_reporting = CACHED_OBJECTS.add(
+            autoscalers=wired.autoscalers.store, schedules=wired.schedules.store
+        )
+        try:
+            return await self._sync_then_lead(wired, stopping)
+        finally:
+            wired.summary.flush()
+            stop_reporting()
+            stopping.cancel()
+            await self._supervisor.close()
+            await wired.optional.close()
+            for informer in self.informers:
+                informer.stop()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(wired.recorder.close(), timeout=2)
+            for server in servers:
+                await server.close()
+
+    async def _sync_then_lead(self, wired: _Wired, stopping: asyncio.Task[Any]) -> int:
+        """Wait for the caches, then run the workers (as the leader, with an election) until
+        `stopping` or a lost Lease; the exit status."""
+        synced = asyncio.create_task(self._wait_synced(), name="sync")
+        first, _ = await asyncio.wait({stopping, synced}, return_when=asyncio.FIRST_COMPLETED)
+        if stopping in first:
+            synced.cancel()
+            return 0
+        self.ready = True
+        if self.freeze_after_sync:
+            gc.collect()
+            gc.freeze()
+        log.info(
+            "caches synced: %d ScheduledPodAutoscalers, %d Schedules, %d HPAs",
+            len(wired.autoscalers.store),
+            len(wired.schedules.store),
+            len(wired.hpas.store),
+        )
+        work = asyncio.create_task(self._lead(wired.controller), name="lead")
+        done, _ = await asyncio.wait({stopping, work}, return_when=asyncio.FIRST_COMPLETED)
+        if work in done:
+            work.result()
+            return 1 if self.lost_leadership else 0
+        work.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await work
+        return 0
+
+    def _cache(
+        self, resource: Resource, *, transform: Transform, label_selector: str | None = None
+    ) -> Informer:
+        """An informer of `resource` in the watched namespaces, keeping only what the
+        reconciler reads, compact at rest where a fleet has one object or more per SPA
+        (docs/performance.md, memory; watches.compact_codec)."""
+        return Informer(
+            self.client,
+            resource,
+            namespaces=self.namespaces,
+            label_selector=label_selector,
+            transform=transform,
+            codec=watches.compact_codec(),
+        )
+
+    def _wire(self, hpa_resource: Resource) -> _Wired:
+        """The caches, the writers and the controller of `spa run`, connected; none runs yet."""
         system_clock = SystemClock()
-        # The caches keep only what the reconciler reads, compact at rest where a fleet has
-        # one object or more per SPA (docs/performance.md, memory; watches.compact_codec).
-        autoscalers = Informer(
-            self.client,
-            SCHEDULED_POD_AUTOSCALERS,
-            namespaces=self.namespaces,
-            transform=watches.cached_object,
-            codec=watches.compact_codec(),
-        )
-        schedules = Informer(
-            self.client,
-            SCHEDULES,
-            namespaces=self.namespaces,
-            transform=watches.cached_object,
-            codec=watches.compact_codec(),
-        )
-        hpas = Informer(
-            self.client,
-            hpa_resource,
-            namespaces=self.namespaces,
-            label_selector=MANAGED_BY_SELECTOR,
-            transform=watches.cached_hpa,
-            codec=watches.compact_codec(),
+        autoscalers = self._cache(SCHEDULED_POD_AUTOSCALERS, transform=watches.cached_object)
+        schedules = self._cache(SCHEDULES, transform=watches.cached_object)
+        hpas = self._cache(
+            hpa_resource, label_selector=MANAGED_BY_SELECTOR, transform=watches.cached_hpa
         )
         # Node capacity (docs/schedules.md, "Node capacity"): the placeholder Deployments the
         # controller made, selected by its labels (a few hundred bytes each, one per SPA at
         # most), so that what each SPA holds is compared with what it wants at every reconcile;
         # the CapacityBuffers likewise, an optional kind (below).
+        placeholders = self._cache(
+            DEPLOYMENTS, label_selector=PLACEHOLDER_SELECTOR, transform=watches.cached_capacity
+        )
         # A namespace being deleted is said once, whichever writer the API server refused
         # first (docs/operations.md, "Namespaces being deleted").
         terminating = TerminatingNamespaces(clock=system_clock)
         recorder = EventRecorder(
             self.client, clock=system_clock, fence=self._write_fence, terminating=terminating
         )
-        placeholders = Informer(
-            self.client,
-            DEPLOYMENTS,
-            namespaces=self.namespaces,
-            label_selector=PLACEHOLDER_SELECTOR,
-            transform=watches.cached_capacity,
-            codec=watches.compact_codec(),
-        )
         self.informers = [autoscalers, schedules, hpas, placeholders]
         queue = WorkQueue(name=QUEUE_NAME, clock=self.clock)
         optional = self._optional_kinds(
             autoscalers=autoscalers.store, schedules=schedules.store, enqueue=queue.add
         )
-        capacity = CapacityActuator(
-            kube=self.client,
-            recorder=recorder,
-            clock=self.clock,
-            fence=self._write_fence,
-            placeholders=placeholders.store,
-            buffers=optional[CAPACITY_BUFFER_KIND],
-        )
         watches.add_indexes(autoscalers=autoscalers.store, schedules=schedules.store)
         add_series_labels(autoscalers=autoscalers.store, schedules=schedules.store)
-
         # One INFO line per burst of writes (a boundary), the per-write lines at DEBUG.
         summary = WriteSummary(
             clock=system_clock, logger=logging.getLogger("spa.controller.writes")
         )
-        actuator = Actuator(
-            kube=self.client,
-            autoscalers=autoscalers.store,
-            schedules=schedules.store,
-            hpas=hpas.store,
-            hpa_resource=hpa_resource,
-            recorder=recorder,
-            fence=self._write_fence,
-            summary=summary,
-        )
         reconciler = Reconciler(
-            actuator=actuator,
+            actuator=Actuator(
+                kube=self.client,
+                autoscalers=autoscalers.store,
+                schedules=schedules.store,
+                hpas=hpas.store,
+                hpa_resource=hpa_resource,
+                recorder=recorder,
+                fence=self._write_fence,
+                summary=summary,
+            ),
             autoscalers=autoscalers.store,
             schedules=schedules.store,
             hpas=hpas.store,
@@ -226,10 +278,16 @@ class Manager:
             metrics=ControllerMetrics(),
             calendars=optional[CALENDAR_KIND],
             cluster_calendars=optional[CLUSTER_CALENDAR_KIND],
-            capacity=capacity,
+            capacity=CapacityActuator(
+                kube=self.client,
+                recorder=recorder,
+                clock=self.clock,
+                fence=self._write_fence,
+                placeholders=placeholders.store,
+                buffers=optional[CAPACITY_BUFFER_KIND],
+            ),
             terminating=terminating,
         )
-
         watches.watch(
             autoscalers=autoscalers,
             schedules=schedules,
@@ -240,6 +298,20 @@ class Manager:
             ),
             owned=[placeholders],
         )
+        return _Wired(
+            controller=self._controller(queue, reconciler, autoscalers.store, schedules.store),
+            recorder=recorder,
+            summary=summary,
+            optional=optional,
+            autoscalers=autoscalers,
+            schedules=schedules,
+            hpas=hpas,
+        )
+
+    def _controller(
+        self, queue: WorkQueue, reconciler: Reconciler, autoscalers: Store, schedules: Store
+    ) -> Controller:
+        """The workers: each key of `queue` reconciled, every key again each resync period."""
 
         async def api_ready() -> None:
             try:
@@ -250,69 +322,18 @@ class Manager:
                 if error.status not in (401, 403, 404):
                     raise
 
-        controller = Controller(
+        return Controller(
             name=QUEUE_NAME,
             queue=queue,
             reconcile=reconciler.reconcile,
             workers=self.workers,
-            list_keys=lambda: watches.all_keys(
-                autoscalers=autoscalers.store, schedules=schedules.store
-            ),
+            list_keys=lambda: watches.all_keys(autoscalers=autoscalers, schedules=schedules),
             resync_period=self.resync_period,
             clock=self.clock,
             # After an outage, failed keys are retried as soon as the API answers again.
             probe=api_ready,
             reconcile_timeout=RECONCILE_TIMEOUT,
         )
-
-        servers = await self._start_endpoints(self.client)
-        for informer in self.informers:
-            self._supervisor.start(f"informer {informer.resource}", informer.run)
-        # The optional kinds served now start with the others, and the caches waited for
-        # include theirs; the others are asked about again while the controller runs.
-        await optional.discover(announce=False)
-        self._supervisor.start("discovery of optional kinds", optional.run)
-        stopping = asyncio.create_task(self._stopping.wait(), name="stop")
-        stop_reporting = CACHED_OBJECTS.add(
-            autoscalers=autoscalers.store, schedules=schedules.store
-        )
-        try:
-            synced = asyncio.create_task(self._wait_synced(), name="sync")
-            first, _ = await asyncio.wait({stopping, synced}, return_when=asyncio.FIRST_COMPLETED)
-            if stopping in first:
-                synced.cancel()
-                return 0
-            self.ready = True
-            if self.freeze_after_sync:
-                gc.collect()
-                gc.freeze()
-            log.info(
-                "caches synced: %d ScheduledPodAutoscalers, %d Schedules, %d HPAs",
-                len(autoscalers.store),
-                len(schedules.store),
-                len(hpas.store),
-            )
-            work = asyncio.create_task(self._lead(controller), name="lead")
-            done, _ = await asyncio.wait({stopping, work}, return_when=asyncio.FIRST_COMPLETED)
-            if work in done:
-                work.result()
-                return 1 if self.lost_leadership else 0
-            work.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await work
-            return 0
-        finally:
-            summary.flush()
-            stop_reporting()
-            stopping.cancel()
-            await self._supervisor.close()
-            await optional.close()
-            for informer in self.informers:
-                informer.stop()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(recorder.close(), timeout=2)
-            for server in servers:
-                await server.close()
 
     def _optional_kinds(
         self, *, autoscalers: Store, schedules: Store, enqueue: Callable[[str], None]
@@ -341,13 +362,8 @@ class Manager:
             return start(informer)
 
         def watch_buffers(resource: Resource) -> Informer:
-            informer = Informer(
-                self.client,
-                resource,
-                namespaces=self.namespaces,
-                label_selector=MANAGED_BY_SELECTOR,
-                transform=watches.cached_capacity,
-                codec=watches.compact_codec(),
+            informer = self._cache(
+                resource, label_selector=MANAGED_BY_SELECTOR, transform=watches.cached_capacity
             )
             watches.watch_owned(informer, enqueue=enqueue)
             return start(informer)

@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from spa.api.validation import WrittenNumber
+from spa.api.validation.messages import WrittenNumber
 
 __all__ = ["MAX_DEPTH", "Decoded", "Failed", "decode_stream"]
 

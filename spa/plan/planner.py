@@ -18,10 +18,12 @@ from spa.api import (
     SCHEDULE_KIND,
     SCHEDULED_POD_AUTOSCALER,
     VERSION,
+    CompiledSchedule,
     FieldError,
     InvalidObject,
     Schedule,
     ScheduledPodAutoscaler,
+    ScheduleSpec,
     autoscaler_base,
     autoscaler_lead,
     compile_schedule,
@@ -34,14 +36,13 @@ from spa.api.calendars import CalendarKey, calendar_key, calendar_lookup
 from spa.api.incident import Incident, incident_at
 from spa.api.membership import membership
 from spa.api.resources import CALENDAR_KIND, CLUSTER_CALENDAR_KIND
-from spa.api.validation import (
-    _suggestion,
+from spa.api.validation.compile import (
     autoscaler_capacity_lead,
     errors_against_autoscaler,
     ignored_fields,
-    parse_calendar,
-    unknown_status_fields,
 )
+from spa.api.validation.hints import suggestion
+from spa.api.validation.parse import parse_calendar, unknown_status_fields
 from spa.plan.manifests import Document, ReadError, misaddressed
 from spa.plan.schedules import PlannedSchedule, ScheduleState, plan_schedule
 from spa.plan.warnings import hpa_conflict, hpa_key, never_starts
@@ -126,104 +127,142 @@ class _Parsed:
     name: str
 
 
+@dataclass(slots=True)
+class _Read:
+    """The documents of a plan, read: what the later stages need of each kind."""
+
+    errors: _Errors = field(default_factory=lambda: _Errors())
+    warned: _Errors = field(default_factory=lambda: _Errors())
+    autoscalers: dict[tuple[str, str], ScheduledPodAutoscaler] = field(default_factory=dict)
+    invalid_autoscalers: set[tuple[str, str]] = field(default_factory=set)
+    # Each Schedule document, its model (None: invalid) and its problems, and its body.
+    schedules: list[tuple[_Parsed, Schedule | None, list[FieldError], dict[str, Any]]] = field(
+        default_factory=list
+    )
+    # Every Schedule document (valid or not) by the SPA it names, as the controller finds them:
+    # an invalid one still takes one of the SPA's places (spa/api/membership.py).
+    naming: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    seen: dict[tuple[str, str, str], Document] = field(default_factory=dict)
+    annotations: dict[tuple[str, str], Any] = field(default_factory=dict)
+    # The shared calendars, valid or not (a Schedule that refers to an invalid one is told
+    # why it does not apply, as by the controller: spa/api/calendars.py).
+    calendars: dict[CalendarKey, Mapping[str, Any]] = field(default_factory=dict)
+    hpas: dict[tuple[str, str], Document] = field(default_factory=dict)
+    autoscaler_documents: dict[tuple[str, str], tuple[_Parsed, dict[str, Any]]] = field(
+        default_factory=dict
+    )
+
+
 def build_plan(
     documents: Sequence[Document], read_errors: Sequence[ReadError], *, at: int, until: int
 ) -> Plan:
     """The state of every valid autoscaler at `at` and each transition in `(at, until]`."""
     plan = Plan(at=at, until=until)
-    errors = _Errors()
+    read = _Read()
     for read_error in read_errors:
-        errors.add_read_error(read_error)
-    autoscalers: dict[tuple[str, str], ScheduledPodAutoscaler] = {}
-    invalid_autoscalers: set[tuple[str, str]] = set()
-    rules: dict[tuple[str, str], list[Rule]] = {}
-    planned: dict[tuple[str, str], list[PlannedSchedule]] = {}
-    # Each Schedule document, its model (None: invalid) and its problems, and its body.
-    schedules: list[tuple[_Parsed, Schedule | None, list[FieldError], dict[str, Any]]] = []
-    # Every Schedule document (valid or not) by the SPA it names, as the controller finds them:
-    # an invalid one still takes one of the SPA's places (spa/api/membership.py).
-    naming: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    seen: dict[tuple[str, str, str], Document] = {}
-    annotations: dict[tuple[str, str], Any] = {}
-    # The shared calendars, valid or not (a Schedule that refers to an invalid one is told
-    # why it does not apply, as by the controller: spa/api/calendars.py).
-    calendars: dict[CalendarKey, Mapping[str, Any]] = {}
-    warned = _Errors()
-    hpas: dict[tuple[str, str], Document] = {}
-    autoscaler_documents: dict[tuple[str, str], tuple[_Parsed, dict[str, Any]]] = {}
-
+        read.errors.add_read_error(read_error)
     for document in documents:
-        if (hpa := hpa_key(document.body, DEFAULT_NAMESPACE)) is not None:
-            hpas.setdefault(hpa, document)
-            continue
-        identity = _identify(document, errors)
-        if identity is None:
-            continue
-        key = (identity.kind, identity.namespace, identity.name)
-        if key in seen:
-            first = seen[key]
-            errors.add(
-                identity,
-                FieldError(
-                    "metadata.name",
-                    f"duplicate {identity.kind} {_shown(identity)}, "
-                    f"first defined in {first.file} (document {first.index})",
-                ),
-            )
-            continue
-        seen[key] = document
-        body = _without_nulls(document.body)
-        for warning in annotation_warnings(identity.kind, _annotations_of(body)):
-            warned.add(identity, warning)
-        if identity.kind in _CALENDAR_KINDS:
-            _read_calendar(identity, body, calendars, errors)
-            continue
-        is_autoscaler = identity.kind == SCHEDULED_POD_AUTOSCALER
-        # The API server drops the `status` of what a user creates or updates (both kinds have
-        # a status subresource) and checks only that it has no unknown field; so `kubectl get
-        # -o yaml` output plans too.
-        problems = unknown_status_fields(
-            ScheduledPodAutoscaler if is_autoscaler else Schedule, body
-        )
-        body = {name: value for name, value in body.items() if name != "status"}
-        if not is_autoscaler and (target := _target(body)):
-            naming.setdefault((identity.namespace, target), []).append(body)
-        try:
-            if is_autoscaler:
-                autoscaler = parse_scheduled_pod_autoscaler(body)
-            else:
-                schedule = parse_schedule(body)
-        except InvalidObject as invalid:
-            problems = [*invalid.errors, *problems]
-        if not is_autoscaler:
-            schedules.append((identity, None if problems else schedule, problems, body))
-        elif problems:
-            invalid_autoscalers.add((identity.namespace, identity.name))
-            for error in problems:
-                errors.add(identity, error)
-        else:
-            autoscalers[(identity.namespace, identity.name)] = autoscaler
-            autoscaler_documents[(identity.namespace, identity.name)] = (identity, body)
-            annotations[(identity.namespace, identity.name)] = (body.get("metadata") or {}).get(
-                "annotations"
-            )
+        _read_document(read, document)
+    planned, rules = _plan_schedules(read, _not_applied(read), at=at, until=until)
+    plan.autoscalers = _autoscaler_plans(read, planned, rules, at=at, until=until)
+    for owner, (identity, body) in read.autoscaler_documents.items():
+        if (found := read.hpas.get(owner)) is not None and isinstance(found.body, Mapping):
+            where = f"{found.file}, document {found.index}"
+            conflict = hpa_conflict(body, found.body, where)
+            if conflict is not None:
+                read.warned.add(identity, FieldError("metadata.name", conflict))
+    plan.errors = read.errors.in_file_order()
+    plan.warnings = read.warned.in_file_order()
+    return plan
 
-    # The controller's membership rule, before anything else is said of a Schedule: one
-    # controlled by another kind of object, or beyond the SPA's limit (the oldest win;
-    # manifests without creationTimestamp, by name), does not apply. The controller judges
-    # this before it reads the SPA's spec or the Schedule's, and its status then says why the
-    # Schedule does not apply and nothing else; so does the plan, for an invalid SPA or an
-    # invalid Schedule too.
+
+def _read_document(read: _Read, document: Document) -> None:
+    """One document into `read`: an HPA kept for its conflicts, one of our objects parsed,
+    every problem reported."""
+    errors, warned = read.errors, read.warned
+    if (hpa := hpa_key(document.body, DEFAULT_NAMESPACE)) is not None:
+        read.hpas.setdefault(hpa, document)
+        return
+    identity = _identify(document, errors)
+    if identity is None:
+        return
+    key = (identity.kind, identity.namespace, identity.name)
+    if key in read.seen:
+        first = read.seen[key]
+        errors.add(
+            identity,
+            FieldError(
+                "metadata.name",
+                f"duplicate {identity.kind} {_shown(identity)}, "
+                f"first defined in {first.file} (document {first.index})",
+            ),
+        )
+        return
+    read.seen[key] = document
+    body = _without_nulls(document.body)
+    for warning in annotation_warnings(identity.kind, _annotations_of(body)):
+        warned.add(identity, warning)
+    if identity.kind in _CALENDAR_KINDS:
+        _read_calendar(identity, body, read.calendars, errors)
+        return
+    is_autoscaler = identity.kind == SCHEDULED_POD_AUTOSCALER
+    # The API server drops the `status` of what a user creates or updates (both kinds have
+    # a status subresource) and checks only that it has no unknown field; so `kubectl get
+    # -o yaml` output plans too.
+    problems = unknown_status_fields(ScheduledPodAutoscaler if is_autoscaler else Schedule, body)
+    body = {name: value for name, value in body.items() if name != "status"}
+    if not is_autoscaler and (target := _target(body)):
+        read.naming.setdefault((identity.namespace, target), []).append(body)
+    try:
+        if is_autoscaler:
+            autoscaler = parse_scheduled_pod_autoscaler(body)
+        else:
+            schedule = parse_schedule(body)
+    except InvalidObject as invalid:
+        problems = [*invalid.errors, *problems]
+    if not is_autoscaler:
+        read.schedules.append((identity, None if problems else schedule, problems, body))
+    elif problems:
+        read.invalid_autoscalers.add((identity.namespace, identity.name))
+        for error in problems:
+            errors.add(identity, error)
+    else:
+        read.autoscalers[(identity.namespace, identity.name)] = autoscaler
+        read.autoscaler_documents[(identity.namespace, identity.name)] = (identity, body)
+        read.annotations[(identity.namespace, identity.name)] = (body.get("metadata") or {}).get(
+            "annotations"
+        )
+
+
+def _not_applied(read: _Read) -> dict[int, str]:
+    """The Schedules (by the `id` of their body) that do not apply, and why.
+
+    The controller's membership rule, before anything else is said of a Schedule: one
+    controlled by another kind of object, or beyond the SPA's limit (the oldest win;
+    manifests without creationTimestamp, by name), does not apply. The controller judges
+    this before it reads the SPA's spec or the Schedule's, and its status then says why the
+    Schedule does not apply and nothing else; so does the plan, for an invalid SPA or an
+    invalid Schedule too."""
     not_applied: dict[int, str] = {}
-    for owner in autoscalers.keys() | invalid_autoscalers:
+    for owner in read.autoscalers.keys() | read.invalid_autoscalers:
         judged = membership(
             f"{owner[0]}/{owner[1]}",
-            [wire.typed(wire.Schedule, body) for body in naming.get(owner, [])],
+            [wire.typed(wire.Schedule, body) for body in read.naming.get(owner, [])],
         )
         for excluded in judged.excluded:
             not_applied[id(excluded.schedule)] = excluded.message
+    return not_applied
 
-    for identity, parsed, problems, body in schedules:
+
+def _plan_schedules(
+    read: _Read, not_applied: Mapping[int, str], *, at: int, until: int
+) -> tuple[dict[tuple[str, str], list[PlannedSchedule]], dict[tuple[str, str], list[Rule]]]:
+    """Every Schedule that applies, planned, and the rules of those not suspended, by the SPA
+    they belong to; each problem reported."""
+    planned: dict[tuple[str, str], list[PlannedSchedule]] = {}
+    rules: dict[tuple[str, str], list[Rule]] = {}
+    errors, warned, autoscalers = read.errors, read.warned, read.autoscalers
+    for identity, parsed, problems, body in read.schedules:
         if (excluded_message := not_applied.get(id(body))) is not None:
             errors.add(identity, FieldError(None, excluded_message))
             continue
@@ -233,41 +272,8 @@ def build_plan(
             continue
         spec = parsed.spec
         owner = (identity.namespace, spec.scale_target_ref.name)
-        try:
-            compiled = compile_schedule(
-                spec, calendars=calendar_lookup(identity.namespace, calendars)
-            )
-        except InvalidObject as invalid:
-            for error in invalid.errors:
-                errors.add(identity, error)
-            continue
-        if owner in invalid_autoscalers:
-            errors.add(
-                identity,
-                FieldError(
-                    "spec.scaleTargetRef.name",
-                    f"ScheduledPodAutoscaler {owner[0]}/{owner[1]} is invalid (see its errors), "
-                    "so this Schedule is not planned",
-                ),
-            )
-            continue
-        if owner not in autoscalers:
-            missing = f"{owner[0]}/{owner[1]}"
-            errors.add(
-                identity,
-                FieldError(
-                    "spec.scaleTargetRef.name",
-                    f"ScheduledPodAutoscaler {missing} is not among the given manifests",
-                ),
-            )
-            continue
-        # As the controller refuses them (docs/schedules.md, "Scale to zero", "Node capacity").
-        against = errors_against_autoscaler(
-            compiled, autoscalers[owner], owner=f"{owner[0]}/{owner[1]}"
-        )
-        if against:
-            for error in against:
-                errors.add(identity, error)
+        compiled = _compiled_for(read, identity, spec, owner)
+        if compiled is None:
             continue
         lead = autoscaler_lead(autoscalers[owner])
         seen_schedule = plan_schedule(
@@ -295,11 +301,68 @@ def build_plan(
                     max_replicas=compiled.max_replicas,
                 )
             )
+    return planned, rules
 
-    for (namespace, name), autoscaler in sorted(autoscalers.items()):
+
+def _compiled_for(
+    read: _Read, identity: _Parsed, spec: ScheduleSpec, owner: tuple[str, str]
+) -> CompiledSchedule | None:
+    """A valid Schedule compiled, if it can be planned on its SPA `owner`: None when its
+    window, its SPA or the two together are wrong, each problem reported."""
+    errors, autoscalers = read.errors, read.autoscalers
+    try:
+        compiled = compile_schedule(
+            spec, calendars=calendar_lookup(identity.namespace, read.calendars)
+        )
+    except InvalidObject as invalid:
+        for error in invalid.errors:
+            errors.add(identity, error)
+        return None
+    if owner in read.invalid_autoscalers:
+        errors.add(
+            identity,
+            FieldError(
+                "spec.scaleTargetRef.name",
+                f"ScheduledPodAutoscaler {owner[0]}/{owner[1]} is invalid (see its errors), "
+                "so this Schedule is not planned",
+            ),
+        )
+        return None
+    if owner not in autoscalers:
+        missing = f"{owner[0]}/{owner[1]}"
+        errors.add(
+            identity,
+            FieldError(
+                "spec.scaleTargetRef.name",
+                f"ScheduledPodAutoscaler {missing} is not among the given manifests",
+            ),
+        )
+        return None
+    # As the controller refuses them (docs/schedules.md, "Scale to zero", "Node capacity").
+    against = errors_against_autoscaler(
+        compiled, autoscalers[owner], owner=f"{owner[0]}/{owner[1]}"
+    )
+    if against:
+        for error in against:
+            errors.add(identity, error)
+        return None
+    return compiled
+
+
+def _autoscaler_plans(
+    read: _Read,
+    planned: Mapping[tuple[str, str], list[PlannedSchedule]],
+    rules: Mapping[tuple[str, str], list[Rule]],
+    *,
+    at: int,
+    until: int,
+) -> list[AutoscalerPlan]:
+    """The plan of every valid SPA, by namespace and name."""
+    plans = []
+    for (namespace, name), autoscaler in sorted(read.autoscalers.items()):
         base = autoscaler_base(autoscaler)
         own_rules = rules.get((namespace, name), [])
-        plan.autoscalers.append(
+        plans.append(
             AutoscalerPlan(
                 namespace=namespace,
                 name=name,
@@ -316,21 +379,13 @@ def build_plan(
                     key=lambda entry: (entry.time, entry.schedule),
                 ),
                 incident=incident_at(
-                    _annotations(annotations.get((namespace, name))),
+                    _annotations(read.annotations.get((namespace, name))),
                     base_max=base.max_replicas,
                     instant=at,
                 ),
             )
         )
-    for owner, (identity, body) in autoscaler_documents.items():
-        if (found := hpas.get(owner)) is not None and isinstance(found.body, Mapping):
-            where = f"{found.file}, document {found.index}"
-            conflict = hpa_conflict(body, found.body, where)
-            if conflict is not None:
-                warned.add(identity, FieldError("metadata.name", conflict))
-    plan.errors = errors.in_file_order()
-    plan.warnings = warned.in_file_order()
-    return plan
+    return plans
 
 
 def _read_calendar(
@@ -531,7 +586,7 @@ def _identify(document: Document, errors: _Errors) -> _Parsed | None:
             FieldError(
                 "kind",
                 f"unknown kind '{_brief(kind)}' in {GROUP}/{_brief(version)}"
-                + _suggestion(kind, _OUR_KINDS),
+                + suggestion(kind, _OUR_KINDS),
             )
         )
     if version != VERSION:

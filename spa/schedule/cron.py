@@ -90,8 +90,8 @@ def parse_duration(text: str) -> int:
             f"'{text}' is not a duration: write hours, minutes and seconds such as 1h30m, "
             "90m or 45s"
         )
-    # Read as leadTime is (spa.api.validation.duration_seconds): one reading of Go durations;
-    # the pattern above only narrows the units. Too large to read is above the range.
+    # Read as leadTime is (spa.api.validation.compile.duration_seconds): one reading of Go
+    # durations; the pattern above only narrows the units. Too large to read is above the range.
     total = go_duration_seconds(text)
     if total is not None and total != int(total):
         raise WallClockError(f"'{text}' is not a whole number of seconds")

@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spa.api import compile_schedule, parse_schedule
-from spa.cli.status import build_status, render_status
+from spa.cli.status_render import render_status
+from spa.cli.status_report import build_status
 from spa.controller.decide import WakeUp
 from spa.plan import Document, build_plan
 from spa.plan.html import render_html

@@ -23,7 +23,8 @@ from typing import Any
 from hypothesis import given
 
 from spa.cli.cluster import ClusterObjects
-from spa.cli.status import HORIZON_SECONDS, build_status, status_document
+from spa.cli.status_render import status_document
+from spa.cli.status_report import HORIZON_SECONDS, build_status
 from spa.plan import AutoscalerPlan, Document, build_plan
 from spa.plan.schedules import ScheduleState
 from spa.schedule import HolidayMode, format_instant

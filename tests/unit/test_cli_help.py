@@ -1,4 +1,4 @@
-"""Every command's `--help` ends with examples (spa/cli/__init__.py, EXAMPLES), and each example
+"""Every command's `--help` ends with examples (spa/cli/help.py, EXAMPLES), and each example
 is a command line the parser accepts: parsed here, so that an example cannot outlive a flag."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import shlex
 
 import pytest
 
-from spa.cli import EXAMPLES, build_parser, program_name
+from spa.cli import build_parser
+from spa.cli.help import EXAMPLES, program_name
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

@@ -35,7 +35,7 @@ from spa.api.resources import (
     ScheduledPodAutoscalerStatus,
     ScheduleStatus,
 )
-from spa.api.validation import parse_calendar
+from spa.api.validation.parse import parse_calendar
 from spa.schedule import DateSet
 from tests.builders import autoscaler, calendar, schedule
 

@@ -14,7 +14,7 @@ import tracemalloc
 import pytest
 import yaml
 
-from spa.api.validation import WrittenNumber
+from spa.api.validation.messages import WrittenNumber
 from spa.plan import decoding
 from spa.plan.decoding import MAX_DEPTH, Decoded, Failed, decode_stream
 from tests.unit.kubectl_scalars import REFUSED, SCALARS, same
@@ -287,7 +287,7 @@ def test_huge_numbers_are_text_and_never_reach_int() -> None:
 )
 def test_an_integer_beyond_int64_is_kubectls_float_that_keeps_its_text(written: str) -> None:
     # kubectl sends it as a float64; the text is kept so that a message shows what was written
-    # (spa.api.validation), not 1.2345678901234567e+31.
+    # (spa.api.validation.messages), not 1.2345678901234567e+31.
     found = read_value(written)
     assert isinstance(found, WrittenNumber)
     assert (found, found.text) == (float(written.replace("_", "")), written)

@@ -1,9 +1,10 @@
-"""The one explanation of a cluster that cannot be used (spa.controller.main.explain), shared by
-`spa run` and the commands that read a cluster: every kind of failure maps to its exit status of
-docs/operations.md, "Exit codes", and says what failed. tests/integration/test_spa_run_failures.py
-and test_kubectl_spa.py meet most of them on a real control plane; the answers a healthy test
-control plane never gives (a 5xx, a 404 for a built-in resource) are checked here, with which
-CRDs the start-up check requires and what a command makes of a calendar CRD not installed."""
+"""The one explanation of a cluster that cannot be used (spa.controller.failures.explain),
+shared by `spa run` and the commands that read a cluster: every kind of failure maps to its exit
+status of docs/operations.md, "Exit codes", and says what failed.
+tests/integration/test_spa_run_failures.py and test_kubectl_spa.py meet most of them on a real
+control plane; the answers a healthy test control plane never gives (a 5xx, a 404 for a built-in
+resource) are checked here, with which CRDs the start-up check requires and what a command makes
+of a calendar CRD not installed."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from spa.controller.exitcodes import (
     EXIT_UNAUTHORIZED,
     EXIT_UNREACHABLE,
 )
-from spa.controller.main import ClusterFailure, check_cluster, explain
+from spa.controller.failures import ClusterFailure, explain
+from spa.controller.main import check_cluster
 from spa.controller.resources import CALENDARS, SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import (
     HPA_V2,

@@ -9,7 +9,8 @@ from typing import Any
 
 from spa.api.adoption import ADOPT_ANNOTATION
 from spa.api.incident import OVERRIDE_ANNOTATION, PAUSED_UNTIL_ANNOTATION
-from spa.cli.status import HpaState, build_status, render_status
+from spa.cli.status_render import render_status
+from spa.cli.status_report import HpaState, build_status
 from spa.plan import Document, build_plan, render_json, render_table
 from spa.schedule import format_instant
 from tests.unit.status_objects import AT, hpa_for, live_autoscaler, objects, users_hpa

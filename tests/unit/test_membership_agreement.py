@@ -24,7 +24,7 @@ from spa.api.membership import (
     membership,
 )
 from spa.cli.cluster import ClusterObjects
-from spa.cli.status import HpaState, StatusReport, build_status
+from spa.cli.status_report import HpaState, StatusReport, build_status
 from spa.plan import Document, Plan, build_plan
 from tests.builders import calendar
 from tests.unit.spa_model import OURS, Server, at, autoscaler, schedule

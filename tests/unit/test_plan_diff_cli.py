@@ -196,6 +196,7 @@ def test_a_failure_on_either_side_exits_2_and_writes_nothing(
     """An exception while one side is planned (a bug) is not "transitions differ" (exit 1,
     which a pull-request job accepts): it exits 2 with one line, and no partial output."""
     import spa.cli
+    import spa.cli.plan
 
     write(tmp_path, {"old.yaml": web(), "new.yaml": web("08:00")})
     monkeypatch.chdir(tmp_path)
@@ -209,7 +210,7 @@ def test_a_failure_on_either_side_exits_2_and_writes_nothing(
             raise OverflowError("date value out of range")
         return planned(*arguments, **keywords)
 
-    monkeypatch.setattr(spa.cli, "build_plan", failing_once)
+    monkeypatch.setattr(spa.cli.plan, "build_plan", failing_once)
     for output in ("table", "json", "html"):
         calls.clear()
         code = spa.cli.main(["plan", "--diff", "old.yaml", "-f", "new.yaml", "-o", output, *RANGE])
@@ -226,13 +227,14 @@ def test_a_plan_that_cannot_be_rendered_writes_no_page(
     """`-o html > plan.html` leaves no empty or partial page behind a failure: the page is made
     in full before a byte of it is written, and a failure exits 2 with one line."""
     import spa.cli
+    import spa.cli.plan
 
     def failing(*_: Any) -> str:
         raise ValueError("year 10000 is out of range")
 
     write(tmp_path, {"new.yaml": web()})
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setitem(spa.cli._RENDERERS, "html", failing)
+    monkeypatch.setitem(spa.cli.plan._RENDERERS, "html", failing)
     code = spa.cli.main(["plan", "-f", "new.yaml", "-o", "html", *RANGE])
     captured = capsys.readouterr()
     assert (code, captured.out) == (2, "")

@@ -14,7 +14,7 @@ import pytest
 
 from spa.api import InvalidObject, compile_schedule, parse_schedule, wire
 from spa.api.calendars import CalendarKey, calendar_lookup, keys_of, referenced_calendars
-from spa.api.validation import parse_calendar
+from spa.api.validation.parse import parse_calendar
 from spa.schedule import (
     Calendar,
     CalendarRule,

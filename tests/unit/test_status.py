@@ -16,7 +16,8 @@ from spa.api import (
 )
 from spa.api.adoption import ADOPT_ANNOTATION
 from spa.cli import main
-from spa.cli.status import HpaState, build_status, render_status
+from spa.cli.status_render import render_status
+from spa.cli.status_report import HpaState, build_status
 from spa.schedule import State
 from tests.unit.status_objects import AT, PUSH, SERVER, event, hpa_for, objects, users_hpa
 from tests.unit.status_objects import live_autoscaler as _autoscaler

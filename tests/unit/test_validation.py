@@ -21,7 +21,7 @@ from spa.api import (
     parse_schedule,
     parse_scheduled_pod_autoscaler,
 )
-from spa.api.validation import WrittenNumber
+from spa.api.validation.messages import WrittenNumber
 from spa.schedule import OneShotWindow, RecurringWindow, Weekday
 from spa.schedule.wallclock import WELL_KNOWN_ZONES, zone_names, zones_abbreviated
 from tests.builders import autoscaler, schedule

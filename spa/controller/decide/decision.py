@@ -18,7 +18,7 @@ from spa.api import (
     wire,
 )
 from spa.api.incident import incident_at
-from spa.api.validation import autoscaler_capacity_lead
+from spa.api.validation.compile import autoscaler_capacity_lead
 from spa.controller.decide import status
 from spa.controller.decide.capacity import (
     PLACEHOLDER_HANDOVER_SECONDS,

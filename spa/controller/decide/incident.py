@@ -24,7 +24,7 @@ from spa.api.incident import (
     describe_override,
     describe_pause,
 )
-from spa.api.validation import annotation_field
+from spa.api.validation.messages import annotation_field
 from spa.controller.decide.reasons import Event, EventType, Reason
 from spa.schedule import format_instant
 

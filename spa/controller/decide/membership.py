@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from spa.api import CompiledSchedule, InvalidObject, ScheduledPodAutoscaler, wire
 from spa.api.membership import controller_owner_uid
 from spa.api.membership import membership as shared_membership
-from spa.api.validation import errors_against_autoscaler
+from spa.api.validation.compile import errors_against_autoscaler
 from spa.controller.decide.plan import SetOwner
 from spa.controller.decide.reasons import Reason
 from spa.controller.decide.snapshot import Snapshot

@@ -24,7 +24,7 @@ from spa.controller.decide.incident import IncidentCondition
 from spa.controller.decide.membership import Evaluated
 from spa.controller.decide.plan import ScheduleStatusWrite, StatusWrite
 from spa.controller.decide.reasons import Event, EventType, Reason
-from spa.controller.decide.scaleup import SCALE_UP_CONDITION
+from spa.controller.decide.scaleup import SCALE_UP_CONDITION, ScaleUpOutcome
 from spa.controller.decide.snapshot import Snapshot
 from spa.controller.desired import with_condition
 from spa.schedule import State, format_instant
@@ -118,64 +118,20 @@ def autoscaler_status(
         if problem is None
         else ScheduledPodAutoscalerCondition.Degraded
     )
-    if paused:
-        wants = (
-            f" (the schedule wants minReplicas {state.min_replicas}, maxReplicas "
-            f"{state.max_replicas})"
-            if state is not None
-            else ""
-        )
-        message = (
-            f"paused: the HorizontalPodAutoscaler keeps minReplicas {held[0]}, maxReplicas "
-            f"{held[1]}{wants}"
-            if held is not None
-            else "paused: there is no HorizontalPodAutoscaler, and none is created until the "
-            "pause ends"
-        )
-    elif problem is not None:
-        message = problem
-    elif state is not None and state.max_raised:
-        message = (
-            f"the active Schedules set minReplicas {state.min_replicas} above maxReplicas; "
-            f"maxReplicas was raised to {state.max_replicas}"
-        )
-    elif state is not None:
-        message = f"HPA has minReplicas {state.min_replicas}, maxReplicas {state.max_replicas}"
-    else:
-        message = ""
+    message = _ready_message(state, problem=problem, paused=paused, held=held)
     in_force = (state.min_replicas, state.max_replicas) if applied and state is not None else None
-    conditions = with_condition(
+    conditions = _conditions(
         current.get("conditions"),
-        type_="Ready",
-        status="True" if in_force is not None else "False",
+        ready=in_force is not None,
         reason=reason,
         message=message,
+        incident=incident,
+        scale_up=snapshot.memory.scale_up,
         generation=metadata.get("generation"),
         now=now,
     )
     if paused:
         in_force = held
-    for entry in incident:
-        conditions = with_condition(
-            conditions,
-            type_=entry.type,
-            status=entry.status,
-            reason=entry.reason,
-            message=entry.message,
-            generation=metadata.get("generation"),
-            now=now,
-        )
-    if snapshot.memory.scale_up is not None:
-        scale_status, scale_reason, scale_message = snapshot.memory.scale_up
-        conditions = with_condition(
-            conditions,
-            type_=SCALE_UP_CONDITION,
-            status=scale_status,
-            reason=scale_reason,
-            message=scale_message,
-            generation=metadata.get("generation"),
-            now=now,
-        )
     status = ScheduledPodAutoscalerStatus(
         condition=condition,
         last_transition_time=_since(current, condition, now),
@@ -194,6 +150,75 @@ def autoscaler_status(
     if reason in (Reason.MAX_RAISED_TO_MIN, Reason.INVALID_SPEC) and previous_reason != reason:
         events.append(Event(autoscaler, EventType.WARNING, reason, message))
     return status, events
+
+
+def _ready_message(
+    state: State | None, *, problem: str | None, paused: bool, held: tuple[int, int] | None
+) -> str:
+    """The message of the SPA's Ready condition: the pause and what the HPA keeps, the
+    problem, or the bounds in force."""
+    if paused:
+        wants = (
+            f" (the schedule wants minReplicas {state.min_replicas}, maxReplicas "
+            f"{state.max_replicas})"
+            if state is not None
+            else ""
+        )
+        return (
+            f"paused: the HorizontalPodAutoscaler keeps minReplicas {held[0]}, maxReplicas "
+            f"{held[1]}{wants}"
+            if held is not None
+            else "paused: there is no HorizontalPodAutoscaler, and none is created until the "
+            "pause ends"
+        )
+    if problem is not None:
+        return problem
+    if state is not None and state.max_raised:
+        return (
+            f"the active Schedules set minReplicas {state.min_replicas} above maxReplicas; "
+            f"maxReplicas was raised to {state.max_replicas}"
+        )
+    if state is not None:
+        return f"HPA has minReplicas {state.min_replicas}, maxReplicas {state.max_replicas}"
+    return ""
+
+
+def _conditions(
+    current: Sequence[wire.Condition] | None,
+    *,
+    ready: bool,
+    reason: Reason,
+    message: str,
+    incident: Sequence[IncidentCondition],
+    scale_up: ScaleUpOutcome | None,
+    generation: int | None,
+    now: str,
+) -> list[wire.Condition]:
+    """The SPA's conditions as they are to be written: Ready (True when bounds are in force),
+    the `incident` conditions, and the last immediate scale-up's."""
+    conditions = with_condition(
+        current,
+        type_="Ready",
+        status="True" if ready else "False",
+        reason=reason,
+        message=message,
+        generation=generation,
+        now=now,
+    )
+    others = [(entry.type, entry.status, entry.reason, entry.message) for entry in incident]
+    if scale_up is not None:
+        others.append((SCALE_UP_CONDITION, *scale_up))
+    for type_, status, why, text in others:
+        conditions = with_condition(
+            conditions,
+            type_=type_,
+            status=status,
+            reason=why,
+            message=text,
+            generation=generation,
+            now=now,
+        )
+    return conditions
 
 
 def schedule_status(
