@@ -562,8 +562,8 @@ def _identify(document: Document, errors: _Errors) -> _Parsed | None:
     misdirected = misaddressed(api_version, kind) if group != GROUP else None
     if group != GROUP and misdirected is None:
         return None
-    metadata = body.get("metadata")
-    metadata = metadata if isinstance(metadata, Mapping) else {}
+    given_metadata = body.get("metadata")
+    metadata = given_metadata if isinstance(given_metadata, Mapping) else {}
     namespace, name = metadata.get("namespace"), metadata.get("name")
     if kind == CLUSTER_CALENDAR_KIND:
         namespace = ""  # cluster-scoped: kubectl ignores a namespace given
@@ -576,6 +576,16 @@ def _identify(document: Document, errors: _Errors) -> _Parsed | None:
         _shortened(name) if isinstance(name, str) else "",
     )
     problems = []
+    if given_metadata is not None and not isinstance(given_metadata, Mapping):
+        # Read no further: the controller's rules read the metadata of every Schedule that
+        # names an SPA (its owner, its age), and the API server refuses such an object too.
+        problems.append(
+            FieldError(
+                "metadata",
+                "must be an object (name, namespace, labels, annotations), "
+                f"not {type(given_metadata).__name__}",
+            )
+        )
     if misdirected is not None:
         problems.append(FieldError("apiVersion", misdirected))
         version = VERSION  # said with the group

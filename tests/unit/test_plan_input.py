@@ -90,6 +90,27 @@ spec:
 # -- Regressions ----------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("metadata", ["noon", "[noon]", "42"])
+def test_metadata_that_is_no_object_is_an_error_of_that_schedule_not_a_crash(
+    tmp_path: Path, metadata: str
+) -> None:
+    # Found by mutating the samples: a Schedule naming an SPA went into the membership rule,
+    # which reads each Schedule's metadata, and the plan ended in an AttributeError.
+    spa = (
+        "apiVersion: autoscaling.d-kuro.github.io/v1\nkind: ScheduledPodAutoscaler\n"
+        "metadata: {name: web}\nspec:\n  horizontalPodAutoscalerSpec:\n"
+        "    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"
+        "    minReplicas: 1\n    maxReplicas: 5\n"
+    )
+    schedule = SCHEDULE.replace("metadata:\n  name: noon\n", f"metadata: {metadata}\n")
+    plan = plan_of(tmp_path, spa, schedule)
+    assert [m for m in messages(plan) if m.startswith("metadata:")] == [
+        "metadata: must be an object (name, namespace, labels, annotations), not "
+        + type(__import__("yaml").safe_load(metadata)).__name__
+    ]
+    assert [a.name for a in plan.autoscalers] == ["web"]
+
+
 def test_unquoted_times_and_dates_are_strings_as_kubectl_reads_them(tmp_path: Path) -> None:
     # PyYAML read 12:00 as the base-60 integer 720; kubectl applies it as "12:00".
     plan = plan_of(
