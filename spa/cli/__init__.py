@@ -1,7 +1,8 @@
 """Command-line entry point: `spa`, also installed as the kubectl plugin `kubectl-spa`.
 
 `spa plan` previews schedules offline (or, `--from-cluster`, from the live objects; or,
-`--diff`, what a change of the manifests changes);
+`--diff`, what a change of the manifests changes); `spa suggest` writes Schedules from the
+history in Prometheus and `spa backtest` replays that history against Schedules;
 `spa status` shows what the live ScheduledPodAutoscalers do; `spa pause`, `override` and
 `resume` hold an HPA during an incident; `spa run` starts the controller.
 The Kubernetes client is imported only by the commands that talk to a cluster, so that
@@ -23,6 +24,7 @@ from typing import TypeVar
 
 from spa import __version__
 from spa.cli.completion import SHELLS, autocomplete, shell_script
+from spa.cli.history_options import add_suggest_arguments
 from spa.cli.incident import COMMANDS as INCIDENT_COMMANDS
 from spa.cli.incident import add_incident_commands, run_incident
 from spa.cli.options import add_cluster_arguments, add_status_arguments, cluster_arguments_given
@@ -82,6 +84,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _reading_cluster(lambda: run_status(arguments))
     if arguments.command in INCIDENT_COMMANDS:
         return _reading_cluster(lambda: run_incident(arguments))
+    if arguments.command == "suggest":
+        from spa.cli.suggest import run_suggest
+
+        return run_suggest(parser, arguments)
     from spa.controller.main import run
 
     return run(arguments)
@@ -171,6 +177,24 @@ examples:
 examples:
   # End a pause and an override of web now: the schedule applies again
   %(prog)s web -n shop
+""",
+    "suggest": """\
+examples:
+  # Schedules for one autoscaler from the last 4 weeks of its HPA's desired replicas
+  %(prog)s --prometheus http://prometheus:9090 --autoscaler shop/web --time-zone Europe/Berlin
+
+  # What they would change in the manifests kept in Git, for the SPAs there
+  %(prog)s --prometheus http://prometheus:9090 -f deploy/
+
+  # One autoscaler from 8 weeks of its requests/s, 50 a second per replica
+  %(prog)s --prometheus http://prometheus:9090 --autoscaler shop/web --weeks 8 --per-pod 50 """
+    """--query 'sum(rate(http_requests_total{service="web"}[5m]))'
+
+  # Those whose HPA is labelled team=shop, as JSON
+  %(prog)s --prometheus http://prometheus:9090 -l team=shop -o json
+
+  # The history per weekday with the suggested floor, as a page
+  %(prog)s --prometheus http://prometheus:9090 -A -o html > suggest.html
 """,
     "completion": """\
 examples:
@@ -312,6 +336,21 @@ def build_parser(*, prog: str | None = None) -> argparse.ArgumentParser:
             "run",
             help="run the controller",
             description="Run the controller: one HPA per ScheduledPodAutoscaler, set by Schedules.",
+        )
+    )
+    add_suggest_arguments(
+        _command(
+            commands,
+            "suggest",
+            help="suggest Schedules from the history of the HPAs in Prometheus",
+            description=(
+                "Read the history of what each HPA needed from Prometheus (kube-state-metrics' "
+                "desired replicas by default, or any PromQL of replicas or of a load), find the "
+                "peaks that recur by weekday and time of day, and print the fewest Schedules "
+                "that would have held their floor, each with its minReplicas (a high quantile "
+                "of what was needed) and a leadTime. One-off peaks are reported, not "
+                "scheduled (docs/suggest.md)."
+            ),
         )
     )
     completion = _command(
