@@ -186,15 +186,12 @@ examples:
   # What they would change in the manifests kept in Git, for the SPAs there
   %(prog)s --prometheus http://prometheus:9090 -f deploy/
 
-  # One autoscaler from 8 weeks of its requests/s, 50 a second per replica
-  %(prog)s --prometheus http://prometheus:9090 --autoscaler shop/web --weeks 8 --per-pod 50 """
-    """--query 'sum(rate(http_requests_total{service="web"}[5m]))'
+  # One autoscaler from 8 weeks of a recorded load, 50 requests/s per replica
+  %(prog)s --prometheus http://prometheus:9090 --autoscaler shop/web --weeks 8 """
+    """--query web:http_requests:rate5m --per-pod 50
 
   # Those whose HPA is labelled team=shop, as JSON
   %(prog)s --prometheus http://prometheus:9090 -l team=shop -o json
-
-  # The history per weekday with the suggested floor, as a page
-  %(prog)s --prometheus http://prometheus:9090 -A -o html > suggest.html
 """,
     "completion": """\
 examples:

@@ -262,21 +262,37 @@ def _timed_out(connection: Connection) -> PrometheusError:
 
 
 def _read(response: Any, connection: Connection) -> bytes:
+    """The whole body, at most `_MAX_BODY`; PrometheusError if the connection ends before the
+    length the server announced."""
+    chunks: list[bytes] = []
+    total = 0
     try:
-        body = response.read(_MAX_BODY + 1)
+        while True:
+            chunk = response.read(1 << 20)
+            if not chunk:
+                break
+            if not isinstance(chunk, bytes):
+                raise _unexpected(connection, "the answer has no body")
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > _MAX_BODY:
+                raise PrometheusError(
+                    f"the answer of Prometheus at {connection.url} is larger than 1 GiB: ask "
+                    "for fewer autoscalers at once, or a larger --step",
+                    EXIT_DATA,
+                )
     except (OSError, ValueError, http.client.HTTPException) as error:
         raise PrometheusError(
             f"the answer of Prometheus at {connection.url} was cut: {error}"
         ) from None
-    if not isinstance(body, bytes):
-        raise _unexpected(connection, "the answer has no body")
-    if len(body) > _MAX_BODY:
+    headers = getattr(response, "headers", None)
+    announced = headers.get("Content-Length") if headers is not None else None
+    if isinstance(announced, str) and announced.isdigit() and int(announced) != total:
         raise PrometheusError(
-            f"the answer of Prometheus at {connection.url} is larger than 1 GiB: ask for fewer "
-            "autoscalers at once, or a larger --step",
-            EXIT_DATA,
+            f"the answer of Prometheus at {connection.url} was cut: {total} of the "
+            f"{announced} bytes announced"
         )
-    return body
+    return b"".join(chunks)
 
 
 def _decode(body: bytes, connection: Connection) -> dict[str, Any]:
@@ -319,7 +335,7 @@ def _refused(
             EXIT_UNAUTHORIZED,
         )
     if isinstance(answer, dict) and answer.get("status") == "error":
-        raise _api_error(connection, answer, status)
+        raise _api_error(connection, answer, status, form.get("query", ""))
     if status == 404:
         raise PrometheusError(
             f"{connection.url} has no Prometheus API (404 for {connection.endpoint('/api/v1/')}"
@@ -331,14 +347,18 @@ def _refused(
     )
 
 
-def _api_error(connection: Connection, answer: dict[str, Any], status: int) -> PrometheusError:
+def _api_error(
+    connection: Connection, answer: dict[str, Any], status: int, query: str = ""
+) -> PrometheusError:
     kind = answer.get("errorType")
     text = answer.get("error")
     kind_text = kind if isinstance(kind, str) else "error"
     message = _shown(text if isinstance(text, str) else repr(text))
     if kind_text == "bad_data":
         return PrometheusError(
-            f"Prometheus at {connection.url} refused the query: {message}", EXIT_BAD_QUERY
+            # The query as asked (with what spa added around --query), for the positions.
+            f"Prometheus at {connection.url} refused the query {_shown(query)}: {message}",
+            EXIT_BAD_QUERY,
         )
     if kind_text in ("execution", "timeout", "canceled") or status == 422:
         return PrometheusError(
@@ -384,8 +404,8 @@ def _field(container: Any, name: str, kind: type, where: str) -> Any:
     value = container.get(name) if isinstance(container, dict) else None
     if not isinstance(value, kind):
         raise PrometheusError(
-            f"unexpected answer from Prometheus: {where} is missing or not a "
-            f"{'list' if kind is list else 'string' if kind is str else 'object'}"
+            f"unexpected answer from Prometheus: {where} is missing or not "
+            f"{'a list' if kind is list else 'a string' if kind is str else 'an object'}"
         )
     return value
 

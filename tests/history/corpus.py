@@ -127,7 +127,7 @@ def _local(zone: ZoneInfo, text: str) -> datetime:
 
 def standard_corpus() -> Corpus:
     zone = ZoneInfo(ZONE)
-    common = {"timeZone": ZONE, "leadTime": LEAD}
+    common: dict[str, Any] = {"timeZone": ZONE, "leadTime": LEAD}
     web = Workload(
         namespace="shop",
         name="web",
@@ -281,10 +281,10 @@ def desired_replicas(
     for instant in range(start + OFFSET, corpus.until, SAMPLE):
         while index + 1 < len(steps) and steps[index + 1][0] <= instant:
             index += 1
-            level = steps[index][1].min_replicas
-            if level > previous_level:
+            changed = float(steps[index][1].min_replicas)
+            if changed > previous_level:
                 rise_from, rise_at = previous_level, float(steps[index][0])
-            previous_level = level
+            previous_level = changed
         level = float(steps[index][1].min_replicas)
         for burst_start, burst_end, burst_level in bursts:
             if burst_start <= instant < burst_end:
@@ -352,8 +352,8 @@ def openmetrics(corpus: Corpus) -> Iterator[str]:
                     yield f"{family}{{{labels}}} 1 {instant}"
             else:
                 labels = _labels({**identity, "pod": f"{workload.name}-0"})
-                for instant, value in requests_total(samples, workload, corpus.zone):
-                    yield f"{family}_total{{{labels}}} {value} {instant}"
+                for instant, total in requests_total(samples, workload, corpus.zone):
+                    yield f"{family}_total{{{labels}}} {total} {instant}"
     yield "# EOF"
 
 

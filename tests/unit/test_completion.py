@@ -221,6 +221,7 @@ def test_kubectl_complete_prints_the_protocol(
         "override",
         "resume",
         "run",
+        "suggest",
         "completion",
     ]
     # A cluster that cannot be read: no candidate, no message, success.

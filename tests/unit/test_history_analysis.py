@@ -1,0 +1,224 @@
+"""The analysis of `spa suggest` on in-memory histories with known truth (tests/history/corpus.py;
+docs/suggest.md, "How it decides"): the windows it finds, their levels and leads, what it
+reports instead of scheduling, across a change of clocks."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from spa.history.analysis import Settings, Suggestion, suggest_windows
+from spa.history.need import Need, NeedError, counter_resets, gaps, local_layout, needed_replicas
+from spa.history.suggestions import schedule_body
+from spa.schedule import PublicHolidays, to_instant
+from tests.builders import schedule
+from tests.history.corpus import (
+    Burst,
+    Corpus,
+    Workload,
+    desired_replicas,
+    in_memory,
+    standard_corpus,
+)
+from tests.history.targets import measure
+
+STEP = 300
+
+
+def _analyse(
+    corpus: Corpus, workload: Workload, *, holidays: PublicHolidays | None = None, **settings: Any
+) -> Suggestion:
+    need = in_memory(desired_replicas(corpus, workload), start=corpus.start, until=corpus.until)
+    week = local_layout(start=need.start, step=need.step, count=len(need.values), zone=corpus.zone)
+    until = datetime.fromtimestamp(corpus.until, corpus.zone).date()
+    return suggest_windows(
+        need,
+        week,
+        base=workload.base,
+        settings=Settings(holidays=holidays, **settings),
+        until=until,
+    )
+
+
+def _windows(suggestion: Suggestion) -> list[tuple[str, tuple[int, ...], str, str, int]]:
+    return [
+        (w.kind, w.days, _clock(w.start), _clock(w.end), w.min_replicas) for w in suggestion.windows
+    ]
+
+
+def _clock(seconds: int) -> str:
+    return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}"
+
+
+def _manifests(suggestion: Suggestion, workload: Workload, zone: ZoneInfo) -> list[dict[str, Any]]:
+    return [
+        schedule_body(
+            namespace=workload.namespace,
+            autoscaler=workload.name,
+            name=f"w{index}",
+            window=window,
+            zone=zone,
+        )
+        for index, window in enumerate(suggestion.windows)
+    ]
+
+
+def test_the_standard_corpus_gives_back_its_true_windows() -> None:
+    corpus = standard_corpus()
+    [web, importer, quiet] = corpus.workloads
+    found = _analyse(corpus, web, holidays=PublicHolidays("US"))
+    assert _windows(found) == [
+        ("Weekly", (0, 1, 2, 3, 4), "08:00", "18:00", 12),
+        ("Daily", (0, 1, 2, 3, 4, 5, 6), "12:00", "13:30", 20),
+        ("Weekly", (4,), "18:00", "22:00", 16),
+        ("WeeklySpan", (5,), "10:00", "44:00", 8),  # Saturday 10:00 to Sunday 20:00
+    ]
+    assert [w.lead for w in found.windows] == [STEP] * 4
+    office = found.windows[0]
+    assert office.holidays is not None
+    assert office.holidays.exclude_dates == ()
+    assert [(d.day, d.holiday) for d in office.dips] == [(date(2026, 10, 12), "Columbus Day")]
+    assert office.weeks == tuple(
+        date(2026, 10, 12 + 7 * n) if n < 3 else date(2026, 11, 2) for n in range(4)
+    )
+    assert (found.base, found.quiet, found.threshold) == (2, 2, 4.0)
+    assert [_clock_local(s.start, corpus) for s in found.spikes] == ["2026-10-29 03:00"]
+    assert _windows(_analyse(corpus, importer)) == [
+        ("Daily", (0, 1, 2, 3, 4, 5, 6), "01:00", "02:30", 6)
+    ]
+    assert _analyse(corpus, quiet).windows == []
+
+
+def _clock_local(instant: int, corpus: Corpus) -> str:
+    return datetime.fromtimestamp(instant, corpus.zone).strftime("%Y-%m-%d %H:%M")
+
+
+def test_a_monthly_batch_and_spikes_are_reported_not_scheduled() -> None:
+    corpus = standard_corpus()
+    importer = corpus.workloads[1]
+    found = _analyse(corpus, importer)
+    # The batch on the 1st, in the hour after the clocks went back, and the Wednesday spike.
+    assert [
+        (_clock_local(s.start, corpus), _clock_local(s.end, corpus), s.highest)
+        for s in found.spikes
+    ] == [
+        ("2026-10-21 15:00", "2026-10-21 15:40", 25),
+        ("2026-11-01 02:00", "2026-11-01 04:00", 30),
+    ]
+
+
+def _berlin(
+    weeks: int, *, spikes: list[Burst] | None = None, **truth: Any
+) -> tuple[Corpus, Workload]:
+    """One workload in Europe/Berlin over `weeks` weeks from Monday 2026-10-05, across the
+    change of clocks of 2026-10-25."""
+    zone = ZoneInfo("Europe/Berlin")
+    window = {"type": "Weekly", "startDayOfWeek": "Monday", "endDayOfWeek": "Friday",
+              "startTime": "09:00", "endTime": "17:00", "timeZone": "Europe/Berlin",
+              "leadTime": "5m", "minReplicas": 10, **truth}  # fmt: skip
+    workload = Workload(
+        namespace="eu", name="app", base=2, spikes=spikes or [],
+        schedules=[schedule(name="office", namespace="eu", target="app", **window)],
+    )  # fmt: skip
+    start = to_instant(datetime(2026, 10, 5), zone)
+    return Corpus(
+        zone=zone, start=start, until=start + weeks * 7 * 86400, workloads=[workload]
+    ), workload
+
+
+def test_windows_keep_their_wall_clock_time_across_a_change_of_clocks() -> None:
+    corpus, workload = _berlin(4)
+    found = _analyse(corpus, workload, holidays=PublicHolidays("DE"))
+    assert _windows(found) == [("Weekly", (0, 1, 2, 3, 4), "09:00", "17:00", 10)]
+    measured = measure(
+        workload.manifests(),
+        [*workload.manifests(schedules=False), *_manifests(found, workload, corpus.zone)],
+        namespace="eu", name="app", base=2, start=corpus.start, until=corpus.until,
+    )  # fmt: skip
+    assert measured.starts_missed == []
+    assert measured.coverage == 1.0
+    assert measured.added <= 0.05
+
+
+def test_a_peak_of_half_the_weeks_does_not_recur_three_of_four_do() -> None:
+    corpus, workload = _berlin(4, minReplicas=10, excludeDates=["2026-10-07", "2026-10-14"])
+    found = _analyse(corpus, workload, holidays=None)
+    # Wednesdays: two of four weeks had the peak, so it is no Weekly window's day.
+    assert _windows(found) == [
+        ("Weekly", (0, 1), "09:00", "17:00", 10),
+        ("Weekly", (3, 4), "09:00", "17:00", 10),
+    ]
+    assert [(_clock_local(s.start, corpus), _clock_local(s.end, corpus)) for s in found.spikes] == [
+        ("2026-10-21 09:00", "2026-10-21 17:00"),
+        ("2026-10-28 09:00", "2026-10-28 17:00"),
+    ]
+    once = _analyse(*_berlin(4, excludeDates=["2026-10-07"]), holidays=None)
+    assert _windows(once) == [("Weekly", (0, 1, 2, 3, 4), "09:00", "17:00", 10)]
+    # A day without the peak that no calendar explains is said, not excluded.
+    assert [dip.day for dip in once.unexplained_dips] == [date(2026, 10, 7)]
+    assert once.windows[0].holidays is None
+    # Unless every week is asked for.
+    assert len(_analyse(*_berlin(4, excludeDates=["2026-10-07"]), recurrence=1.0).windows) == 2
+
+
+def test_a_holiday_some_weeks_kept_becomes_exclude_dates_ahead() -> None:
+    # In Berlin, 2026-10-05 to 2026-11-23: no federal holiday on a weekday but Reformation Day
+    # in Brandenburg (2026-10-31, a Saturday) ... so New York: Columbus Day dips, Veterans Day
+    # (2026-11-11) keeps the peak.
+    zone = ZoneInfo("America/New_York")
+    workload = Workload(
+        namespace="us", name="api", base=2,
+        schedules=[schedule(name="office", namespace="us", target="api", type="Weekly",
+                            startDayOfWeek="Monday", endDayOfWeek="Friday", startTime="08:00",
+                            endTime="18:00", timeZone="America/New_York", minReplicas=12,
+                            excludeDates=["2026-10-12"])],
+    )  # fmt: skip
+    start = to_instant(datetime(2026, 10, 12), zone)
+    corpus = Corpus(
+        zone=zone, start=start, until=to_instant(datetime(2026, 11, 16), zone), workloads=[workload]
+    )
+    found = _analyse(corpus, workload, holidays=PublicHolidays("US"))
+    [office] = found.windows
+    assert office.holidays is not None
+    assert office.holidays.exclude_dates == (date(2027, 10, 11),)
+    assert office.holidays.kept == ((date(2026, 11, 11), "Veterans Day"),)
+    body = _manifests(found, workload, zone)[0]
+    assert body["spec"]["excludeDates"] == ["2027-10-11"]
+    assert "holidays" not in body["spec"]
+
+
+def test_min_increase_and_the_quiet_level() -> None:
+    corpus, workload = _berlin(2, minReplicas=4)
+    assert _analyse(corpus, workload).windows  # 2 above the base of 2: a peak
+    assert _analyse(corpus, workload, min_increase=3).windows == []
+
+
+def test_a_one_off_spike_gets_no_window() -> None:
+    zone = ZoneInfo("Europe/Berlin")
+    spike = Burst(datetime(2026, 10, 14, 3, 0), datetime(2026, 10, 14, 4, 0), 40)
+    corpus, workload = _berlin(4, spikes=[spike])
+    found = _analyse(corpus, workload)
+    assert len(found.windows) == 1
+    assert [(s.start, s.end, s.highest) for s in found.spikes] == [
+        (to_instant(spike.start, zone), to_instant(spike.end, zone), 40)
+    ]
+
+
+def test_the_grid_of_needs() -> None:
+    points = [(600, 3.0), (900, float("nan")), (1200, 41.0), (1200, 2.0), (99999, 5.0)]
+    need = needed_replicas(points, start=0, step=300, count=4)
+    assert need.values == [None, 3.0, None, 41.0]
+    per_pod = needed_replicas(points, start=0, step=300, count=4, per_pod=20)
+    assert per_pod.values == [None, 1, None, 3]
+    assert gaps(Need(0, 300, [1.0, None, None, 2.0, None]), shortest=2) == [(300, 900)]
+    with pytest.raises(NeedError, match="a negative value"):
+        needed_replicas([(300, -1.0)], start=0, step=300, count=2)
+
+
+def test_a_counter_is_told_from_a_load() -> None:
+    counter = [float(n * 10 % 2000) for n in range(1000)]  # grows, and falls back 4 times
+    assert counter_resets(Need(0, 300, list(counter))) == 4
+    assert counter_resets(Need(0, 300, [float(n % 7) for n in range(200)])) is None
