@@ -24,7 +24,7 @@ from typing import TypeVar
 
 from spa import __version__
 from spa.cli.completion import SHELLS, autocomplete, shell_script
-from spa.cli.history_options import add_suggest_arguments
+from spa.cli.history_options import add_backtest_arguments, add_suggest_arguments
 from spa.cli.incident import COMMANDS as INCIDENT_COMMANDS
 from spa.cli.incident import add_incident_commands, run_incident
 from spa.cli.options import add_cluster_arguments, add_status_arguments, cluster_arguments_given
@@ -88,6 +88,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from spa.cli.suggest import run_suggest
 
         return run_suggest(parser, arguments)
+    if arguments.command == "backtest":
+        from spa.cli.backtest import run_backtest
+
+        return run_backtest(parser, arguments)
     from spa.controller.main import run
 
     return run(arguments)
@@ -192,6 +196,14 @@ examples:
 
   # Those whose HPA is labelled team=shop, as JSON
   %(prog)s --prometheus http://prometheus:9090 -l team=shop -o json
+""",
+    "backtest": """\
+examples:
+  # The last 4 weeks replayed against the Schedules of a directory
+  %(prog)s -f deploy/ --prometheus http://prometheus:9090
+
+  # The branch's Schedules against main's, over 8 weeks
+  %(prog)s -f deploy/ --prometheus http://prometheus:9090 --weeks 8 --compare git:main
 """,
     "completion": """\
 examples:
@@ -347,6 +359,22 @@ def build_parser(*, prog: str | None = None) -> argparse.ArgumentParser:
                 "that would have held their floor, each with its minReplicas (a high quantile "
                 "of what was needed) and a leadTime. One-off peaks are reported, not "
                 "scheduled (docs/suggest.md)."
+            ),
+        )
+    )
+    add_backtest_arguments(
+        _command(
+            commands,
+            "backtest",
+            help="replay the history of the HPAs in Prometheus against Schedules",
+            description=(
+                "Replay the history of what each ScheduledPodAutoscaler of the manifests needed "
+                "(read from Prometheus as spa suggest reads it) against the floor their "
+                "Schedules give, computed as spa plan computes it: for each past peak, whether "
+                "the floor was raised before the demand came and by how long; the minutes the "
+                "need was above the floor; the replica-hours the windows added above what was "
+                "needed; the windows never needed. --compare replays a second set of manifests "
+                "(docs/suggest.md)."
             ),
         )
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -100,15 +100,7 @@ def suggest_all(
         zone = zone_of(key)
         week = local_layout(start=need.start, step=need.step, count=len(need.values), zone=zone)
         calendar = holidays_of(zone)
-        own = Settings(
-            quantile=settings.quantile,
-            recurrence=settings.recurrence,
-            min_increase=settings.min_increase,
-            min_steps=settings.min_steps,
-            bridge=settings.bridge,
-            tolerance=settings.tolerance,
-            holidays=calendar,
-        )
+        own = replace(settings, holidays=calendar)
         last_day = datetime.fromtimestamp(until, zone).date()
         suggestion = suggest_windows(
             need, week, base=bases.get(key, 1), settings=own, until=last_day

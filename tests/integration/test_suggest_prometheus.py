@@ -224,3 +224,80 @@ def test_an_unreachable_server_is_a_clean_error(capsys: pytest.CaptureFixture[st
     assert err.startswith(
         f"error: cannot reach Prometheus at {url}: [Errno 111] Connection refused"
     )
+
+
+# --- spa backtest ---------------------------------------------------------------------------
+
+
+def _manifests_file(path: Path, *, schedules: bool) -> Path:
+    bodies = [m for w in CORPUS.workloads for m in w.manifests(schedules=schedules)]
+    path.write_text(yaml.safe_dump_all(bodies, sort_keys=False))
+    return path
+
+
+def _backtest(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:
+    status = main(["backtest", "--time-zone", ZONE, "--until", UNTIL, *arguments])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_the_true_schedules_replay_without_shortfall(
+    prometheus: RealPrometheus, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    truth = _manifests_file(tmp_path / "truth.yaml", schedules=True)
+    status, out, err = _backtest(
+        capsys, "-f", str(truth), "--prometheus", prometheus.url, "-o", "json"
+    )
+    assert status == 0, err
+    found = {a["name"]: a for a in json.loads(out)["autoscalers"]}
+    for name in ("web", "importer"):
+        assert found[name]["shortfallMinutes"] == 0, name
+        assert found[name]["held"] == found[name]["recurringPeaks"] > 0, name
+        assert not any(s["neverNeeded"] for s in found[name]["schedules"]), name
+
+
+def test_no_schedule_replays_every_peak_short(
+    prometheus: RealPrometheus, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    empty = _manifests_file(tmp_path / "empty.yaml", schedules=False)
+    status, out, err = _backtest(
+        capsys, "-f", str(empty), "--prometheus", prometheus.url, "-o", "json"
+    )
+    assert status == 0, err
+    for autoscaler in json.loads(out)["autoscalers"]:
+        recurring = [p for p in autoscaler["peaks"] if not p["oneOff"]]
+        if autoscaler["name"] == "quiet":
+            assert recurring == []
+            continue
+        assert len(recurring) >= 25
+        assert all(p["raisedBefore"] is None and p["shortfallMinutes"] > 0 for p in recurring)
+        assert autoscaler["held"] == 0
+
+
+def test_compare_the_branch_with_a_git_revision(
+    prometheus: RealPrometheus,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def git(*arguments: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *arguments],
+                       cwd=tmp_path, check=True, capture_output=True)  # fmt: skip
+
+    git("init", "-q")
+    _manifests_file(tmp_path / "deploy.yaml", schedules=False)
+    git("add", "deploy.yaml")
+    git("commit", "-qm", "no schedule")
+    _manifests_file(tmp_path / "deploy.yaml", schedules=True)
+    monkeypatch.chdir(tmp_path)
+    status, out, err = _backtest(capsys, "-f", "deploy.yaml", "--prometheus", prometheus.url,
+                                 "--compare", "git:HEAD")  # fmt: skip
+    assert status == 0, err
+    assert "--- old: git:HEAD\n+++ new: deploy.yaml" in out
+    web = out[out.index("shop/web") :]
+    assert "  recurring peaks held                   0 of 25     25 of 25" in web
+    assert "  under-provisioned at recurring peaks   " in web
+    status, _, err = _backtest(capsys, "-f", "deploy.yaml", "--prometheus", prometheus.url,
+                               "--compare", "git:no-such-branch")  # fmt: skip
+    assert status == 2
+    assert "error: --compare git:no-such-branch: unknown revision 'no-such-branch'" in err

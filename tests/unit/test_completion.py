@@ -222,6 +222,7 @@ def test_kubectl_complete_prints_the_protocol(
         "resume",
         "run",
         "suggest",
+        "backtest",
         "completion",
     ]
     # A cluster that cannot be read: no candidate, no message, success.
