@@ -154,13 +154,17 @@ plan: venv
 	$(BIN)/spa plan -f config/samples
 
 # The README's picture of `spa plan -o html`: the samples' week, rendered by headless Chromium
-# (`apt-get install -y chromium`) exactly as tests/browser renders it.
+# (`apt-get install -y chromium`) exactly as tests/browser renders it; and docs/suggest.md's of
+# `spa suggest -o html`, from the corpus of tests/history (no Prometheus needed).
 SCREENSHOT_AT ?= 2026-11-23T00:00:00Z
 screenshots: venv
 	tmp=$$(mktemp -d) && \
 	$(BIN)/spa plan -f config/samples --at $(SCREENSHOT_AT) -o html > $$tmp/plan.html && \
 	$(BIN)/python -m tests.browser.chromium $$tmp/plan.html docs/plan-html.png \
 	  --width 1200 --height 670 && \
+	$(BIN)/python -m tests.history.pages suggest $$tmp/suggest.html && \
+	$(BIN)/python -m tests.browser.chromium $$tmp/suggest.html docs/suggest-html.png \
+	  --width 1200 --height 800 && \
 	rm -rf $$tmp
 
 # The README's first command: a local control plane, the CRDs, RBAC and samples, and the

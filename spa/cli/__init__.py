@@ -196,6 +196,9 @@ examples:
 
   # Those whose HPA is labelled team=shop, as JSON
   %(prog)s --prometheus http://prometheus:9090 -l team=shop -o json
+
+  # The history per weekday with the suggested floor, as a page
+  %(prog)s --prometheus http://prometheus:9090 -A -o html > suggest.html
 """,
     "backtest": """\
 examples:
@@ -204,6 +207,9 @@ examples:
 
   # The branch's Schedules against main's, over 8 weeks
   %(prog)s -f deploy/ --prometheus http://prometheus:9090 --weeks 8 --compare git:main
+
+  # The history with the floor and the shortfalls marked, as a page
+  %(prog)s -f deploy/ --prometheus http://prometheus:9090 -o html > backtest.html
 """,
     "completion": """\
 examples:

@@ -117,11 +117,19 @@ def _backtest(arguments: argparse.Namespace) -> int:
     results[-1].errors = sorted(histories.errors.items())
     if len(results) == 2:
         old, new = results
-        text = (render_compare_json if arguments.output == "json" else render_compare_table)(
-            old, new
-        )
+        if arguments.output == "html":
+            from spa.history.html import render_compare_html
+
+            text = render_compare_html(old, new)
+        else:
+            render = render_compare_json if arguments.output == "json" else render_compare_table
+            text = render(old, new)
     elif arguments.output == "json":
         text = render_backtest_json(results[0])
+    elif arguments.output == "html":
+        from spa.history.html import render_backtest_html
+
+        text = render_backtest_html(results[0])
     else:
         text = render_backtest_table(results[0])
     emit(text)

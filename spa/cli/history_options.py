@@ -23,8 +23,8 @@ __all__ = [
 
 MAX_WEEKS = 26
 _STEPS = (60, 120, 180, 240, 300, 360, 600, 720, 900, 1200, 1800, 3600)
-OUTPUTS_SUGGEST = ("yaml", "json", "diff")
-OUTPUTS_BACKTEST = ("table", "json")
+OUTPUTS_SUGGEST = ("yaml", "json", "html", "diff")
+OUTPUTS_BACKTEST = ("table", "json", "html")
 
 
 def add_history_arguments(parser: argparse.ArgumentParser, *, selection: bool) -> None:

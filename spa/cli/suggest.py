@@ -147,6 +147,10 @@ def _render(
 ) -> str:
     if output == "json":
         return render_suggestion_json(suggestions)
+    if output == "html":
+        from spa.history.html import render_suggestion_html
+
+        return render_suggestion_html(suggestions)
     if output == "diff":
         return _diff(suggestions, documents, paths)
     return render_suggestion_yaml(suggestions)

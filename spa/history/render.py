@@ -22,7 +22,13 @@ from spa.plan.render import encode, join_lines
 from spa.plan.schedules import format_local
 from spa.schedule import format_instant
 
-__all__ = ["render_errors", "render_suggestion_json", "render_suggestion_yaml", "window_words"]
+__all__ = [
+    "describe_window",
+    "render_errors",
+    "render_suggestion_json",
+    "render_suggestion_yaml",
+    "window_words",
+]
 
 _WIDTH = 96
 
@@ -148,18 +154,21 @@ def _weekday(day: date) -> str:
     return day.strftime("%a")
 
 
-def window_words(window: SuggestedWindow, autoscaler: AutoscalerSuggestion) -> str:
-    """The comment of one window: where it came from and why its values."""
-    zone = autoscaler.zone.key or "UTC"
+def describe_window(window: SuggestedWindow) -> str:
+    """`Mon-Fri 08:00-18:00`, `daily 12:00-13:30`, `Sat 10:00 to Sun 20:00`."""
     if window.kind == WindowKind.WEEKLY_SPAN:
         end_day = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")[
             (window.days[0] + window.end // 86400) % 7
         ]
-        when = (
-            f"{describe_days(window.days)} {clock(window.start)} to {end_day} {clock(window.end)}"
-        )
-    else:
-        when = f"{describe_days(window.days)} {clock(window.start)}-{clock(window.end)}"
+        first = f"{describe_days(window.days)} {clock(window.start)}"
+        return f"{first} to {end_day} {clock(window.end)}"
+    return f"{describe_days(window.days)} {clock(window.start)}-{clock(window.end)}"
+
+
+def window_words(window: SuggestedWindow, autoscaler: AutoscalerSuggestion) -> str:
+    """The comment of one window: where it came from and why its values."""
+    zone = autoscaler.zone.key or "UTC"
+    when = describe_window(window)
     weeks = [week.isoformat() for week in window.weeks]
     listed = (
         ", ".join(weeks[:-1]) + (" and " if len(weeks) > 1 else "") + (weeks[-1] if weeks else "")
