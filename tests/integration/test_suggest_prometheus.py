@@ -301,3 +301,30 @@ def test_compare_the_branch_with_a_git_revision(
                                "--compare", "git:no-such-branch")  # fmt: skip
     assert status == 2
     assert "error: --compare git:no-such-branch: unknown revision 'no-such-branch'" in err
+
+
+def test_with_manifests_the_suggestion_is_shown_as_a_plan_diff(
+    prometheus: RealPrometheus, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The true Schedules, whose zone (America/New_York) is the autoscalers' without a flag:
+    # the suggestion moves no transition, it only names the Schedules its own way.
+    truth = _manifests_file(tmp_path / "truth.yaml", schedules=True)
+    status, out, err = _run(capsys, "--prometheus", prometheus.url, "-f", str(truth),
+                            "--until", UNTIL)  # fmt: skip
+    assert status == 0, err
+    assert out.startswith(
+        f"Plan diff from {UNTIL} until 2026-11-16T05:00:00Z (times in UTC)\n"
+        f"--- old: {truth}\n+++ new: spa suggest\n"
+    )
+    assert "shop/web: changed: transitions 20 changed\n" in out
+    assert "!   2026-11-09T12:55:00Z   12    60    office -> web-mon-fri-0800 " in out
+    changes = [line for line in out.splitlines() if line[:1] in "+-!" and line[1:2] == " "]
+    assert changes
+    assert all(line.startswith("!") and " -> " in line for line in changes), changes
+    # Without Schedules, every window is added.
+    empty = _manifests_file(tmp_path / "empty.yaml", schedules=False)
+    status, out, err = _run(capsys, "--prometheus", prometheus.url, "-f", str(empty),
+                            "--time-zone", ZONE, "--until", UNTIL)  # fmt: skip
+    assert status == 0, err
+    assert "shop/web: changed: transitions 26 added" in out
+    assert "batch/importer: changed: transitions 14 added" in out
