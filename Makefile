@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 .PHONY: venv lint typecheck check test unit test-latest plan run bench soak clean manifests test-parity \
 	test-reliability screenshots test-compat test-karpenter test-bench-smoke
 .PHONY: lock helm packaging-deps test-packaging test-helm test-prometheus test-image krew krew-tool \
-	test-krew bench-capacity bench-nodes
+	test-krew bench-capacity bench-nodes bench-suggest
 
 # The venv is the lock, exactly (docs/development.md, "The locked environment"): made anew
 # whenever the lock or the package's metadata changes, and everything installed by hash from
@@ -201,6 +201,11 @@ soak: venv testenv
 
 # Capacity at the boundary (docs/performance.md): N = 1 and 100 Deployments, pod start-up delay
 # 0 and 20 s, HPA-only vs immediate scale-up vs lead time; about 10 minutes.
+# `spa suggest` on 4 weeks x 500 autoscalers against a real Prometheus (docs/performance.md,
+# "spa suggest"); its --smoke is in `make test-bench-smoke`.
+bench-suggest: venv
+	$(BIN)/python bench/suggest.py --out /tmp/spa-bench-suggest.json
+
 bench-capacity: venv testenv
 	$(BIN)/python bench/capacity.py --sizes 1,100 --delays 0,20 --out /tmp/spa-bench-capacity.json
 

@@ -343,12 +343,13 @@ def openmetrics(corpus: Corpus) -> Iterator[str]:
                 for instant, value in samples:
                     yield f"{family}{{{labels}}} {value} {instant}"
             elif family == "kube_horizontalpodautoscaler_spec_min_replicas":
+                # Constant series, scraped every 4 minutes: within Prometheus's lookback of 5.
                 labels = _labels(identity)
-                for instant, _ in samples:
+                for instant, _ in samples[::4]:
                     yield f"{family}{{{labels}}} {workload.base} {instant}"
             elif family == "kube_horizontalpodautoscaler_labels":
                 labels = _labels({**identity, **workload.labels})
-                for instant, _ in samples:
+                for instant, _ in samples[::4]:
                     yield f"{family}{{{labels}}} 1 {instant}"
             else:
                 labels = _labels({**identity, "pod": f"{workload.name}-0"})
