@@ -6,8 +6,9 @@ is tested"), each shifted by a few hours and scaled, so that every autoscaler ha
 windows: six in ten like `shop/web` (four windows), two like `batch/importer` (one), two
 without a peak. Their history (kube-state-metrics' desired and min replicas, a scrape a
 minute) is written as OpenMetrics, made TSDB blocks by `promtool` and served by Debian's
-`prometheus` (tests/history/prometheus.py). Then `spa suggest -A -o json` runs as a process,
-as a user runs it, and its wall-clock time, CPU time and peak memory are measured; each
+`prometheus` (tests/history/prometheus.py). Then `spa suggest -A -o json` runs as a process
+(spa.cli.main, what the console script runs), and its wall-clock time, CPU time and peak
+memory are measured; each
 autoscaler's windows are checked against its truth (their count, and every true start found
 within 15 minutes).
 
@@ -40,8 +41,6 @@ from spa.schedule import format_instant, to_instant  # noqa: E402
 from tests.history.corpus import Corpus, Workload, desired_replicas, standard_corpus  # noqa: E402
 from tests.history.prometheus import RealPrometheus, load_blocks, tools  # noqa: E402
 from tests.history.targets import occurrences  # noqa: E402
-
-SPA = Path(sys.executable).parent / "spa"
 
 
 def fleet(count: int, weeks: int) -> Corpus:
@@ -133,19 +132,34 @@ def check(corpus: Corpus, document: dict[str, Any]) -> list[str]:
     return problems
 
 
+# `spa suggest` as its console script runs it (spa.cli.main), which then writes its own peak
+# RSS: that of the process after exec (VmHWM), not the fork's copy of this one's (ru_maxrss of
+# a child counts the memory it had before exec, here the whole fleet's samples).
+_WRAPPER = """
+import sys
+from spa.cli import main
+status = main(sys.argv[1:])
+with open("/proc/self/status") as found, open(sys.argv[0] + ".rss", "w") as out:
+    out.write(next(line.split()[1] for line in found if line.startswith("VmHWM:")))
+sys.exit(status)
+"""
+
+
 def _timed_suggest(
     server: RealPrometheus, corpus: Corpus, weeks: int, directory: str
 ) -> tuple[dict[str, float] | None, dict[str, Any]]:
-    """One `spa suggest -A -o json`: its wall-clock and CPU seconds and peak RSS (its own,
-    from wait4), and its document."""
+    """One `spa suggest -A -o json`: its wall-clock and CPU seconds and peak RSS, and its
+    document."""
     out, err = Path(directory, "out.json"), Path(directory, "err.txt")
+    script = Path(directory, "suggest.py")
+    script.write_text(_WRAPPER)
     with out.open("wb") as stdout, err.open("wb") as stderr:
         started = time.monotonic()
         process = subprocess.Popen(
-            [str(SPA), "suggest", "--prometheus", server.url, "-A", "--weeks", str(weeks),
-             "--until", format_instant(corpus.until), "--time-zone", str(corpus.zone.key),
-             "-o", "json"],
-            stdout=stdout, stderr=stderr, cwd=REPO,
+            [sys.executable, str(script), "suggest", "--prometheus", server.url, "-A",
+             "--weeks", str(weeks), "--until", format_instant(corpus.until), "--time-zone",
+             str(corpus.zone.key), "-o", "json"],
+            stdout=stdout, stderr=stderr, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
         )  # fmt: skip
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.monotonic() - started
@@ -156,7 +170,7 @@ def _timed_suggest(
     run = {
         "wall": wall,
         "cpu": usage.ru_utime + usage.ru_stime,
-        "max_rss_mib": usage.ru_maxrss / 1024,
+        "max_rss_mib": int(Path(f"{script}.rss").read_text()) / 1024,
     }
     return run, json.loads(out.read_text())
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -61,7 +61,7 @@ class Need:
 
 
 def needed_replicas(
-    points: Sequence[tuple[int, float]],
+    points: Iterable[tuple[int, float]],
     *,
     start: int,
     step: int,
@@ -86,7 +86,15 @@ def needed_replicas(
                 f"a negative value ({value:g}) at {when}: neither replicas nor a load can be "
                 "negative"
             )
-        needed = math.ceil(value / per_pod - 1e-9) if per_pod is not None else value
+        # Whole numbers as ints: the small ones are shared objects, and a fleet's history is
+        # millions of steps.
+        needed: float = (
+            math.ceil(value / per_pod - 1e-9)
+            if per_pod is not None
+            else int(value)
+            if float(value).is_integer()
+            else value
+        )
         previous = values[index]
         values[index] = needed if previous is None else max(previous, needed)
     return Need(start=start, step=step, values=values)

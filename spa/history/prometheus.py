@@ -19,7 +19,8 @@ import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,8 +45,11 @@ __all__ = [
 MAX_POINTS = 11000
 """The most points per series Prometheus returns for one query_range."""
 _PAGE_POINTS = 2016
-"""Points per series asked in one request: a week at 5 minutes."""
-_PARALLEL = 4
+"""Points per series asked in one request at most: a week at 5 minutes."""
+_FIRST_PAGE_POINTS = 288
+_PAGE_BUDGET = 200_000
+"""Points in all (every series) asked in one request, after the first."""
+_PARALLEL = 2
 _MAX_BODY = 1 << 30
 """The largest answer read (1 GiB): beyond it the range or the number of series is too large
 for one command, and the user is told so."""
@@ -88,10 +92,16 @@ class Connection:
 
 @dataclass(slots=True)
 class Series:
-    """One series of an answer: its labels and its (instant, value) points in time order."""
+    """One series of an answer: its labels and its points, as two arrays (8 bytes a number:
+    a fleet's weeks of history are millions of points)."""
 
     labels: dict[str, str]
-    points: list[tuple[int, float]]
+    times: array[int] = field(default_factory=lambda: array("q"))
+    values: array[float] = field(default_factory=lambda: array("d"))
+
+    @property
+    def points(self) -> list[tuple[int, float]]:
+        return list(zip(self.times, self.values, strict=True))
 
 
 Opener = Callable[[urllib.request.Request, float], Any]
@@ -120,33 +130,46 @@ def query_range(
     opener: Opener | None = None,
     warnings: list[str] | None = None,
 ) -> list[Series]:
-    """Every series of `query` evaluated at `start`, `start + step`, ... up to `end`, pages of
-    at most `page_points` points asked a few at a time and joined by their labels."""
+    """Every series of `query` evaluated at `start`, `start + step`, ... up to `end`, in pages
+    of at most `page_points` points a series, joined by their labels.
+
+    The first page is a day at most; it tells how many series there are, and the others are
+    sized so that each answer holds about `_PAGE_BUDGET` points in all (an answer is parsed
+    whole, at about 170 bytes a point), two at a time.
+    """
     page_points = max(1, min(page_points, MAX_POINTS))
-    pages: list[tuple[int, int]] = []
-    first = start
-    while first <= end:
-        last = min(end, first + (page_points - 1) * step)
-        pages.append((first, last))
-        first = last + step
     send = opener or _opener(connection)
+    joined: dict[tuple[tuple[str, str], ...], Series] = {}
 
     def fetch(page: tuple[int, int]) -> tuple[list[Series], list[str]]:
         form = {"query": query, "start": str(page[0]), "end": str(page[1]), "step": f"{step}s"}
         answer = _request(connection, "/api/v1/query_range", form, send)
         return _matrix(answer, connection), _warnings(answer)
 
-    joined: dict[tuple[tuple[str, str], ...], Series] = {}
-    with ThreadPoolExecutor(max_workers=min(_PARALLEL, len(pages) or 1)) as pool:
-        for found, said in pool.map(fetch, pages):
-            if warnings is not None:
-                warnings.extend(said)
-            for series in found:
-                key = tuple(sorted(series.labels.items()))
-                if key in joined:
-                    joined[key].points.extend(series.points)
-                else:
-                    joined[key] = series
+    def join(found: list[Series], said: list[str]) -> None:
+        if warnings is not None:
+            warnings.extend(said)
+        for series in found:
+            key = tuple(sorted(series.labels.items()))
+            if key in joined:
+                joined[key].times.extend(series.times)
+                joined[key].values.extend(series.values)
+            else:
+                joined[key] = series
+
+    first = min(page_points, _FIRST_PAGE_POINTS)
+    join(*fetch((start, min(end, start + (first - 1) * step))))
+    size = max(1, min(page_points, _PAGE_BUDGET // max(1, len(joined))))
+    pages: list[tuple[int, int]] = []
+    position = start + first * step
+    while position <= end:
+        last = min(end, position + (size - 1) * step)
+        pages.append((position, last))
+        position = last + step
+    if pages:
+        with ThreadPoolExecutor(max_workers=min(_PARALLEL, len(pages))) as pool:
+            for found, said in pool.map(fetch, pages):
+                join(found, said)
     return list(joined.values())
 
 
@@ -392,11 +415,12 @@ def _matrix(answer: dict[str, Any], connection: Connection) -> list[Series]:
         values = item.get("values", [])
         if not isinstance(values, list):
             raise _unexpected(connection, f"{where}.values is not a list")
-        points = [
-            _point(pair, f"{where}.values[{number}]", connection)
-            for number, pair in enumerate(values)
-        ]
-        found.append(Series(labels=labels, points=points))
+        series = Series(labels=labels)
+        for number, pair in enumerate(values):
+            instant, value = _point(pair, f"{where}.values[{number}]", connection)
+            series.times.append(instant)
+            series.values.append(value)
+        found.append(series)
     return found
 
 
@@ -453,8 +477,3 @@ def _excerpt(body: bytes) -> str:
 def _shown(text: str) -> str:
     text = text.replace("\n", " ")
     return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}..."
-
-
-def join_points(series: Sequence[Series]) -> list[tuple[int, float]]:
-    """The points of several series in time order (a series asked in pages)."""
-    return sorted(point for one in series for point in one.points)

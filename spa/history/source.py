@@ -14,7 +14,7 @@ history", is the contract.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -268,7 +268,7 @@ def read_histories(
 
 def _by_autoscaler(
     series: Sequence[Series], selection: Selection, source: Source, query: str
-) -> dict[Key, list[tuple[int, float]] | str]:
+) -> dict[Key, Iterable[tuple[int, float]] | str]:
     """The points of each autoscaler's series, or why there is no one series for it."""
     if len(selection.autoscalers) == 1 and source.query is not None:
         # One autoscaler asked by name with its own query: its one series, whatever its labels.
@@ -277,7 +277,7 @@ def _by_autoscaler(
         chosen = identified or list(series)
         if len({tuple(sorted(s.labels.items())) for s in chosen}) > 1:
             return {key: _several(chosen)}
-        return {key: sorted(p for s in chosen for p in s.points)}
+        return {key: _points(chosen)}
     grouped: dict[Key, list[Series]] = {}
     for one in series:
         found = _key(one)
@@ -289,14 +289,19 @@ def _by_autoscaler(
                 EXIT_BAD_QUERY,
             )
         grouped.setdefault(found, []).append(one)
-    result: dict[Key, list[tuple[int, float]] | str] = {}
+    result: dict[Key, Iterable[tuple[int, float]] | str] = {}
     for key, members in grouped.items():
         if len({tuple(sorted(s.labels.items())) for s in members}) > 1:
             result[key] = _several(members)
         else:
-            result[key] = sorted(p for s in members for p in s.points)
+            result[key] = _points(members)
     del query
     return result
+
+
+def _points(members: Sequence[Series]) -> Iterable[tuple[int, float]]:
+    """The points of the series of one autoscaler (they have the same labels: one series)."""
+    return [point for one in members for point in zip(one.times, one.values, strict=True)]
 
 
 def _several(members: Sequence[Series]) -> str:
