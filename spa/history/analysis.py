@@ -650,13 +650,15 @@ def _next_dates(names: set[str], holidays: PublicHolidays, until: date | None) -
 
 
 def _floor(windows: Iterable[SuggestedWindow], *, per_day: int, step: int, quiet: int) -> list[int]:
-    """The floor the windows hold, by week slot (`quiet` where none does)."""
+    """The floor the windows hold, by week slot (`quiet` where none does), each from its
+    lead before its start: a peak that comes a little early is held by the lead."""
     slots = WEEKDAYS * per_day
     floor = [quiet] * slots
     for window in windows:
+        lead = -(-window.lead // step)
         for day in window.days:
-            first = day * per_day + window.start // step
-            for offset in range((window.end - window.start) // step):
+            first = day * per_day + window.start // step - lead
+            for offset in range(lead + (window.end - window.start) // step):
                 position = (first + offset) % slots
                 floor[position] = max(floor[position], window.min_replicas)
     return floor

@@ -5,7 +5,8 @@ Each workload is defined by its *true* Schedules (the floor it really needed) an
 accidents: a one-off spike, a monthly batch, gaps in the scrapes, restarts of its pods. The
 replicas its HPA wanted, minute by minute, are made from the true Schedules' floor by the
 same engine `spa plan` uses (so daylight-saving time and public holidays follow the
-controller's rules), with a climb at each rise and noise below the floor. The history is
+controller's rules), each day's demand coming up to 4 minutes before or after the windows
+start, a climb of 5 minutes at each rise and noise below the floor. The history is
 written as OpenMetrics text, as kube-state-metrics and an application would have exposed it,
 for `promtool tsdb create-blocks-from openmetrics`; the same values are also given in memory to
 the unit tests.
@@ -29,6 +30,7 @@ times, for the load-based queries.
 
 from __future__ import annotations
 
+import bisect
 import math
 import random
 from collections.abc import Iterator, Sequence
@@ -63,6 +65,8 @@ PER_POD = 40.0
 """Requests a second one replica serves."""
 SAMPLE = 60
 """Seconds between two scrapes."""
+JITTER = 240
+"""Seconds a day's demand may come before or after its windows start (less than the lead)."""
 OFFSET = 17
 """Seconds after each whole minute at which it is scraped (a real scrape is never at a step's
 boundary, where it would count in two steps: docs/suggest.md, "Reading the history")."""
@@ -263,37 +267,47 @@ def desired_replicas(
     corpus: Corpus, workload: Workload, *, margin: int = 86400
 ) -> list[tuple[int, int]]:
     """(instant, replicas the HPA wanted), one a scrape, from a day before the history (the
-    first steps of a query look back) to its end; none inside the gaps."""
+    first steps of a query look back) to its end; none inside the gaps. On each day the demand
+    of a window comes up to JITTER earlier or later than its start (the same shift all day);
+    it ends at its end."""
     zone = corpus.zone
     rng = random.Random(f"{corpus.seed}/{workload.key}")
     start = corpus.start - margin
     steps = _true_floor(corpus, workload, start=start)
+    instants = [instant for instant, _ in steps]
+    levels = [float(state.min_replicas) for _, state in steps]
     bursts = [
         (to_instant(b.start, zone), to_instant(b.end, zone), b.level)
         for b in [*workload.spikes, *workload.monthly]
     ]
     gaps = [(to_instant(a, zone), to_instant(b, zone)) for a, b in workload.gaps]
+    shifts: dict[date, int] = {}
     samples: list[tuple[int, int]] = []
-    index = 0
-    previous_level = float(workload.base)
-    rise_from = float(workload.base)
-    rise_at = -math.inf
     for instant in range(start + OFFSET, corpus.until, SAMPLE):
-        while index + 1 < len(steps) and steps[index + 1][0] <= instant:
-            index += 1
-            changed = float(steps[index][1].min_replicas)
-            if changed > previous_level:
-                rise_from, rise_at = previous_level, float(steps[index][0])
-            previous_level = changed
-        level = float(steps[index][1].min_replicas)
+        if any(a <= instant < b for a, b in gaps):
+            continue
+        day = datetime.fromtimestamp(instant, zone).date()
+        if day not in shifts:
+            shifts[day] = rng.randint(-JITTER, JITTER)
+        # The demand of a window comes at its start shifted by the day's jitter (its end does
+        # not move): the floor of `instant`, or of the rise just after or just before it.
+        shift = shifts[day]
+        index = max(0, bisect.bisect_right(instants, instant) - 1)
+        following = index + 1
+        if shift < 0 and following < len(instants) and levels[following] > levels[index]:
+            if instant >= instants[following] + shift:
+                index = following
+        elif shift > 0 and index and levels[index] > levels[index - 1]:
+            if instant < instants[index] + shift:
+                index -= 1
+        level = levels[index]
+        previous = levels[index - 1] if index else level
+        climbing = instant - (instants[index] + shift)
         for burst_start, burst_end, burst_level in bursts:
             if burst_start <= instant < burst_end:
                 level = max(level, float(burst_level))
-        if any(a <= instant < b for a, b in gaps):
-            continue
-        climbing = instant - rise_at
-        if 0 <= climbing < CLIMB and level > rise_from:
-            wanted = rise_from + (level - rise_from) * (climbing + SAMPLE) / CLIMB
+        if 0 <= climbing < CLIMB and level > previous:
+            wanted = previous + (level - previous) * (climbing + SAMPLE) / CLIMB
         elif level > workload.base:
             wanted = level - rng.uniform(0, 0.12 * (level - workload.base))
         else:

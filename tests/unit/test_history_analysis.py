@@ -49,6 +49,25 @@ def _windows(suggestion: Suggestion) -> list[tuple[str, tuple[int, ...], str, st
     ]
 
 
+def _near(
+    found: list[tuple[str, tuple[int, ...], str, str, int]],
+    expected: list[tuple[str, tuple[int, ...], str, str, int]],
+) -> bool:
+    """The same windows, each bound within a step of the one expected: a day's demand comes up
+    to 4 minutes before or after its window's start (tests/history/corpus.py)."""
+
+    def minutes(clock: str) -> int:
+        hours, minutes = clock.split(":")
+        return int(hours) * 60 + int(minutes)
+
+    return len(found) == len(expected) and all(
+        (a[0], a[1], a[4]) == (b[0], b[1], b[4])
+        and abs(minutes(a[2]) - minutes(b[2])) <= 5
+        and abs(minutes(a[3]) - minutes(b[3])) <= 5
+        for a, b in zip(found, expected, strict=True)
+    )
+
+
 def _clock(seconds: int) -> str:
     return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}"
 
@@ -70,12 +89,15 @@ def test_the_standard_corpus_gives_back_its_true_windows() -> None:
     corpus = standard_corpus()
     [web, importer, quiet] = corpus.workloads
     found = _analyse(corpus, web, holidays=PublicHolidays("US"))
-    assert _windows(found) == [
-        ("Weekly", (0, 1, 2, 3, 4), "08:00", "18:00", 12),
-        ("Daily", (0, 1, 2, 3, 4, 5, 6), "12:00", "13:30", 20),
-        ("Weekly", (4,), "18:00", "22:00", 16),
-        ("WeeklySpan", (5,), "10:00", "44:00", 8),  # Saturday 10:00 to Sunday 20:00
-    ]
+    assert _near(
+        _windows(found),
+        [
+            ("Weekly", (0, 1, 2, 3, 4), "08:00", "18:00", 12),
+            ("Daily", (0, 1, 2, 3, 4, 5, 6), "12:00", "13:30", 20),
+            ("Weekly", (4,), "18:00", "22:00", 16),
+            ("WeeklySpan", (5,), "10:00", "44:00", 8),  # Saturday 10:00 to Sunday 20:00
+        ],
+    ), _windows(found)
     assert [w.lead for w in found.windows] == [STEP] * 4
     office = found.windows[0]
     assert office.holidays is not None
@@ -86,9 +108,8 @@ def test_the_standard_corpus_gives_back_its_true_windows() -> None:
     )
     assert (found.base, found.quiet, found.threshold) == (2, 2, 4.0)
     assert [_clock_local(s.start, corpus) for s in found.spikes] == ["2026-10-29 03:00"]
-    assert _windows(_analyse(corpus, importer)) == [
-        ("Daily", (0, 1, 2, 3, 4, 5, 6), "01:00", "02:30", 6)
-    ]
+    nightly = _windows(_analyse(corpus, importer))
+    assert _near(nightly, [("Daily", (0, 1, 2, 3, 4, 5, 6), "01:00", "02:30", 6)]), nightly
     assert _analyse(corpus, quiet).windows == []
 
 
@@ -132,7 +153,7 @@ def _berlin(
 def test_windows_keep_their_wall_clock_time_across_a_change_of_clocks() -> None:
     corpus, workload = _berlin(4)
     found = _analyse(corpus, workload, holidays=PublicHolidays("DE"))
-    assert _windows(found) == [("Weekly", (0, 1, 2, 3, 4), "09:00", "17:00", 10)]
+    assert _near(_windows(found), [("Weekly", (0, 1, 2, 3, 4), "09:00", "17:00", 10)])
     measured = measure(
         workload.manifests(),
         [*workload.manifests(schedules=False), *_manifests(found, workload, corpus.zone)],
@@ -147,16 +168,25 @@ def test_a_peak_of_half_the_weeks_does_not_recur_three_of_four_do() -> None:
     corpus, workload = _berlin(4, minReplicas=10, excludeDates=["2026-10-07", "2026-10-14"])
     found = _analyse(corpus, workload, holidays=None)
     # Wednesdays: two of four weeks had the peak, so it is no Weekly window's day.
-    assert _windows(found) == [
-        ("Weekly", (0, 1), "09:00", "17:00", 10),
-        ("Weekly", (3, 4), "09:00", "17:00", 10),
+    assert _near(
+        _windows(found),
+        [("Weekly", (0, 1), "09:00", "17:00", 10), ("Weekly", (3, 4), "09:00", "17:00", 10)],
+    ), _windows(found)
+    # The Wednesdays with the peak are one-off peaks, from about 09:00 to 17:00.
+    spikes = [(s.start, s.end) for s in found.spikes]
+    expected = [
+        (
+            to_instant(datetime(2026, 10, day, 9), corpus.zone),
+            to_instant(datetime(2026, 10, day, 17), corpus.zone),
+        )
+        for day in (21, 28)
     ]
-    assert [(_clock_local(s.start, corpus), _clock_local(s.end, corpus)) for s in found.spikes] == [
-        ("2026-10-21 09:00", "2026-10-21 17:00"),
-        ("2026-10-28 09:00", "2026-10-28 17:00"),
-    ]
+    assert len(spikes) == 2
+    assert all(
+        abs(a - c) <= STEP and b == d for (a, b), (c, d) in zip(spikes, expected, strict=True)
+    )
     once = _analyse(*_berlin(4, excludeDates=["2026-10-07"]), holidays=None)
-    assert _windows(once) == [("Weekly", (0, 1, 2, 3, 4), "09:00", "17:00", 10)]
+    assert _near(_windows(once), [("Weekly", (0, 1, 2, 3, 4), "09:00", "17:00", 10)])
     # A day without the peak that no calendar explains is said, not excluded.
     assert [dip.day for dip in once.unexplained_dips] == [date(2026, 10, 7)]
     assert once.windows[0].holidays is None

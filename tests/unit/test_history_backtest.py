@@ -114,7 +114,8 @@ def test_late_floors_are_late_and_short() -> None:
     web = _replay(late)["shop/web"]
     mornings = [p for p in web.recurring if p.late_by is not None]
     assert mornings
-    assert {p.late_by for p in mornings} == {30 * 60}
+    # The floor comes at 08:30; the demand 4 minutes before or after 08:00.
+    assert {p.late_by for p in mornings} <= {25 * 60, 30 * 60, 35 * 60}
     assert web.shortfall >= 30 * 60 * len(mornings)
 
 
@@ -134,7 +135,8 @@ def test_the_reports() -> None:
     )  # fmt: skip
     table = render_backtest_table(replay)
     assert "shop/web (America/New_York; base 2, a peak is 4 replicas or more)" in table
-    assert "  recurring peaks held: 25 of 25, the floor raised 5m to " in table
+    # To the step: a demand that came in the step the floor rose is "0s before".
+    assert "  recurring peaks held: 25 of 25, the floor raised 0s to " in table
     assert "  Sat 2026-10-17 10:00 EDT   Sun 20:00   20     8       5m before      0 min" in table
     assert (
         "  Thu 2026-10-29 03:00 EDT   03:30       30     2       not raised     30 min (one-off)"
