@@ -294,12 +294,12 @@ def desired_replicas(
         shift = shifts[day]
         index = max(0, bisect.bisect_right(instants, instant) - 1)
         following = index + 1
-        if shift < 0 and following < len(instants) and levels[following] > levels[index]:
-            if instant >= instants[following] + shift:
-                index = following
-        elif shift > 0 and index and levels[index] > levels[index - 1]:
-            if instant < instants[index] + shift:
-                index -= 1
+        rises_next = following < len(instants) and levels[following] > levels[index]
+        rose = index > 0 and levels[index] > levels[index - 1]
+        if shift < 0 and rises_next and instant >= instants[following] + shift:
+            index = following  # the next window's demand came early
+        elif shift > 0 and rose and instant < instants[index] + shift:
+            index -= 1  # this window's demand has not come yet
         level = levels[index]
         previous = levels[index - 1] if index else level
         climbing = instant - (instants[index] + shift)
