@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from array import array
 from collections.abc import Iterator
 from copy import deepcopy
 from datetime import datetime, timedelta
@@ -88,14 +89,22 @@ def history(corpus: Corpus) -> Iterator[str]:
     """The fleet's OpenMetrics: desired replicas a minute, min replicas every 4 minutes."""
     desired = "kube_horizontalpodautoscaler_status_desired_replicas"
     minimum = "kube_horizontalpodautoscaler_spec_min_replicas"
-    samples = {w.key: desired_replicas(corpus, w) for w in corpus.workloads}
+    # Kept as arrays (10 bytes a sample): 500 autoscalers x 4 weeks are 20 million samples.
+    samples: dict[str, tuple[array[int], array[int]]] = {}
+    for workload in corpus.workloads:
+        found = desired_replicas(corpus, workload)
+        samples[workload.key] = (
+            array("q", (t for t, _ in found)),
+            array("h", (v for _, v in found)),
+        )
     for family, every in ((desired, 1), (minimum, 4)):
         yield f"# TYPE {family} gauge"
         for workload in corpus.workloads:
             labels = f'namespace="{workload.namespace}",horizontalpodautoscaler="{workload.name}"'
-            for instant, value in samples[workload.key][::every]:
-                shown = value if family == desired else workload.base
-                yield f"{family}{{{labels}}} {shown} {instant}"
+            times, values = samples[workload.key]
+            for index in range(0, len(times), every):
+                shown = values[index] if family == desired else workload.base
+                yield f"{family}{{{labels}}} {shown} {times[index]}"
     yield "# EOF"
 
 
