@@ -128,6 +128,9 @@ class SuggestedWindow:
     came: int
     dips: tuple[Dip, ...] = ()
     holidays: HolidayProposal | None = None
+    moved: int = 0
+    """Seconds its start was moved later (and its lead made longer) to leave an hour the
+    clocks skip or repeat (spa/history/suggestions.py)."""
 
 
 @dataclass(frozen=True, slots=True)

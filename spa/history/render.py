@@ -188,6 +188,12 @@ def window_words(window: SuggestedWindow, autoscaler: AutoscalerSuggestion) -> s
             "lead is never less than a step."
         ),
     ]
+    if window.moved:
+        lines.append(
+            f"startTime {clock(window.start)}, {go_duration(window.moved)} later than the peaks "
+            "came, and the lead as much longer: the same instant on every day, and on the day "
+            "the clocks change no start in the hour they skip or repeat."
+        )
     proposal = window.holidays
     if proposal is not None:
         explained = _dips(proposal.explained)

@@ -14,7 +14,7 @@ history", is the contract.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -299,9 +299,11 @@ def _by_autoscaler(
     return result
 
 
-def _points(members: Sequence[Series]) -> Iterable[tuple[int, float]]:
-    """The points of the series of one autoscaler (they have the same labels: one series)."""
-    return [point for one in members for point in zip(one.times, one.values, strict=True)]
+def _points(members: Sequence[Series]) -> Iterator[tuple[int, float]]:
+    """The points of the series of one autoscaler (they have the same labels: one series),
+    one at a time: a list of them for every autoscaler of a fleet would be gigabytes."""
+    for one in members:
+        yield from zip(one.times, one.values, strict=True)
 
 
 def _several(members: Sequence[Series]) -> str:

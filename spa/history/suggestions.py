@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
+from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -28,7 +28,7 @@ from spa.history.analysis import (
 )
 from spa.history.need import DAY_SECONDS, Need, local_layout
 from spa.history.source import Key
-from spa.schedule import PublicHolidays
+from spa.schedule import UTC_ZONE, PublicHolidays
 
 __all__ = [
     "AutoscalerSuggestion",
@@ -105,6 +105,9 @@ def suggest_all(
         suggestion = suggest_windows(
             need, week, base=bases.get(key, 1), settings=own, until=last_day
         )
+        suggestion.windows = [
+            clear_of_clock_changes(window, zone, since=last_day) for window in suggestion.windows
+        ]
         names = _names(key[1], suggestion.windows)
         schedules = [
             schedule_body(
@@ -129,6 +132,51 @@ def suggest_all(
             )
         )
     return result
+
+
+def clear_of_clock_changes(
+    window: SuggestedWindow, zone: ZoneInfo, *, since: date
+) -> SuggestedWindow:
+    """`window` with its start moved to the end of a wall-clock time the clocks skip or repeat
+    on one of its days in the year from `since`, and its lead made longer by as much: on every
+    other day it takes effect at the same instant, and on the day of the change it does not
+    start an hour early (a start in a repeated hour is its first occurrence) or late (one in a
+    skipped hour is at the jump): docs/schedules.md, "Daylight-saving time"."""
+    start = window.start % DAY_SECONDS
+    for day in _changes_of_clocks(zone, since):
+        if day.weekday() not in window.days:
+            continue
+        moved = start
+        while moved < DAY_SECONDS and not _plain(day, moved, zone):
+            moved += 60
+        if moved == start or moved - start > 2 * 3600 or window.start + moved - start >= window.end:
+            continue
+        shift = moved - start
+        return replace(window, start=window.start + shift, lead=window.lead + shift, moved=shift)
+    return window
+
+
+def _changes_of_clocks(zone: ZoneInfo, since: date) -> list[date]:
+    """The days of the year from `since` on which the zone's offset changes."""
+    days = []
+    previous = datetime.combine(since, time(0), zone).utcoffset()
+    for number in range(1, 367):
+        day = since + timedelta(days=number)
+        offset = datetime.combine(day, time(0), zone).utcoffset()
+        if offset != previous:
+            days.append(day - timedelta(days=1))
+            previous = offset
+    return days
+
+
+def _plain(day: date, seconds: int, zone: ZoneInfo) -> bool:
+    """Whether `seconds` after midnight of `day` is a wall-clock time that happens once."""
+    local = datetime.combine(day, time(0)) + timedelta(seconds=seconds)
+    first, second = local.replace(tzinfo=zone, fold=0), local.replace(tzinfo=zone, fold=1)
+    if first.utcoffset() != second.utcoffset():
+        return False  # repeated
+    back = first.astimezone(UTC_ZONE).astimezone(zone).replace(tzinfo=None)
+    return back == local  # else skipped
 
 
 def _names(autoscaler: str, windows: list[SuggestedWindow]) -> list[str]:

@@ -89,7 +89,10 @@ def measure(
     true_starts = [
         s for s, _ in occurrences(truth, namespace=namespace, name=name, start=start, until=until)
     ]
-    windows = occurrences(suggested, namespace=namespace, name=name, start=start, until=until)
+    # A suggested window may start up to the tolerance before the range.
+    windows = occurrences(
+        suggested, namespace=namespace, name=name, start=start - tolerance, until=until
+    )
     missed = [s for s in true_starts if not any(abs(s - w) <= tolerance for w, _ in windows)]
     # A window "on" a one-off peak: one that overlaps it and would not be there without it (no
     # true window overlaps it either).

@@ -4,15 +4,17 @@ reports instead of scheduling, across a change of clocks."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from spa.history.analysis import Settings, Suggestion, suggest_windows
+from spa.history.analysis import Settings, SuggestedWindow, Suggestion, suggest_windows
 from spa.history.need import Need, NeedError, counter_resets, gaps, local_layout, needed_replicas
-from spa.history.suggestions import schedule_body
+from spa.history.suggestions import clear_of_clock_changes, schedule_body
+from spa.plan import Document, build_plan
 from spa.schedule import PublicHolidays, to_instant
 from tests.builders import schedule
 from tests.history.corpus import (
@@ -23,6 +25,7 @@ from tests.history.corpus import (
     in_memory,
     standard_corpus,
 )
+from tests.history.pages import suggestions
 from tests.history.targets import measure
 
 STEP = 300
@@ -252,3 +255,52 @@ def test_a_counter_is_told_from_a_load() -> None:
     counter = [float(n * 10 % 2000) for n in range(1000)]  # grows, and falls back 4 times
     assert counter_resets(Need(0, 300, list(counter))) == 4
     assert counter_resets(Need(0, 300, [float(n % 7) for n in range(200)])) is None
+
+
+def test_a_start_in_the_hour_the_clocks_repeat_moves_out_of_it() -> None:
+    # A nightly peak from 01:55 in New York: on 2026-11-01 01:55 comes twice, and a Schedule
+    # starting then would start at the first, an hour before the demand.
+    zone = ZoneInfo("America/New_York")
+    window = SuggestedWindow(
+        kind="Daily", days=(0, 1, 2, 3, 4, 5, 6), start=(1 * 60 + 55) * 60, end=(3 * 60 + 30) * 60,
+        min_replicas=6, lead=300, climb=0, quantile=0.95, steps=1, median=6, highest=6,
+        weeks=(), weeks_total=4, occurrences=28, came=28,
+    )  # fmt: skip
+    moved = clear_of_clock_changes(window, zone, since=date(2026, 10, 26))
+    assert (moved.start, moved.lead, moved.moved) == (2 * 3600, 600, 300)
+    # The same instant on an ordinary day; on the day of the change, after the repeated hour.
+    body = schedule_body(namespace="b", autoscaler="i", name="n", window=moved, zone=zone)
+    spa = {"apiVersion": "autoscaling.d-kuro.github.io/v1", "kind": "ScheduledPodAutoscaler",
+           "metadata": {"name": "i", "namespace": "b"},
+           "spec": {"horizontalPodAutoscalerSpec": {"maxReplicas": 9, "scaleTargetRef": {
+               "apiVersion": "apps/v1", "kind": "Deployment", "name": "i"}}}}  # fmt: skip
+    plan = build_plan(
+        [Document("m", 1, spa), Document("m", 2, body)], [],
+        at=to_instant(datetime(2026, 10, 31), zone), until=to_instant(datetime(2026, 11, 2), zone),
+    )  # fmt: skip
+    starts = [t for t, state in plan.autoscalers[0].transitions if state.min_replicas == 6]
+    assert starts == [
+        to_instant(datetime(2026, 10, 31, 1, 50), zone),
+        to_instant(datetime(2026, 11, 1, 1, 50, fold=1), zone),
+    ]
+    # A window of a weekday without a change of clocks is left as it is.
+    weekly = replace(window, kind="Weekly", days=(0, 1, 2, 3, 4))
+    assert clear_of_clock_changes(weekly, zone, since=date(2026, 10, 26)) == weekly
+
+
+def test_a_nightly_peak_at_the_end_of_the_repeated_hour_starts_on_time_that_day() -> None:
+    # The standard importer's nightly window, an hour later (02:00-03:30): its demand comes up
+    # to 4 minutes early, so the peaks start at 01:55, in the hour repeated on 2026-11-01.
+    corpus = standard_corpus()
+    importer = corpus.workloads[1]
+    body = importer.schedules[0]
+    later = {**body, "spec": {**body["spec"], "startTime": "02:00", "endTime": "03:30"}}
+    shifted = Workload(namespace="batch", name="importer", base=1, schedules=[later])
+    corpus.workloads = [shifted]
+    found = suggestions(corpus)
+    manifests = [*shifted.manifests(schedules=False), *found.autoscalers[0].schedules]
+    measured = measure(
+        shifted.manifests(), manifests, namespace="batch", name="importer", base=1,
+        start=corpus.start, until=corpus.until,
+    )  # fmt: skip
+    assert measured.starts_missed == []
