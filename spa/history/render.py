@@ -192,7 +192,7 @@ def window_words(window: SuggestedWindow, autoscaler: AutoscalerSuggestion) -> s
         lines.append(
             f"startTime {clock(window.start)}, {go_duration(window.moved)} later than the peaks "
             "came, and the lead as much longer: the same instant on every day, and on the day "
-            "the clocks change no start in the hour they skip or repeat."
+            "the clocks go back no start in the hour they repeat."
         )
     proposal = window.holidays
     if proposal is not None:

@@ -28,7 +28,7 @@ from spa.history.analysis import (
 )
 from spa.history.need import DAY_SECONDS, Need, local_layout
 from spa.history.source import Key
-from spa.schedule import UTC_ZONE, PublicHolidays
+from spa.schedule import PublicHolidays
 
 __all__ = [
     "AutoscalerSuggestion",
@@ -135,21 +135,26 @@ def suggest_all(
 
 
 def clear_of_clock_changes(
-    window: SuggestedWindow, zone: ZoneInfo, *, since: date
+    window: SuggestedWindow, zone: ZoneInfo, *, since: date, most: int = 900
 ) -> SuggestedWindow:
-    """`window` with its start moved to the end of a wall-clock time the clocks skip or repeat
-    on one of its days in the year from `since`, and its lead made longer by as much: on every
-    other day it takes effect at the same instant, and on the day of the change it does not
-    start an hour early (a start in a repeated hour is its first occurrence) or late (one in a
-    skipped hour is at the jump): docs/schedules.md, "Daylight-saving time"."""
+    """`window` with its start moved to the end of an hour the clocks repeat on one of its
+    days in the year from `since`, when that is at most `most` seconds later, and its lead
+    made longer by as much: on every other day it takes effect at the same instant, and on the
+    day of the change not an hour early (a start in a repeated hour is its first occurrence:
+    docs/schedules.md, "Daylight-saving time"). That is the start of a peak that comes at the
+    end of the repeated hour, a few minutes early on some days (docs/suggest.md)."""
     start = window.start % DAY_SECONDS
     for day in _changes_of_clocks(zone, since):
         if day.weekday() not in window.days:
             continue
         moved = start
-        while moved < DAY_SECONDS and not _plain(day, moved, zone):
+        while moved < start + most and _repeated(day, moved, zone):
             moved += 60
-        if moved == start or moved - start > 2 * 3600 or window.start + moved - start >= window.end:
+        if (
+            moved == start
+            or _repeated(day, moved, zone)
+            or window.start + moved - start >= window.end
+        ):
             continue
         shift = moved - start
         return replace(window, start=window.start + shift, lead=window.lead + shift, moved=shift)
@@ -169,14 +174,11 @@ def _changes_of_clocks(zone: ZoneInfo, since: date) -> list[date]:
     return days
 
 
-def _plain(day: date, seconds: int, zone: ZoneInfo) -> bool:
-    """Whether `seconds` after midnight of `day` is a wall-clock time that happens once."""
+def _repeated(day: date, seconds: int, zone: ZoneInfo) -> bool:
+    """Whether `seconds` after midnight of `day` is a wall-clock time that comes twice."""
     local = datetime.combine(day, time(0)) + timedelta(seconds=seconds)
     first, second = local.replace(tzinfo=zone, fold=0), local.replace(tzinfo=zone, fold=1)
-    if first.utcoffset() != second.utcoffset():
-        return False  # repeated
-    back = first.astimezone(UTC_ZONE).astimezone(zone).replace(tzinfo=None)
-    return back == local  # else skipped
+    return first.utcoffset() != second.utcoffset()
 
 
 def _names(autoscaler: str, windows: list[SuggestedWindow]) -> list[str]:
