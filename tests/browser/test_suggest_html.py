@@ -20,7 +20,7 @@ from spa.history.html import (
 )
 from spa.plan.html import MIN_COLOR
 from tests.browser.chromium import dump_dom, screenshot
-from tests.browser.test_plan_html import _bands, _rgb
+from tests.browser.pixels import bands, rgb
 from tests.history.corpus import standard_corpus
 from tests.history.pages import backtests, suggestions
 
@@ -79,7 +79,7 @@ def test_the_picture_shows_the_floor_of_every_weekday(tmp_path: Path) -> None:
     assert colors is not None
     assert len(colors) > 50
     # Two charts a row at this width: four rows of floors (Sunday alone on the last).
-    assert len(_bands(image, MIN_COLOR, gap=10, least=300)) == 4
+    assert len(bands(image, MIN_COLOR, gap=10, least=300)) == 4
 
 
 def test_the_replay_marks_the_shortfalls_of_no_schedule_only(tmp_path: Path) -> None:
@@ -99,9 +99,9 @@ def test_the_replay_marks_the_shortfalls_of_no_schedule_only(tmp_path: Path) -> 
         png = tmp_path / f"{name}.png"
         screenshot(page, png, width=1200, height=500)
         image = Image.open(png).convert("RGB")
-        assert _bands(image, NEED_COLOR, gap=10, least=200), name
+        assert bands(image, NEED_COLOR, gap=10, least=200), name
         pixels = sum(
-            count for count, rgb in image.getcolors(1 << 20) or [] if rgb == _rgb(SHORT_COLOR)
+            count for count, found in image.getcolors(1 << 20) or [] if found == rgb(SHORT_COLOR)
         )
         # The legend's swatch alone, or the marks too.
         assert (pixels > 2000) is short, (name, pixels)
