@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 .PHONY: venv lint typecheck check test unit test-latest plan run bench soak clean manifests test-parity \
 	test-reliability screenshots test-compat test-karpenter test-bench-smoke
 .PHONY: lock helm packaging-deps test-packaging test-helm test-prometheus test-image krew krew-tool \
-	test-krew bench-capacity bench-nodes
+	test-krew bench-capacity bench-nodes bench-suggest
 
 # The venv is the lock, exactly (docs/development.md, "The locked environment"): made anew
 # whenever the lock or the package's metadata changes, and everything installed by hash from
@@ -156,13 +156,17 @@ plan: venv
 	$(BIN)/spa plan -f config/samples
 
 # The README's picture of `spa plan -o html`: the samples' week, rendered by headless Chromium
-# (`apt-get install -y chromium`) exactly as tests/browser renders it.
+# (`apt-get install -y chromium`) exactly as tests/browser renders it; and docs/suggest.md's of
+# `spa suggest -o html`, from the corpus of tests/history (no Prometheus needed).
 SCREENSHOT_AT ?= 2026-11-23T00:00:00Z
 screenshots: venv
 	tmp=$$(mktemp -d) && \
 	$(BIN)/spa plan -f config/samples --at $(SCREENSHOT_AT) -o html > $$tmp/plan.html && \
 	$(BIN)/python -m tests.browser.chromium $$tmp/plan.html docs/plan-html.png \
 	  --width 1200 --height 670 && \
+	$(BIN)/python -m tests.history.pages suggest $$tmp/suggest.html && \
+	$(BIN)/python -m tests.browser.chromium $$tmp/suggest.html docs/suggest-html.png \
+	  --width 1200 --height 800 && \
 	rm -rf $$tmp
 
 # The README's first command: a local control plane, the CRDs, RBAC and samples, and the
@@ -199,6 +203,11 @@ soak: venv testenv
 
 # Capacity at the boundary (docs/performance.md): N = 1 and 100 Deployments, pod start-up delay
 # 0 and 20 s, HPA-only vs immediate scale-up vs lead time; about 10 minutes.
+# `spa suggest` on 4 weeks x 500 autoscalers against a real Prometheus (docs/performance.md,
+# "spa suggest"); its --smoke is in `make test-bench-smoke`.
+bench-suggest: venv
+	$(BIN)/python bench/suggest.py --out /tmp/spa-bench-suggest.json
+
 bench-capacity: venv testenv
 	$(BIN)/python bench/capacity.py --sizes 1,100 --delays 0,20 --out /tmp/spa-bench-capacity.json
 

@@ -1,7 +1,8 @@
 """Command-line entry point: `spa`, also installed as the kubectl plugin `kubectl-spa`.
 
 `spa plan` previews schedules offline (or, `--from-cluster`, from the live objects; or,
-`--diff`, what a change of the manifests changes);
+`--diff`, what a change of the manifests changes); `spa suggest` writes Schedules from the
+history in Prometheus and `spa backtest` replays that history against Schedules;
 `spa status` shows what the live ScheduledPodAutoscalers do; `spa pause`, `override` and
 `resume` hold an HPA during an incident; `spa run` starts the controller.
 This module is the wiring: the parser, one subcommand a command, and the dispatch. Each
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 from spa import __version__
 from spa.cli.completion import add_completion_command, autocomplete, run_completion
 from spa.cli.help import EXAMPLES, HelpFormatter, program_name
+from spa.cli.history_options import add_backtest_command, add_suggest_command
 from spa.cli.incident import COMMANDS as INCIDENT_COMMANDS
 from spa.cli.incident import add_incident_commands, run_incident
 from spa.cli.options import add_status_command
@@ -57,6 +59,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return reading_cluster(lambda: run_status(arguments))
     if arguments.command in INCIDENT_COMMANDS:
         return reading_cluster(lambda: run_incident(arguments))
+    if arguments.command == "suggest":
+        from spa.cli.suggest import run_suggest
+
+        return run_suggest(parser, arguments)
+    if arguments.command == "backtest":
+        from spa.cli.backtest import run_backtest
+
+        return run_backtest(parser, arguments)
     return run_controller(arguments)
 
 
@@ -78,5 +88,7 @@ def build_parser(*, prog: str | None = None) -> argparse.ArgumentParser:
     add_status_command(commands)
     add_incident_commands(commands)
     add_run_command(commands)
+    add_suggest_command(commands)
+    add_backtest_command(commands)
     add_completion_command(commands, prog=prog)
     return parser

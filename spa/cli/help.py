@@ -112,6 +112,35 @@ examples:
   # End a pause and an override of web now: the schedule applies again
   %(prog)s web -n shop
 """,
+    "suggest": """\
+examples:
+  # Schedules for one autoscaler from the last 4 weeks of its HPA's desired replicas
+  %(prog)s --prometheus http://prometheus:9090 --autoscaler shop/web --time-zone Europe/Berlin
+
+  # What they would change in the manifests kept in Git, for the SPAs there
+  %(prog)s --prometheus http://prometheus:9090 -f deploy/
+
+  # One autoscaler from 8 weeks of a recorded load, 50 requests/s per replica
+  %(prog)s --prometheus http://prometheus:9090 --autoscaler shop/web --weeks 8 """
+    """--query web:http_requests:rate5m --per-pod 50
+
+  # Those whose HPA is labelled team=shop, as JSON
+  %(prog)s --prometheus http://prometheus:9090 -l team=shop -o json
+
+  # The history per weekday with the suggested floor, as a page
+  %(prog)s --prometheus http://prometheus:9090 -A -o html > suggest.html
+""",
+    "backtest": """\
+examples:
+  # The last 4 weeks replayed against the Schedules of a directory
+  %(prog)s -f deploy/ --prometheus http://prometheus:9090
+
+  # The branch's Schedules against main's, over 8 weeks
+  %(prog)s -f deploy/ --prometheus http://prometheus:9090 --weeks 8 --compare git:main
+
+  # The history with the floor and the shortfalls marked, as a page
+  %(prog)s -f deploy/ --prometheus http://prometheus:9090 -o html > backtest.html
+""",
     "completion": """\
 examples:
   # bash: for this shell, then for every new one

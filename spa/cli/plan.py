@@ -43,7 +43,7 @@ from spa.plan.html import render_diff_html
 from spa.plan.revision import GIT_PREFIX, RevisionError, read_revision, read_working_tree
 from spa.schedule import format_instant, instant_of
 
-__all__ = ["add_plan_command", "run_plan"]
+__all__ = ["add_plan_command", "rfc3339_instant", "run_plan"]
 
 # The instants a plan may cover, as docs/plan.md states them; the engine itself answers for
 # any instant, up to the end of the calendar (docs/schedules.md, "The end of the calendar").
@@ -94,7 +94,7 @@ def add_plan_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
     plan.add_argument(
         "--at",
-        type=_timestamp,
+        type=rfc3339_instant,
         metavar="RFC3339",
         help="the instant to start from, e.g. 2026-03-08T06:30:00Z (default: now)",
     )
@@ -107,7 +107,10 @@ def add_plan_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
         help="how many days after --at to list transitions for (default: 7)",
     )
     horizon.add_argument(
-        "--until", type=_timestamp, metavar="RFC3339", help="list transitions up to this instant"
+        "--until",
+        type=rfc3339_instant,
+        metavar="RFC3339",
+        help="list transitions up to this instant",
     )
     plan.add_argument(
         "-o",
@@ -282,7 +285,7 @@ def _shown_path(filename: str) -> str:
     return "/".join(parts[parts.index("spa") :]) if "spa" in parts else parts[-1]
 
 
-def _timestamp(text: str) -> int:
+def rfc3339_instant(text: str) -> int:
     """An RFC 3339 instant as epoch seconds, within the years a plan covers."""
     shown = text if len(text) <= 40 else f"{text[:40]}..."
     try:

@@ -9,7 +9,8 @@ each of its three boundaries, capacity written before statuses and Events, no wr
 restart in sync, no request between boundaries or during a capacity probe; the capacity
 benchmark: every Deployment got its pods, a lead raised its target before the boundary; the
 nodes benchmark: with a node lead every pod and every new node Ready before the boundary, no
-CapacityBuffer left; the client benchmark: every HTTP stack measured) and exits 1 when one
+CapacityBuffer left; the client benchmark: every HTTP stack measured; the suggest benchmark:
+every autoscaler's windows as its truth, from a real Prometheus) and exits 1 when one
 fails. Here: exit status 0, and the figures in its output. The nodes benchmark runs Karpenter's
 kwok provider: where it is not built its smoke is skipped, saying so, and not started.
 
@@ -48,6 +49,7 @@ TIMEOUTS = {
     "capacity": 360,
     "soak": 360,
     "nodes": 420,
+    "suggest": 180,
 }
 # Entry points that need more than the plane, and why they are skipped where it is missing:
 # bench/nodes.py runs Karpenter's kwok provider, a build of minutes that `make test-bench-smoke`
@@ -248,6 +250,15 @@ def memory(output: str) -> None:
     assert "RSS per SPA" in output
 
 
+def suggest(output: str) -> None:
+    # | autoscalers | weeks | wall | CPU | peak RSS | windows | checked |
+    row = rows(output)["5"]
+    assert row[0] == "2", row
+    assert float(row[1]) > 0, row
+    assert row[-1] == "0 problem(s)", row
+    assert int(row[-2]) == 20, row  # five autoscalers like shop/web, four windows each
+
+
 FIGURES: dict[str, Callable[[str], None]] = {
     "engine": engine,
     "decide": decide,
@@ -259,6 +270,7 @@ FIGURES: dict[str, Callable[[str], None]] = {
     "capacity": capacity,
     "nodes": nodes,
     "soak": soak,
+    "suggest": suggest,
 }
 CLUSTER = [pytest.mark.integration, pytest.mark.slow]
 
@@ -269,6 +281,7 @@ CLUSTER = [pytest.mark.integration, pytest.mark.slow]
         "engine",  # no control plane
         "decide",  # no control plane
         "imports",  # no control plane
+        "suggest",  # no control plane: a real Prometheus (Debian's prometheus package)
         pytest.param("client", marks=CLUSTER),
         pytest.param("cache", marks=CLUSTER),
         pytest.param("memory", marks=CLUSTER),

@@ -14,6 +14,7 @@ from PIL import Image
 
 from spa.plan.html import MAX_COLOR, MIN_COLOR
 from tests.browser.chromium import dump_dom, screenshot
+from tests.browser.pixels import bands
 
 pytestmark = pytest.mark.browser
 
@@ -171,30 +172,6 @@ def test_chromium_builds_one_timeline_per_autoscaler(page: Path) -> None:
     assert parsed.incidents == {"shop/web": [PAUSED]}
 
 
-def _rgb(color: str) -> tuple[int, int, int]:
-    return (int(color[1:3], 16), int(color[3:5], 16), int(color[5:7], 16))
-
-
-def _bands(image: Image.Image, color: str, *, gap: int = 40, least: int = 300) -> list[int]:
-    """The vertical clusters of pixels of `color` (rows within `gap` of each other), as the
-    number of such pixels in each; clusters under `least` pixels (the legend) are left out."""
-    wanted = _rgb(color)
-    width, height = image.size
-    pixels = image.load()
-    assert pixels is not None
-    counts = [sum(1 for x in range(width) if pixels[x, y][:3] == wanted) for y in range(height)]
-    clusters: list[list[int]] = []
-    last = -gap - 1
-    for y, count in enumerate(counts):
-        if not count:
-            continue
-        if y - last > gap:
-            clusters.append([])
-        clusters[-1].append(count)
-        last = y
-    return [sum(cluster) for cluster in clusters if sum(cluster) >= least]
-
-
 def test_the_screenshot_shows_a_timeline_per_autoscaler(page: Path, tmp_path: Path) -> None:
     png = tmp_path / "plan.png"
     screenshot(page, png, width=1280, height=1800)
@@ -208,5 +185,5 @@ def test_the_screenshot_shows_a_timeline_per_autoscaler(page: Path, tmp_path: Pa
     assert len(colors) > 50
     # Each timeline's effective min and max step lines, in their own colours, one block per
     # autoscaler from the top of the page down.
-    assert len(_bands(image, MAX_COLOR)) == len(TIMELINES)
-    assert len(_bands(image, MIN_COLOR)) == len(TIMELINES)
+    assert len(bands(image, MAX_COLOR)) == len(TIMELINES)
+    assert len(bands(image, MIN_COLOR)) == len(TIMELINES)

@@ -224,6 +224,8 @@ def test_kubectl_complete_prints_the_protocol(
         "override",
         "resume",
         "run",
+        "suggest",
+        "backtest",
         "completion",
     ]
     # A cluster that cannot be read: no candidate, no message, success.

@@ -77,6 +77,7 @@ __all__ = [
     "errors_against_autoscaler",
     "ignored_fields",
     "lead_seconds",
+    "load_time_zone",
     "window_scale_to_zero_error",
 ]
 
@@ -405,7 +406,7 @@ def check_window(fields: WindowFields) -> tuple[Window | None, list[FieldError]]
     zone, the fields the type refuses, the type's own fields, the date rules, the bounds. The
     window is None where a problem keeps it from being built."""
     read = _FieldReader(fields)
-    zone = read.checked("spec.timeZone", _load_zone, fields.time_zone or "")
+    zone = read.checked("spec.timeZone", load_time_zone, fields.time_zone or "")
     read.errors.extend(_unused_fields(fields))
     window = _type_window(read, zone)
     calendar = _check_calendar(fields, read.errors)
@@ -550,7 +551,8 @@ def _ordered_wrongly(start: object, end: object) -> bool:
     )
 
 
-def _load_zone(name: str) -> Any:
+def load_time_zone(name: str) -> Any:
+    """The zone `name`, or a WallClockError that says what to write instead (docs/schedules.md)."""
     try:
         return load_zone(name)
     except WallClockError as error:
