@@ -500,6 +500,8 @@ def test_kubectl_completes_the_plugin_from_the_cluster(
         "override",
         "resume",
         "run",
+        "suggest",
+        "backtest",
         "completion",
     ]
     # The incident commands name an SPA: from the cluster too.
