@@ -11,11 +11,10 @@ import sys
 from zoneinfo import ZoneInfo
 
 from spa.cli.history import (
-    CalendarError,
     connection_of,
     history_range,
-    holidays_by_zone,
     source_of,
+    zone_and_holidays,
     zone_named,
 )
 from spa.cli.output import ReaderGone, emit
@@ -33,7 +32,6 @@ from spa.history.source import Key, Selection, read_histories
 from spa.plan import AutoscalerPlan, Document, ReadError, build_plan, read_documents
 from spa.plan.html import axis_zone
 from spa.plan.revision import GIT_PREFIX, RevisionError, read_revision
-from spa.schedule import WallClockError
 
 __all__ = ["run_backtest"]
 
@@ -66,13 +64,7 @@ def _read(source: str, paths: list[str]) -> tuple[list[Document], list[ReadError
 def _backtest(arguments: argparse.Namespace) -> int:
     connection = connection_of(arguments)
     source = source_of(arguments)
-    try:
-        fixed_zone = zone_named(arguments.time_zone) if arguments.time_zone else None
-        holidays_of = holidays_by_zone(arguments.holidays)
-    except WallClockError as error:
-        raise PrometheusError(f"--time-zone: {error}", EXIT_BAD_QUERY) from None
-    except CalendarError as error:
-        raise PrometheusError(f"--holidays: {error}", EXIT_BAD_QUERY) from None
+    fixed_zone, holidays_of = zone_and_holidays(arguments)
     span = history_range(arguments)
     paths: list[str] = arguments.filename
     sides = [(", ".join(paths), read_documents(paths))]

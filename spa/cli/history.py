@@ -22,7 +22,7 @@ from spa.history.prometheus import (
     check_url,
 )
 from spa.history.source import Selection, SelectorError, Source, label_matchers
-from spa.schedule import PublicHolidays
+from spa.schedule import PublicHolidays, WallClockError
 
 __all__ = [
     "CalendarError",
@@ -139,3 +139,17 @@ def holidays_by_zone(text: str | None) -> Callable[[ZoneInfo], PublicHolidays | 
         return found[key]
 
     return of
+
+
+def zone_and_holidays(
+    arguments: argparse.Namespace,
+) -> tuple[ZoneInfo | None, Callable[[ZoneInfo], PublicHolidays | None]]:
+    """`--time-zone` (None: each autoscaler's own) and the calendar of each zone
+    (`--holidays`), both checked at once: a bad one is a PrometheusError naming its flag."""
+    try:
+        fixed_zone = zone_named(arguments.time_zone) if arguments.time_zone else None
+        return fixed_zone, holidays_by_zone(arguments.holidays)
+    except WallClockError as error:
+        raise PrometheusError(f"--time-zone: {error}", EXIT_BAD_QUERY) from None
+    except CalendarError as error:
+        raise PrometheusError(f"--holidays: {error}", EXIT_BAD_QUERY) from None

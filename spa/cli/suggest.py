@@ -18,17 +18,16 @@ from zoneinfo import ZoneInfo
 
 from spa.api import SCHEDULE_KIND
 from spa.cli.history import (
-    CalendarError,
     connection_of,
     history_range,
-    holidays_by_zone,
     selection_of,
     source_of,
+    zone_and_holidays,
     zone_named,
 )
 from spa.cli.output import ReaderGone, emit
 from spa.history.analysis import Settings
-from spa.history.prometheus import EXIT_BAD_QUERY, EXIT_DATA, PrometheusError
+from spa.history.prometheus import EXIT_DATA, PrometheusError
 from spa.history.render import render_errors, render_suggestion_json, render_suggestion_yaml
 from spa.history.source import Key, Selection, read_histories
 from spa.history.suggestions import Suggestions, suggest_all
@@ -36,7 +35,6 @@ from spa.plan import Document, Plan, build_plan, read_documents
 from spa.plan import render_errors as plan_errors
 from spa.plan.diff import diff_plans, render_diff_table
 from spa.plan.schedules import zone_name
-from spa.schedule import WallClockError
 
 __all__ = ["run_suggest"]
 
@@ -63,13 +61,7 @@ def _suggest(arguments: argparse.Namespace, output: str) -> int:
     connection = connection_of(arguments)
     source = source_of(arguments)
     selection = selection_of(arguments)
-    try:
-        fixed_zone = zone_named(arguments.time_zone) if arguments.time_zone else None
-        holidays_of = holidays_by_zone(arguments.holidays)
-    except WallClockError as error:
-        raise PrometheusError(f"--time-zone: {error}", EXIT_BAD_QUERY) from None
-    except CalendarError as error:
-        raise PrometheusError(f"--holidays: {error}", EXIT_BAD_QUERY) from None
+    fixed_zone, holidays_of = zone_and_holidays(arguments)
     span = history_range(arguments)
     status = 0
     documents: list[Document] = []
