@@ -317,3 +317,32 @@ def test_spa_suggest_never_shows_a_traceback(
     assert "Traceback" not in err
     if code:
         assert err.startswith("error: ") or "\nerror: " in err, err
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--time-zone", "Mars/Olympus"], "error: --time-zone: "),
+        (["--holidays", "XX"], "error: --holidays: "),
+    ],
+)
+@pytest.mark.parametrize("command", ["suggest", "backtest"])
+def test_a_bad_zone_or_calendar_is_named_before_prometheus_is_asked(
+    fake: Fake,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Any,
+    command: str,
+    flags: list[str],
+    said: str,
+) -> None:
+    (tmp_path / "spa.yaml").write_text(
+        "apiVersion: autoscaling.d-kuro.github.io/v1\nkind: ScheduledPodAutoscaler\n"
+        "metadata: {name: web}\nspec:\n  horizontalPodAutoscalerSpec:\n"
+        "    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"
+        "    maxReplicas: 5\n"
+    )
+    chosen = ["-A"] if command == "suggest" else ["-f", str(tmp_path)]
+    code = main([command, "--prometheus", fake.url, *chosen, *flags])
+    assert code == EXIT_BAD_QUERY
+    assert capsys.readouterr().err.startswith(said)
+    assert fake.requests == []
