@@ -202,6 +202,19 @@ def add_suggest_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="Q",
         help="each window's minReplicas is this quantile of what was needed in it (default 0.95)",
     )
+    _add_peak_arguments(parser)
+    parser.add_argument(
+        "-o",
+        "--output",
+        choices=OUTPUTS_SUGGEST,
+        help="yaml (the Schedules, commented; the default), json (docs/suggest.md), html (the "
+        "history per weekday with the suggested floor) or diff (with -f, what the Schedules "
+        "change in the week after --until, as spa plan --diff; the default with -f)",
+    )
+
+
+def _add_peak_arguments(parser: argparse.ArgumentParser) -> None:
+    """What makes a peak, the same for suggest and backtest (docs/suggest.md)."""
     parser.add_argument(
         "--recurrence",
         type=_share(0.5, 1.0),
@@ -215,14 +228,6 @@ def add_suggest_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="replicas above the quiet level that make a peak (default: 2, or 20 %% of the "
         "quiet level when more)",
-    )
-    parser.add_argument(
-        "-o",
-        "--output",
-        choices=OUTPUTS_SUGGEST,
-        help="yaml (the Schedules, commented; the default), json (docs/suggest.md), html (the "
-        "history per weekday with the suggested floor) or diff (with -f, what the Schedules "
-        "change in the week after --until, as spa plan --diff; the default with -f)",
     )
 
 
@@ -266,20 +271,7 @@ def add_backtest_arguments(parser: argparse.ArgumentParser) -> None:
         help="replay OLD too and compare: a file or directory of manifests, or git:REV for "
         "the -f paths at Git revision REV (e.g. --compare git:main)",
     )
-    parser.add_argument(
-        "--recurrence",
-        type=_share(0.5, 1.0),
-        default=0.75,
-        metavar="SHARE",
-        help="a peak recurs when this share of the weeks had it (default 0.75)",
-    )
-    parser.add_argument(
-        "--min-increase",
-        type=_whole,
-        metavar="N",
-        help="replicas above the quiet level that make a peak (default: 2, or 20 %% of the "
-        "quiet level when more)",
-    )
+    _add_peak_arguments(parser)
     parser.add_argument(
         "-o",
         "--output",
