@@ -130,6 +130,7 @@ def capacity_buffer_kind(
     watch: Callable[[Resource], Cache] | None = None,
     interval: float = DISCOVERY_INTERVAL,
     on_complete: Callable[[OptionalKind], None] = lambda kind: None,
+    polled: Callable[[], bool] = lambda: True,
 ) -> OptionalKind:
     """The CapacityBuffer kind, optional as the calendars are (docs/runtime.md, "Optional
     kinds"): discovered in the version the server prefers, watched by `watch` once served."""
@@ -142,6 +143,7 @@ def capacity_buffer_kind(
         watch=watch,
         interval=interval,
         on_complete=on_complete,
+        polled=polled,
     )
 
 

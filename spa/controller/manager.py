@@ -385,14 +385,23 @@ class Manager:
                 watch=watch_calendars,
                 interval=self.discovery_interval,
                 on_complete=complete,
+                polled=lambda: referred_to(resource.kind),
             )
 
+        def referred_to(kind: str) -> bool:
+            # A Schedule refers to a calendar of that kind (CALENDAR_INDEX: `Kind/ns/name`).
+            prefix = f"{kind}/"
+            return any(v.startswith(prefix) for v in schedules.index_values(watches.CALENDAR_INDEX))
+
+        # The capacity writer asks for CapacityBuffers when it reconciles an SPA that could use
+        # them (at its boundaries): never between them, where `Auto` holds placeholders.
         buffers = capacity_buffer_kind(
             self.client,
             clock=clock,
             watch=watch_buffers,
             interval=self.discovery_interval,
             on_complete=complete,
+            polled=lambda: False,
         )
         return OptionalKinds(
             [calendar_kind(CALENDARS), calendar_kind(CLUSTER_CALENDARS), buffers], clock=clock

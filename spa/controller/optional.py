@@ -5,8 +5,11 @@ ClusterCalendar CRDs (config/crd) and the CapacityBuffer CRD (a node autoscaler'
 kinds, each an :class:`OptionalKind` with its discovery and the start of its informer, and all
 three are handled by the same code (docs/runtime.md, "Optional kinds"):
 
-- each is asked of discovery at the start, and again every `interval` (60 s) while it is not
-  served; a user of the kind may ask sooner (:meth:`OptionalKind.served`), never more often;
+- each is asked of discovery at the start; then, while it is not served, every `interval`
+  (60 s) while a cached object refers to it (`polled`: a Schedule to a calendar kind), and by
+  its users when they need it (:meth:`OptionalKind.served`, never more often than that
+  interval): a controller whose objects need no missing kind asks nothing between two
+  boundaries (docs/runtime.md);
 - once served, its informer starts, with no restart; once that cache is complete, every SPA is
   reconciled once (`on_complete`), so those that need the kind take it up;
 - until then, what needs the kind says which CRD is missing and how to install it
@@ -104,6 +107,8 @@ class OptionalKind:
     :param watch: starts the informer of the resource and returns its cache; None: the kind is
         used without a cache.
     :param on_complete: called once the cache of a kind served late is complete.
+    :param polled: whether the registry's loop asks about the kind now, while it is not
+        served: something cached refers to it. Its users ask through :meth:`served` anyway.
     """
 
     def __init__(
@@ -117,8 +122,10 @@ class OptionalKind:
         watch: Callable[[Resource], Cache] | None = None,
         interval: float = DISCOVERY_INTERVAL,
         on_complete: Callable[[OptionalKind], None] = lambda kind: None,
+        polled: Callable[[], bool] = lambda: True,
     ) -> None:
         self.kind = kind
+        self.polled = polled
         self.crd = crd
         self.install = install
         self._discover = discover
@@ -214,12 +221,13 @@ class OptionalKinds:
         """The kinds the server does not serve (as far as the last discovery knows)."""
         return [kind.kind for kind in self if kind.resource is None]
 
-    async def discover(self, *, announce: bool = True) -> None:
+    async def discover(self, *, announce: bool = True, polled_only: bool = False) -> None:
         """Ask discovery about each kind not served yet whose time has come (`announce`: as
-        :meth:`OptionalKind.served`; False at the start). An error is logged and the kind
-        asked again after `interval`: an optional kind never stops the controller."""
+        :meth:`OptionalKind.served`; False at the start; `polled_only`: only the kinds that
+        something cached refers to). An error is logged and the kind asked again after
+        `interval`: an optional kind never stops the controller."""
         for kind in self:
-            if kind.resource is not None:
+            if kind.resource is not None or (polled_only and not kind.polled()):
                 continue
             try:
                 await kind.served(announce=announce)
@@ -236,9 +244,12 @@ class OptionalKinds:
         kind is served it only sleeps (it runs under the manager's supervisor, for which a
         task that returns has failed)."""
         while True:
-            due = [kind.due_in() for kind in self if kind.resource is None]
-            await self._clock.sleep(min(due, default=DISCOVERY_INTERVAL))
-            await self.discover()
+            waiting = [kind for kind in self if kind.resource is None]
+            due = [kind.due_in() for kind in waiting if kind.polled()]
+            # Nothing refers to a missing kind: look again in an interval (a local check).
+            idle = min((kind.interval for kind in waiting), default=DISCOVERY_INTERVAL)
+            await self._clock.sleep(min(due, default=idle))
+            await self.discover(polled_only=True)
 
     async def close(self) -> None:
         for kind in self:

@@ -264,6 +264,10 @@ class Store:
         """Objects filed under ``value`` in index ``index_name`` (sorted by key)."""
         return [self._load(self._objects[key]) for key in self.keys_by_index(index_name, value)]
 
+    def index_values(self, index_name: str) -> Iterator[str]:
+        """The values under which `index_name` files at least one object."""
+        return (value for value, keys in [*self._indexes[index_name].items()] if keys)
+
     def keys_by_index(self, index_name: str, value: str) -> _Keys:
         """Keys filed under ``value`` in index ``index_name`` (sorted)."""
         try:

@@ -148,9 +148,16 @@ async def test_a_crd_installed_after_the_start_is_watched_from_then_on(
             # No CapacityBuffer API: mode Auto holds the lead's capacity with placeholder pods.
             await eventually(lambda: _held(kube, DEPLOYMENTS) is not None, what="the placeholder")
             _apply_crd(plane, crd)
-            # Found by the next discovery (every half second here, every minute by default:
-            # docs/runtime.md, "Optional kinds"); once its cache has listed, every SPA is
-            # reconciled: no clock step, no edit.
-            await eventually(_replicas(kube, wanted), what="the CapacityBuffer")
+            # Asked by the SPA's next reconcile once the discovery interval (half a second
+            # here, a minute by default) has passed, never between boundaries on its own
+            # (docs/runtime.md, "Optional kinds"): a user's edit wakes the SPA.
+            edits = iter(range(1_000))
+
+            def woken_into_a_buffer() -> bool:
+                label = {"metadata": {"labels": {"edit": str(next(edits))}}}
+                kube.merge(SCHEDULED_POD_AUTOSCALERS, NAMESPACE, "web", label)
+                return _replicas(kube, wanted)()
+
+            await eventually(woken_into_a_buffer, what="the CapacityBuffer")
             await eventually(lambda: _held(kube, DEPLOYMENTS) is None, what="the placeholder gone")
             await _made_again_when_deleted(kube)

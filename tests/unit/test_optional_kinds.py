@@ -269,3 +269,30 @@ def test_a_schedule_on_a_calendar_kind_not_served_is_degraded_and_applies_once_i
         await calendars.close()
 
     asyncio.run(scenario())
+
+
+def test_the_registry_asks_only_about_a_missing_kind_something_refers_to() -> None:
+    # Quiet between boundaries (docs/runtime.md, "Optional kinds"): a controller whose
+    # Schedules refer to no Calendar asks nothing about the missing Calendar CRD; once one
+    # does, the kind is asked at its interval. Its users may still ask (served()).
+    async def scenario() -> None:
+        kinds = Kinds(FakeClock())
+        referred = False
+        kind = kinds.kind(CALENDARS)
+        kind.polled = lambda: referred
+        registry = OptionalKinds([kind], clock=kinds.clock)
+        await registry.discover(announce=False)
+        assert kinds.discovery.asked == ["Calendar"]
+        running = asyncio.create_task(registry.run())
+        await kinds.clock.settle()
+        kinds.clock.advance(5 * DISCOVERY_INTERVAL)
+        await kinds.clock.settle()
+        assert kinds.discovery.asked == ["Calendar"]
+        referred = True
+        kinds.clock.advance(DISCOVERY_INTERVAL)
+        await kinds.clock.settle()
+        assert kinds.discovery.asked == ["Calendar", "Calendar"]
+        running.cancel()
+        await registry.close()
+
+    asyncio.run(scenario())

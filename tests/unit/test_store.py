@@ -91,6 +91,8 @@ def test_index_follows_updates_that_change_the_indexed_value(new_store: NewStore
     assert store.by_index("owner", "uid-1") == []
     store.upsert(obj("s3", owner=None, rv="2"))
     assert store.keys_by_index("owner", "uid-2") == ["ns/s2"]
+    # Only values that still file an object (uid-1's last one was deleted).
+    assert sorted(store.index_values("owner")) == ["uid-2"]
 
 
 def test_indexer_added_late_indexes_existing_objects(new_store: NewStore) -> None:
