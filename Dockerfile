@@ -42,8 +42,9 @@ RUN /opt/build/bin/pip wheel --no-deps --no-build-isolation --wheel-dir /wheels 
 # the zone database comes with it rather than from the OS. Then what the controller never uses
 # goes: pip and setuptools (nothing installs at run time), and the kubernetes package's
 # generated API classes, synchronous and asyncio (kubernetes/client/api and
-# kubernetes/aio/client/api, 77 MB), and the synchronous client's model classes
-# (kubernetes/client/models, 23 MB; the package's __init__ stays, it loads them lazily):
+# kubernetes/aio/client/api, 77 MB), and both clients' model classes (kubernetes/client/models
+# and kubernetes/aio/client/models, 23 MB each; each package's __init__ stays, it loads them
+# lazily):
 # spa.kube speaks HTTP itself and only loads its configuration with kubernetes.aio.config
 # (docs/architecture.md, "The client");
 # tests/unit/test_dockerfile.py checks that no spa module imports them, and
@@ -56,7 +57,8 @@ RUN python3 -m venv /opt/spa \
     && /opt/spa/bin/python -m pip uninstall --yes pip setuptools \
     && rm -rf /opt/spa/lib/python3.11/site-packages/kubernetes/client/api \
               /opt/spa/lib/python3.11/site-packages/kubernetes/aio/client/api \
-    && find /opt/spa/lib/python3.11/site-packages/kubernetes/client/models -type f \
+    && find /opt/spa/lib/python3.11/site-packages/kubernetes/client/models \
+            /opt/spa/lib/python3.11/site-packages/kubernetes/aio/client/models -type f \
             ! -name '__init__.*' -delete \
     && /opt/build/bin/cyclonedx-py environment --output-format JSON \
            --output-file /opt/spa/sbom.cdx.json /opt/spa/bin/python \

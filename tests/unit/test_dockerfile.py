@@ -115,8 +115,10 @@ def test_both_stages_have_debian_12s_python_the_package_supports() -> None:
 REMOVED_FROM_THE_IMAGE = (
     "kubernetes.client.api",
     "kubernetes.aio.client.api",
-    # Its __init__ stays (it is imported, and loads its classes lazily): none of its classes.
+    # Their __init__ stays (it is imported, and loads its classes lazily): none of their
+    # classes.
     "kubernetes.client.models.",
+    "kubernetes.aio.client.models.",
 )
 
 
