@@ -20,7 +20,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from array import array
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -183,21 +183,10 @@ def query_instant(
         {"query": query, "time": str(at)},
         opener or _opener(connection),
     )
-    data = _field(answer, "data", dict, "data")
-    kind = _field(data, "resultType", str, "data.resultType")
-    if kind != "vector":
-        raise _unexpected(connection, f"data.resultType is '{_shown(kind)}', not 'vector'")
-    result = _field(data, "result", list, "data.result")
-    found = []
-    for index, item in enumerate(result):
-        where = f"data.result[{index}]"
-        if not isinstance(item, dict):
-            raise _unexpected(connection, f"{where} is not an object")
-        labels = _labels(item.get("metric"), f"{where}.metric", connection)
-        pair = item.get("value")
-        instant_value = _point(pair, f"{where}.value", connection)
-        found.append((labels, instant_value[1]))
-    return found
+    return [
+        (labels, _point(item.get("value"), f"{where}.value", connection)[1])
+        for where, item, labels in _results(answer, "vector", connection)
+    ]
 
 
 def _opener(connection: Connection) -> Opener:
@@ -400,18 +389,26 @@ def _warnings(answer: dict[str, Any]) -> list[str]:
     return [_shown(str(warning)) for warning in found]
 
 
-def _matrix(answer: dict[str, Any], connection: Connection) -> list[Series]:
+def _results(
+    answer: dict[str, Any], result_type: str, connection: Connection
+) -> Iterator[tuple[str, dict[str, Any], dict[str, str]]]:
+    """Each item of the answer's `data.result`, checked to be of `result_type`: where it is
+    (for messages), the item, and its labels."""
     data = _field(answer, "data", dict, "data")
     kind = _field(data, "resultType", str, "data.resultType")
-    if kind != "matrix":
-        raise _unexpected(connection, f"data.resultType is '{_shown(kind)}', not 'matrix'")
+    if kind != result_type:
+        raise _unexpected(connection, f"data.resultType is '{_shown(kind)}', not '{result_type}'")
     result = _field(data, "result", list, "data.result")
-    found = []
     for index, item in enumerate(result):
         where = f"data.result[{index}]"
         if not isinstance(item, dict):
             raise _unexpected(connection, f"{where} is not an object")
-        labels = _labels(item.get("metric"), f"{where}.metric", connection)
+        yield where, item, _labels(item.get("metric"), f"{where}.metric", connection)
+
+
+def _matrix(answer: dict[str, Any], connection: Connection) -> list[Series]:
+    found = []
+    for where, item, labels in _results(answer, "matrix", connection):
         values = item.get("values", [])
         if not isinstance(values, list):
             raise _unexpected(connection, f"{where}.values is not a list")
