@@ -17,7 +17,13 @@ from typing import Any
 import yaml
 
 from spa.history.analysis import Dip, SuggestedWindow, WindowKind, describe_days
-from spa.history.suggestions import AutoscalerSuggestion, Suggestions, clock, go_duration
+from spa.history.suggestions import (
+    AutoscalerSuggestion,
+    Suggestions,
+    clock,
+    go_duration,
+    history_head,
+)
 from spa.plan.render import encode, join_lines
 from spa.plan.schedules import format_local
 from spa.schedule import format_instant
@@ -238,12 +244,7 @@ def render_suggestion_json(suggestions: Suggestions) -> str:
         for key, message in suggestions.errors
     ]
     head = {
-        "from": format_instant(suggestions.start),
-        "until": format_instant(suggestions.until),
-        "step": go_duration(suggestions.step),
-        "weeks": suggestions.weeks,
-        "history": suggestions.source,
-        "query": suggestions.query,
+        **history_head(suggestions),
         "quantile": settings.quantile,
         "recurrence": settings.recurrence,
     }

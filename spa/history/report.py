@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from spa.history.backtest import AutoscalerBacktest, Backtest, Peak, WindowUse
-from spa.history.suggestions import go_duration
+from spa.history.suggestions import go_duration, history_head
 from spa.plan.render import columns, describe_error, encode, error_fields, join_lines
 from spa.plan.schedules import format_local
 from spa.schedule import format_instant
@@ -141,15 +141,7 @@ def render_backtest_json(backtest: Backtest) -> str:
 def _document(
     backtest: Backtest, autoscalers: list[str], extra: dict[str, Any] | None = None
 ) -> str:
-    head = {
-        "from": format_instant(backtest.start),
-        "until": format_instant(backtest.until),
-        "step": go_duration(backtest.step),
-        "weeks": backtest.weeks,
-        "history": backtest.source,
-        "query": backtest.query,
-        **(extra or {"manifests": backtest.label}),
-    }
+    head = {**history_head(backtest), **(extra or {"manifests": backtest.label})}
     lines = ["{"]
     lines.extend(f"  {encode(key)}: {encode(value)}," for key, value in head.items())
     lines.append(f'  "autoscalers": {join_lines(autoscalers, depth=2)},')
@@ -260,14 +252,7 @@ def render_compare_json(old: Backtest, new: Backtest) -> str:
         f'{{"side": "new", "manifests": {encode(new.label)}, "autoscalers": '
         f"{join_lines([encode(_fields(a)) for a in new.autoscalers], depth=3)}}}",
     ]
-    head = {
-        "from": format_instant(new.start),
-        "until": format_instant(new.until),
-        "step": go_duration(new.step),
-        "weeks": new.weeks,
-        "history": new.source,
-        "query": new.query,
-    }
+    head = history_head(new)
     lines = ["{"]
     lines.extend(f"  {encode(key)}: {encode(value)}," for key, value in head.items())
     lines.append(f'  "sides": {join_lines(sides, depth=2)},')

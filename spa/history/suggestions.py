@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta
-from typing import Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from spa.api import API_VERSION, SCHEDULE_KIND, SCHEDULED_POD_AUTOSCALER
@@ -28,7 +28,7 @@ from spa.history.analysis import (
 )
 from spa.history.need import DAY_SECONDS, Need, local_layout
 from spa.history.source import Key
-from spa.schedule import PublicHolidays
+from spa.schedule import PublicHolidays, format_instant
 
 __all__ = [
     "AutoscalerSuggestion",
@@ -202,6 +202,35 @@ def clock(seconds: int) -> str:
     """`HH:mm` of a number of seconds after a midnight (modulo a day)."""
     seconds %= DAY_SECONDS
     return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}"
+
+
+class HistoryRun(Protocol):
+    """What a suggestion or a backtest read: the range, its step and the history asked."""
+
+    @property
+    def start(self) -> int: ...
+    @property
+    def until(self) -> int: ...
+    @property
+    def step(self) -> int: ...
+    @property
+    def weeks(self) -> int: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def query(self) -> str: ...
+
+
+def history_head(run: HistoryRun) -> dict[str, Any]:
+    """The keys that open the JSON of `spa suggest` and `spa backtest` (docs/suggest.md)."""
+    return {
+        "from": format_instant(run.start),
+        "until": format_instant(run.until),
+        "step": go_duration(run.step),
+        "weeks": run.weeks,
+        "history": run.source,
+        "query": run.query,
+    }
 
 
 def go_duration(seconds: int) -> str:
