@@ -127,8 +127,15 @@ def test_a_pending_pod_gets_a_node_from_karpenter(
     assert node["spec"]["providerID"] == f"kwok://{name}"
     assert node["metadata"]["annotations"]["kwok.x-k8s.io/node"] == "fake"
     assert schedulable(node)
-    claims = karpenter.node_claims(pool)
-    assert [c["status"]["nodeName"] for c in claims] == [name]
+
+    # Karpenter records the node in its NodeClaim on its own loop, possibly after
+    # the pod already runs there: wait for the record rather than read it once.
+    def claimed_nodes() -> list[str | None] | None:
+        names = [c.get("status", {}).get("nodeName") for c in karpenter.node_claims(pool)]
+        return names if names and all(names) else None
+
+    claimed = wait_for(claimed_nodes, within=60, what="the NodeClaim naming its node", interval=0.5)
+    assert claimed == [name]
 
 
 def test_a_capacity_buffer_alone_makes_karpenter_provision_a_node(
