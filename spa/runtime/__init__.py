@@ -15,7 +15,7 @@ from spa.runtime.clock import Clock, FakeClock, SystemClock, TimerHandle
 from spa.runtime.endpoints import Endpoint, Response, Server, serve
 from spa.runtime.events import COMPONENT, EventRecorder, EventType
 from spa.runtime.fence import NotLeader, WriteFence, may_write, unfenced, write_fenced
-from spa.runtime.informer import EventHandler, Informer, OnAdd, OnDelete, OnUpdate
+from spa.runtime.informer import EventHandler, Informer, Keep, OnAdd, OnDelete, OnUpdate
 from spa.runtime.leaderelection import LeaderElector, default_identity
 from spa.runtime.logging import (
     JsonFormatter,

@@ -19,6 +19,10 @@ ingest, to each list page's items as the page arrives and to each watch event's 
 the store and the handlers see it, so the cache never holds, and a list never accumulates, the
 fields nobody reads (docs/performance.md, "2026-11-25: the request path (issue 24)").
 
+What it keeps at all is the ``keep`` predicate's, where one is given: an object it refuses (one
+of another shard, docs/runtime.md, "Shards") is dropped before the store and the handlers, from
+each list and each watch event; one that stops being kept is a delete for them.
+
 The watch streams on the event loop (no thread): each event is applied to the store and
 handed to the handlers as it is read, in order.
 """
@@ -55,13 +59,15 @@ from spa.runtime.store import (
     split_key,
 )
 
-__all__ = ["EventHandler", "Informer", "OnAdd", "OnDelete", "OnUpdate"]
+__all__ = ["EventHandler", "Informer", "Keep", "OnAdd", "OnDelete", "OnUpdate"]
 
 log = logging.getLogger(__name__)
 
 OnAdd = Callable[[dict[str, Any]], None]
 OnUpdate = Callable[[dict[str, Any], dict[str, Any]], None]
 OnDelete = Callable[[dict[str, Any]], None]
+# Whether the cache keeps an object at all (after the transform); see `Informer(keep=)`.
+Keep = Callable[[dict[str, Any]], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +90,10 @@ class Informer:
     :param watch_timeout: the server-side watch duration is drawn from this range (seconds).
     :param read_timeout_margin: how much longer than the server-side duration a read may block
         before the connection is considered dead.
+    :param keep: whether an object (transformed) belongs in the cache at all: the client-side
+        filter for what a label selector cannot say (a shard by namespace hash). An object it
+        refuses never reaches the store or the handlers; a cached one that it refuses after
+        an update is deleted from both. It must not raise.
     """
 
     def __init__(
@@ -101,6 +111,7 @@ class Informer:
         rng: random.Random | None = None,
         transform: Transform | None = None,
         codec: Codec | None = None,
+        keep: Keep | None = None,
     ) -> None:
         if namespaces is not None and not resource.namespaced:
             raise ValueError(f"{resource} is cluster-scoped; namespaces must be None")
@@ -117,6 +128,7 @@ class Informer:
         if not self._scopes:
             raise ValueError("namespaces is empty; pass None to watch all namespaces")
         self._label_selector = label_selector
+        self._keep = keep
         self._clock: Clock = clock or SystemClock()
         self._watch_timeout = watch_timeout
         self._read_timeout_margin = read_timeout_margin
@@ -252,7 +264,10 @@ class Informer:
         )
         if not initial:
             metrics.WATCH_RELISTS.labels(self._label).inc()
-        self._replace(namespace, result.items)
+        items = result.items
+        if self._keep is not None:
+            items = [obj for obj in items if self._keep(obj)]
+        self._replace(namespace, items)
         self._resource_versions[namespace] = result.resource_version
         self._synced_scopes.add(namespace)
         if len(self._synced_scopes) == len(self._scopes):
@@ -302,8 +317,13 @@ class Informer:
                 obj.setdefault("apiVersion", self.resource.api_version)
                 obj.setdefault("kind", self.resource.kind)
                 obj = self._ingest(obj)
-                self.store.upsert(obj, transformed=True)
-                self._notify(old, obj)
+                if self._keep is not None and not self._keep(obj):
+                    # Not ours (any more): gone from this cache, as if deleted.
+                    if old is not None and self.store.delete(object_key(obj)) is not None:
+                        self._notify(old, None, final=obj)
+                else:
+                    self.store.upsert(obj, transformed=True)
+                    self._notify(old, obj)
         elif event.type == "DELETED":
             old = self.store.delete(object_key(obj))
             if old is not None:

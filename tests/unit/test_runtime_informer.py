@@ -446,3 +446,46 @@ async def test_the_transform_shapes_what_the_store_and_the_handlers_get() -> Non
         ("add", False),  # b
         ("delete", False),  # b
     ]
+
+
+@pytest.mark.parametrize("compact", [False, True])
+async def test_keep_drops_the_objects_it_refuses_before_the_store_and_the_handlers(
+    compact: bool,
+) -> None:
+    """Another shard's objects (here: namespace `other`) never reach the store or a handler,
+    listed, watched or relisted after a 410; one that stops being kept (its label changed) is
+    a delete; one that becomes kept is an add."""
+
+    def ours(obj: dict[str, Any]) -> bool:
+        metadata = obj["metadata"]
+        return bool(metadata["namespace"] == "ns" and (obj.get("data") or {}).get("v") != "away")
+
+    client = ScriptedClient()
+    client.lists[None] = [
+        ListResult([cm("a", "1"), cm("x", "2", namespace="other")], "2"),
+        ListResult([cm("a", "1"), cm("c", "9"), cm("y", "10", namespace="other")], "10"),
+    ]
+    client.watches[None] = [
+        [
+            event("ADDED", cm("b", "3")),
+            event("ADDED", cm("z", "4", namespace="other")),
+            event("MODIFIED", cm("x", "5", namespace="other")),
+            event("DELETED", cm("x", "6", namespace="other")),
+            event("MODIFIED", cm("b", "7", data="away")),  # leaves this shard
+            event("MODIFIED", cm("c", "8")),  # comes in
+            Gone(410, "Expired", "too old resource version"),
+        ]
+    ]
+    informer, seen, task = start(client, keep=ours, codec=DeflateCodec() if compact else None)
+    await eventually(lambda: len(client.watch_calls) >= 2)
+    await finish(informer, task)
+    assert seen.changes == [
+        ("add", "a", "1"),
+        ("add", "b", "3"),
+        ("delete", "b", "7"),
+        ("add", "c", "8"),
+        ("update", "c", "9"),
+    ]
+    assert sorted(informer.store.keys()) == ["ns/a", "ns/c"]
+    # The watch went on from the refused events' versions: nothing was listed again for them.
+    assert client.list_calls == [None, None]
