@@ -25,6 +25,7 @@ from spa.controller.resources import (
     SCHEDULED_POD_AUTOSCALERS,
     SCHEDULES,
 )
+from spa.controller.shards import Shard, ShardError, shard_of
 from spa.kube import (
     HPA_V2,
     ApiError,
@@ -98,11 +99,21 @@ def run(arguments: argparse.Namespace) -> int:
     except EventLoopUnavailable as error:
         log.error("cannot start: %s", error, extra={"exit_status": EXIT_USAGE})
         return EXIT_USAGE
+    try:
+        shard = shard_of(
+            name=arguments.shard_name,
+            selector=arguments.shard_selector,
+            count=arguments.shards,
+            index=arguments.shard,
+        )
+    except ShardError as error:
+        log.error("cannot start: %s", error, extra={"exit_status": EXIT_USAGE})
+        return EXIT_USAGE
     with asyncio.Runner(loop_factory=loop.factory) as runner:
-        return runner.run(_run(arguments, loop))
+        return runner.run(_run(arguments, loop, shard))
 
 
-async def _run(arguments: argparse.Namespace, loop: EventLoop) -> int:
+async def _run(arguments: argparse.Namespace, loop: EventLoop, shard: Shard | None) -> int:
     try:
         client = await connect(
             kubeconfig=arguments.kubeconfig,
@@ -128,7 +139,19 @@ async def _run(arguments: argparse.Namespace, loop: EventLoop) -> int:
     if arguments.leader_elect:
         election = LeaderElection(
             namespace=arguments.leader_election_namespace or pod_namespace(),
-            name=arguments.leader_election_id,
+            # Each shard its own Lease (docs/runtime.md, "Shards").
+            name=(
+                arguments.leader_election_id
+                if shard is None
+                else shard.lease_name(arguments.leader_election_id)
+            ),
+        )
+    if shard is not None:
+        log.info(
+            "%s%s",
+            shard.describe(),
+            f"; Lease {election.namespace}/{election.name}" if election else "",
+            extra={"shard": shard.name},
         )
     manager = Manager(
         client=client,
@@ -142,6 +165,7 @@ async def _run(arguments: argparse.Namespace, loop: EventLoop) -> int:
         probe_address=arguments.probe_addr,
         hpa_resource=hpa_resource,
         freeze_after_sync=True,
+        shard=shard,
     )
 
     install_signal_handlers(manager)

@@ -30,7 +30,13 @@ from spa.controller.capacity import (
     capacity_buffer_kind,
 )
 from spa.controller.desired import MANAGED_BY_SELECTOR
-from spa.controller.metrics import CACHED_OBJECTS, ControllerMetrics, add_series_labels
+from spa.controller.metrics import (
+    CACHED_OBJECTS,
+    SHARD_INFO,
+    SHARD_REFUSED,
+    ControllerMetrics,
+    add_series_labels,
+)
 from spa.controller.optional import (
     CRD_INSTALL,
     DISCOVERY_INTERVAL,
@@ -45,6 +51,7 @@ from spa.controller.resources import (
     SCHEDULED_POD_AUTOSCALERS,
     SCHEDULES,
 )
+from spa.controller.shards import Shard, ShardFilter
 from spa.kube import ApiError, KubeClient, Resource, discover_hpa
 from spa.runtime import (
     AccessReview,
@@ -52,6 +59,7 @@ from spa.runtime import (
     Controller,
     EventRecorder,
     Informer,
+    Keep,
     LeaderElector,
     Response,
     Server,
@@ -133,6 +141,9 @@ class Manager:
     # How often a kind whose CRD is not served is asked of discovery again (docs/runtime.md,
     # "Optional kinds"); the tests shorten it.
     discovery_interval: float = DISCOVERY_INTERVAL
+    # This process is one shard of several (docs/runtime.md, "Shards"): it caches, and so
+    # writes for, only the SPAs and Schedules the shard owns. None: the whole fleet.
+    shard: Shard | None = None
 
     def __post_init__(self) -> None:
         self._stopping = asyncio.Event()
@@ -152,6 +163,8 @@ class Manager:
     async def run(self) -> int:
         """Run until `stop` or a lost Lease; the exit status for the process."""
         instrument_client(self.client)
+        if self.shard is not None:
+            SHARD_INFO.labels(self.shard.name, self.shard.mode, self.shard.selector or "").set(1)
         if self.hpa_resource is None:
             self.hpa_resource = await discover_hpa(self.client)
             log.info("managing HorizontalPodAutoscalers as %s", self.hpa_resource.api_version)
@@ -214,11 +227,17 @@ class Manager:
         return 0
 
     def _cache(
-        self, resource: Resource, *, transform: Transform, label_selector: str | None = None
+        self,
+        resource: Resource,
+        *,
+        transform: Transform,
+        label_selector: str | None = None,
+        keep: Keep | None = None,
     ) -> Informer:
         """An informer of `resource` in the watched namespaces, keeping only what the
         reconciler reads, compact at rest where a fleet has one object or more per SPA
-        (docs/performance.md, memory; watches.compact_codec)."""
+        (docs/performance.md, memory; watches.compact_codec); of this shard's objects only
+        where `keep` says which."""
         return Informer(
             self.client,
             resource,
@@ -226,22 +245,51 @@ class Manager:
             label_selector=label_selector,
             transform=transform,
             codec=watches.compact_codec(),
+            keep=keep,
         )
+
+    def _sharded(self, kind: str) -> dict[str, Any]:
+        """The informer arguments of a shard's SPAs or Schedules (`kind`): its selector on the
+        list and watch in label mode, and its `keep` (docs/runtime.md, "Shards")."""
+        if self.shard is None:
+            return {}
+        keep = ShardFilter(self.shard, kind, refused=lambda k: SHARD_REFUSED.labels(k).inc())
+        return {"label_selector": self.shard.selector, "keep": keep}
+
+    def _in_shard_namespaces(self) -> Keep | None:
+        """The `keep` of the other namespaced caches (HPAs, capacity objects, Calendars): the
+        shard's namespaces in namespace-hash mode, everything otherwise (they carry no shard
+        label; each is looked up by its SPA's key)."""
+        if self.shard is None or self.shard.mode != "namespace-hash":
+            return None
+        return self.shard.owns
 
     def _wire(self, hpa_resource: Resource) -> _Wired:
         """The caches, the writers and the controller of `spa run`, connected; none runs yet."""
         system_clock = SystemClock()
-        autoscalers = self._cache(SCHEDULED_POD_AUTOSCALERS, transform=watches.cached_object)
-        schedules = self._cache(SCHEDULES, transform=watches.cached_object)
+        autoscalers = self._cache(
+            SCHEDULED_POD_AUTOSCALERS,
+            transform=watches.cached_object,
+            **self._sharded(SCHEDULED_POD_AUTOSCALERS.kind),
+        )
+        schedules = self._cache(
+            SCHEDULES, transform=watches.cached_object, **self._sharded(SCHEDULES.kind)
+        )
         hpas = self._cache(
-            hpa_resource, label_selector=MANAGED_BY_SELECTOR, transform=watches.cached_hpa
+            hpa_resource,
+            label_selector=MANAGED_BY_SELECTOR,
+            transform=watches.cached_hpa,
+            keep=self._in_shard_namespaces(),
         )
         # Node capacity (docs/schedules.md, "Node capacity"): the placeholder Deployments the
         # controller made, selected by its labels (a few hundred bytes each, one per SPA at
         # most), so that what each SPA holds is compared with what it wants at every reconcile;
         # the CapacityBuffers likewise, an optional kind (below).
         placeholders = self._cache(
-            DEPLOYMENTS, label_selector=PLACEHOLDER_SELECTOR, transform=watches.cached_capacity
+            DEPLOYMENTS,
+            label_selector=PLACEHOLDER_SELECTOR,
+            transform=watches.cached_capacity,
+            keep=self._in_shard_namespaces(),
         )
         # A namespace being deleted is said once, whichever writer the API server refused
         # first (docs/operations.md, "Namespaces being deleted").
@@ -355,6 +403,7 @@ class Manager:
                 resource,
                 namespaces=self.namespaces if resource.namespaced else None,
                 transform=watches.cached_object,
+                keep=self._in_shard_namespaces() if resource.namespaced else None,
             )
             watches.watch_calendars(
                 informer, autoscalers=autoscalers, schedules=schedules, enqueue=enqueue
@@ -363,7 +412,10 @@ class Manager:
 
         def watch_buffers(resource: Resource) -> Informer:
             informer = self._cache(
-                resource, label_selector=MANAGED_BY_SELECTOR, transform=watches.cached_capacity
+                resource,
+                label_selector=MANAGED_BY_SELECTOR,
+                transform=watches.cached_capacity,
+                keep=self._in_shard_namespaces(),
             )
             watches.watch_owned(informer, enqueue=enqueue)
             return start(informer)

@@ -22,6 +22,8 @@ from spa.runtime import Store, split_key
 
 __all__ = [
     "CACHED_OBJECTS",
+    "SHARD_INFO",
+    "SHARD_REFUSED",
     "CachedObjects",
     "ControllerMetrics",
     "ReconciledSeries",
@@ -150,6 +152,23 @@ BUILD_INFO = Gauge(
     "spa_build_info", "Always 1; the labels say which build runs.", ["version", "python_version"]
 )
 BUILD_INFO.labels(__version__, platform.python_version()).set(1)
+# Which shard this process is (docs/runtime.md, "Shards"): an info metric, as spa_build_info,
+# rather than a `shard` label on every series. Prometheus tells every series of a process
+# apart by its target labels (job, instance, pod); a label the process repeated on each series
+# would duplicate them, and break every rule and dashboard written without it. The chart's
+# ServiceMonitor copies the pod's shard label onto every series it scrapes (podTargetLabels);
+# elsewhere `* on(instance) group_left(shard) spa_shard_info` adds it.
+SHARD_INFO = Gauge(
+    "spa_shard_info",
+    "Always 1 in a sharded controller; the labels say which shard this process is.",
+    ["shard", "mode", "selector"],
+)
+SHARD_REFUSED = Counter(
+    "spa_shard_refused_total",
+    "ScheduledPodAutoscalers and Schedules the shard's selector sent but their shard label "
+    "gives to another shard or to none: left alone (counted once per object).",
+    ["kind"],
+)
 
 # The labels (`Store.add_label`) the caches keep of each object for the series below: read at
 # each scrape from every SPA and Schedule without decoding them (the caches are compact,

@@ -113,3 +113,33 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="requests allowed in a burst above --kube-api-qps",
     )
+    shards = parser.add_argument_group(
+        "shards",
+        "run several controllers, each the only writer of part of the fleet, each with a Lease "
+        'of its own (docs/runtime.md, "Shards"): by label (--shard-name, --shard-selector) or '
+        "by namespace hash (--shards, --shard)",
+    )
+    shards.add_argument(
+        "--shard-name",
+        metavar="NAME",
+        help="this shard's name: it writes only for the ScheduledPodAutoscalers and Schedules "
+        "labelled autoscaling.d-kuro.github.io/shard=NAME",
+    )
+    shards.add_argument(
+        "--shard-selector",
+        metavar="SELECTOR",
+        help="the label selector of what the API server sends this shard (default "
+        "autoscaling.d-kuro.github.io/shard=NAME); needs --shard-name",
+    )
+    shards.add_argument(
+        "--shards",
+        type=int,
+        metavar="N",
+        help="split the namespaces among N shards by the FNV-1a hash of their names",
+    )
+    shards.add_argument(
+        "--shard",
+        type=int,
+        metavar="K",
+        help="with --shards: this shard's index, from 0 to N-1",
+    )

@@ -64,6 +64,7 @@ __all__ = [
     "Informer",
     "JsonCodec",
     "JsonFormatter",
+    "Keep",
     "LeaderElector",
     "LogFormat",
     "NotLeader",
