@@ -48,6 +48,8 @@ GOLDEN = {
     "namespaced": ("spa", "platform", "namespaced.yaml"),
     "monitoring": ("scheduled-pod-autoscaler", NAMESPACE, "monitoring.yaml"),
     "single": ("spa", "spa-system", "single.yaml"),
+    "sharded": ("scheduled-pod-autoscaler", NAMESPACE, "sharded.yaml"),
+    "hashed": ("scheduled-pod-autoscaler", NAMESPACE, "hashed.yaml"),
 }
 
 
@@ -222,6 +224,10 @@ def test_crds_are_the_generated_ones(helm: Callable[..., str]) -> None:
         (["image.digest=latest"], "at '/image/digest'"),
         (["serviceMonitor.enabled=true,metrics.service.enabled=false"], "needs metrics.service"),
         (["serviceAccount.create=false"], "serviceAccount.name is required"),
+        (["shards[0].name=a,shardCount=2"], "shards and shardCount are two ways to shard"),
+        (["shards[0].name=a,shards[1].name=a"], 'the name "a" is given twice'),
+        (["shards[0].name=A"], "at '/shards/0/name'"),
+        (["shardCount=-1"], "at '/shardCount'"),
     ],
 )
 def test_invalid_values_are_refused_with_the_field_named(
@@ -229,6 +235,49 @@ def test_invalid_values_are_refused_with_the_field_named(
 ) -> None:
     output = helm("template", "x", str(CHART), *(f"--set={v}" for v in values), check=False)
     assert message in output
+
+
+def _controllers(helm: Callable[..., str], name: str) -> dict[str, dict[str, Any]]:
+    return {
+        d["metadata"]["name"]: d
+        for d in _documents(_template(helm, name))
+        if d["kind"] == "Deployment"
+    }
+
+
+def test_each_shard_is_a_deployment_of_its_own_with_its_flags(helm: Callable[..., str]) -> None:
+    """docs/install.md, "Shards": a Deployment (and a PodDisruptionBudget) per shard, whose
+    pods alone it selects, running `spa run` with the shard's flags; the Lease is the shard's
+    (`spa run` adds `-shard-<name>` to --leader-election-id); every series gets `shard`."""
+    documents = _documents(_template(helm, "sharded"))
+    shard_label = "autoscaling.d-kuro.github.io/shard"
+    deployments = {d["metadata"]["name"]: d for d in documents if d["kind"] == "Deployment"}
+    assert sorted(deployments) == [f"{NAMESPACE}-shard-{s}" for s in "abc"]
+    flags = {}
+    for shard in "abc":
+        spec = deployments[f"{NAMESPACE}-shard-{shard}"]["spec"]
+        assert spec["selector"]["matchLabels"][shard_label] == shard
+        assert spec["template"]["metadata"]["labels"][shard_label] == shard
+        args = spec["template"]["spec"]["containers"][0]["args"]
+        assert f"--leader-election-id={NAMESPACE}-leader" in args
+        flags[shard] = [a for a in args if a.startswith("--shard")]
+    assert flags == {
+        "a": ["--shard-name=a"],
+        "b": ["--shard-name=b"],
+        "c": ["--shard-name=c", f"--shard-selector={shard_label}=c,environment!=test"],
+    }
+    budgets = [d for d in documents if d["kind"] == "PodDisruptionBudget"]
+    assert sorted(b["spec"]["selector"]["matchLabels"][shard_label] for b in budgets) == list("abc")
+    (monitor,) = [d for d in documents if d["kind"] == "ServiceMonitor"]
+    assert {
+        "sourceLabels": ["__meta_kubernetes_pod_label_autoscaling_d_kuro_github_io_shard"],
+        "targetLabel": "shard",
+    } in monitor["spec"]["endpoints"][0]["relabelings"]
+    hashed = _controllers(helm, "hashed")
+    assert {
+        name: [a for a in d["spec"]["template"]["spec"]["containers"][0]["args"] if "shard" in a]
+        for name, d in hashed.items()
+    } == {f"{NAMESPACE}-shard-{k}-of-4": ["--shards=4", f"--shard={k}"] for k in range(4)}
 
 
 # --- on the local control plane -------------------------------------------------------------

@@ -64,3 +64,38 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- printf "%s:%s" .Values.image.repository $tag }}
 {{- end }}
 {{- end }}
+
+{{/*
+The controllers to deploy, as a YAML list of {name, args}: one without a name (not sharded),
+one per entry of `shards` (by label), or `shardCount` of them (by namespace hash); the args are
+the `spa run` flags of the shard (docs/runtime.md, "Shards").
+*/}}
+{{- define "spa.shards" -}}
+{{- $shards := list }}
+{{- if and .Values.shards (gt (int .Values.shardCount) 0) }}
+{{- fail "shards and shardCount are two ways to shard (by label, by namespace hash): set one" }}
+{{- end }}
+{{- if .Values.shards }}
+{{- $seen := dict }}
+{{- range .Values.shards }}
+{{- if hasKey $seen .name }}
+{{- fail (printf "shards: the name %q is given twice; each shard has its own name and Lease" .name) }}
+{{- end }}
+{{- $_ := set $seen .name true }}
+{{- $args := list (printf "--shard-name=%s" .name) }}
+{{- with .selector }}
+{{- $args = append $args (printf "--shard-selector=%s" .) }}
+{{- end }}
+{{- $shards = append $shards (dict "name" .name "args" $args) }}
+{{- end }}
+{{- else if gt (int .Values.shardCount) 0 }}
+{{- $count := int .Values.shardCount }}
+{{- range $k := until $count }}
+{{- $args := list (printf "--shards=%d" $count) (printf "--shard=%d" $k) }}
+{{- $shards = append $shards (dict "name" (printf "%d-of-%d" $k $count) "args" $args) }}
+{{- end }}
+{{- else }}
+{{- $shards = list (dict "name" "" "args" list) }}
+{{- end }}
+{{- toYaml $shards }}
+{{- end }}
