@@ -118,7 +118,7 @@ def test_overlapping_selectors_never_make_two_writers_of_one_hpa(
     ):
         for name in ("web-a", "web-b"):
             wait_for(
-                lambda name=name: kube.bounds(namespace, name) == (6, 12),  # type: ignore[misc]
+                lambda name=name: kube.bounds(namespace, name) == (6, 12),
                 within=60,
                 what=f"{name} raised",
             )
@@ -213,7 +213,7 @@ def test_namespace_hash_shards_each_write_their_namespaces_only(
         ):
             for ns in (namespace, other):
                 wait_for(
-                    lambda ns=ns: kube.bounds(ns, "web") == (6, 12),  # type: ignore[misc]
+                    lambda ns=ns: kube.bounds(ns, "web") == (6, 12),
                     within=60,
                     what=f"{ns}/web raised",
                 )

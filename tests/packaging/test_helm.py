@@ -9,7 +9,8 @@
   PodDisruptionBudget;
 - install, upgrade and uninstall on the local control plane, with `spa run` authenticated as
   the chart's ServiceAccount applying a window after each, so the chart's RBAC is proven
-  sufficient (and, with watchNamespaces, confined).
+  sufficient (and, with watchNamespaces, confined);
+- a sharded install: each shard's Deployment, run with its flags, applies its own SPA's window.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from typing import Any
 import pytest
 import yaml
 
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
+from spa.kube import LEASE
 from tests.integration.harness import CRD_NAMES, Kube, admin
-from tests.integration.processes import leader_election_args, spa_run
+from tests.integration.processes import leader_election_args, spa_run, writes
 from tests.kubernetes_schemas import validate
 from tests.packaging.common import REPO, active_window, helm_binary, window_applied
 from tests.testenv.controlplane import ControlPlane
@@ -393,3 +396,58 @@ def test_install_upgrade_uninstall(
         assert _exists(plane, "crd", crd)
     assert _exists(plane, spas, "web", "-n", "team-b")
     assert _exists(plane, spas, "api", "-n", "team-a")
+
+
+def _chart_flags(plane: ControlPlane, deployment: str) -> list[str]:
+    """The `spa run` flags of the installed Deployment that say what it does (its shard, its
+    Lease), without its addresses and log settings (the test gives its own)."""
+    installed = yaml.safe_load(
+        _kubectl(plane, "get", "deployment", deployment, "-n", NAMESPACE, "-o", "yaml")
+    )
+    args = installed["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args[0] == "run"
+    own = ("--metrics-addr", "--probe-addr", "--log-level", "--log-format")
+    return [
+        arg.replace("$(POD_NAMESPACE)", NAMESPACE) for arg in args[1:] if not arg.startswith(own)
+    ]
+
+
+@pytest.mark.integration
+def test_sharded_install_from_the_chart(
+    helm: Callable[..., str], plane: ControlPlane, plane_kube: Kube, tmp_path: Path
+) -> None:
+    """docs/install.md, "Shards": the chart's shards, each run as its Deployment says with
+    the chart's ServiceAccount, each apply the window of their own SPA and hold their Lease."""
+    kubeconfig = ["--kubeconfig", str(plane.kubeconfig)]
+    values = tmp_path / "shards.yaml"
+    values.write_text(yaml.safe_dump({"shards": [{"name": "a"}, {"name": "b"}]}))
+    helm(
+        "install", "scheduled-pod-autoscaler", str(CHART), "--namespace", NAMESPACE,
+        "--create-namespace", "--values", str(values), *kubeconfig,
+    )  # fmt: skip
+    _kubectl(plane, "wait", "--for=condition=Established", *(f"crd/{n}" for n in CRD_NAMES))
+    _kubectl(plane, "create", "namespace", "team")
+    label = "autoscaling.d-kuro.github.io/shard"
+    for name, shard in (("web", "a"), ("api", "b")):
+        active_window(plane_kube, "team", name)
+        labelled = {"metadata": {"labels": {label: shard}}}
+        plane_kube.merge(SCHEDULED_POD_AUTOSCALERS, "team", name, labelled)
+        plane_kube.merge(SCHEDULES, "team", f"{name}-now", labelled)
+    token = plane.service_account_kubeconfig(NAMESPACE, NAMESPACE, create=False)
+    flags = {shard: _chart_flags(plane, f"{NAMESPACE}-shard-{shard}") for shard in "ab"}
+    assert "--shard-name=a" in flags["a"]
+    assert "--shard-name=b" in flags["b"]
+    with (
+        spa_run(token, None, *flags["a"], log=tmp_path / "a.log") as a,
+        spa_run(token, None, *flags["b"], log=tmp_path / "b.log") as b,
+    ):
+        window_applied(plane_kube, "team", "web")
+        window_applied(plane_kube, "team", "api")
+        for shard in "ab":
+            lease = plane_kube.get(LEASE, NAMESPACE, f"{NAMESPACE}-leader-shard-{shard}")
+            assert lease["spec"].get("holderIdentity"), lease
+        assert a.poll() is None
+        assert b.poll() is None
+    for shard, mine in (("a", "web"), ("b", "api")):
+        written = {str(line.get("name")) for line in writes(tmp_path / f"{shard}.log")}
+        assert written == {mine}, (shard, written)
