@@ -47,8 +47,10 @@ def test_a_labelled_object_belongs_to_the_shard_its_label_names_only() -> None:
     a, b = Shard.by_label("a"), Shard.by_label("b", "app=web")
     assert a.selector == f"{SHARD_LABEL}=a"
     assert b.selector == "app=web"
-    assert a.owns(obj("ns", shard="a")) and not b.owns(obj("ns", shard="a"))
-    assert not a.owns(obj("ns")) and not b.owns(obj("ns"))
+    assert a.owns(obj("ns", shard="a"))
+    assert not b.owns(obj("ns", shard="a"))
+    assert not a.owns(obj("ns"))
+    assert not b.owns(obj("ns"))
 
 
 def test_each_shard_has_its_own_lease() -> None:
