@@ -25,6 +25,7 @@ from spa.controller.actuator import Actuator
 from spa.controller.capacity import (
     CAPACITY_BUFFER_KIND,
     DEPLOYMENTS,
+    PLACEHOLDER_NAMESPACE,
     PLACEHOLDER_SELECTOR,
     CapacityActuator,
     capacity_buffer_kind,
@@ -38,6 +39,7 @@ from spa.controller.optional import (
     OptionalKinds,
     discover_served,
 )
+from spa.controller.permissions import PlaceholderAccess, placeholder_access
 from spa.controller.reconciler import Reconciler
 from spa.controller.resources import (
     CALENDARS,
@@ -133,6 +135,9 @@ class Manager:
     # How often a kind whose CRD is not served is asked of discovery again (docs/runtime.md,
     # "Optional kinds"); the tests shorten it.
     discovery_interval: float = DISCOVERY_INTERVAL
+    # Where the placeholder Deployments of node capacity are (docs/install.md, "Placeholder
+    # pods"): the controller's namespace, where its Role lets it write Deployments.
+    capacity_namespace: str = PLACEHOLDER_NAMESPACE
 
     def __post_init__(self) -> None:
         self._stopping = asyncio.Event()
@@ -158,7 +163,11 @@ class Manager:
         return await self._run(self.hpa_resource)
 
     async def _run(self, hpa_resource: Resource) -> int:
-        wired = self._wire(hpa_resource)
+        # What placeholder pods may do, said once (spa/controller/permissions.py).
+        access = await placeholder_access(
+            self.client, namespaces=self.namespaces, placeholder_namespace=self.capacity_namespace
+        )
+        wired = self._wire(hpa_resource, access)
         servers = await self._start_endpoints(self.client)
         for informer in self.informers:
             self._supervisor.start(f"informer {informer.resource}", informer.run)
@@ -214,7 +223,12 @@ class Manager:
         return 0
 
     def _cache(
-        self, resource: Resource, *, transform: Transform, label_selector: str | None = None
+        self,
+        resource: Resource,
+        *,
+        transform: Transform,
+        label_selector: str | None = None,
+        namespaces: Sequence[str] | None = None,
     ) -> Informer:
         """An informer of `resource` in the watched namespaces, keeping only what the
         reconciler reads, compact at rest where a fleet has one object or more per SPA
@@ -222,13 +236,13 @@ class Manager:
         return Informer(
             self.client,
             resource,
-            namespaces=self.namespaces,
+            namespaces=namespaces or self.namespaces,
             label_selector=label_selector,
             transform=transform,
             codec=watches.compact_codec(),
         )
 
-    def _wire(self, hpa_resource: Resource) -> _Wired:
+    def _wire(self, hpa_resource: Resource, access: PlaceholderAccess | None = None) -> _Wired:
         """The caches, the writers and the controller of `spa run`, connected; none runs yet."""
         system_clock = SystemClock()
         autoscalers = self._cache(SCHEDULED_POD_AUTOSCALERS, transform=watches.cached_object)
@@ -239,9 +253,13 @@ class Manager:
         # Node capacity (docs/schedules.md, "Node capacity"): the placeholder Deployments the
         # controller made, selected by its labels (a few hundred bytes each, one per SPA at
         # most), so that what each SPA holds is compared with what it wants at every reconcile;
-        # the CapacityBuffers likewise, an optional kind (below).
+        # the CapacityBuffers likewise, an optional kind (below). The placeholders are in the
+        # controller's namespace, whatever namespaces it watches.
         placeholders = self._cache(
-            DEPLOYMENTS, label_selector=PLACEHOLDER_SELECTOR, transform=watches.cached_capacity
+            DEPLOYMENTS,
+            label_selector=PLACEHOLDER_SELECTOR,
+            transform=watches.cached_capacity,
+            namespaces=[self.capacity_namespace],
         )
         # A namespace being deleted is said once, whichever writer the API server refused
         # first (docs/operations.md, "Namespaces being deleted").
@@ -284,6 +302,8 @@ class Manager:
                 clock=self.clock,
                 fence=self._write_fence,
                 placeholders=placeholders.store,
+                placeholder_namespace=self.capacity_namespace,
+                placeholders_denied=None if access is None else access.denied,
                 buffers=optional[CAPACITY_BUFFER_KIND],
             ),
             terminating=terminating,
@@ -480,9 +500,10 @@ def install_signal_handlers(manager: Manager) -> None:
         loop.add_signal_handler(sig, manager.stop)
 
 
-def pod_namespace() -> str:
-    """The namespace this pod runs in, from the service account mount or $POD_NAMESPACE."""
+def pod_namespace(default: str = "default") -> str:
+    """The namespace this pod runs in, from the service account mount or $POD_NAMESPACE;
+    `default` outside a pod."""
     path = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
     with contextlib.suppress(OSError), open(path, encoding="utf-8") as mounted:
         return mounted.read().strip()
-    return os.environ.get("POD_NAMESPACE", "default")
+    return os.environ.get("POD_NAMESPACE", default)
