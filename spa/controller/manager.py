@@ -255,11 +255,18 @@ class Manager:
         # most), so that what each SPA holds is compared with what it wants at every reconcile;
         # the CapacityBuffers likewise, an optional kind (below). The placeholders are in the
         # controller's namespace, whatever namespaces it watches.
-        placeholders = self._cache(
-            DEPLOYMENTS,
-            label_selector=PLACEHOLDER_SELECTOR,
-            transform=watches.cached_capacity,
-            namespaces=[self.capacity_namespace],
+        # Not where it may not list them (an install without the Role of
+        # config/rbac/capacity_role.yaml): an informer refused would keep the controller from
+        # ever being ready; the capacity writer then goes by what it wrote itself.
+        placeholders = (
+            self._cache(
+                DEPLOYMENTS,
+                label_selector=PLACEHOLDER_SELECTOR,
+                transform=watches.cached_capacity,
+                namespaces=[self.capacity_namespace],
+            )
+            if access is None or access.may_cache
+            else None
         )
         # A namespace being deleted is said once, whichever writer the API server refused
         # first (docs/operations.md, "Namespaces being deleted").
@@ -267,7 +274,9 @@ class Manager:
         recorder = EventRecorder(
             self.client, clock=system_clock, fence=self._write_fence, terminating=terminating
         )
-        self.informers = [autoscalers, schedules, hpas, placeholders]
+        self.informers = [autoscalers, schedules, hpas]
+        if placeholders is not None:
+            self.informers.append(placeholders)
         queue = WorkQueue(name=QUEUE_NAME, clock=self.clock)
         optional = self._optional_kinds(
             autoscalers=autoscalers.store, schedules=schedules.store, enqueue=queue.add
@@ -301,7 +310,7 @@ class Manager:
                 recorder=recorder,
                 clock=self.clock,
                 fence=self._write_fence,
-                placeholders=placeholders.store,
+                placeholders=None if placeholders is None else placeholders.store,
                 placeholder_namespace=self.capacity_namespace,
                 placeholders_denied=None if access is None else access.denied,
                 buffers=optional[CAPACITY_BUFFER_KIND],
@@ -316,7 +325,7 @@ class Manager:
             schedule_deleted=lambda obj: reconciler.forget_schedule(
                 str((obj.get("metadata") or {}).get("uid"))
             ),
-            owned=[placeholders],
+            owned=[] if placeholders is None else [placeholders],
         )
         return _Wired(
             controller=self._controller(queue, reconciler, autoscalers.store, schedules.store),

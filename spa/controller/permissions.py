@@ -77,6 +77,14 @@ class PlaceholderAccess:
         return not self.missing
 
     @property
+    def may_cache(self) -> bool:
+        """Whether the placeholder Deployments may be listed and watched (their cache)."""
+        return not any(
+            p.resource == "deployments" and p.verb in ("list", "watch") and p.namespace
+            for p in self.missing
+        )
+
+    @property
     def denied(self) -> str | None:
         """Why placeholder pods cannot be held, naming what is missing; None when they can."""
         if not self.missing:

@@ -48,6 +48,7 @@ GOLDEN = {
     "namespaced": ("spa", "platform", "namespaced.yaml"),
     "monitoring": ("scheduled-pod-autoscaler", NAMESPACE, "monitoring.yaml"),
     "single": ("spa", "spa-system", "single.yaml"),
+    "placeholders": ("scheduled-pod-autoscaler", NAMESPACE, "placeholders.yaml"),
 }
 
 

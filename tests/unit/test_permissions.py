@@ -103,3 +103,12 @@ def test_a_namespaced_install_is_asked_about_its_namespaces_only() -> None:
 
 def test_an_api_server_that_does_not_answer_leaves_it_to_the_writes() -> None:
     assert check(Reviews(down=True)) is None
+
+
+def test_without_the_role_of_the_controllers_namespace_placeholders_are_not_cached() -> None:
+    """An informer the API server refuses would keep the controller from being ready."""
+    assert check(Reviews(granted=WRITES)).may_cache
+    without_list = WRITES - {Permission("list", "deployments", "scheduled-pod-autoscaler")}
+    access = check(Reviews(granted=without_list | TEMPLATES))
+    assert not access.may_cache
+    assert "list deployments.apps in namespace scheduled-pod-autoscaler" in access.denied
