@@ -77,6 +77,8 @@ from spa.controller.capacity import (  # noqa: E402
     CAPACITY_BUFFER_GROUP,
     CAPACITY_BUFFER_PLURAL,
     PLACEHOLDER_LABEL,
+    PLACEHOLDER_NAMESPACE,
+    PLACEHOLDER_NAMESPACE_LABEL,
     buffer_name,
 )
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
@@ -232,7 +234,12 @@ def left_over(karpenter: Karpenter, admin: BlockingKubeClient, namespace: str) -
             for item in cast(dict[str, Any], listed)["items"]:
                 name = str(item["metadata"]["name"]).removesuffix(buffer_name(""))
                 held[name] = held.get(name, 0) + 1
-    placeholders = admin.list(DEPLOYMENT, namespace=namespace, label_selector=PLACEHOLDER_LABEL)
+    # In the controller's namespace, labelled with the SPA's (docs/schedules.md).
+    placeholders = admin.list(
+        DEPLOYMENT,
+        namespace=PLACEHOLDER_NAMESPACE,
+        label_selector=f"{PLACEHOLDER_LABEL},{PLACEHOLDER_NAMESPACE_LABEL}={namespace}",
+    )
     for item in placeholders.items:
         name = item["metadata"]["labels"][PLACEHOLDER_LABEL]
         held[name] = held.get(name, 0) + 1
@@ -267,6 +274,9 @@ def run_round(
     plane = karpenter.plane
     namespace = f"nodes-{label}"
     plane.run_kubectl("create", "namespace", namespace, check=True)
+    # Placeholder Deployments are in the controller's namespace (docs/install.md,
+    # "Placeholder pods"); made once per plane (an error: it exists).
+    plane.run_kubectl("create", "namespace", PLACEHOLDER_NAMESPACE)
     pools = {mode: f"{label}-{mode}" for mode in modes}
     for name in pools.values():
         apply_pool(karpenter, name, SETUP_NODE_DELAY_SECONDS)

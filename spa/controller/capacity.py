@@ -10,9 +10,12 @@ touched). How much capacity, and when, is the pure decision's (spa/controller/de
 this module only makes the cluster hold it (docs/schedules.md, "Node capacity"). Where no
 CapacityBuffer is served, it holds the capacity with a Deployment of pause pods shaped like the
 target's pods, under a PriorityClass low enough that every real pod preempts them (the
-chart creates it). It writes as the HPA's writer does (spa/controller/writes.py: under the
-leadership fence, the refusals the user must fix as `Refused`, Events only while it may
-write), through the same client interface (:class:`spa.kube.Client`).
+chart creates it), in the controller's own namespace (docs/install.md, "Placeholder pods"): its
+write access to Deployments is a Role of that namespace, and the placeholders of an SPA are
+found by their labels, since an ownerReference cannot cross namespaces. It writes as the HPA's
+writer does (spa/controller/writes.py: under the leadership fence, the refusals the user must
+fix as `Refused`, Events only while it may write), through the same client interface
+(:class:`spa.kube.Client`).
 
 What an SPA holds is read from the caches of the CapacityBuffers and placeholder Deployments
 the controller labels (:meth:`CapacityActuator.cached`, controller-runtime's `Owns`): the
@@ -41,9 +44,11 @@ from spa.controller.desired import (
     owner_reference,
 )
 from spa.controller.optional import DISCOVERY_INTERVAL, Cache, OptionalKind
+from spa.controller.permissions import ENABLE
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from spa.controller.writes import FencedRecorder, Recorder, Refused, brief, refusable
 from spa.kube import ApiError, Client, Conflict, Discovery, NotFound, Resource
-from spa.runtime import Clock, Store, WriteFence, object_logger, unfenced
+from spa.runtime import Clock, Store, WriteFence, bounded_name, object_logger, unfenced
 
 __all__ = [
     "CAPACITY_BUFFER_GROUP",
@@ -52,6 +57,8 @@ __all__ = [
     "DEPLOYMENTS",
     "PLACEHOLDER_IMAGE",
     "PLACEHOLDER_LABEL",
+    "PLACEHOLDER_NAMESPACE",
+    "PLACEHOLDER_NAMESPACE_LABEL",
     "PLACEHOLDER_PRIORITY_CLASS",
     "PLACEHOLDER_SELECTOR",
     "CapacityActuator",
@@ -59,6 +66,8 @@ __all__ = [
     "buffer_name",
     "capacity_buffer_kind",
     "discover_buffer_resource",
+    "placeholder_keys",
+    "placeholder_name",
 ]
 
 log = logging.getLogger(__name__)
@@ -80,6 +89,14 @@ CAPACITY_BUFFER_INSTALL = (
 PLACEHOLDER_IMAGE = "registry.k8s.io/pause:3.10"
 PLACEHOLDER_PRIORITY_CLASS = "scheduled-pod-autoscaler-capacity"
 PLACEHOLDER_LABEL = "autoscaling.d-kuro.github.io/capacity-for"
+# The namespace of the SPA a placeholder Deployment is for (the Deployment is in the
+# controller's namespace): with PLACEHOLDER_LABEL, its SPA's key.
+PLACEHOLDER_NAMESPACE_LABEL = "autoscaling.d-kuro.github.io/capacity-for-namespace"
+# Where placeholder Deployments live unless `spa run --capacity-namespace` says otherwise: the
+# install's namespace (docs/install.md, "Placeholder pods").
+PLACEHOLDER_NAMESPACE = "scheduled-pod-autoscaler"
+# A placeholder's name is at most a DNS label: it names its pods' ReplicaSet and pods too.
+_PLACEHOLDER_NAME_MAX = 63
 # The placeholder Deployments the controller caches: its label and the placeholder label (every
 # Deployment it creates has both; no other Deployment of the cluster is cached).
 PLACEHOLDER_SELECTOR = f"{MANAGED_BY_LABEL}={FIELD_MANAGER},{PLACEHOLDER_LABEL}"
@@ -97,6 +114,21 @@ _PLACEMENT = ("nodeSelector", "tolerations", "affinity", "topologySpreadConstrai
 def buffer_name(autoscaler_name: str) -> str:
     """The name of an SPA's CapacityBuffer (one per SPA)."""
     return f"{autoscaler_name}-capacity"
+
+
+def placeholder_name(namespace: str, autoscaler_name: str) -> str:
+    """The name of an SPA's placeholder Deployment in the controller's namespace:
+    `<namespace>-<name>-capacity`, the SPAs of every namespace side by side, cut to 63
+    characters with a hash of the whole where longer."""
+    return bounded_name(f"{namespace}-{autoscaler_name}", "-capacity", limit=_PLACEHOLDER_NAME_MAX)
+
+
+def placeholder_keys(obj: Mapping[str, Any]) -> list[str]:
+    """The key of the SPA a placeholder Deployment is for, from its labels (none if it has
+    not both)."""
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    namespace, name = labels.get(PLACEHOLDER_NAMESPACE_LABEL), labels.get(PLACEHOLDER_LABEL)
+    return [f"{namespace}/{name}"] if namespace and name else []
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +186,11 @@ class CapacityActuator:
     :param placeholders: the cache of the placeholder Deployments (PLACEHOLDER_SELECTOR).
         Without it, :meth:`cached` knows nothing and the reconciler falls back on what it wrote
         itself.
+    :param placeholder_namespace: where the placeholder Deployments are (the controller's
+        namespace); `placeholders` caches that namespace.
+    :param placeholders_denied: why placeholder pods may not be held (the permissions the
+        controller lacks, asked at the start: spa/controller/permissions.py); None: they may,
+        or it is not known (a refusal then says what is missing).
     :param buffers: the CapacityBuffer kind (:func:`capacity_buffer_kind`): whether the server
         serves it, and the cache of the buffers the controller labels (MANAGED_BY_SELECTOR)
         once it does, started when it is first found served, at the start or later (a CRD
@@ -169,6 +206,8 @@ class CapacityActuator:
         clock: Clock,
         fence: WriteFence = unfenced,
         placeholders: Store | None = None,
+        placeholder_namespace: str = PLACEHOLDER_NAMESPACE,
+        placeholders_denied: str | None = None,
         buffers: OptionalKind | None = None,
     ) -> None:
         self._kube = kube
@@ -176,6 +215,8 @@ class CapacityActuator:
         self._clock = clock
         self._fence = fence
         self._placeholders = placeholders
+        self._placeholder_namespace = placeholder_namespace
+        self._placeholders_denied = placeholders_denied
         self._buffers = buffers or capacity_buffer_kind(kube, clock=clock)
 
     def cached(self, autoscaler: wire.ScheduledPodAutoscaler) -> dict[CapacityMode, int] | None:
@@ -186,17 +227,86 @@ class CapacityActuator:
         buffers = self._buffers.store
         if self._placeholders is None or (self._buffers.resource is not None and buffers is None):
             return None
-        metadata = autoscaler["metadata"]
-        key = f"{metadata['namespace']}/{buffer_name(metadata['name'])}"
         held: dict[CapacityMode, int] = {}
         for mode, store in (
             (CapacityMode.CapacityBuffer, buffers),
             (CapacityMode.Placeholder, self._placeholders),
         ):
-            obj = None if store is None else store.get(key)
-            if obj is not None and _controlled_by(obj, autoscaler):
+            namespace, name = self._where(autoscaler, mode)
+            obj = None if store is None else store.get(f"{namespace}/{name}")
+            if obj is not None and self._controlled_by(obj, autoscaler, mode):
                 held[mode] = int((obj.get("spec") or {}).get("replicas") or 0)
         return held
+
+    def _where(
+        self, autoscaler: wire.ScheduledPodAutoscaler, mode: CapacityMode
+    ) -> tuple[str, str]:
+        """The namespace and name of the SPA's object of `mode`: its CapacityBuffer beside it,
+        its placeholder Deployment in the controller's namespace."""
+        metadata = autoscaler["metadata"]
+        if mode is CapacityMode.Placeholder:
+            return self._placeholder_namespace, placeholder_name(
+                metadata["namespace"], metadata["name"]
+            )
+        return metadata["namespace"], buffer_name(metadata["name"])
+
+    def _controlled_by(
+        self, obj: Mapping[str, Any], autoscaler: wire.ScheduledPodAutoscaler, mode: CapacityMode
+    ) -> bool:
+        """Whether `obj` is the SPA's: a CapacityBuffer by its controller ownerReference, a
+        placeholder Deployment (in the controller's namespace, where no ownerReference to the
+        SPA can be) by the controller's labels naming the SPA."""
+        if mode is not CapacityMode.Placeholder:
+            return _controlled_by(obj, autoscaler)
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        metadata = autoscaler["metadata"]
+        return labels.get(MANAGED_BY_LABEL) == FIELD_MANAGER and placeholder_keys(obj) == [
+            f"{metadata['namespace']}/{metadata['name']}"
+        ]
+
+    async def release(self, namespace: str, name: str) -> None:
+        """Delete the placeholder Deployment of the SPA `namespace/name`, which no longer
+        exists (its reconcile finds no SPA), if the cache shows one: what the garbage
+        collector does for a CapacityBuffer through its ownerReference, which a placeholder in
+        the controller's namespace cannot carry. No request when there is none."""
+        if self._placeholders is None:
+            return
+        placeholder = placeholder_name(namespace, name)
+        obj = self._placeholders.get(f"{self._placeholder_namespace}/{placeholder}")
+        labels = (obj or {}).get("metadata", {}).get("labels") or {}
+        if (
+            obj is None
+            or labels.get(MANAGED_BY_LABEL) != FIELD_MANAGER
+            or placeholder_keys(obj) != [f"{namespace}/{name}"]
+        ):
+            return
+        # The cache says the SPA is gone; the API server decides. A cache behind (after a
+        # 410), or a shard reconciling the key of an SPA another shard owns (docs/runtime.md,
+        # "Shards"), must not delete capacity that is still wanted.
+        try:
+            await self._kube.get(SCHEDULED_POD_AUTOSCALERS, namespace, name)
+        except NotFound:
+            pass
+        else:
+            return
+        try:
+            deleted = await self._fenced_delete(
+                DEPLOYMENTS, self._placeholder_namespace, placeholder, obj
+            )
+        except Refused as refused:
+            object_logger(log, namespace, name).warning(
+                "could not delete Deployment %s/%s of a deleted SPA: %s",
+                self._placeholder_namespace,
+                placeholder,
+                refused.message,
+            )
+            return
+        if deleted:
+            object_logger(log, namespace, name).info(
+                "deleted Deployment %s/%s: its SPA is gone",
+                self._placeholder_namespace,
+                placeholder,
+            )
 
     async def buffer_resource(self) -> Resource | None:
         """The CapacityBuffer resource in the version the server prefers; None where it serves
@@ -242,7 +352,11 @@ class CapacityActuator:
         # Placeholder pods: by choice, or where no CapacityBuffer is served (mode Auto).
         template: dict[str, Any] | None = None
         if pods > 0:
-            found = await self._target_template(namespace, target)
+            found = (
+                f"cannot hold node capacity with placeholder pods: {self._placeholders_denied}"
+                if self._placeholders_denied is not None
+                else await self._target_template(namespace, target)
+            )
             if isinstance(found, str):
                 self._recorder.warning(autoscaler, Reason.CAPACITY_UNSUPPORTED, found)
                 pods, unsupported = 0, found
@@ -269,15 +383,24 @@ class CapacityActuator:
         delete it, each only when it would change, and never an object the SPA does not
         control."""
         metadata = autoscaler["metadata"]
-        namespace, name = metadata["namespace"], metadata["name"]
-        logger = object_logger(log, namespace, name)
-        what = f"{resource.kind} {buffer_name(name)}"
-        buffer = buffer_name(name)
+        logger = object_logger(log, metadata["namespace"], metadata["name"])
+        namespace, buffer = self._where(autoscaler, mode)
+        what = (
+            f"{resource.kind} {namespace}/{buffer}"
+            if mode is CapacityMode.Placeholder
+            else f"{resource.kind} {buffer}"
+        )
         try:
             current: dict[str, Any] | None = await self._kube.get(resource, namespace, buffer)
-        except NotFound:
-            current = None
-        if current is not None and not _controlled_by(current, autoscaler):
+        except ApiError as error:
+            if isinstance(error, NotFound):
+                current = None
+            elif error.status == 403:
+                # Not granted (docs/install.md, "Placeholder pods"): said on the SPA, no retry.
+                return Held(0, None, f"cannot read {what}: {brief(error.message)}")
+            else:
+                raise
+        if current is not None and not self._controlled_by(current, autoscaler, mode):
             message = (
                 f"{what} exists and is not controlled by this ScheduledPodAutoscaler: left "
                 "alone, no capacity ordered"
@@ -302,7 +425,7 @@ class CapacityActuator:
                 if template is None:
                     body = _buffer(resource, autoscaler, buffer, target, pods)
                 else:
-                    body = _placeholder(autoscaler, buffer, template, pods)
+                    body = _placeholder(autoscaler, namespace, buffer, template, pods)
                 await refusable(
                     self._fence,
                     self._kube.create,
@@ -321,7 +444,9 @@ class CapacityActuator:
                 patch: dict[str, Any] = {"spec": {"replicas": pods}}
                 if template is not None:
                     # The target's pods may have changed shape since: follow them.
-                    patch = {"spec": _placeholder(autoscaler, buffer, template, pods)["spec"]}
+                    patch = {
+                        "spec": _placeholder(autoscaler, namespace, buffer, template, pods)["spec"]
+                    }
                 await refusable(
                     self._fence,
                     self._kube.patch,
@@ -360,7 +485,9 @@ class CapacityActuator:
         except ApiError as error:
             if error.status != 403:
                 raise
-            return f"cannot read {kind} {name} for its pod template: {brief(error.message)}"
+            return (
+                f"cannot read {kind} {name} for its pod template: {brief(error.message)} ({ENABLE})"
+            )
         template = (obj.get("spec") or {}).get("template")
         if not isinstance(template, dict):
             return f"{kind} {name} has no pod template"
@@ -423,13 +550,16 @@ def _buffer(
 
 def _placeholder(
     autoscaler: wire.ScheduledPodAutoscaler,
+    namespace: str,
     name: str,
     template: Mapping[str, Any],
     pods: int,
 ) -> dict[str, Any]:
-    """A Deployment of `pods` pause pods, each requesting what one pod of `template` requests
-    (its containers' requests summed) and placed as it is (node selector, tolerations,
-    affinity, topology spread), under the placeholder PriorityClass: real pods preempt them."""
+    """A Deployment of `pods` pause pods in `namespace` (the controller's), each requesting
+    what one pod of `template` requests (its containers' requests summed) and placed as it is
+    (node selector, tolerations, affinity, topology spread: :func:`_placement`), under the
+    placeholder PriorityClass: real pods preempt them. Labelled with the SPA's namespace and
+    name, which say whose it is (docs/schedules.md, "Node capacity")."""
     spec = template.get("spec") or {}
     requests: dict[str, Any] = {}
     for container in spec.get("containers") or ():
@@ -437,34 +567,95 @@ def _placeholder(
             (container.get("resources") or {}).get("requests") or {}
         ).items():
             requests[resource] = _sum_quantity(requests.get(resource), quantity)
-    labels = {MANAGED_BY_LABEL: FIELD_MANAGER, PLACEHOLDER_LABEL: autoscaler["metadata"]["name"]}
+    metadata = autoscaler["metadata"]
+    labels = {
+        MANAGED_BY_LABEL: FIELD_MANAGER,
+        PLACEHOLDER_NAMESPACE_LABEL: metadata["namespace"],
+        PLACEHOLDER_LABEL: metadata["name"],
+    }
     pod_spec: dict[str, Any] = {
         "containers": [
-            {"name": "pause", "image": PLACEHOLDER_IMAGE, "resources": {"requests": requests}}
+            {
+                "name": "pause",
+                "image": PLACEHOLDER_IMAGE,
+                "resources": {"requests": requests},
+                # The Pod Security `restricted` level, which the controller's namespace enforces.
+                "securityContext": {
+                    "allowPrivilegeEscalation": False,
+                    "readOnlyRootFilesystem": True,
+                    "capabilities": {"drop": ["ALL"]},
+                },
+            }
         ],
+        "securityContext": {
+            "runAsNonRoot": True,
+            # The pause image's own user (65535), said so that no image metadata is needed.
+            "runAsUser": 65535,
+            "runAsGroup": 65535,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
         "priorityClassName": PLACEHOLDER_PRIORITY_CLASS,
         # Gone at once when preempted or deleted: the room is for the real pods.
         "terminationGracePeriodSeconds": 0,
         "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
     }
-    for field in _PLACEMENT:
-        if spec.get(field):
-            pod_spec[field] = spec[field]
+    pod_spec.update(_placement(spec, metadata["namespace"]))
     return {
         "apiVersion": DEPLOYMENTS.api_version,
         "kind": DEPLOYMENTS.kind,
-        "metadata": {
-            "name": name,
-            "namespace": autoscaler["metadata"]["namespace"],
-            "labels": labels,
-            "ownerReferences": [owner_reference(autoscaler)],
-        },
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
         "spec": {
             "replicas": pods,
             "selector": {"matchLabels": labels},
             "template": {"metadata": {"labels": labels}, "spec": pod_spec},
         },
     }
+
+
+def _placement(spec: Mapping[str, Any], target_namespace: str) -> dict[str, Any]:
+    """Where the target's pods may run, for pods in another namespace: its node selector,
+    tolerations, affinity and topology spread, with each pod (anti-)affinity term that means
+    "pods of my namespace" (neither `namespaces` nor `namespaceSelector`) given the target's
+    namespace, so that it selects the pods it selects for the target's pods. Topology spread
+    has no namespace: it counts the placeholder's namespace (docs/schedules.md)."""
+    placement = {field: spec[field] for field in _PLACEMENT if spec.get(field)}
+    affinity = placement.get("affinity")
+    if not isinstance(affinity, Mapping):
+        return placement
+    copied = dict(affinity)
+    for kind in ("podAffinity", "podAntiAffinity"):
+        rules = affinity.get(kind)
+        if not isinstance(rules, Mapping):
+            continue
+        required = [
+            _in_namespace(term, target_namespace)
+            for term in rules.get("requiredDuringSchedulingIgnoredDuringExecution") or ()
+        ]
+        preferred = [
+            {
+                **weighted,
+                "podAffinityTerm": _in_namespace(
+                    weighted.get("podAffinityTerm") or {}, target_namespace
+                ),
+            }
+            for weighted in rules.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+        ]
+        rewritten = dict(rules)
+        if required:
+            rewritten["requiredDuringSchedulingIgnoredDuringExecution"] = required
+        if preferred:
+            rewritten["preferredDuringSchedulingIgnoredDuringExecution"] = preferred
+        copied[kind] = rewritten
+    placement["affinity"] = copied
+    return placement
+
+
+def _in_namespace(term: Mapping[str, Any], namespace: str) -> dict[str, Any]:
+    """A pod affinity term that selects pods of `namespace` where it meant its own pod's."""
+    if term.get("namespaces") or term.get("namespaceSelector") is not None:
+        return dict(term)
+    return {**term, "namespaces": [namespace]}
 
 
 def _sum_quantity(first: Any, second: Any) -> str:

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from spa.controller.capacity import PLACEHOLDER_NAMESPACE
 from spa.controller.eventloop import EventLoop, EventLoopUnavailable, event_loop
 from spa.controller.exitcodes import EXIT_CONFIG, EXIT_USAGE
 from spa.controller.failures import ClusterFailure, explain
@@ -164,6 +165,8 @@ async def _run(arguments: argparse.Namespace, loop: EventLoop, shard: Shard | No
         metrics_cert_dir=Path(arguments.metrics_cert_dir) if arguments.metrics_cert_dir else None,
         probe_address=arguments.probe_addr,
         hpa_resource=hpa_resource,
+        # Outside a pod (a local run), the install's namespace.
+        capacity_namespace=arguments.capacity_namespace or pod_namespace(PLACEHOLDER_NAMESPACE),
         freeze_after_sync=True,
         shard=shard,
     )

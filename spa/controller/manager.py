@@ -25,9 +25,11 @@ from spa.controller.actuator import Actuator
 from spa.controller.capacity import (
     CAPACITY_BUFFER_KIND,
     DEPLOYMENTS,
+    PLACEHOLDER_NAMESPACE,
     PLACEHOLDER_SELECTOR,
     CapacityActuator,
     capacity_buffer_kind,
+    placeholder_keys,
 )
 from spa.controller.desired import MANAGED_BY_SELECTOR
 from spa.controller.metrics import (
@@ -44,6 +46,7 @@ from spa.controller.optional import (
     OptionalKinds,
     discover_served,
 )
+from spa.controller.permissions import PlaceholderAccess, placeholder_access
 from spa.controller.reconciler import Reconciler
 from spa.controller.resources import (
     CALENDARS,
@@ -144,6 +147,9 @@ class Manager:
     # This process is one shard of several (docs/runtime.md, "Shards"): it caches, and so
     # writes for, only the SPAs and Schedules the shard owns. None: the whole fleet.
     shard: Shard | None = None
+    # Where the placeholder Deployments of node capacity are (docs/install.md, "Placeholder
+    # pods"): the controller's namespace, where its Role lets it write Deployments.
+    capacity_namespace: str = PLACEHOLDER_NAMESPACE
 
     def __post_init__(self) -> None:
         self._stopping = asyncio.Event()
@@ -171,7 +177,11 @@ class Manager:
         return await self._run(self.hpa_resource)
 
     async def _run(self, hpa_resource: Resource) -> int:
-        wired = self._wire(hpa_resource)
+        # What placeholder pods may do, said once (spa/controller/permissions.py).
+        access = await placeholder_access(
+            self.client, namespaces=self.namespaces, placeholder_namespace=self.capacity_namespace
+        )
+        wired = self._wire(hpa_resource, access)
         servers = await self._start_endpoints(self.client)
         for informer in self.informers:
             self._supervisor.start(f"informer {informer.resource}", informer.run)
@@ -233,6 +243,7 @@ class Manager:
         transform: Transform,
         label_selector: str | None = None,
         keep: Keep | None = None,
+        namespaces: Sequence[str] | None = None,
     ) -> Informer:
         """An informer of `resource` in the watched namespaces, keeping only what the
         reconciler reads, compact at rest where a fleet has one object or more per SPA
@@ -241,7 +252,7 @@ class Manager:
         return Informer(
             self.client,
             resource,
-            namespaces=self.namespaces,
+            namespaces=namespaces or self.namespaces,
             label_selector=label_selector,
             transform=transform,
             codec=watches.compact_codec(),
@@ -264,7 +275,21 @@ class Manager:
             return None
         return self.shard.owns
 
-    def _wire(self, hpa_resource: Resource) -> _Wired:
+    def _placeholders_in_shard(self) -> Keep | None:
+        """The `keep` of the placeholder Deployments, all in the controller's namespace: in
+        namespace-hash mode, those of the SPAs in the shard's namespaces (the namespace their
+        label names). In label mode every shard sees them all (a placeholder carries no shard
+        label); a shard reconciling the key of an SPA it does not own asks the API server
+        before it deletes anything (CapacityActuator.release)."""
+        if self.shard is None or self.shard.mode != "namespace-hash":
+            return None
+        shard = self.shard
+        return lambda obj: any(
+            shard.owns({"metadata": {"namespace": key.partition("/")[0]}})
+            for key in placeholder_keys(obj)
+        )
+
+    def _wire(self, hpa_resource: Resource, access: PlaceholderAccess | None = None) -> _Wired:
         """The caches, the writers and the controller of `spa run`, connected; none runs yet."""
         system_clock = SystemClock()
         autoscalers = self._cache(
@@ -284,12 +309,21 @@ class Manager:
         # Node capacity (docs/schedules.md, "Node capacity"): the placeholder Deployments the
         # controller made, selected by its labels (a few hundred bytes each, one per SPA at
         # most), so that what each SPA holds is compared with what it wants at every reconcile;
-        # the CapacityBuffers likewise, an optional kind (below).
-        placeholders = self._cache(
-            DEPLOYMENTS,
-            label_selector=PLACEHOLDER_SELECTOR,
-            transform=watches.cached_capacity,
-            keep=self._in_shard_namespaces(),
+        # the CapacityBuffers likewise, an optional kind (below). The placeholders are in the
+        # controller's namespace, whatever namespaces it watches.
+        # Not where it may not list them (an install without the Role of
+        # config/rbac/capacity_role.yaml): an informer refused would keep the controller from
+        # ever being ready; the capacity writer then goes by what it wrote itself.
+        placeholders = (
+            self._cache(
+                DEPLOYMENTS,
+                label_selector=PLACEHOLDER_SELECTOR,
+                transform=watches.cached_capacity,
+                namespaces=[self.capacity_namespace],
+                keep=self._placeholders_in_shard(),
+            )
+            if access is None or access.may_cache
+            else None
         )
         # A namespace being deleted is said once, whichever writer the API server refused
         # first (docs/operations.md, "Namespaces being deleted").
@@ -297,7 +331,9 @@ class Manager:
         recorder = EventRecorder(
             self.client, clock=system_clock, fence=self._write_fence, terminating=terminating
         )
-        self.informers = [autoscalers, schedules, hpas, placeholders]
+        self.informers = [autoscalers, schedules, hpas]
+        if placeholders is not None:
+            self.informers.append(placeholders)
         queue = WorkQueue(name=QUEUE_NAME, clock=self.clock)
         optional = self._optional_kinds(
             autoscalers=autoscalers.store, schedules=schedules.store, enqueue=queue.add
@@ -331,7 +367,9 @@ class Manager:
                 recorder=recorder,
                 clock=self.clock,
                 fence=self._write_fence,
-                placeholders=placeholders.store,
+                placeholders=None if placeholders is None else placeholders.store,
+                placeholder_namespace=self.capacity_namespace,
+                placeholders_denied=None if access is None else access.denied,
                 buffers=optional[CAPACITY_BUFFER_KIND],
             ),
             terminating=terminating,
@@ -344,7 +382,7 @@ class Manager:
             schedule_deleted=lambda obj: reconciler.forget_schedule(
                 str((obj.get("metadata") or {}).get("uid"))
             ),
-            owned=[placeholders],
+            owned=[] if placeholders is None else [placeholders],
         )
         return _Wired(
             controller=self._controller(queue, reconciler, autoscalers.store, schedules.store),
@@ -532,9 +570,10 @@ def install_signal_handlers(manager: Manager) -> None:
         loop.add_signal_handler(sig, manager.stop)
 
 
-def pod_namespace() -> str:
-    """The namespace this pod runs in, from the service account mount or $POD_NAMESPACE."""
+def pod_namespace(default: str = "default") -> str:
+    """The namespace this pod runs in, from the service account mount or $POD_NAMESPACE;
+    `default` outside a pod."""
     path = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
     with contextlib.suppress(OSError), open(path, encoding="utf-8") as mounted:
         return mounted.read().strip()
-    return os.environ.get("POD_NAMESPACE", "default")
+    return os.environ.get("POD_NAMESPACE", default)

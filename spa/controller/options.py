@@ -55,6 +55,12 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help="namespace of the Lease (default: the pod's namespace)",
     )
     parser.add_argument(
+        "--capacity-namespace",
+        metavar="NAMESPACE",
+        help="namespace of the placeholder Deployments of node capacity (default: the pod's "
+        'namespace; docs/install.md, "Placeholder pods")',
+    )
+    parser.add_argument(
         "--leader-election-id",
         default=DEFAULT_LEADER_ELECTION_ID,
         metavar="NAME",

@@ -487,7 +487,12 @@ class Reconciler:
         assert namespace is not None
         statuses = final.statuses
         recheck: float | None = None
-        if final.capacity is not None and self._capacity is not None:
+        if final.capacity is None and self._capacity is not None:
+            if self._autoscalers.get(key) is None:
+                # The SPA is gone: its placeholder Deployment, in the controller's namespace,
+                # cannot go with it by an ownerReference (docs/schedules.md, "Node capacity").
+                await self._capacity.release(namespace, name)
+        elif final.capacity is not None and self._capacity is not None:
             outcome, recheck = await self._hold_capacity(key, final.capacity, logger)
             if outcome is not None:
                 statuses = tuple(

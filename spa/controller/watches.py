@@ -15,7 +15,9 @@ here, in one place, and tested without an API server.
   controls it now: a retargeted Schedule must leave its old SPA too. An update wakes both the
   old and the new object's SPAs.
 - A CapacityBuffer's or placeholder Deployment's events (docs/schedules.md, "Node capacity")
-  wake the SPA that controls it (its controller ownerReference), except the updates that change
+  wake the SPA that controls it (a buffer's controller ownerReference; a placeholder's labels,
+  since it is in the controller's namespace and cannot name the SPA as its owner), except the
+  updates that change
   nothing but its status (the node autoscaler's, the Deployment controller's): a buffer
   deleted or edited by hand is put right at once (controller-runtime's `Owns`).
 - A Calendar's or ClusterCalendar's events wake the SPAs of the Schedules that refer to it
@@ -38,6 +40,7 @@ from typing import Any
 from spa.api import wire
 from spa.api.calendars import CalendarKey, calendar_key, referenced_calendars
 from spa.api.membership import controller_owner_name
+from spa.controller.capacity import placeholder_keys
 from spa.controller.desired import controller_owner_uid
 from spa.runtime import (
     Codec,
@@ -141,8 +144,12 @@ def cached_capacity(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def owner_keys(obj: dict[str, Any]) -> list[str]:
-    """The key of the SPA that controls a CapacityBuffer or placeholder Deployment (none if no
-    SPA does)."""
+    """The key of the SPA that controls a CapacityBuffer (its controller ownerReference) or
+    that a placeholder Deployment is for (its labels: it is in the controller's namespace,
+    where no ownerReference to the SPA can be); none if no SPA does."""
+    labelled = placeholder_keys(obj)
+    if labelled:
+        return labelled
     name = controller_owner_name(wire.typed(wire.HorizontalPodAutoscaler, obj))
     namespace = (obj.get("metadata") or {}).get("namespace")
     return [f"{namespace}/{name}"] if name and namespace else []

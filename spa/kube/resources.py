@@ -28,6 +28,7 @@ __all__ = [
     "HPA_V2",
     "HPA_V2BETA2",
     "LEASE",
+    "SELF_SUBJECT_ACCESS_REVIEW",
     "SUBJECT_ACCESS_REVIEW",
     "TOKEN_REVIEW",
     "Namespace",
@@ -148,4 +149,9 @@ CONFIGMAP = Resource("", "v1", "configmaps", "ConfigMap", True)
 TOKEN_REVIEW = Resource("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", False)
 SUBJECT_ACCESS_REVIEW = Resource(
     "authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", False
+)
+# What the controller's own identity may do, asked of the API server (every authenticated
+# identity may create one: the built-in role system:basic-user grants it).
+SELF_SUBJECT_ACCESS_REVIEW = Resource(
+    "authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False
 )

@@ -13,7 +13,7 @@ from spa.runtime.access import AccessReview
 from spa.runtime.backoff import Backoff
 from spa.runtime.clock import Clock, FakeClock, SystemClock, TimerHandle
 from spa.runtime.endpoints import Endpoint, Response, Server, serve
-from spa.runtime.events import COMPONENT, EventRecorder, EventType
+from spa.runtime.events import COMPONENT, EventRecorder, EventType, bounded_name
 from spa.runtime.fence import NotLeader, WriteFence, may_write, unfenced, write_fenced
 from spa.runtime.informer import EventHandler, Informer, Keep, OnAdd, OnDelete, OnUpdate
 from spa.runtime.leaderelection import LeaderElector, default_identity
@@ -89,6 +89,7 @@ __all__ = [
     "WorkQueue",
     "WriteFence",
     "WriteSummary",
+    "bounded_name",
     "changed_beyond_status",
     "compare_resource_versions",
     "configure_logging",

@@ -43,7 +43,7 @@ from spa.runtime.fence import NotLeader, WriteFence, unfenced, write_fenced
 from spa.runtime.metrics import EVENTS_DROPPED
 from spa.runtime.terminating import TerminatingNamespaces
 
-__all__ = ["COMPONENT", "EventRecorder", "EventType", "event_name"]
+__all__ = ["COMPONENT", "EventRecorder", "EventType", "bounded_name", "event_name"]
 
 log = logging.getLogger(__name__)
 
@@ -281,15 +281,19 @@ _MAX_NAME = 253
 
 
 def event_name(involved_name: str, at: float) -> str:
-    """client-go's naming, object name plus a unique hex timestamp, kept a valid name: a long
-    object name is cut and a hash of the whole name added, so Events of two long names that
-    share a prefix still differ."""
-    suffix = f".{int(at * 1e9):x}"
-    if len(involved_name) + len(suffix) <= _MAX_NAME:
-        return involved_name + suffix
-    digest = hashlib.sha256(involved_name.encode()).hexdigest()[:10]
-    keep = _MAX_NAME - len(suffix) - len(digest) - 1
-    return f"{involved_name[:keep].rstrip('.-')}-{digest}{suffix}"
+    """client-go's naming, object name plus a unique hex timestamp, kept a valid name
+    (:func:`bounded_name`)."""
+    return bounded_name(involved_name, f".{int(at * 1e9):x}", limit=_MAX_NAME)
+
+
+def bounded_name(base: str, suffix: str, *, limit: int) -> str:
+    """`base` + `suffix` in at most `limit` characters: a long `base` is cut and a hash of the
+    whole of it added, so that two long names that share a prefix still differ."""
+    if len(base) + len(suffix) <= limit:
+        return base + suffix
+    digest = hashlib.sha256(base.encode()).hexdigest()[:10]
+    keep = limit - len(suffix) - len(digest) - 1
+    return f"{base[:keep].rstrip('.-')}-{digest}{suffix}"
 
 
 def _describe(obj: Any) -> str:

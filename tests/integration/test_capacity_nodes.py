@@ -25,7 +25,12 @@ from typing import Any, cast
 import pytest
 from kubernetes import client as k8s
 
-from spa.controller.capacity import CAPACITY_BUFFER_GROUP, buffer_name
+from spa.controller.capacity import (
+    CAPACITY_BUFFER_GROUP,
+    PLACEHOLDER_NAMESPACE,
+    buffer_name,
+    placeholder_name,
+)
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.runtime import FakeClock, TimerHandle
 from tests.builders import autoscaler, deployment, schedule
@@ -93,8 +98,10 @@ def spa_crds(karpenter: Karpenter) -> None:
 
 @pytest.fixture(scope="module")
 def priority_class(karpenter: Karpenter) -> None:
-    """The install's PriorityClass of placeholder pods, applied as a user applies it."""
+    """The install's PriorityClass of placeholder pods, applied as a user applies it, and the
+    controller's namespace, where the placeholders are (docs/install.md, "Placeholder pods")."""
     karpenter.plane.run_kubectl("apply", "--server-side", "-f", str(PRIORITY_CLASS), check=True)
+    karpenter.plane.run_kubectl("create", "namespace", PLACEHOLDER_NAMESPACE)
 
 
 @pytest.fixture
@@ -134,7 +141,9 @@ def _existing_buffer(karpenter: Karpenter, namespace: str, name: str) -> dict[st
 def _placeholder(karpenter: Karpenter, namespace: str) -> dict[str, Any] | None:
     with karpenter.plane.api_client() as api:
         try:
-            found = k8s.AppsV1Api(api).read_namespaced_deployment(buffer_name("web"), namespace)
+            found = k8s.AppsV1Api(api).read_namespaced_deployment(
+                placeholder_name(namespace, "web"), PLACEHOLDER_NAMESPACE
+            )
         except k8s.ApiException as error:
             if error.status == 404:
                 return None

@@ -1,9 +1,11 @@
 """Placeholder pods where no CapacityBuffer is served (docs/schedules.md, "Node capacity"), on the
 shared control plane, which has no node autoscaler and no CapacityBuffer CRD: mode Auto falls
 back to a Deployment of pause pods shaped and placed like the target's, under the install's
-PriorityClass, owned by the SPA, removed once the target has the window's minimum, and never
-anything of the user's touched. The controller runs in-process as its ServiceAccount with
-config/rbac's permissions only, so the rules for placeholders are what is tested; the clock is
+PriorityClass, in the controller's namespace and labelled for the SPA, removed once the target
+has the window's minimum or the SPA is deleted, and never anything of the user's touched. The
+controller runs in-process as its ServiceAccount with config/rbac's permissions and the
+placeholder option's (config/components/placeholders) only, so the rules for placeholders are
+what is tested, and without the option as another account with config/rbac's alone; the clock is
 stepped (what is checked is which objects exist, not how long nodes take: that is
 tests/integration/test_capacity_nodes.py, with Karpenter).
 """
@@ -20,13 +22,15 @@ from typing import Any
 
 import pytest
 import yaml
+from prometheus_client import REGISTRY
 
 from spa.controller.capacity import (
     DEPLOYMENTS,
     PLACEHOLDER_IMAGE,
     PLACEHOLDER_LABEL,
+    PLACEHOLDER_NAMESPACE_LABEL,
     PLACEHOLDER_PRIORITY_CLASS,
-    buffer_name,
+    placeholder_name,
 )
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import LEASE, NotFound, Resource
@@ -44,17 +48,27 @@ pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 PODS = Resource("", "v1", "pods", "Pod", True)
 PRIORITY_CLASS = REPO / "config" / "install" / "manager" / "capacity_priority_class.yaml"
+# The option that grants the read of the targets' pod templates (docs/install.md,
+# "Placeholder pods"), to the shared ServiceAccount of `controller_kubeconfig`.
+PLACEHOLDERS = REPO / "config" / "components" / "placeholders" / "placeholders.yaml"
 
 
 @pytest.fixture
 def priority_class(cluster: Any) -> None:
-    """The PriorityClass the install creates, applied as a user applies it."""
+    """The PriorityClass the install creates, and the placeholder option's RBAC, applied as a
+    user applies them."""
     cluster.run_kubectl("apply", "--server-side", "-f", str(PRIORITY_CLASS), check=True)
+    cluster.run_kubectl("apply", "--server-side", "-f", str(PLACEHOLDERS), check=True)
+
+
+def _name(namespace: str) -> str:
+    """The placeholder Deployment of `namespace`/web, in the controller's namespace."""
+    return placeholder_name(namespace, "web")
 
 
 def _placeholder(kube: Kube, namespace: str) -> dict[str, Any] | None:
     try:
-        return kube.get(DEPLOYMENTS, namespace, buffer_name("web"))
+        return kube.get(DEPLOYMENTS, CONTROLLER_NAMESPACE, _name(namespace))
     except NotFound:
         return None
 
@@ -108,11 +122,12 @@ async def test_without_capacity_buffers_auto_holds_capacity_with_placeholder_pod
         )
         # The window adds 2 replicas over the 1 that runs: room for 2 pods like web's.
         assert placeholder["spec"]["replicas"] == 2
-        owner = placeholder["metadata"]["ownerReferences"][0]
-        assert (owner["kind"], owner["name"], owner["controller"]) == (
-            "ScheduledPodAutoscaler",
+        # In the controller's namespace: its labels, not an ownerReference, name the SPA.
+        assert "ownerReferences" not in placeholder["metadata"]
+        labels = placeholder["metadata"]["labels"]
+        assert (labels[PLACEHOLDER_NAMESPACE_LABEL], labels[PLACEHOLDER_LABEL]) == (
+            namespace,
             "web",
-            True,
         )
         pod = placeholder["spec"]["template"]["spec"]
         assert pod["priorityClassName"] == PLACEHOLDER_PRIORITY_CLASS
@@ -123,7 +138,10 @@ async def test_without_capacity_buffers_auto_holds_capacity_with_placeholder_pod
         pods = await eventually(
             lambda: (
                 kube.client.list(
-                    PODS, namespace=namespace, label_selector=f"{PLACEHOLDER_LABEL}=web"
+                    PODS,
+                    namespace=CONTROLLER_NAMESPACE,
+                    label_selector=f"{PLACEHOLDER_NAMESPACE_LABEL}={namespace},"
+                    f"{PLACEHOLDER_LABEL}=web",
                 ).items
             ),
             what="placeholder pods",
@@ -209,8 +227,8 @@ async def test_a_deployment_of_the_placeholders_name_is_never_scaled_or_deleted(
     controller_kubeconfig: Path, kube: Kube, namespace: str, priority_class: None
 ) -> None:
     kube.client.create(DEPLOYMENTS, namespace, deployment(name="web", namespace=namespace))
-    theirs = deployment(name=buffer_name("web"), namespace=namespace, replicas=1)
-    kube.client.create(DEPLOYMENTS, namespace, theirs)
+    theirs = deployment(name=_name(namespace), namespace=CONTROLLER_NAMESPACE, replicas=1)
+    kube.client.create(DEPLOYMENTS, CONTROLLER_NAMESPACE, theirs)
     kube.create(autoscaler(name="web", namespace=namespace, capacity={"leadTime": "30m"}))
     kube.create(
         schedule(name="noon", namespace=namespace, target="web", **DAILY_NOON, minReplicas=5)
@@ -226,9 +244,10 @@ async def test_a_deployment_of_the_placeholders_name_is_never_scaled_or_deleted(
         await eventually(
             lambda: _capacity_ready(kube, namespace, "NotRequested"), what="NotRequested"
         )
-    kept = kube.get(DEPLOYMENTS, namespace, buffer_name("web"))
+    kept = kube.get(DEPLOYMENTS, CONTROLLER_NAMESPACE, _name(namespace))
+    kube.delete(DEPLOYMENTS, CONTROLLER_NAMESPACE, _name(namespace))
     assert kept["spec"]["replicas"] == 1
-    assert not kept["metadata"].get("ownerReferences")
+    assert PLACEHOLDER_LABEL not in (kept["metadata"].get("labels") or {})
 
 
 def _web_with_capacity(kube: Kube, namespace: str, *, window: bool = True) -> None:
@@ -287,7 +306,7 @@ async def test_placeholders_deleted_or_scaled_by_hand_are_put_back(
             lambda: _existing_placeholder(kube, namespace), what="the placeholder Deployment"
         )
         assert first["spec"]["replicas"] == 2
-        kube.delete(DEPLOYMENTS, namespace, buffer_name("web"))
+        kube.delete(DEPLOYMENTS, CONTROLLER_NAMESPACE, _name(namespace))
 
         def made_again() -> dict[str, Any]:
             found = _existing_placeholder(kube, namespace)
@@ -296,7 +315,7 @@ async def test_placeholders_deleted_or_scaled_by_hand_are_put_back(
 
         again = await eventually(made_again, what="the placeholder made again")
         assert again["spec"]["replicas"] == 2
-        kube.merge(DEPLOYMENTS, namespace, buffer_name("web"), {"spec": {"replicas": 7}})
+        kube.merge(DEPLOYMENTS, CONTROLLER_NAMESPACE, _name(namespace), {"spec": {"replicas": 7}})
 
         def scaled_back() -> bool:
             return bool(_existing_placeholder(kube, namespace)["spec"]["replicas"] == 2)
@@ -336,7 +355,7 @@ def _before_the_placeholders_delete(running: Running, write: Callable[[], None])
     done: list[str] = []
 
     async def delete(resource: Resource, namespace_: str | None, name: str, **options: Any) -> Any:
-        if resource == DEPLOYMENTS and name == buffer_name("web") and not done:
+        if resource == DEPLOYMENTS and name.endswith("-web-capacity") and not done:
             await asyncio.to_thread(write)
             done.append(name)
         return await send(resource, namespace_, name, **options)
@@ -355,14 +374,14 @@ async def test_a_status_write_between_the_read_and_the_delete_does_not_delay_the
     status write leaves as it is; with the resourceVersion as the precondition it answered 409,
     and the reconcile went into the queue's error backoff, which runs on the clock that is held
     here: the placeholder would stay until the next step of the clock."""
-    name = buffer_name("web")
+    name, home = _name(namespace), CONTROLLER_NAMESPACE
     async with _holding_placeholders(controller_kubeconfig, kube, namespace) as running:
 
         def status_write() -> None:
-            before = kube.get(DEPLOYMENTS, namespace, name)["metadata"]["resourceVersion"]
+            before = kube.get(DEPLOYMENTS, home, name)["metadata"]["resourceVersion"]
             written = kube.client.patch(
                 DEPLOYMENTS,
-                namespace,
+                home,
                 name,
                 {"status": {"conditions": [_condition("StatusWritten")]}},
                 patch_type="strategic",
@@ -392,13 +411,13 @@ async def test_a_deployment_put_in_the_placeholders_place_before_the_delete_is_k
     and a Deployment of the user's is created under its name before the controller's DELETE
     goes out. The DELETE names the uid that was read, so the user's Deployment is never
     deleted (a DELETE without a precondition would delete it)."""
-    name = buffer_name("web")
+    name, home = _name(namespace), CONTROLLER_NAMESPACE
     async with _holding_placeholders(controller_kubeconfig, kube, namespace) as running:
 
         def replace() -> None:
-            kube.delete(DEPLOYMENTS, namespace, name)
+            kube.delete(DEPLOYMENTS, home, name)
             wait_for(lambda: _placeholder(kube, namespace) is None, within=10, what="deleted")
-            kube.client.create(DEPLOYMENTS, namespace, deployment(name=name, namespace=namespace))
+            kube.client.create(DEPLOYMENTS, home, deployment(name=name, namespace=home))
 
         replaced = _before_the_placeholders_delete(running, replace)
         running.clock.set(utc("2026-11-16T12:00:00"))
@@ -406,7 +425,7 @@ async def test_a_deployment_put_in_the_placeholders_place_before_the_delete_is_k
         await eventually(
             lambda: _capacity_ready(kube, namespace, "PodsRequested"), what="PodsRequested"
         )
-    kept = kube.get(DEPLOYMENTS, namespace, name)
+    kept = kube.get(DEPLOYMENTS, home, name)
     assert not kept["metadata"].get("ownerReferences")
 
 
@@ -511,3 +530,73 @@ def test_the_api_server_refuses_a_capacity_lead_shorter_than_the_lead(
     else:
         assert result.returncode != 0
         assert "capacity.leadTime must be at least leadTime" in result.stderr
+
+
+async def test_the_placeholder_of_a_deleted_autoscaler_goes(
+    controller_kubeconfig: Path, kube: Kube, namespace: str, priority_class: None
+) -> None:
+    """No ownerReference can cross namespaces: the reconcile of the deleted SPA's key, which
+    its deletion event brings, deletes its placeholder (docs/schedules.md, "Node capacity")."""
+    async with _holding_placeholders(controller_kubeconfig, kube, namespace):
+        kube.delete(SCHEDULED_POD_AUTOSCALERS, namespace, "web")
+        await eventually(
+            lambda: _placeholder(kube, namespace) is None, what="the placeholder deleted"
+        )
+
+
+def _rendered_rbac(cluster: Any) -> list[dict[str, Any]]:
+    result = cluster.run_kubectl("kustomize", str(REPO / "config" / "rbac"), check=True)
+    return [d for d in yaml.safe_load_all(result.stdout) if d]
+
+
+async def test_without_the_placeholder_option_capacity_ready_names_the_permission(
+    cluster: Any,
+    controller_kubeconfig: Path,
+    kube: Kube,
+    namespace: str,
+    priority_class: None,
+    tmp_path: Path,
+) -> None:
+    """The default install's RBAC exactly (config/rbac: its ClusterRole bound cluster-wide and
+    the Role of the controller's namespace), for an account of its own: the controller starts,
+    says in its gauge that placeholders are not permitted, and an SPA in mode Placeholder gets
+    CapacityReady False naming the missing permission, with nothing written."""
+    account = f"spa-default-{namespace[-6:]}"
+    kubeconfig = cluster.service_account_kubeconfig(
+        CONTROLLER_NAMESPACE, account, path=tmp_path / "default.kubeconfig"
+    )
+    bindings = [
+        d
+        for d in _rendered_rbac(cluster)
+        if d["kind"] in ("ClusterRoleBinding", "RoleBinding")
+        and d["roleRef"]["name"] in (CONTROLLER_NAMESPACE, f"{CONTROLLER_NAMESPACE}-capacity")
+    ]
+    assert len(bindings) == 2
+    for binding in bindings:
+        binding["metadata"]["name"] = f"{binding['metadata']['name']}-{account}"
+        binding["subjects"][0]["name"] = account
+    documents = yaml.safe_dump_all(bindings)
+    cluster.run_kubectl("apply", "-f", "-", input=documents, check=True)
+    user = f"system:serviceaccount:{CONTROLLER_NAMESPACE}:{account}"
+    answer = cluster.run_kubectl("auth", "can-i", "get", "deployments.apps", "-n", namespace,
+                                 "--as", user)  # fmt: skip
+    assert answer.stdout.strip() == "no"
+    try:
+        _web_with_capacity(kube, namespace)
+        kube.merge(
+            SCHEDULED_POD_AUTOSCALERS,
+            namespace,
+            "web",
+            {"spec": {"capacity": {"mode": "Placeholder"}}},
+        )
+        async with running_controller(kubeconfig, [namespace], start=utc("2026-11-16T11:30:00")):
+            condition = await eventually(
+                lambda: _capacity_ready(kube, namespace, "Unsupported"), what="Unsupported"
+            )
+            assert condition["status"] == "False"
+            assert "not allowed to get deployments.apps in namespace" in condition["message"]
+            assert "capacity.placeholders.enabled" in condition["message"]
+            assert REGISTRY.get_sample_value("spa_capacity_placeholders_permitted") == 0
+        assert _placeholder(kube, namespace) is None
+    finally:
+        cluster.run_kubectl("delete", "-f", "-", "--ignore-not-found", input=documents)

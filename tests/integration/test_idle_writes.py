@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from spa.controller.capacity import DEPLOYMENTS, buffer_name
+from spa.controller.capacity import DEPLOYMENTS, placeholder_name
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import HPA_V2, BlockingKubeClient, connect_blocking
 from tests.builders import autoscaler, deployment, schedule
@@ -80,6 +80,9 @@ def test_no_writes_between_boundaries_and_one_patch_per_change(
     audit = AuditLog(plane.audit_log)
     install_crds(plane)
     plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config/rbac"), check=True)
+    # The placeholder option (docs/install.md, "Placeholder pods"): the templates' read.
+    placeholders = REPO / "config/components/placeholders/placeholders.yaml"
+    plane.run_kubectl("apply", "--server-side", "-f", str(placeholders), check=True)
     plane.run_kubectl("create", "namespace", NAMESPACE, check=True)
     kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)
 
@@ -159,7 +162,7 @@ def test_no_writes_between_boundaries_and_one_patch_per_change(
         ) as process:
             wait_for(lambda: reconciled(client, names), within=30, what="all reconciled")
             wait_for(
-                lambda: client.get(DEPLOYMENTS, NAMESPACE, buffer_name("nodes")),
+                lambda: client.get(DEPLOYMENTS, SA_NAMESPACE, placeholder_name(NAMESPACE, "nodes")),
                 within=30,
                 what="the placeholder Deployment",
             )

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from spa.controller.capacity import DEPLOYMENTS
+from spa.controller.capacity import DEPLOYMENTS, PLACEHOLDER_IMAGE
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL
 from spa.controller.exitcodes import EXIT_FORBIDDEN
 from spa.kube import HPA_V2, ApiError, connect_blocking
@@ -48,6 +48,15 @@ def hpa(name: str, namespace: str, *, labelled: bool) -> dict[str, Any]:
             "maxReplicas": 2,
         },
     }
+
+
+def pause(name: str, *, labelled: bool) -> dict[str, Any]:
+    """A Deployment of one pause pod in the controller's namespace, as a placeholder is."""
+    body = deployment(name=name, namespace=CONTROLLER_NAMESPACE, replicas=0)
+    body["spec"]["template"]["spec"]["containers"][0]["image"] = PLACEHOLDER_IMAGE
+    if labelled:
+        body["metadata"]["labels"] = {MANAGED_BY_LABEL: FIELD_MANAGER}
+    return body
 
 
 @pytest.fixture
@@ -107,6 +116,16 @@ def test_the_namespaced_install_grants_only_the_watched_namespaces_and_suffices(
     binding["subjects"][0]["name"] = account
     cluster.service_account_kubeconfig(CONTROLLER_NAMESPACE, account)  # creates the account
     cluster.run_kubectl("apply", "-f", "-", input=yaml.safe_dump(binding), check=True)
+    # Placeholder Deployments: written in the controller's namespace only, by a Role there.
+    capacity = next(
+        d
+        for d in docs
+        if d["kind"] == "RoleBinding" and d["roleRef"]["name"] == f"{CONTROLLER_ROLE}-capacity"
+    )
+    assert capacity["metadata"]["namespace"] == CONTROLLER_NAMESPACE
+    capacity["metadata"]["name"] = f"{CONTROLLER_ROLE}-capacity-{account}"
+    capacity["subjects"][0]["name"] = account
+    cluster.run_kubectl("apply", "-f", "-", input=yaml.safe_dump(capacity), check=True)
     user = f"system:serviceaccount:{CONTROLLER_NAMESPACE}:{account}"
 
     def can(verb: str, resource: str, where: str) -> bool:
@@ -119,8 +138,13 @@ def test_the_namespaced_install_grants_only_the_watched_namespaces_and_suffices(
         ("list", "scheduledpodautoscalers.autoscaling.d-kuro.github.io"),
         ("create", "horizontalpodautoscalers.autoscaling"),
         ("patch", "horizontalpodautoscalers.autoscaling"),
+        ("delete", "deployments.apps"),
     ]:
         assert not can(verb, resource, other_namespace), (verb, resource)
+    # Neither a Deployment write nor a pod template read in a watched namespace by default.
+    assert not can("get", "deployments.apps", namespace)
+    assert not can("create", "deployments.apps", namespace)
+    assert can("create", "deployments.apps", CONTROLLER_NAMESPACE)
 
     kubeconfig = cluster.service_account_kubeconfig(
         CONTROLLER_NAMESPACE, account, path=tmp_path / "sa.kubeconfig", create=False
@@ -197,38 +221,57 @@ def test_the_admission_policy_lets_the_controller_write_only_its_own_hpas(
         # An administrator is not concerned.
         kube.create(hpa("admin", namespace, labelled=False))
 
-        # Node capacity: the controller may write only the Deployments labelled as its own
-        # (placeholder pods), and may neither change nor delete anybody else's.
+        # Node capacity: the controller may write only Deployments of pause pods labelled as
+        # its own, in its own namespace (docs/install.md, "Placeholder pods"); RBAC alone
+        # keeps it out of every other namespace.
+        home = CONTROLLER_NAMESPACE
+
         def deployment_denied() -> ApiError | None:
             try:
-                client.create(DEPLOYMENTS, namespace, deployment(name="probe", namespace=namespace))
+                client.create(DEPLOYMENTS, home, pause(f"probe-{namespace[-6:]}", labelled=False))
             except ApiError as error:
                 return error if error.status in (403, 422) else None
-            kube.delete(DEPLOYMENTS, namespace, "probe")
+            kube.delete(DEPLOYMENTS, home, f"probe-{namespace[-6:]}")
             return None
 
         refusal = wait_for(deployment_denied, within=30, what="the capacity policy in force")
         assert "managed-by=scheduled-pod-autoscaler" in refusal.message
-        ours = deployment(name="placeholder", namespace=namespace, replicas=0)
-        ours["metadata"]["labels"] = {MANAGED_BY_LABEL: FIELD_MANAGER}
-        client.create(DEPLOYMENTS, namespace, ours)
-        client.delete(DEPLOYMENTS, namespace, "placeholder")
+        ours = pause(f"placeholder-{namespace[-6:]}", labelled=True)
+        client.create(DEPLOYMENTS, home, ours)
+        client.delete(DEPLOYMENTS, home, ours["metadata"]["name"])
+        # Labelled, but another image: it could run anything with the controller's writes.
+        other = pause(f"other-{namespace[-6:]}", labelled=True)
+        other["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.example/app:1"
+        with pytest.raises(ApiError) as not_pause:
+            client.create(DEPLOYMENTS, home, other)
+        assert "only Deployments of pause pods" in not_pause.value.message
+        # Somebody's Deployment in the controller's namespace is neither changed nor deleted.
+        theirs = f"theirs-{namespace[-6:]}"
+        kube.client.create(DEPLOYMENTS, home, deployment(name=theirs, namespace=home))
+        try:
+            for write in (
+                lambda: client.patch(
+                    DEPLOYMENTS,
+                    home,
+                    theirs,
+                    {"spec": {"replicas": 0}},
+                    patch_type="merge",
+                    field_manager=FIELD_MANAGER,
+                ),
+                lambda: client.delete(DEPLOYMENTS, home, theirs),
+            ):
+                with pytest.raises(ApiError) as refused:
+                    write()
+                assert "scheduled-pod-autoscaler-capacity-writes" in refused.value.message
+            assert kube.get(DEPLOYMENTS, home, theirs)["spec"]["replicas"] == 1
+        finally:
+            kube.delete(DEPLOYMENTS, home, theirs)
+        # Elsewhere, RBAC refuses before any policy is asked.
         kube.client.create(DEPLOYMENTS, namespace, deployment(name="app", namespace=namespace))
-        for write in (
-            lambda: client.patch(
-                DEPLOYMENTS,
-                namespace,
-                "app",
-                {"spec": {"replicas": 0}},
-                patch_type="merge",
-                field_manager=FIELD_MANAGER,
-            ),
-            lambda: client.delete(DEPLOYMENTS, namespace, "app"),
-        ):
-            with pytest.raises(ApiError) as refused:
-                write()
-            assert "scheduled-pod-autoscaler-capacity-writes" in refused.value.message
-        assert kube.get(DEPLOYMENTS, namespace, "app")["spec"]["replicas"] == 1
+        with pytest.raises(ApiError) as forbidden:
+            client.delete(DEPLOYMENTS, namespace, "app")
+        assert forbidden.value.status == 403
+        assert "cannot delete resource" in forbidden.value.message
     finally:
         client.close()
     # And the controller itself works as before: create, then patch (incl. its dry runs).

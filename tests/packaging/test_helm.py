@@ -53,6 +53,7 @@ GOLDEN = {
     "single": ("spa", "spa-system", "single.yaml"),
     "sharded": ("scheduled-pod-autoscaler", NAMESPACE, "sharded.yaml"),
     "hashed": ("scheduled-pod-autoscaler", NAMESPACE, "hashed.yaml"),
+    "placeholders": ("scheduled-pod-autoscaler", NAMESPACE, "placeholders.yaml"),
 }
 
 

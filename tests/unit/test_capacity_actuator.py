@@ -17,7 +17,13 @@ from prometheus_client import REGISTRY
 
 from spa.api import wire
 from spa.api.resources import CapacityMode
-from spa.controller.capacity import CapacityActuator, buffer_name, capacity_buffer_kind
+from spa.controller.capacity import (
+    PLACEHOLDER_NAMESPACE,
+    CapacityActuator,
+    buffer_name,
+    capacity_buffer_kind,
+    placeholder_name,
+)
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL
 from spa.controller.watches import cached_capacity
 from spa.kube import (
@@ -34,6 +40,8 @@ from tests.client_double import UnexpectedRequests
 from tests.unit.spa_model import KEY, OURS, Recorded, Server, at, autoscaler, schedule
 
 BUFFERS = [{"name": "capacitybuffers", "kind": "CapacityBuffer", "namespaced": True}]
+# The placeholder Deployment of shop/web, in the controller's namespace.
+PLACEHOLDER = placeholder_name("shop", "web")
 
 
 @dataclass
@@ -47,6 +55,8 @@ class Buffers(UnexpectedRequests):
     deployments: dict[str, dict[str, Any]] = field(default_factory=lambda: {"web": web()})
     requests: list[str] = field(default_factory=list)
     log: list[str] | None = None
+    # ScheduledPodAutoscalers by name, as the API server has them (the caches may be behind).
+    autoscalers: dict[str, dict[str, Any]] = field(default_factory=dict)
     # The namespace is being deleted: every create is refused (403, NamespaceTerminating).
     terminating: bool = False
     # Run once, just before the next DELETE is served: a write by somebody else between the
@@ -73,6 +83,8 @@ class Buffers(UnexpectedRequests):
         return BUFFERS if self.version and group_version.endswith(self.version) else []
 
     def _of(self, resource: Resource) -> dict[str, dict[str, Any]]:
+        if resource.plural == "scheduledpodautoscalers":
+            return self.autoscalers
         return self.deployments if resource.plural == "deployments" else self.objects
 
     async def get(
@@ -99,6 +111,7 @@ class Buffers(UnexpectedRequests):
                 resource=resource.plural, group=resource.group, name=body["metadata"]["name"]
             )
             raise error_from_status(403, json.dumps(refusal).encode(), resource=resource.plural)
+        assert body["metadata"]["namespace"] == namespace
         stored = copy.deepcopy(dict(body))
         stored["metadata"]["uid"] = f"uid-{self.next_serial()}"
         stored["metadata"]["resourceVersion"] = self.next_serial()
@@ -245,14 +258,14 @@ def test_a_write_between_the_read_and_the_delete_does_not_stop_the_delete() -> N
     hold(actuator, 2)
 
     def status_write(server: Buffers) -> None:
-        placeholder = server.deployments[buffer_name("web")]
+        placeholder = server.deployments[PLACEHOLDER]
         placeholder["status"] = {"replicas": 2, "unavailableReplicas": 2}
         placeholder["metadata"]["resourceVersion"] = server.next_serial()
 
     kube.before_delete = status_write
     held = hold(actuator, 0)
     assert (held.pods, held.mode) == (0, CapacityMode.Placeholder)
-    assert buffer_name("web") not in kube.deployments
+    assert PLACEHOLDER not in kube.deployments
     assert [reason for _, reason, _ in recorded.events] == ["CapacityCreated", "CapacityRemoved"]
 
 
@@ -299,7 +312,7 @@ def test_without_the_api_auto_holds_placeholders_and_discovery_is_asked_again_la
     actuator = CapacityActuator(kube=kube, recorder=Recorded(), clock=clock)
     held = hold(actuator, 3)
     assert (held.pods, held.mode) == (3, CapacityMode.Placeholder)
-    assert buffer_name("web") in kube.deployments
+    assert PLACEHOLDER in kube.deployments
     hold(actuator, 3)
     assert kube.requests.count("discover autoscaling.x-k8s.io") == 1
     # Once served (a CRD installed later), the next look after a while finds it.
@@ -329,18 +342,37 @@ def test_placeholders_are_pause_pods_shaped_and_placed_like_the_targets() -> Non
     assert (held.pods, held.mode, held.unsupported) == (3, CapacityMode.Placeholder, None)
     # No CapacityBuffer asked for: the mode was chosen.
     assert not [r for r in kube.requests if "capacitybuffers" in r or "discover" in r]
-    placeholder = kube.deployments[buffer_name("web")]
+    placeholder = kube.deployments[PLACEHOLDER]
     assert placeholder["spec"]["replicas"] == 3
-    assert placeholder["metadata"]["ownerReferences"] == [OURS]
+    # In the controller's namespace, where no ownerReference can name the SPA: its labels do.
+    assert placeholder["metadata"]["namespace"] == PLACEHOLDER_NAMESPACE
+    assert "ownerReferences" not in placeholder["metadata"]
+    assert placeholder["metadata"]["labels"] == {
+        MANAGED_BY_LABEL: FIELD_MANAGER,
+        "autoscaling.d-kuro.github.io/capacity-for-namespace": "shop",
+        "autoscaling.d-kuro.github.io/capacity-for": "web",
+    }
     pod = placeholder["spec"]["template"]["spec"]
     assert pod["priorityClassName"] == "scheduled-pod-autoscaler-capacity"
+    # Pod Security `restricted`, which the controller's namespace enforces.
     assert pod["containers"] == [
         {
             "name": "pause",
             "image": "registry.k8s.io/pause:3.10",
             "resources": {"requests": {"cpu": "1500m", "memory": str(1536 * 2**20)}},
+            "securityContext": {
+                "allowPrivilegeEscalation": False,
+                "readOnlyRootFilesystem": True,
+                "capabilities": {"drop": ["ALL"]},
+            },
         }
     ]
+    assert pod["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": 65535,
+        "runAsGroup": 65535,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
     assert pod["nodeSelector"] == {"pool": "peak"}
     assert pod["tolerations"] == [{"key": "peak", "operator": "Exists"}]
     assert "serviceAccountName" not in pod
@@ -349,7 +381,7 @@ def test_placeholders_are_pause_pods_shaped_and_placed_like_the_targets() -> Non
     assert "app" not in labels
     assert placeholder["spec"]["selector"]["matchLabels"] == labels
     hold(actuator, 1, CapacityMode.Placeholder)
-    assert kube.deployments[buffer_name("web")]["spec"]["replicas"] == 1
+    assert kube.deployments[PLACEHOLDER]["spec"]["replicas"] == 1
     hold(actuator, 0, CapacityMode.Placeholder)
     assert kube.deployments.keys() == {"web"}
     assert [reason for _, reason, _ in recorded.events] == [
@@ -376,15 +408,15 @@ def test_no_placeholder_for_a_kind_without_a_pod_template_to_copy() -> None:
 
 def test_a_deployment_of_the_name_that_is_not_ours_is_never_scaled() -> None:
     theirs = {
-        "metadata": {"name": buffer_name("web"), "resourceVersion": "4"},
+        "metadata": {"name": PLACEHOLDER, "resourceVersion": "4"},
         "spec": {"replicas": 2},
     }
     kube = Buffers()
-    kube.deployments[buffer_name("web")] = copy.deepcopy(theirs)
+    kube.deployments[PLACEHOLDER] = copy.deepcopy(theirs)
     actuator = CapacityActuator(kube=kube, recorder=Recorded(), clock=FakeClock())
     for pods in (3, 0):
         assert hold(actuator, pods, CapacityMode.Placeholder).pods == 0
-    assert kube.deployments[buffer_name("web")] == theirs
+    assert kube.deployments[PLACEHOLDER] == theirs
 
 
 # -- through the reconciler --------------------------------------------------------------------
@@ -504,14 +536,14 @@ def test_a_change_of_mode_removes_what_was_held_the_other_way() -> None:
     # Auto without the API: placeholders.
     asyncio.run(reconciler.reconcile("shop/web"))
     asyncio.run(reconciler.reconcile("shop/web"))
-    assert kube.deployments[buffer_name("web")]["spec"]["replicas"] == 2
+    assert kube.deployments[PLACEHOLDER]["spec"]["replicas"] == 2
     # The CapacityBuffer API appears; a later count finds it, and the placeholders go.
     kube.version = "v1beta1"
     clock.advance(301)
     server.target_replicas = 4
     asyncio.run(reconciler.reconcile("shop/web"))
     assert kube.objects[buffer_name("web")]["spec"]["replicas"] == 1
-    assert buffer_name("web") not in kube.deployments
+    assert PLACEHOLDER not in kube.deployments
 
 
 # -- level-triggered: what the caches show -------------------------------------------------------
@@ -692,14 +724,14 @@ def test_placeholders_left_while_a_buffer_is_wanted_go() -> None:
     kube = Buffers(version=None)
     server, caches = with_capacity(kube)
     reconciled(server, at(9, 55))
-    assert kube.deployments[buffer_name("web")]["spec"]["replicas"] == 2
+    assert kube.deployments[PLACEHOLDER]["spec"]["replicas"] == 2
     # A new process, with the CapacityBuffer API served now.
     kube.version = "v1beta1"
     server, caches = with_capacity(kube)
     caches.sync()
     reconciled(server, at(9, 56))
     assert kube.objects[buffer_name("web")]["spec"]["replicas"] == 2
-    assert buffer_name("web") not in kube.deployments
+    assert PLACEHOLDER not in kube.deployments
 
 
 def not_ready() -> float | None:
@@ -721,3 +753,122 @@ def test_the_metric_says_when_capacity_is_not_ready_past_the_boundary() -> None:
     server.autoscaler = autoscaler()  # `capacity` removed: no series
     reconciled(server, at(10, 2))
     assert not_ready() is None
+
+
+# -- placeholders in the controller's namespace (docs/install.md, "Placeholder pods") ----------
+
+
+def test_placeholder_names_carry_the_namespace_and_fit_a_dns_label() -> None:
+    assert placeholder_name("shop", "web") == "shop-web-capacity"
+    # Two SPAs of one name in two namespaces never share a placeholder.
+    assert placeholder_name("shop", "web") != placeholder_name("payments", "web")
+    longest = placeholder_name("n" * 63, "w" * 63)
+    other = placeholder_name("n" * 63, "w" * 62 + "x")
+    assert len(longest) <= 63
+    assert longest.endswith("-capacity")
+    assert longest != other
+
+
+def test_pod_affinity_of_the_targets_namespace_is_kept_from_the_controllers() -> None:
+    """Pod (anti-)affinity terms select pods of their own pod's namespace unless they name
+    one: the placeholder, in another namespace, is given the target's."""
+    term = {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone"}
+    anywhere = {**term, "namespaceSelector": {}}
+    named = {**term, "namespaces": ["data"]}
+    target = web()
+    target["spec"]["template"]["spec"]["affinity"] = {
+        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term, anywhere]},
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 10, "podAffinityTerm": term},
+                {"weight": 5, "podAffinityTerm": named},
+            ]
+        },
+        "nodeAffinity": {"x": "kept as it is"},
+    }
+    kube = Buffers(deployments={"web": target})
+    actuator = CapacityActuator(kube=kube, recorder=Recorded(), clock=FakeClock())
+    hold(actuator, 1, CapacityMode.Placeholder)
+    affinity = kube.deployments[PLACEHOLDER]["spec"]["template"]["spec"]["affinity"]
+    assert affinity == {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {**term, "namespaces": ["shop"]},
+                anywhere,
+            ]
+        },
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 10, "podAffinityTerm": {**term, "namespaces": ["shop"]}},
+                {"weight": 5, "podAffinityTerm": named},
+            ]
+        },
+        "nodeAffinity": {"x": "kept as it is"},
+    }
+
+
+def test_without_the_permission_placeholders_are_refused_naming_it_with_no_request() -> None:
+    denied = (
+        "the controller is not allowed to get deployments.apps in all namespaces: enable "
+        "placeholder pods"
+    )
+    kube, recorded = Buffers(version=None), Recorded()
+    actuator = CapacityActuator(
+        kube=kube, recorder=recorded, clock=FakeClock(), placeholders_denied=denied
+    )
+    held = hold(actuator, 3)
+    assert (held.pods, held.mode) == (0, None)
+    assert held.unsupported == f"cannot hold node capacity with placeholder pods: {denied}"
+    # The target's template is never asked for (the placeholder's own name is, to find one
+    # left from before to delete).
+    assert "get deployments.v1" in kube.requests
+    assert kube.deployments.keys() == {"web"}
+    assert not writes(kube)
+    assert [(kind, reason) for kind, reason, _ in recorded.events] == [("Warning", "Unsupported")]
+
+
+def test_the_placeholder_of_a_deleted_autoscaler_is_deleted_by_its_reconcile() -> None:
+    """No ownerReference can cross namespaces: the reconcile of a key whose SPA is gone
+    deletes its placeholder, found in the cache by its labels."""
+    kube = Buffers(version=None)
+    server, caches = with_capacity(kube)
+    reconciled(server, at(9, 55))
+    assert kube.deployments[PLACEHOLDER]["spec"]["replicas"] == 2
+    caches.sync()
+    server.autoscaler = None
+    reconciled(server, at(9, 56))
+    assert PLACEHOLDER not in kube.deployments
+    assert writes(kube)[-1] == "delete deployments"
+    # Gone from the cache too: nothing more is asked.
+    caches.sync()
+    asked = len(kube.requests)
+    reconciled(server, at(9, 57))
+    assert len(kube.requests) == asked
+
+
+def test_a_placeholder_is_kept_while_the_api_server_still_has_its_autoscaler() -> None:
+    """The cache may be behind (a relist after a 410), or the key's SPA owned by another shard
+    (docs/runtime.md, "Shards"): the API server, not the cache, says the SPA is gone."""
+    kube = Buffers(version=None)
+    server, caches = with_capacity(kube)
+    reconciled(server, at(9, 55))
+    caches.sync()
+    kube.autoscalers["web"] = autoscaler()
+    server.autoscaler = None
+    reconciled(server, at(9, 56))
+    assert PLACEHOLDER in kube.deployments
+    assert "get scheduledpodautoscalers.v1" in kube.requests
+    assert "delete deployments" not in writes(kube)
+
+
+def test_a_placeholder_another_autoscaler_is_named_on_is_not_released() -> None:
+    kube = Buffers(version=None)
+    server, caches = with_capacity(kube)
+    reconciled(server, at(9, 55))
+    kube.deployments[PLACEHOLDER]["metadata"]["labels"][
+        "autoscaling.d-kuro.github.io/capacity-for"
+    ] = "other"
+    caches.sync()
+    server.autoscaler = None
+    reconciled(server, at(9, 56))
+    assert PLACEHOLDER in kube.deployments

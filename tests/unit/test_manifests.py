@@ -93,6 +93,8 @@ def test_install_yaml_holds_every_resource() -> None:
             ("ClusterRoleBinding", NAMESPACE),
             ("Role", f"{NAMESPACE}-leader-election"),
             ("RoleBinding", f"{NAMESPACE}-leader-election"),
+            ("Role", f"{NAMESPACE}-capacity"),
+            ("RoleBinding", f"{NAMESPACE}-capacity"),
             ("ClusterRole", f"{NAMESPACE}-view"),
             ("ClusterRole", f"{NAMESPACE}-edit"),
             ("Deployment", NAMESPACE),
@@ -200,10 +202,26 @@ def test_the_controller_role_is_exactly_what_it_needs() -> None:
         | _grant("autoscaling", "horizontalpodautoscalers", "get list watch create patch")
         | _grant("apps", "deployments/scale statefulsets/scale replicasets/scale", "get patch")
         | _grant("autoscaling.x-k8s.io", "capacitybuffers", "get list watch create patch delete")
-        | _grant("apps", "deployments statefulsets replicasets", "get")
-        | _grant("apps", "deployments", "list watch create patch delete")
         | _grant("", "events", "create patch")
     )
+
+
+def test_deployments_are_written_in_the_controllers_namespace_only() -> None:
+    """docs/install.md, "Placeholder pods": no Deployment write, and no read of a pod
+    template, cluster-wide; placeholders are written with a Role of the controller's
+    namespace."""
+    role = _one(_install(), "Role", f"{NAMESPACE}-capacity")
+    assert role["metadata"]["namespace"] == NAMESPACE
+    assert _rules("Role", f"{NAMESPACE}-capacity") == _grant(
+        "apps", "deployments", "get list watch create patch delete"
+    )
+    cluster_wide = {
+        rule
+        for document in _install()
+        if document["kind"] == "ClusterRole"
+        for rule in _rules("ClusterRole", document["metadata"]["name"])
+    }
+    assert not {rule for rule in cluster_wide if rule[0] == "apps" and "/" not in rule[1]}
 
 
 def test_placeholder_pods_get_a_priority_every_workload_preempts() -> None:
@@ -258,6 +276,7 @@ def test_bindings_name_the_controllers_service_account() -> None:
     for kind, name in (
         ("ClusterRoleBinding", NAMESPACE),
         ("RoleBinding", f"{NAMESPACE}-leader-election"),
+        ("RoleBinding", f"{NAMESPACE}-capacity"),
     ):
         binding = _one(_install(), kind, name)
         assert binding["subjects"] == [

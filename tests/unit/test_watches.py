@@ -294,3 +294,25 @@ def test_the_capacity_cache_keeps_the_owner_and_the_replicas_only() -> None:
     }
     assert cached_capacity(kept) == kept
     assert owner_keys(kept) == ["shop/web"]
+
+
+def test_a_placeholder_in_the_controllers_namespace_wakes_the_autoscaler_its_labels_name() -> None:
+    """A placeholder Deployment is in the controller's namespace, where no ownerReference can
+    name the SPA (docs/schedules.md, "Node capacity"): its labels say whose it is."""
+    owned = FakeInformer(DEPLOYMENTS)
+    *_, woken, _ = wired(owned=(owned,))
+    labels = {
+        "app.kubernetes.io/managed-by": "scheduled-pod-autoscaler",
+        "autoscaling.d-kuro.github.io/capacity-for-namespace": "shop",
+        "autoscaling.d-kuro.github.io/capacity-for": "web",
+    }
+    placeholder = _capacity(
+        name="shop-web-capacity",
+        namespace="scheduled-pod-autoscaler",
+        labels=labels,
+        ownerReferences=[],
+    )
+    owned.fire("add", placeholder)
+    owned.fire("delete", placeholder)
+    assert woken == ["shop/web"] * 2
+    assert owner_keys(cached_capacity(placeholder)) == ["shop/web"]
