@@ -283,11 +283,11 @@ class CapacityActuator:
         # The cache says the SPA is gone; the API server decides. A cache behind (after a
         # 410), or a shard reconciling the key of an SPA another shard owns (docs/runtime.md,
         # "Shards"), must not delete capacity that is still wanted.
-        try:
-            await self._kube.get(SCHEDULED_POD_AUTOSCALERS, namespace, name)
-        except NotFound:
-            pass
-        else:
+        # (A list by name, as the HPA's writer asks: the RBAC grants list, not get, on SPAs.)
+        live = await self._kube.list(
+            SCHEDULED_POD_AUTOSCALERS, namespace=namespace, field_selector=f"metadata.name={name}"
+        )
+        if live.items:
             return
         try:
             deleted = await self._fenced_delete(

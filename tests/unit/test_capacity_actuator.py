@@ -28,6 +28,7 @@ from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL
 from spa.controller.watches import cached_capacity
 from spa.kube import (
     Conflict,
+    ListResult,
     NamespaceTerminating,
     NotFound,
     PatchType,
@@ -94,6 +95,20 @@ class Buffers(UnexpectedRequests):
         if name not in self._of(resource):
             raise NotFound(404, "NotFound", f"{name} not found")
         return copy.deepcopy(self._of(resource)[name])
+
+    async def list(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        field_selector: str | None = None,
+        **_: Any,
+    ) -> ListResult:
+        self._note(f"list {resource.plural}.{resource.version}")
+        assert resource.plural == "scheduledpodautoscalers"
+        name = (field_selector or "").removeprefix("metadata.name=")
+        items = [copy.deepcopy(self.autoscalers[name])] if name in self.autoscalers else []
+        return ListResult(items=items, resource_version="1")
 
     async def create(
         self,
@@ -857,7 +872,7 @@ def test_a_placeholder_is_kept_while_the_api_server_still_has_its_autoscaler() -
     server.autoscaler = None
     reconciled(server, at(9, 56))
     assert PLACEHOLDER in kube.deployments
-    assert "get scheduledpodautoscalers.v1" in kube.requests
+    assert "list scheduledpodautoscalers.v1" in kube.requests
     assert "delete deployments" not in writes(kube)
 
 
