@@ -14,9 +14,11 @@ chart creates it). It writes as the HPA's writer does (spa/controller/writes.py:
 leadership fence, the refusals the user must fix as `Refused`, Events only while it may
 write), through the same client interface (:class:`spa.kube.Client`).
 
-What an SPA holds is read from the caches of the CapacityBuffers and placeholder Deployments
-the controller labels (:meth:`CapacityActuator.cached`, controller-runtime's `Owns`): the
-reconciler compares what it wants with what they show, so that a buffer deleted or edited by
+The HPA's writer composes it (spa/controller/actuator.py: one `Act` for the reconciler), and it
+never imports that writer. What an SPA holds is read from the caches of the CapacityBuffers and
+placeholder Deployments the controller labels (:meth:`CapacityActuator.cached`,
+controller-runtime's `Owns`): the decision compares what it wants with what they show
+(spa/controller/decide/holding.py), so that a buffer deleted or edited by
 hand, or left by a process that has stopped, is put right at the SPA's next reconcile, which
 an event on the object itself triggers (spa/controller/watches.py).
 """
@@ -27,13 +29,12 @@ import logging
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from spa.api import wire
 from spa.api.resources import CapacityMode
-from spa.controller.decide import Reason
+from spa.controller.decide import CapacityHeld, Reason
 from spa.controller.desired import (
     FIELD_MANAGER,
     MANAGED_BY_LABEL,
@@ -55,7 +56,6 @@ __all__ = [
     "PLACEHOLDER_PRIORITY_CLASS",
     "PLACEHOLDER_SELECTOR",
     "CapacityActuator",
-    "Held",
     "buffer_name",
     "capacity_buffer_kind",
     "discover_buffer_resource",
@@ -99,14 +99,9 @@ def buffer_name(autoscaler_name: str) -> str:
     return f"{autoscaler_name}-capacity"
 
 
-@dataclass(frozen=True, slots=True)
-class Held:
-    """What the cluster holds for an SPA after :meth:`CapacityActuator.hold`: `pods` (0: no
-    object), in `mode`; `unsupported` says why nothing could be held."""
-
-    pods: int
-    mode: CapacityMode | None
-    unsupported: str | None = None
+Held = CapacityHeld
+"""What the cluster holds for an SPA after :meth:`CapacityActuator.hold` (the outcome the
+decision reads)."""
 
 
 async def discover_buffer_resource(kube: Discovery) -> Resource[str] | None:
@@ -152,8 +147,8 @@ class CapacityActuator:
     SPA.
 
     :param placeholders: the cache of the placeholder Deployments (PLACEHOLDER_SELECTOR).
-        Without it, :meth:`cached` knows nothing and the reconciler falls back on what it wrote
-        itself.
+        Without it, :meth:`cached` knows nothing and the decision falls back on what this
+        process held last.
     :param buffers: the CapacityBuffer kind (:func:`capacity_buffer_kind`): whether the server
         serves it, and the cache of the buffers the controller labels (MANAGED_BY_SELECTOR)
         once it does, started when it is first found served, at the start or later (a CRD
@@ -204,13 +199,10 @@ class CapacityActuator:
         is then watched from that moment)."""
         return await self._buffers.served()
 
-    async def resolve(self, mode: CapacityMode) -> CapacityMode:
-        """The mode an SPA's capacity is held in: Auto is a CapacityBuffer where one is served,
-        else placeholder pods."""
-        if mode is not CapacityMode.Auto:
-            return mode
-        served = await self.buffer_resource()
-        return CapacityMode.Placeholder if served is None else CapacityMode.CapacityBuffer
+    @property
+    def buffers_found(self) -> bool:
+        """Whether discovery has found a CapacityBuffer API served (without asking again)."""
+        return self._buffers.resource is not None
 
     async def hold(
         self,

@@ -270,6 +270,14 @@ class Manager:
                 recorder=recorder,
                 fence=self._write_fence,
                 summary=summary,
+                capacity=CapacityActuator(
+                    kube=self.client,
+                    recorder=recorder,
+                    clock=self.clock,
+                    fence=self._write_fence,
+                    placeholders=placeholders.store,
+                    buffers=optional[CAPACITY_BUFFER_KIND],
+                ),
             ),
             autoscalers=autoscalers.store,
             schedules=schedules.store,
@@ -278,14 +286,6 @@ class Manager:
             metrics=ControllerMetrics(),
             calendars=optional[CALENDAR_KIND],
             cluster_calendars=optional[CLUSTER_CALENDAR_KIND],
-            capacity=CapacityActuator(
-                kube=self.client,
-                recorder=recorder,
-                clock=self.clock,
-                fence=self._write_fence,
-                placeholders=placeholders.store,
-                buffers=optional[CAPACITY_BUFFER_KIND],
-            ),
             terminating=terminating,
         )
         watches.watch(
