@@ -5,16 +5,17 @@ decide, perform the step, absorb its outcome, until the final plan (docs/archite
 "Decide, then act"). The snapshot is the SPA, its Schedules and its HPA from the informer
 caches, what is derived from them (spa/controller/derived.py), what the caches show of its
 node capacity and what the key remembers; :func:`spa.controller.decide.decide` says what to do
-next; the actuator (:class:`~spa.controller.actuator.Act`) performs it, and what happened
-comes back as an outcome (data: what it means for the next decision is
-:func:`~spa.controller.decide.absorb`'s and :func:`~spa.controller.decide.attempted`'s to
-say). It owns, and alone writes, the SPA's status, the generated HPA, the status of every
-Schedule whose `scaleTargetRef` names the SPA, those Schedules' controller ownerReferences and
-the SPA's node capacity. The key of a missing SPA is reconciled too: that is where Schedules
-created before their SPA are marked Degraded.
+next; the actuator (:class:`~spa.controller.actuator.Act`) performs it
+(spa/controller/perform.py), and what happened comes back as an outcome (data: what it means
+for the next decision is :func:`~spa.controller.decide.absorb`'s and
+:func:`~spa.controller.decide.attempted`'s to say). It owns, and alone writes, the SPA's
+status, the generated HPA, the status of every Schedule whose `scaleTargetRef` names the SPA,
+those Schedules' controller ownerReferences and the SPA's node capacity. The key of a missing
+SPA is reconciled too: that is where Schedules created before their SPA are marked Degraded.
 
-What stays here is what needs the API server, the caches or the clock: reading where a cache
-cannot answer, turning the actuator's answers into outcomes, metrics and logs.
+What stays here is the loop and what needs the caches or the clock: the snapshot (reading the
+API server only where a cache cannot answer), the key's Memory, and the final plan turned into
+Events, statuses, metrics and the runtime's Result.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 from spa.api import wire
 from spa.api.calendars import CalendarKey, referenced_calendars
 from spa.api.resources import CALENDAR_KIND, CLUSTER_CALENDAR_KIND
-from spa.controller.actuator import Act, OwnerNotChanged
+from spa.controller.actuator import Act
 from spa.controller.decide import (
     MAX_SCHEDULES_PER_AUTOSCALER,
     Attempts,
@@ -36,49 +37,32 @@ from spa.controller.decide import (
     BackOfQueue,
     BoundsWritten,
     CreateHpa,
-    DryRunAnswered,
-    DryRunHpa,
     EventType,
     Final,
     ForeignHpaGone,
-    HoldCapacity,
     HpaNameTaken,
-    HpaRefused,
-    HpaWrite,
     HpaWritten,
     Memory,
     Outcome,
-    OwnersSet,
-    PatchBounds,
     PatchHpa,
     Plan,
-    ReadCapacity,
-    Refusal,
-    ReleaseCapacity,
     Requeue,
-    ScaleUp,
-    ScaleUpDone,
-    SetOwner,
-    SetOwners,
     Snapshot,
-    Step,
     WakeUp,
     absorb,
     attempted,
-    changed_by,
     decide,
     dying,
     ends_after,
     status_fields,
 )
-from spa.controller.decide.scaleup import scale_up_outcome
 from spa.controller.derived import Derived
 from spa.controller.desired import controller_owner_uid
 from spa.controller.metrics import ControllerMetrics
 from spa.controller.optional import KindCache
+from spa.controller.perform import Performer
 from spa.controller.watches import TARGET_INDEX, UID_INDEX
-from spa.controller.writes import Refused
-from spa.kube import Conflict, NamespaceDeleted, NotFound
+from spa.kube import NamespaceDeleted, NotFound
 from spa.runtime import (
     Clock,
     ObjectLogger,
@@ -152,6 +136,9 @@ class Reconciler:
         # Capacity first, fleet-wide: the HPA and /scale writes are urgent, and the statuses
         # and Events wait until none is in flight (docs/architecture.md, "Capacity first").
         self._urgent = urgent or UrgentWrites(clock=clock)
+        self._performer = Performer(
+            actuator=actuator, autoscalers=autoscalers, metrics=self._metrics, urgent=self._urgent
+        )
         # The validated SPAs, compiled Schedules and capacity Timelines, memoised.
         self._derived = Derived()
         self._memory: MutableMapping[str, Memory] = {} if memory is None else memory
@@ -196,7 +183,10 @@ class Reconciler:
             self._remember(key, plan)
             if isinstance(plan.action, Final):
                 return await self._finish(key, plan.action, now, logger)
-            outcome = await self._perform(key, plan.action, now, logger)
+            expected = self._memory.get(key, Memory()).expected_boundary
+            outcome = await self._performer.perform(
+                key, plan.action, now, logger, expected_boundary=expected
+            )
             self._absorb(key, outcome)
             attempts = attempted(attempts, outcome)
             match outcome:
@@ -209,7 +199,10 @@ class Reconciler:
                 case HpaWritten() | BoundsWritten():
                     fetched = None
             if isinstance(plan.action, CreateHpa | PatchHpa) and attempts.hpa_written:
-                await self._scale_up(key, plan.action.scale_up, math.floor(now), logger)
+                scale_up = plan.action.scale_up
+                done = await self._performer.scale_up(key, scale_up, math.floor(now), logger)
+                if done is not None:
+                    self._absorb(key, done)
             then = ends_after(plan.action, outcome)
             if then is not None:
                 return _result(then)
@@ -315,24 +308,6 @@ class Reconciler:
 
     # -- acting ---------------------------------------------------------------------------------
 
-    async def _perform(self, key: str, step: Step, now: float, logger: ObjectLogger) -> Outcome:
-        """Perform one step and say what happened."""
-        match step:
-            case SetOwners(changes):
-                return await self._set_owners(changes)
-            case PatchBounds() as write:
-                async with self._urgent.urgent():
-                    return await self._patch_bounds(write, logger)
-            case CreateHpa() | PatchHpa() | DryRunHpa() as write:
-                async with self._urgent.urgent():
-                    return await self._write_hpa(key, write, now, logger)
-            case ReadCapacity() as read:
-                return await self._act.read_capacity(read)
-            case HoldCapacity() as hold:
-                return await self._act.hold_capacity(hold)
-            case ReleaseCapacity() as release:
-                return await self._act.release_capacity(release)
-
     async def _finish(self, key: str, final: Final, now: float, logger: ObjectLogger) -> Result:
         """Write the statuses, record the Events and metrics, and say when to run again."""
         namespace, name = split_key(key)
@@ -368,102 +343,6 @@ class Reconciler:
         if final.problem is not None:
             logger.warning("%s", final.problem)
         return _result(final.requeue)
-
-    async def _set_owners(self, changes: tuple[SetOwner, ...]) -> OwnersSet:
-        failures: dict[str, str] = {}
-        for change in changes:
-            try:
-                await self._act.set_schedule_owner(change.schedule, change.autoscaler)
-            except OwnerNotChanged as failed:
-                failures[str(change.schedule["metadata"]["uid"])] = failed.message
-        return OwnersSet(failures)
-
-    async def _write_hpa(
-        self, key: str, write: HpaWrite, now: float, logger: ObjectLogger
-    ) -> Outcome:
-        """Perform one write of the desired HPA (or its dry-run) and say what happened."""
-        if isinstance(write, CreateHpa):
-            autoscaler = wire.typed_optional(
-                wire.ScheduledPodAutoscaler, self._autoscalers.get(key)
-            )
-            if autoscaler is None or not await self._act.autoscaler_exists(autoscaler):
-                # Our cache of SPAs is behind (its watch has not caught up after an outage or
-                # a 410): creating now would resurrect the HPA of a deleted SPA until the
-                # garbage collector removes it again. The SPA's deletion event follows.
-                logger.info("not creating the HPA: the ScheduledPodAutoscaler no longer exists")
-                return AutoscalerGone()
-        try:
-            match write:
-                case CreateHpa(desired):
-                    answer = await self._act.create_hpa(desired)
-                case PatchHpa(current, patch):
-                    answer = await self._act.patch_hpa(current, patch)
-                case DryRunHpa(current, patch, wanted):
-                    answer = await self._act.patch_hpa(current, patch, dry_run=True)
-                    self._metrics.hpa_dry_run()
-                    return DryRunAnswered(wanted, answer)
-        except Conflict:
-            if not isinstance(write, CreateHpa):
-                raise
-            return HpaNameTaken()
-        except Refused as refused:
-            self._metrics.hpa_refused(refused.status)
-            return HpaRefused(Refusal(refused.status, refused.message))
-        changed = changed_by(write, answer)
-        operation = "create" if isinstance(write, CreateHpa) else "patch" if changed else "noop"
-        self._metrics.hpa_written(operation)
-        boundary = self._memory.get(key, Memory()).expected_boundary
-        if changed and boundary is not None and boundary <= math.floor(now):
-            self._metrics.boundary_lag(now - boundary)
-        spec = answer.get("spec") or {}
-        # One line per write at DEBUG; INFO has the actuator's one line per burst of writes.
-        if isinstance(write, CreateHpa):
-            logger.debug(
-                "created HPA with minReplicas %d, maxReplicas %d",
-                write.desired["spec"]["minReplicas"],
-                write.desired["spec"]["maxReplicas"],
-            )
-        else:
-            logger.debug(
-                "%s HPA with minReplicas %s, maxReplicas %s%s",
-                "adopted the" if isinstance(write, PatchHpa) and write.adopts else "applied",
-                spec.get("minReplicas"),
-                spec.get("maxReplicas"),
-                "" if changed else " (the server stored nothing new)",
-            )
-        return HpaWritten(
-            write.wanted, answer, changed, adopted=isinstance(write, PatchHpa) and write.adopts
-        )
-
-    async def _patch_bounds(self, write: PatchBounds, logger: ObjectLogger) -> Outcome:
-        try:
-            await self._act.patch_hpa(write.current, write.patch)
-        except Refused as refused:
-            logger.warning("the API server refused the bounds too: %s", refused.message)
-            return HpaRefused(Refusal(refused.status, refused.message), bounds=True)
-        self._metrics.hpa_written("patch")
-        return BoundsWritten()
-
-    # -- immediate scale-up ---------------------------------------------------------------------
-
-    async def _scale_up(
-        self, key: str, scale_up: ScaleUp | None, instant: int, logger: ObjectLogger
-    ) -> None:
-        """Raise the target right after the HPA write that raised minReplicas, through the
-        actuator (docs/schedules.md, "Immediate scale-up"), and keep what it did."""
-        autoscaler = wire.typed_optional(wire.ScheduledPodAutoscaler, self._autoscalers.get(key))
-        if scale_up is None or autoscaler is None:
-            return
-        async with self._urgent.urgent():
-            result = await self._act.raise_target(autoscaler["metadata"]["namespace"], scale_up)
-        if result is None:
-            return
-        status, _, message = scale_up_outcome(scale_up, result)
-        if status == "True":
-            logger.debug("%s", message)
-        else:
-            logger.warning("immediate scale-up: %s", message)
-        self._absorb(key, ScaleUpDone(autoscaler, scale_up, result, instant))
 
 
 def _result(requeue: Requeue) -> Result:
