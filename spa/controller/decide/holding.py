@@ -36,6 +36,9 @@ from spa.controller.decide.snapshot import Snapshot
 
 __all__ = ["CAPACITY_RECHECK_SECONDS", "Holding", "holding"]
 
+# Mode Auto, by whether a CapacityBuffer API is served.
+_AUTO = {True: CapacityMode.CapacityBuffer, False: CapacityMode.Placeholder}
+
 # While capacity is still held after the HPA asks for the window's minimum (the HPA controller,
 # not an immediate scale-up, raises the target), how soon to look at the target again: no
 # watch of the target tells when it has been raised.
@@ -68,24 +71,26 @@ def holding(
     served = view.buffers_served
     if served is None and read is not None:
         served = read.buffers_served
+    # The mode the capacity is held in: Auto is a CapacityBuffer where one is served, else
+    # placeholder pods (None: whether one is served is not known yet).
+    resolved: CapacityMode | None = mode
+    if mode is CapacityMode.Auto:
+        resolved = None if served is None else _AUTO[served]
     replicas: int | None = None
     unsupported: str | None = None
     pods = 0
-    placeholders = False
     if intent is not None and intent.minimum is not None:
         if read is None or (read.replicas is None and read.problem is None):
-            return ReadCapacity(
-                task.autoscaler, task.target, buffers=mode is CapacityMode.Auto and served is None
-            )
+            return ReadCapacity(task.autoscaler, task.target, buffers=resolved is None)
         if read.problem is not None:
             unsupported = f"cannot read the target's replicas: {read.problem}"
         else:
             replicas = read.replicas
-            placeholders = mode is CapacityMode.Placeholder or (
-                mode is CapacityMode.Auto and not served
-            )
             pods = pods_wanted(
-                intent, replicas or 0, placeholders=placeholders, handing_over=task.handing_over
+                intent,
+                replicas or 0,
+                placeholders=resolved is CapacityMode.Placeholder,
+                handing_over=task.handing_over,
             )
     # What the SPA holds: as the caches show it (level-triggered: a buffer deleted or edited by
     # hand, or left by a stopped process, is put right), else as this process last held it
@@ -98,17 +103,15 @@ def holding(
         # Not wanted, and nothing held (or, without caches, never ordered by this process):
         # nothing to ask about.
         return Holding(None, CapacityReport(), None, replace(memory, capacity_held=(0, None)))
-    wanted_mode = CapacityMode.Placeholder if placeholders else CapacityMode.CapacityBuffer
-    wanted = {wanted_mode: pods} if pods > 0 else {}
-    held_mode: CapacityMode | None = wanted_mode
+    # Pods are wanted only once the mode is known (the read asks for it).
+    wanted = {resolved: pods} if pods > 0 and resolved is not None else {}
+    held_mode: CapacityMode | None = resolved
     if attempts.capacity_held is not None or present is None or present != wanted:
         held = attempts.capacity_held
         if held is None:
-            if mode is CapacityMode.Auto:
-                if served is None:
-                    return ReadCapacity(task.autoscaler, None, buffers=True)
-                mode = CapacityMode.CapacityBuffer if served else CapacityMode.Placeholder
-            return HoldCapacity(task.autoscaler, task.target, pods, mode)
+            if resolved is None:
+                return ReadCapacity(task.autoscaler, None, buffers=True)
+            return HoldCapacity(task.autoscaler, task.target, pods, resolved)
         others = tuple(other for other in sorted(present or {}) if other is not held.mode)
         if others and not attempts.capacity_released:
             # Held the other way before (Auto found a CapacityBuffer served since, or the mode
