@@ -1,13 +1,22 @@
-"""The requests of the SPA controller's own objects and the HPA, behind the leadership fence.
+"""Every request of the SPA reconciler, behind the leadership fence: :class:`Act`, and the
+:class:`Actuator` that performs it.
 
 The reconciler decides what should be; this module does it, as controller-runtime's client
 does for a `Reconcile`: which verb, patch type and subresource each request about an SPA, a
 Schedule, the HPA or the scale target uses, the field manager, the compare-and-swap retries of
-ownerReferences, and recording our own writes in the caches (`Store.put_written`, so the next
-reconcile never acts on state older than its own write). How it writes is the writers' one
-way (spa/controller/writes.py): under this replica's write fence, the refusals the user must
-fix raised as :class:`~spa.controller.writes.Refused`, Events only while it may write. The
-requests of node capacity are the capacity writer's (spa/controller/capacity.py).
+ownerReferences, immediate scale-up's tested patch or its read and compare-and-swap
+(:meth:`Actuator.raise_target`), and recording our own writes in the caches
+(`Store.put_written`, so the next reconcile never acts on state older than its own write). How
+it writes is the writers' one way (spa/controller/writes.py): under this replica's write
+fence, the refusals the user must fix raised as :class:`~spa.controller.writes.Refused`,
+Events only while it may write.
+
+Node capacity's requests go through the same :class:`Act`: the actuator composes the capacity
+writer (spa/controller/capacity.py) rather than merging with it. That writer has a discovery,
+object bodies and quantity arithmetic of its own, tested on their own; what the two share is
+the scale target (the replicas node capacity reads are immediate scale-up's /scale, found by
+the same discovery of scalable kinds), which is here. So the reconciler sees one writer, and
+each module keeps one job; the capacity writer never imports this one.
 
 It reaches the API server through :class:`spa.kube.Client` and records Events through a
 :class:`~spa.controller.writes.Recorder` (:class:`spa.kube.KubeClient` and
@@ -21,10 +30,29 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from spa.api import wire
-from spa.controller.decide import ScaleProblem
+from spa.controller.capacity import CapacityActuator
+from spa.controller.decide import (
+    SCALE_ATTEMPTS,
+    CapacityHeld,
+    CapacityRead,
+    CapacityReleased,
+    CapacityView,
+    HoldCapacity,
+    Raised,
+    ReadCapacity,
+    ReleaseCapacity,
+    ReleaseOrphaned,
+    ScaleProblem,
+    ScaleRefused,
+    ScaleResult,
+    ScaleUp,
+    Unscalable,
+    one_request_raise,
+    replicas_to_set,
+)
 from spa.controller.desired import FIELD_MANAGER, owner_reference
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.controller.writes import REFUSALS, FencedRecorder, Recorder, Refused, brief, refusable
@@ -39,7 +67,7 @@ from spa.runtime import (
     write_fenced,
 )
 
-__all__ = ["Actuator", "NotScalable", "OwnerNotChanged", "ReplicasChanged"]
+__all__ = ["Act", "Actuator", "NotScalable", "OwnerNotChanged", "ReplicasChanged"]
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +104,67 @@ class ReplicasChanged(Exception):
     said; read the Scale and decide on it."""
 
 
+class Act(Protocol):
+    """What the reconciler has done through the API server (:class:`Actuator` does it; the
+    manager builds it with the caches, the client, the recorder, the write fence and the
+    capacity writer). Each method raises on failure (the convention of
+    spa/controller/decide/__init__.py), except the capacity steps', whose outcomes are data."""
+
+    hpa_resource: Resource
+
+    async def get_hpa(self, namespace: str, name: str) -> wire.HorizontalPodAutoscaler: ...
+
+    async def create_hpa(
+        self, desired: wire.NewHorizontalPodAutoscaler
+    ) -> wire.HorizontalPodAutoscaler: ...
+
+    async def patch_hpa(
+        self, current: wire.HorizontalPodAutoscaler, patch: dict[str, Any], *, dry_run: bool = False
+    ) -> wire.HorizontalPodAutoscaler: ...
+
+    async def autoscaler_exists(self, autoscaler: wire.ScheduledPodAutoscaler) -> bool: ...
+
+    async def raise_target(self, namespace: str, scale_up: ScaleUp) -> ScaleResult | None: ...
+
+    async def set_schedule_owner(
+        self, schedule: wire.Schedule, autoscaler: wire.ScheduledPodAutoscaler | None
+    ) -> wire.Schedule: ...
+
+    def capacity_view(self, autoscaler: wire.ScheduledPodAutoscaler) -> CapacityView | None: ...
+
+    async def read_capacity(self, step: ReadCapacity) -> CapacityRead: ...
+
+    async def hold_capacity(self, step: HoldCapacity) -> CapacityHeld: ...
+
+    async def release_capacity(self, step: ReleaseCapacity) -> CapacityReleased: ...
+
+    def orphaned_capacity(self, namespace: str, name: str) -> bool: ...
+
+    async def release_orphaned(self, step: ReleaseOrphaned) -> CapacityReleased: ...
+
+    async def patch_autoscaler_status(
+        self, obj: wire.ScheduledPodAutoscaler, status: wire.ScheduledPodAutoscalerStatusPatch
+    ) -> None: ...
+
+    async def patch_schedule_status(
+        self, obj: wire.Schedule, status: wire.ScheduleStatusPatch
+    ) -> None: ...
+
+    def warning(
+        self, obj: wire.ScheduledPodAutoscaler | wire.Schedule, reason: str, message: str
+    ) -> None: ...
+
+    def normal(
+        self, obj: wire.ScheduledPodAutoscaler | wire.Schedule, reason: str, message: str
+    ) -> None: ...
+
+
 class Actuator:
-    """Reads the API server where a cache cannot answer, and writes, for the SPA reconciler."""
+    """Reads the API server where a cache cannot answer, and writes, for the SPA reconciler.
+
+    :param capacity: node capacity's writer (None: node capacity is not wired, as in tests of
+        other things: the decision then orders none).
+    """
 
     def __init__(
         self,
@@ -90,8 +177,10 @@ class Actuator:
         recorder: Recorder,
         fence: WriteFence = unfenced,
         summary: WriteSummary | None = None,
+        capacity: CapacityActuator | None = None,
     ) -> None:
         self._kube = kube
+        self._capacity = capacity
         # Where each write is counted for the log's one line per burst of writes (the
         # per-write lines are DEBUG: docs/operations.md, "Logs").
         self._summary = summary
@@ -173,6 +262,55 @@ class Actuator:
         )
 
     # -- the scale target (immediate scale-up) --------------------------------------------------
+
+    async def raise_target(self, namespace: str, scale_up: ScaleUp) -> ScaleResult | None:
+        """Raise the target through /scale right after the HPA write that raised minReplicas,
+        instead of waiting up to a sync period of the HPA controller (docs/schedules.md,
+        "Immediate scale-up"), as `replicas_to_set` allows: in one JSON patch that tests the
+        replicas the HPA controller last left (`one_request_raise`), or, when there is nothing
+        to test or the test fails, a read and a compare-and-swap, read again when the Scale
+        changed in between, at most SCALE_ATTEMPTS times. What it did; None: nothing to say
+        (the target needs no raise, or its Scale kept changing)."""
+        logger = object_logger(log, namespace, scale_up.name)
+        tested = one_request_raise(scale_up)
+        if tested is not None:
+            expected, wanted = tested
+            try:
+                await self.replace_target_replicas(
+                    namespace,
+                    scale_up.api_version,
+                    scale_up.kind,
+                    scale_up.name,
+                    expected=expected,
+                    replicas=wanted,
+                )
+            except (ReplicasChanged, Conflict):
+                logger.debug("the target no longer has %d replicas; reading its scale", expected)
+            except NotScalable as problem:
+                return Unscalable(problem.problem, problem.message)
+            except Refused as refused:
+                return ScaleRefused(refused.message)
+            else:
+                return Raised(expected)
+        for _attempt in range(SCALE_ATTEMPTS):
+            try:
+                resource, scale = await self.target_scale(
+                    namespace, scale_up.api_version, scale_up.kind, scale_up.name
+                )
+                replicas = int((scale.get("spec") or {}).get("replicas") or 0)
+                raised = replicas_to_set(scale_up, replicas)
+                if raised is None:
+                    return None  # enough replicas (or at 0): nothing done, nothing said
+                await self.set_target_replicas(resource, namespace, scale_up.name, scale, raised)
+            except Conflict:
+                continue  # the Scale changed since it was read: read it again
+            except NotScalable as problem:
+                return Unscalable(problem.problem, problem.message)
+            except Refused as refused:
+                return ScaleRefused(refused.message)
+            return Raised(replicas)
+        logger.info("the target's scale kept changing; the HPA controller raises it")
+        return None
 
     async def target_scale(
         self, namespace: str, api_version: str, kind: str, name: str
@@ -291,6 +429,61 @@ class Actuator:
         resource = Resource(group, version, plural, kind, bool(found.get("namespaced")))
         self._scalable[(api_version, kind)] = resource
         return resource
+
+    # -- node capacity (docs/schedules.md, "Node capacity") -----------------------------------
+
+    def capacity_view(self, autoscaler: wire.ScheduledPodAutoscaler) -> CapacityView | None:
+        """What the caches show of the SPA's node capacity, without a request (None: node
+        capacity is not wired). A CapacityBuffer API is known served once discovery found it;
+        before, whether it is needs a question (:meth:`read_capacity`)."""
+        if self._capacity is None:
+            return None
+        served = True if self._capacity.buffers_found else None
+        return CapacityView(self._capacity.cached(autoscaler), served)
+
+    async def read_capacity(self, step: ReadCapacity) -> CapacityRead:
+        """The target's replicas from its /scale (when `step.target` is given), then, if they
+        could be read (or were not asked for) and `step.buffers`, whether a CapacityBuffer API
+        is served."""
+        assert self._capacity is not None, "a capacity step without the capacity writer"
+        replicas: int | None = None
+        if step.target is not None:
+            api_version, kind, name = step.target
+            namespace = step.autoscaler["metadata"]["namespace"]
+            try:
+                _, scale = await self.target_scale(namespace, api_version, kind, name)
+            except NotScalable as problem:
+                return CapacityRead(problem=problem.message)
+            replicas = int((scale.get("spec") or {}).get("replicas") or 0)
+        served = None
+        if step.buffers:
+            served = await self._capacity.buffer_resource() is not None
+        return CapacityRead(replicas, None, served)
+
+    async def hold_capacity(self, step: HoldCapacity) -> CapacityHeld:
+        """Make the cluster hold `step.pods` pods' worth in `step.mode`."""
+        assert self._capacity is not None, "a capacity step without the capacity writer"
+        return await self._capacity.hold(
+            step.autoscaler, step.target, pods=step.pods, mode=step.mode
+        )
+
+    def orphaned_capacity(self, namespace: str, name: str) -> bool:
+        """Whether the caches show a placeholder Deployment of the SPA `namespace/name`, which
+        they no longer have (no request)."""
+        return self._capacity is not None and self._capacity.orphaned(namespace, name)
+
+    async def release_orphaned(self, step: ReleaseOrphaned) -> CapacityReleased:
+        """Delete the placeholder Deployment of a gone SPA, once the API server says it is."""
+        assert self._capacity is not None, "a capacity step without the capacity writer"
+        await self._capacity.release(step.namespace, step.name)
+        return CapacityReleased()
+
+    async def release_capacity(self, step: ReleaseCapacity) -> CapacityReleased:
+        """Delete what the SPA holds in each of `step.modes`."""
+        assert self._capacity is not None, "a capacity step without the capacity writer"
+        for mode in step.modes:
+            await self._capacity.hold(step.autoscaler, step.target, pods=0, mode=mode)
+        return CapacityReleased()
 
     # -- Schedules' ownerReferences -------------------------------------------------------------
 

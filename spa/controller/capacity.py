@@ -17,9 +17,11 @@ writer does (spa/controller/writes.py: under the leadership fence, the refusals 
 fix as `Refused`, Events only while it may write), through the same client interface
 (:class:`spa.kube.Client`).
 
-What an SPA holds is read from the caches of the CapacityBuffers and placeholder Deployments
-the controller labels (:meth:`CapacityActuator.cached`, controller-runtime's `Owns`): the
-reconciler compares what it wants with what they show, so that a buffer deleted or edited by
+The HPA's writer composes it (spa/controller/actuator.py: one `Act` for the reconciler), and it
+never imports that writer. What an SPA holds is read from the caches of the CapacityBuffers and
+placeholder Deployments the controller labels (:meth:`CapacityActuator.cached`,
+controller-runtime's `Owns`): the decision compares what it wants with what they show
+(spa/controller/decide/holding.py), so that a buffer deleted or edited by
 hand, or left by a process that has stopped, is put right at the SPA's next reconcile, which
 an event on the object itself triggers (spa/controller/watches.py).
 """
@@ -30,13 +32,12 @@ import logging
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from spa.api import wire
 from spa.api.resources import CapacityMode
-from spa.controller.decide import Reason
+from spa.controller.decide import CapacityHeld, Reason
 from spa.controller.desired import (
     FIELD_MANAGER,
     MANAGED_BY_LABEL,
@@ -62,7 +63,6 @@ __all__ = [
     "PLACEHOLDER_PRIORITY_CLASS",
     "PLACEHOLDER_SELECTOR",
     "CapacityActuator",
-    "Held",
     "buffer_name",
     "capacity_buffer_kind",
     "discover_buffer_resource",
@@ -131,14 +131,9 @@ def placeholder_keys(obj: Mapping[str, Any]) -> list[str]:
     return [f"{namespace}/{name}"] if namespace and name else []
 
 
-@dataclass(frozen=True, slots=True)
-class Held:
-    """What the cluster holds for an SPA after :meth:`CapacityActuator.hold`: `pods` (0: no
-    object), in `mode`; `unsupported` says why nothing could be held."""
-
-    pods: int
-    mode: CapacityMode | None
-    unsupported: str | None = None
+Held = CapacityHeld
+"""What the cluster holds for an SPA after :meth:`CapacityActuator.hold` (the outcome the
+decision reads)."""
 
 
 async def discover_buffer_resource(kube: Discovery) -> Resource[str] | None:
@@ -184,8 +179,8 @@ class CapacityActuator:
     SPA.
 
     :param placeholders: the cache of the placeholder Deployments (PLACEHOLDER_SELECTOR).
-        Without it, :meth:`cached` knows nothing and the reconciler falls back on what it wrote
-        itself.
+        Without it, :meth:`cached` knows nothing and the decision falls back on what this
+        process held last.
     :param placeholder_namespace: where the placeholder Deployments are (the controller's
         namespace); `placeholders` caches that namespace.
     :param placeholders_denied: why placeholder pods may not be held (the permissions the
@@ -264,13 +259,11 @@ class CapacityActuator:
             f"{metadata['namespace']}/{metadata['name']}"
         ]
 
-    async def release(self, namespace: str, name: str) -> None:
-        """Delete the placeholder Deployment of the SPA `namespace/name`, which no longer
-        exists (its reconcile finds no SPA), if the cache shows one: what the garbage
-        collector does for a CapacityBuffer through its ownerReference, which a placeholder in
-        the controller's namespace cannot carry. No request when there is none."""
+    def _orphan(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The cached placeholder Deployment labelled for the SPA `namespace/name` (None: none
+        is cached, or the caches are not wired)."""
         if self._placeholders is None:
-            return
+            return None
         placeholder = placeholder_name(namespace, name)
         obj = self._placeholders.get(f"{self._placeholder_namespace}/{placeholder}")
         labels = (obj or {}).get("metadata", {}).get("labels") or {}
@@ -279,7 +272,23 @@ class CapacityActuator:
             or labels.get(MANAGED_BY_LABEL) != FIELD_MANAGER
             or placeholder_keys(obj) != [f"{namespace}/{name}"]
         ):
+            return None
+        return obj
+
+    def orphaned(self, namespace: str, name: str) -> bool:
+        """Whether the caches show a placeholder Deployment of the SPA `namespace/name`
+        (asked when the SPA is not cached: without a request)."""
+        return self._orphan(namespace, name) is not None
+
+    async def release(self, namespace: str, name: str) -> None:
+        """Delete the placeholder Deployment of the SPA `namespace/name`, which no longer
+        exists (its reconcile finds no SPA), if the cache shows one: what the garbage
+        collector does for a CapacityBuffer through its ownerReference, which a placeholder in
+        the controller's namespace cannot carry. No request when there is none."""
+        obj = self._orphan(namespace, name)
+        if obj is None:
             return
+        placeholder = placeholder_name(namespace, name)
         # The cache says the SPA is gone; the API server decides. A cache behind (after a
         # 410), or a shard reconciling the key of an SPA another shard owns (docs/runtime.md,
         # "Shards"), must not delete capacity that is still wanted.
@@ -314,13 +323,10 @@ class CapacityActuator:
         is then watched from that moment)."""
         return await self._buffers.served()
 
-    async def resolve(self, mode: CapacityMode) -> CapacityMode:
-        """The mode an SPA's capacity is held in: Auto is a CapacityBuffer where one is served,
-        else placeholder pods."""
-        if mode is not CapacityMode.Auto:
-            return mode
-        served = await self.buffer_resource()
-        return CapacityMode.Placeholder if served is None else CapacityMode.CapacityBuffer
+    @property
+    def buffers_found(self) -> bool:
+        """Whether discovery has found a CapacityBuffer API served (without asking again)."""
+        return self._buffers.resource is not None
 
     async def hold(
         self,

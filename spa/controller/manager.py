@@ -354,6 +354,16 @@ class Manager:
                 recorder=recorder,
                 fence=self._write_fence,
                 summary=summary,
+                capacity=CapacityActuator(
+                    kube=self.client,
+                    recorder=recorder,
+                    clock=self.clock,
+                    fence=self._write_fence,
+                    placeholders=None if placeholders is None else placeholders.store,
+                    placeholder_namespace=self.capacity_namespace,
+                    placeholders_denied=None if access is None else access.denied,
+                    buffers=optional[CAPACITY_BUFFER_KIND],
+                ),
             ),
             autoscalers=autoscalers.store,
             schedules=schedules.store,
@@ -362,16 +372,6 @@ class Manager:
             metrics=ControllerMetrics(),
             calendars=optional[CALENDAR_KIND],
             cluster_calendars=optional[CLUSTER_CALENDAR_KIND],
-            capacity=CapacityActuator(
-                kube=self.client,
-                recorder=recorder,
-                clock=self.clock,
-                fence=self._write_fence,
-                placeholders=None if placeholders is None else placeholders.store,
-                placeholder_namespace=self.capacity_namespace,
-                placeholders_denied=None if access is None else access.denied,
-                buffers=optional[CAPACITY_BUFFER_KIND],
-            ),
             terminating=terminating,
         )
         watches.watch(

@@ -22,7 +22,16 @@ from typing import Any
 from spa.api import wire
 from spa.controller.actuator import Actuator
 from spa.controller.capacity import CapacityActuator
-from spa.controller.decide import Final, Memory, Plan, ScaleUp, Snapshot, decide
+from spa.controller.decide import (
+    CreateHpa,
+    Final,
+    Memory,
+    PatchHpa,
+    Plan,
+    ScaleUp,
+    Snapshot,
+    decide,
+)
 from spa.controller.desired import MANAGED_BY_LABEL, owner_reference
 from spa.controller.optional import Complete, KindCache
 from spa.controller.reconciler import Reconciler
@@ -215,10 +224,15 @@ class Server(UnexpectedRequests):
         reconciler = self.reconciler(instant, memories, watched)
         self.result = asyncio.run(reconciler.reconcile(KEY))
         last = self.plans[-1]
-        if not isinstance(last.action, Final):
+        final = last.action
+        if isinstance(final, CreateHpa | PatchHpa) and final.then is not None:
+            # The write changed the HPA and ended the reconcile as its step said.
+            assert self.result == Result(back_of_queue=True)
+            final = Final(final.then)
+        if not isinstance(final, Final):
             raise AssertionError(f"no final plan in {len(self.plans)} decisions")
         self.forgotten = last.memory is None
-        return last.action, memories.get(KEY, Memory()), len(self.plans)
+        return final, memories.get(KEY, Memory()), len(self.plans)
 
     def reconciler(
         self,
@@ -248,6 +262,7 @@ class Server(UnexpectedRequests):
             hpa_resource=HPA_V2,
             recorder=self.recorded,
             summary=self.summary,
+            capacity=self.capacity,
         )
         calendars, cluster_calendars = Store(), Store()
         for obj in self.calendars:
@@ -263,7 +278,6 @@ class Server(UnexpectedRequests):
             decide=decision,
             calendars=kinds[0],
             cluster_calendars=kinds[1],
-            capacity=self.capacity,
         )
 
     # -- the requests the actuator sends --------------------------------------------------------

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spa.api import FieldError, InvalidObject, parse_scheduled_pod_autoscaler
+from spa.api import FieldError, InvalidObject, parse_scheduled_pod_autoscaler, wire
 from spa.controller.decide import (
     FOREIGN_HPA_RECHECK_SECONDS,
     Attempts,
@@ -23,6 +23,7 @@ from spa.controller.decide import (
     Event,
     EventType,
     Final,
+    HpaWritten,
     Memory,
     Plan,
     Reason,
@@ -31,8 +32,11 @@ from spa.controller.decide import (
     SetOwners,
     Snapshot,
     WakeUp,
+    absorb,
     compile_window,
     decide,
+    derive,
+    ends_after,
 )
 from spa.controller.decide.hpa import dropped_fields
 from spa.controller.decide.scaleup import one_request_raise, plan_scale_up
@@ -55,7 +59,8 @@ from tests.unit.spa_model import (
 def snapshot(
     instant: int, obj: dict[str, Any] | None, schedules: list[dict[str, Any]], **more: Any
 ) -> Snapshot:
-    """A snapshot of the SPA `obj` with no HPA yet, as the reconciler builds it."""
+    """A snapshot of the SPA `obj` with no HPA yet, as the reconciler builds it (plain data:
+    what is derived from the objects is computed before, without the reconciler's memos)."""
     return Snapshot(
         key=KEY,
         instant=instant,
@@ -64,7 +69,11 @@ def snapshot(
         hpa=more.pop("hpa", None),
         live_owners=more.pop("live_owners", frozenset()),
         hpa_api_version="autoscaling/v2",
-        compile=compile_window,
+        derived=derive(
+            wire.typed_optional(wire.ScheduledPodAutoscaler, obj),
+            wire.typed_list(wire.Schedule, schedules),
+            more.get("calendars"),
+        ),
         **more,
     )
 
@@ -82,35 +91,26 @@ def retried(plan: Final) -> bool:
 # -- table tests ---------------------------------------------------------------------------------
 
 
-def test_the_decision_after_an_hpa_write_takes_the_next_boundary_the_write_decision_found(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The decide that can only requeue (issue 24) does not evaluate the Schedules again: the
-    decision that asked for the write computed the boundary after it."""
+def test_a_write_that_changes_the_hpa_ends_the_reconcile_with_the_next_boundary_it_found() -> None:
+    """No decision after an HPA write that changed it (issue 36; before, a decide that could
+    only requeue): its step carries "then back of the queue", and its outcome keeps the
+    boundary after it, which the decision that asked for the write computed."""
     schedules = [schedule("peak", owner=OURS)]
     write = decide(snapshot(at(9), autoscaler(), schedules))
     assert isinstance(write.action, CreateHpa)
+    assert write.action.then == BackOfQueue()
     assert write.memory is not None
     assert write.memory.following_boundary == at(10)
     assert write.memory.expected_boundary is None  # the write's lag is measured against it
-
-    from spa.controller.decide import decision
-
-    def evaluated(*_: object, **__: object) -> None:
-        raise AssertionError("the Schedules were evaluated again")
-
-    monkeypatch.setattr(decision, "evaluate", evaluated)
-    after = decide(
-        snapshot(
-            at(9),
-            autoscaler(),
-            schedules,
-            memory=write.memory,
-            attempts=Attempts(hpa_written=True),
-        )
-    )
-    assert final(after).requeue == BackOfQueue()
-    assert after.memory == replace(write.memory, expected_boundary=at(10), following_boundary=None)
+    answer: Any = {"metadata": {"resourceVersion": "7"}, "spec": {}}
+    changed = HpaWritten(write.action.wanted, answer, changed=True)
+    assert ends_after(write.action, changed) == BackOfQueue()
+    after = absorb(write.memory, changed)
+    assert (after.expected_boundary, after.following_boundary) == (at(10), None)
+    # A write that changed nothing is decided on again, which finds the boundary itself.
+    unchanged = replace(changed, changed=False)
+    assert ends_after(write.action, unchanged) is None
+    assert absorb(write.memory, unchanged).following_boundary == at(10)
 
 
 def test_a_new_autoscaler_gets_its_hpa_first_and_its_statuses_on_the_next_pass() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from spa.controller import reconciler as reconciler_module
+from spa.controller import derived as derived_module
 from spa.controller.decide import Memory, Plan, SetOwners, Snapshot, decide
 from spa.runtime import FakeClock, Result, WriteSummary
 from tests import builders
@@ -287,7 +287,9 @@ def test_a_refusal_is_retried_with_backoff_and_a_foreign_hpa_looked_at_again() -
     assert [reason for _, reason, _ in foreign.recorded.events] == ["HPAConflict"]
 
 
-def test_a_key_that_keeps_stepping_is_retried_with_backoff_after_eight_decisions() -> None:
+def test_a_key_that_keeps_stepping_is_retried_with_backoff_after_twelve_decisions() -> None:
+    """The bound is the longest sequence the rules make (ten decisions, node capacity's four
+    steps after the HPA's included) and two more (docs/architecture.md, "The bound")."""
     decisions: list[Snapshot] = []
 
     def stepping(snapshot: Snapshot) -> Plan:
@@ -297,7 +299,7 @@ def test_a_key_that_keeps_stepping_is_retried_with_backoff_after_eight_decisions
     server = Server(autoscaler(), [])
     reconciler = server.reconciler(at(9), {}, stepping)
     assert asyncio.run(reconciler.reconcile(KEY)) == Result(retry=True)
-    assert len(decisions) == 8
+    assert len(decisions) == 12
 
 
 def test_a_missing_autoscaler_is_forgotten() -> None:
@@ -348,19 +350,20 @@ def count_validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     of), in order."""
     validated: list[str] = []
 
-    class Counted(reconciler_module.ParsedAutoscaler):
+    class Counted(derived_module.ParsedAutoscaler):
         def __init__(self, autoscaler: Any) -> None:
             validated.append(autoscaler["metadata"]["resourceVersion"])
             super().__init__(autoscaler)
 
-    monkeypatch.setattr(reconciler_module, "ParsedAutoscaler", Counted)
+    monkeypatch.setattr(derived_module, "ParsedAutoscaler", Counted)
     return validated
 
 
 def test_an_spa_is_validated_once_per_version_of_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The decisions of a boundary (the HPA pass, the decision after its write, the statuses
-    pass) share one validation of the SPA and its desired HPA; a new version of the SPA is
-    validated anew, and what was validated is not kept once the key's passes are done."""
+    """The decisions of a boundary (the HPA pass, then the statuses pass: no decision after
+    the write, issue 36) share one validation of the SPA and its desired HPA; a new version of
+    the SPA is validated anew, and what was validated is not kept once the key's passes are
+    done."""
     validated = count_validations(monkeypatch)
     server = Server(autoscaler(), [schedule("peak", owner=OURS)])
     decided: list[str] = []
@@ -372,7 +375,7 @@ def test_an_spa_is_validated_once_per_version_of_it(monkeypatch: pytest.MonkeyPa
 
     reconciler = server.reconciler(at(9), {KEY: Memory()}, decision)
     assert asyncio.run(reconciler.reconcile(KEY)) == Result(back_of_queue=True)  # HPA created
-    assert (decided, validated) == (["1", "1"], ["1"])
+    assert (decided, validated) == (["1"], ["1"])
     # Edited between the passes (maxReplicas 10 -> 12): a new generation and resourceVersion.
     edited = autoscaler(resourceVersion="2", generation=2)
     edited["spec"]["horizontalPodAutoscalerSpec"]["maxReplicas"] = 12
@@ -381,27 +384,27 @@ def test_an_spa_is_validated_once_per_version_of_it(monkeypatch: pytest.MonkeyPa
     assert asyncio.run(reconciler.reconcile(KEY)) == Result(back_of_queue=True)  # HPA patched
     assert server.hpa is not None
     assert server.hpa["spec"]["maxReplicas"] == 12
-    assert (decided[2:], validated) == (["2", "2"], ["1", "2"])
+    assert (decided[1:], validated) == (["2"], ["1", "2"])
     asyncio.run(reconciler.reconcile(KEY))  # the statuses: the same version, no validation
     assert server.writes.count("status ScheduledPodAutoscaler") == 1
-    assert (decided[4:], validated) == (["2"], ["1", "2"])
+    assert (decided[2:], validated) == (["2"], ["1", "2"])
     asyncio.run(reconciler.reconcile(KEY))  # done with that boundary: validated again
-    assert (decided[5:], validated) == (["2"], ["1", "2", "2"])
+    assert (decided[3:], validated) == (["2"], ["1", "2", "2"])
     assert hpa_writes(server) == ["create", "patch"]
 
 
 def test_the_validations_kept_between_the_passes_are_bounded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Over _MAX_PARSED_KEPT keys waiting for their statuses pass, a key keeps no validation:
+    """Over MAX_PARSED_KEPT keys waiting for their statuses pass, a key keeps no validation:
     its statuses pass validates the SPA again, so a whole-fleet boundary's peak does not grow
     with the fleet (docs/performance.md, "The boundary's peak")."""
     validated = count_validations(monkeypatch)
-    monkeypatch.setattr(reconciler_module, "_MAX_PARSED_KEPT", 0)
+    monkeypatch.setattr(derived_module, "MAX_PARSED_KEPT", 0)
     server = Server(autoscaler(), [schedule("peak", owner=OURS)])
     reconciler = server.reconciler(at(9), {KEY: Memory()})
     assert asyncio.run(reconciler.reconcile(KEY)) == Result(back_of_queue=True)  # HPA created
-    assert validated == ["1"]  # the decision after the write shared it
+    assert validated == ["1"]
     asyncio.run(reconciler.reconcile(KEY))  # the statuses
     assert server.writes.count("status ScheduledPodAutoscaler") == 1
     assert validated == ["1", "1"]

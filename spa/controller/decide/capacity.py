@@ -4,19 +4,20 @@ Why a module of its own: a window's pods can only be Ready at its start if nodes
 exist, and a node autoscaler takes minutes to make one. The rules of ordering that capacity
 (from `capacity.leadTime` before the window until the target has been raised to the window's
 minimum, never past the window's end; how many pods' worth; when to wake up for it; what the
-SPA's CapacityReady condition says) are rules, and rules belong to the pure decision. The
-reconciler reads the target's replicas and performs what :func:`pods_wanted` asks for through
-the capacity actuator (spa/controller/capacity.py), after the HPA write of the same reconcile.
+SPA's CapacityReady condition says) are rules, and rules belong to the pure decision. What to
+read and what to hold, step by step, is `holding.py`'s; the actuator performs those steps
+(spa/controller/capacity.py), after the HPA write of the same reconcile.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from spa.api import wire
+from spa.api import CompiledSchedule, ScheduledPodAutoscaler, wire
 from spa.api.resources import CapacityMode
+from spa.api.validation.compile import autoscaler_capacity_lead
 from spa.controller.decide.reasons import Reason
 from spa.schedule import Base, Rule, next_transition, state_at
 
@@ -26,9 +27,11 @@ __all__ = [
     "CapacityIntent",
     "CapacityOutcome",
     "CapacityTask",
+    "CapacityView",
     "capacity_condition",
     "capacity_intent",
     "pods_wanted",
+    "window_capacity_lead",
 ]
 
 # The SPA condition that reports the node capacity ordered for the next window (docs/api.md).
@@ -43,6 +46,29 @@ PLACEHOLDER_HANDOVER_SECONDS = 5
 
 # (condition status, reason, message) of the CapacityReady condition.
 CapacityOutcome = tuple[Literal["True", "False"], Reason, str]
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityView:
+    """What the controller's caches show of an SPA's node capacity, read without a request
+    (None in the snapshot: node capacity is not wired, as in tests of other things)."""
+
+    # The pods' worth its CapacityBuffer and its placeholder Deployment hold, by mode, each
+    # only if it exists and the SPA controls it; None: the caches cannot tell (not wired, or a
+    # CapacityBuffer API served whose cache has not listed yet).
+    held: Mapping[CapacityMode, int] | None = None
+    # Whether a CapacityBuffer API is served, for mode Auto (None: not known without asking
+    # discovery, which a read step does).
+    buffers_served: bool | None = None
+
+
+def window_capacity_lead(
+    compiled: CompiledSchedule, autoscaler: ScheduledPodAutoscaler
+) -> int | None:
+    """A window's capacity lead in seconds: its own capacity.leadTime, else its SPA's (None:
+    the window orders no capacity)."""
+    lead = compiled.capacity_lead
+    return autoscaler_capacity_lead(autoscaler) if lead is None else lead
 
 
 @dataclass(frozen=True, slots=True)

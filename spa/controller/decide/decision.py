@@ -1,9 +1,10 @@
 """`decide(snapshot) -> Plan`: the order in which the rule families speak for one key.
 
 Why it is short: each family (membership, HPA convergence, statuses) is a module of its own;
-this one only says who goes first. Ownership changes come before the HPA, the HPA before any
-status (and, at a boundary, every HPA of the fleet before any status), and a dying or missing
-SPA stops the rest.
+this one only says who goes first. Ownership changes come before the HPA, the HPA before node
+capacity and any status (and, at a boundary, every HPA of the fleet before any status: a write
+that changes the HPA ends the reconcile at the back of the queue), and a dying or missing SPA
+stops the rest.
 """
 
 from __future__ import annotations
@@ -14,21 +15,19 @@ from spa.api import (
     InvalidObject,
     ScheduledPodAutoscaler,
     autoscaler_base,
-    autoscaler_lead,
     wire,
 )
 from spa.api.incident import incident_at
-from spa.api.validation.compile import autoscaler_capacity_lead
 from spa.controller.decide import status
 from spa.controller.decide.capacity import (
     PLACEHOLDER_HANDOVER_SECONDS,
     CapacityTask,
     capacity_intent,
 )
+from spa.controller.decide.holding import Holding, holding
 from spa.controller.decide.hpa import FOREIGN_HPA_RECHECK_SECONDS, Standing, converge
 from spa.controller.decide.incident import held, incident_conditions
 from spa.controller.decide.membership import Evaluated, evaluate, membership, uid
-from spa.controller.decide.memory import Memory
 from spa.controller.decide.plan import (
     AutoscalerReport,
     AutoscalerStatusWrite,
@@ -37,6 +36,7 @@ from spa.controller.decide.plan import (
     Final,
     PatchHpa,
     Plan,
+    ReleaseOrphaned,
     SetOwner,
     SetOwners,
     StatusWrite,
@@ -60,21 +60,16 @@ def decide(snapshot: Snapshot) -> Plan:
         # collector: no ownerReference is added or removed for it and no HPA created, so
         # each propagation policy does what Kubernetes means by it (docs/architecture.md).
         return Plan(None, Final())
-    if snapshot.attempts.hpa_written and snapshot.memory.following_boundary is not None:
-        # HPAs first (below): the decision that asked for this write computed the transition
-        # after it; nothing else is decided until the key's next pass, so the Schedules are
-        # not evaluated again for it (the decide that can only requeue, issue 24).
-        return _back_of_queue(snapshot.memory, snapshot.memory.following_boundary)
     members, refused, adoptions = membership(snapshot, autoscaler)
     if adoptions:
         return Plan(snapshot.memory, SetOwners(adoptions))
-    parsed = snapshot.parse(autoscaler)
+    parsed = snapshot.derived.parsed
+    assert parsed is not None  # derived from the SPA (spa/controller/decide/snapshot.py)
     model = parsed.model
     if isinstance(model, InvalidObject):
         return _invalid_autoscaler(snapshot, autoscaler, members, refused, str(model))
 
-    lead = autoscaler_lead(model)
-    evaluated = [evaluate(snapshot, member, lead, model) for member in members]
+    evaluated = [evaluate(snapshot, member, model) for member in members]
     rules = [entry.rule for entry in evaluated if entry.rule is not None]
     base = autoscaler_base(model)
     state = state_at(base, rules, snapshot.instant)
@@ -93,13 +88,6 @@ def decide(snapshot: Snapshot) -> Plan:
         state = State(override.min_replicas, override.max_replicas, state.active)
     upcoming = _earliest(upcoming, incident.wake_at)
 
-    if snapshot.attempts.hpa_written:
-        # HPAs first: when a whole fleet is due at one boundary (or at the first start), every
-        # due HPA is written before any status. This key goes back to the end of the queue,
-        # behind the others that are due now; that pass finds the HPA in sync and writes the
-        # statuses and Events. Only a write that changed the HPA comes back at once, so this
-        # cannot loop.
-        return _back_of_queue(snapshot.memory, upcoming)
     if paused:
         # No write of the HPA at all, not even its creation (docs/operations.md).
         standing: Plan | Standing = Standing(snapshot.memory, applied=False)
@@ -108,10 +96,32 @@ def decide(snapshot: Snapshot) -> Plan:
         standing = converge(snapshot, autoscaler, model, state, desired)
     if isinstance(standing, Plan):
         if isinstance(standing.action, CreateHpa | PatchHpa) and standing.memory is not None:
-            # A write that may change the HPA: the decision after it needs only `upcoming`.
-            return replace(standing, memory=replace(standing.memory, following_boundary=upcoming))
+            # HPAs first: when a whole fleet is due at one boundary (or at the first start),
+            # every due HPA is written before any status. A write that changes the HPA ends the
+            # reconcile, the key behind the others that are due now; that pass finds the HPA in
+            # sync and writes the statuses and Events. Only a write that changed the HPA comes
+            # back at once, so this cannot loop; the next transition is `upcoming`, which the
+            # write's outcome keeps (`absorb`), so the Schedules are not evaluated again for it.
+            return Plan(
+                replace(standing.memory, following_boundary=upcoming),
+                replace(standing.action, then=BackOfQueue()),
+            )
         return standing
     memory = replace(standing.memory, expected_boundary=upcoming, following_boundary=None)
+
+    capacity, wake = _capacity(
+        snapshot, autoscaler, model, evaluated, base, rules, state, upcoming, paused=paused
+    )
+    held_capacity: Holding | None = None
+    if snapshot.capacity is not None:
+        # Node capacity, after the HPA and before the statuses: its reads and writes are
+        # steps; the decision after each finds the same statuses and Events, the Memory being
+        # the snapshot's until the final plan.
+        next_capacity = holding(snapshot, snapshot.capacity, capacity, memory)
+        if not isinstance(next_capacity, Holding):
+            return Plan(snapshot.memory, next_capacity)
+        held_capacity = next_capacity
+        memory = held_capacity.memory
 
     reason = Reason.APPLIED
     if paused:
@@ -142,6 +152,7 @@ def decide(snapshot: Snapshot) -> Plan:
         paused=paused,
         held=kept,
         incident=conditions,
+        capacity=None if held_capacity is None else held_capacity.condition,
     )
     statuses: list[StatusWrite] = [AutoscalerStatusWrite(autoscaler, autoscaler_status)]
     events += incident_events
@@ -165,40 +176,21 @@ def decide(snapshot: Snapshot) -> Plan:
             for entry in evaluated
         },
     )
-    capacity = _capacity(snapshot, autoscaler, model, evaluated, base, paused=paused)
-    wake = upcoming
-    if capacity.intent is not None:
-        wake = _earliest(wake, capacity.intent.wake_at)
-        # Placeholder pods leave a little before the HPA is raised: wake for that too.
-        handover = None if upcoming is None else upcoming - PLACEHOLDER_HANDOVER_SECONDS
-        if handover is not None and handover > snapshot.instant:
-            wake = _earliest(wake, handover)
-        if capacity.intent.minimum is not None and not paused:
-            soon = state_at(base, rules, snapshot.instant + PLACEHOLDER_HANDOVER_SECONDS)
-            capacity = replace(
-                capacity,
-                raised=state.min_replicas >= capacity.intent.minimum,
-                handing_over=state.min_replicas >= capacity.intent.minimum
-                or soon.min_replicas >= capacity.intent.minimum,
-            )
+    requeue = _requeue(standing, wake)
+    if held_capacity is not None and held_capacity.recheck is not None:
+        recheck = held_capacity.recheck
+        requeue = replace(requeue, recheck_after=min(recheck, requeue.recheck_after or recheck))
     return Plan(
         memory,
         Final(
-            requeue=_requeue(standing, wake),
+            requeue=requeue,
             statuses=(*statuses, *refused_statuses),
             events=(*events, *refused_events),
             report=report,
             capacity=capacity,
+            capacity_report=None if held_capacity is None else held_capacity.report,
             problem=standing.problem,
         ),
-    )
-
-
-def _back_of_queue(memory: Memory, upcoming: int | None) -> Plan:
-    """After an HPA write that changed it: HPAs first, the statuses on the key's next pass."""
-    return Plan(
-        replace(memory, expected_boundary=upcoming, following_boundary=None),
-        Final(BackOfQueue()),
     )
 
 
@@ -208,31 +200,45 @@ def _capacity(
     model: ScheduledPodAutoscaler,
     evaluated: list[Evaluated],
     base: Base,
+    rules: list[Rule],
+    state: State,
+    upcoming: int | None,
     *,
     paused: bool,
-) -> CapacityTask:
-    """Node capacity ahead of the windows (docs/schedules.md, "Node capacity"): each window
-    with a capacity lead (its own capacity.leadTime, else its SPA's) as a rule moved earlier by
-    that lead. None is wanted while paused (the schedule is not being applied), nor by an SPA
-    whose windows order none."""
+) -> tuple[CapacityTask, int | None]:
+    """Node capacity ahead of the windows (docs/schedules.md, "Node capacity"), and when to
+    wake up next with it: each window with a capacity lead (its own capacity.leadTime, else
+    its SPA's) as a rule moved earlier by that lead (its Timeline derived before the decision).
+    None is wanted while paused (the schedule is not being applied), nor by an SPA whose
+    windows order none."""
     ref = model.spec.horizontal_pod_autoscaler_spec.scale_target_ref
     target = (ref.api_version or "v1", ref.kind, ref.name)
-    default = autoscaler_capacity_lead(model)
-    rules: list[Rule] = []
+    leads: list[Rule] = []
     for entry in evaluated:
         if entry.rule is None or entry.compiled is None:
             continue
-        lead = entry.compiled.capacity_lead
-        lead = default if lead is None else lead
-        if lead is None:
-            continue
-        timeline = snapshot.capacity_timeline(entry.obj, entry.compiled, lead)
-        rules.append(replace(entry.rule, timeline=timeline))
-    if paused or not rules:
-        return CapacityTask(autoscaler, target, None, enabled=bool(rules))
+        timeline = snapshot.derived.capacity_timelines.get(entry.rule.name)
+        if timeline is not None:
+            leads.append(replace(entry.rule, timeline=timeline))
+    if paused or not leads:
+        return CapacityTask(autoscaler, target, None, enabled=bool(leads)), upcoming
     mode = model.spec.capacity.mode if model.spec.capacity is not None else None
-    intent = capacity_intent(base=base, rules=rules, instant=snapshot.instant, mode=mode)
-    return CapacityTask(autoscaler, target, intent, enabled=True)
+    intent = capacity_intent(base=base, rules=leads, instant=snapshot.instant, mode=mode)
+    task = CapacityTask(autoscaler, target, intent, enabled=True)
+    wake = _earliest(upcoming, intent.wake_at)
+    # Placeholder pods leave a little before the HPA is raised: wake for that too.
+    handover = None if upcoming is None else upcoming - PLACEHOLDER_HANDOVER_SECONDS
+    if handover is not None and handover > snapshot.instant:
+        wake = _earliest(wake, handover)
+    if intent.minimum is not None:
+        soon = state_at(base, rules, snapshot.instant + PLACEHOLDER_HANDOVER_SECONDS)
+        task = replace(
+            task,
+            raised=state.min_replicas >= intent.minimum,
+            handing_over=state.min_replicas >= intent.minimum
+            or soon.min_replicas >= intent.minimum,
+        )
+    return task, wake
 
 
 def _earliest(first: int | None, second: int | None) -> int | None:
@@ -254,7 +260,11 @@ def _requeue(standing: Standing, upcoming: int | None) -> WakeUp:
 
 
 def _without_autoscaler(snapshot: Snapshot) -> Plan:
-    """Schedules that name a ScheduledPodAutoscaler that does not exist (yet)."""
+    """Schedules that name a ScheduledPodAutoscaler that does not exist (yet), and the node
+    capacity it may have left behind."""
+    if snapshot.orphaned_capacity and not snapshot.attempts.capacity_released:
+        namespace, _, name = snapshot.key.partition("/")
+        return Plan(None, ReleaseOrphaned(namespace, name))
     failures = snapshot.attempts.owner_failures
     releases = tuple(
         SetOwner(schedule, None)

@@ -5,7 +5,7 @@ foreign controllers meet in (docs/architecture.md, "Ownership"), and each Schedu
 its own, so one that cannot apply never stops the others. Who is a member is decided by the
 rule `spa plan` and `kubectl spa status` share (spa/api/membership.py); this module turns it
 into the controller's terms: adoptions to make, and the Degraded Schedules with their reasons.
-It also compiles each member into the engine's Rule (through the snapshot's cache).
+It also turns each member, as the snapshot has it compiled, into the engine's Rule.
 """
 
 from __future__ import annotations
@@ -65,12 +65,12 @@ def membership(
 def evaluate(
     snapshot: Snapshot,
     schedule: wire.Schedule,
-    lead: int = 0,
     autoscaler: ScheduledPodAutoscaler | None = None,
 ) -> Evaluated:
-    """`lead`: the SPA's leadTime (0 where there is no valid SPA: only the status is wanted);
-    `autoscaler`: the valid SPA, whose metrics decide whether a window of 0 may apply."""
-    compiled, timeline = snapshot.compile(schedule, lead, snapshot.calendars)
+    """The Schedule as compiled in the snapshot (with its SPA's leadTime, or 0 where there is
+    no valid SPA: only the status is wanted); `autoscaler`: the valid SPA, whose metrics decide
+    whether a window of 0 may apply."""
+    compiled, timeline = snapshot.derived.compiled[str(schedule["metadata"].get("name"))]
     if isinstance(compiled, InvalidObject):
         return Evaluated(schedule, None, None, str(compiled), Reason.INVALID_SCHEDULE)
     against = (

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from spa.api import wire
+from spa.api.resources import CapacityMode
 from spa.controller.decide.reasons import Event, EventType
 from spa.controller.decide.scaleup import (
     MissingTarget,
@@ -31,6 +32,9 @@ __all__ = [
     "Attempts",
     "AutoscalerGone",
     "BoundsWritten",
+    "CapacityHeld",
+    "CapacityRead",
+    "CapacityReleased",
     "DryRunAnswered",
     "ForeignHpaGone",
     "HpaNameTaken",
@@ -68,9 +72,9 @@ class Memory:
     # The transition the last reconcile expected next (to measure how late it was applied).
     expected_boundary: int | None = None
     # The transition after the one an HPA write being made applies, as the decision that
-    # asked for the write computed it: the decision after that write only sends the key to
-    # the back of the queue, and takes this as its `expected_boundary` instead of evaluating
-    # every Schedule again (spa/controller/decide/decision.py, `decide`).
+    # asked for the write computed it: a write that changes the HPA ends the reconcile (its
+    # step's `then`), and `absorb` takes this as the `expected_boundary`, so the Schedules are
+    # not evaluated again for it (spa/controller/decide/decision.py, `decide`).
     following_boundary: int | None = None
     # (status, reason, message) of the last immediate scale-up, for the SPA's condition
     # SCALE_UP_CONDITION (the status is written in a later pass than the scale-up).
@@ -88,6 +92,10 @@ class Memory:
     # The scale target immediate scale-up last found missing: not asked for again at every
     # boundary, until it appears (spa/controller/decide/scaleup.py, `still_missing`).
     missing_target: MissingTarget | None = None
+    # The node capacity this process last held for the SPA, (pods, mode), as written or found
+    # (None: unknown, after a start): what it holds when the caches cannot tell
+    # (docs/schedules.md, "Node capacity").
+    capacity_held: tuple[int, CapacityMode | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +118,11 @@ class Attempts:
     bounds_refusal: Refusal | None = None
     # A write changed the HPA.
     hpa_written: bool = False
+    # Node capacity: what was read of the target and of discovery, what the hold did, and
+    # whether what was held the other way was released.
+    capacity_read: CapacityRead | None = None
+    capacity_held: CapacityHeld | None = None
+    capacity_released: bool = False
 
 
 # -- outcomes: what performing a step did ----------------------------------------------------------
@@ -183,6 +196,32 @@ class ScaleUpDone:
     at: int
 
 
+@dataclass(frozen=True, slots=True)
+class CapacityRead:
+    """What was read for node capacity: the target's replicas (its /scale `spec.replicas`;
+    None: not asked, or `problem` says why they cannot be read), and whether a CapacityBuffer
+    API is served (None: not asked)."""
+
+    replicas: int | None = None
+    problem: str | None = None
+    buffers_served: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityHeld:
+    """What the cluster holds for an SPA after a hold: `pods` (0: no object), in `mode`;
+    `unsupported` says why nothing could be held."""
+
+    pods: int
+    mode: CapacityMode | None
+    unsupported: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityReleased:
+    """What the SPA held the other way (another mode) is gone."""
+
+
 Outcome = (
     OwnersSet
     | HpaWritten
@@ -193,22 +232,32 @@ Outcome = (
     | AutoscalerGone
     | ForeignHpaGone
     | ScaleUpDone
+    | CapacityRead
+    | CapacityHeld
+    | CapacityReleased
 )
 
 
 def absorb(memory: Memory, outcome: Outcome) -> Memory:
     """The Memory after `outcome`."""
     match outcome:
-        case HpaWritten(wanted, answer, adopted=adopted):
+        case HpaWritten(wanted, answer, changed, adopted=adopted):
             # Remember what the server stored for our desired spec, as its answer says.
             version = str(answer["metadata"].get("resourceVersion"))
-            return replace(
+            written = replace(
                 memory,
                 stored_spec=(wanted, spec_hash(answer.get("spec") or {})),
                 last_write=(wanted, version),
                 reported_problem=None,
                 adopted=memory.adopted or adopted,
             )
+            if changed and memory.following_boundary is not None:
+                # The write ends the reconcile (HPAs first): the next transition is the one
+                # the decision that asked for it found.
+                return replace(
+                    written, expected_boundary=memory.following_boundary, following_boundary=None
+                )
+            return written
         case DryRunAnswered(wanted, answer):
             return replace(memory, stored_spec=(wanted, spec_hash(answer.get("spec") or {})))
         case BoundsWritten():
@@ -225,7 +274,17 @@ def absorb(memory: Memory, outcome: Outcome) -> Memory:
             if isinstance(result, Unscalable) and result.problem is ScaleProblem.TARGET_NOT_FOUND:
                 missing = MissingTarget(scale_up.ref, at, scale_up.able_to_scale)
             return replace(memory, scale_up=outcome_, scale_up_event=event, missing_target=missing)
-        case OwnersSet() | HpaRefused() | HpaNameTaken() | AutoscalerGone():
+        case (
+            OwnersSet()
+            | HpaRefused()
+            | HpaNameTaken()
+            | AutoscalerGone()
+            | CapacityRead()
+            | CapacityHeld()
+            | CapacityReleased()
+        ):
+            # What a hold did is this reconcile's (Attempts) until its final plan, which
+            # keeps it as `capacity_held` (spa/controller/decide/holding.py).
             return memory
 
 
@@ -240,6 +299,22 @@ def attempted(attempts: Attempts, outcome: Outcome) -> Attempts:
             return replace(attempts, bounds_refusal=refusal)
         case HpaRefused(refusal):
             return replace(attempts, hpa_refusal=refusal)
+        case CapacityRead() as read:
+            before = attempts.capacity_read or CapacityRead()
+            return replace(
+                attempts,
+                capacity_read=CapacityRead(
+                    read.replicas if read.replicas is not None else before.replicas,
+                    read.problem if read.problem is not None else before.problem,
+                    read.buffers_served
+                    if read.buffers_served is not None
+                    else before.buffers_served,
+                ),
+            )
+        case CapacityHeld() as held:
+            return replace(attempts, capacity_held=held)
+        case CapacityReleased():
+            return replace(attempts, capacity_released=True)
         case (
             DryRunAnswered()
             | BoundsWritten()

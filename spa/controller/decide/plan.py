@@ -1,9 +1,10 @@
 """What one decision asks for: a :data:`Step` to perform before deciding again, or the
 :class:`Final` plan of the reconcile, each with the key's :class:`Memory` after it.
 
-Why two types: a step is one write the rest depends on (ownerReferences first, then one HPA
-write), and the reconciler decides again on the answer; the final plan carries what only ends
-a reconcile (statuses, Events, metrics, when to run again). One class with both kinds of
+Why two types: a step is one request the rest depends on (ownerReferences first, then one HPA
+write, then node capacity's reads and writes), and the reconciler decides again on the answer
+(or, for a step that says so in `then`, ends the reconcile there); the final plan carries what
+only ends a reconcile (statuses, Events, metrics, when to run again). One class with both kinds of
 field let a step carry statuses nobody would write, and "requeue after 0 seconds" silently
 meant "at the back of the queue"; the types say both now.
 """
@@ -15,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from spa.api import ScheduledPodAutoscalerStatus, ScheduleStatus, wire
+from spa.api.resources import CapacityMode
 from spa.controller.decide.capacity import CapacityTask
-from spa.controller.decide.memory import Memory
+from spa.controller.decide.memory import HpaWritten, Memory, Outcome
 from spa.controller.decide.reasons import Event
 from spa.controller.decide.scaleup import ScaleUp
 
@@ -24,13 +26,19 @@ __all__ = [
     "AutoscalerReport",
     "AutoscalerStatusWrite",
     "BackOfQueue",
+    "CapacityReport",
+    "CapacityStep",
     "CreateHpa",
     "DryRunHpa",
     "Final",
+    "HoldCapacity",
     "HpaWrite",
     "PatchBounds",
     "PatchHpa",
     "Plan",
+    "ReadCapacity",
+    "ReleaseCapacity",
+    "ReleaseOrphaned",
     "Requeue",
     "ScheduleStatusWrite",
     "SetOwner",
@@ -38,6 +46,7 @@ __all__ = [
     "StatusWrite",
     "Step",
     "WakeUp",
+    "ends_after",
 ]
 
 
@@ -65,6 +74,9 @@ class CreateHpa:
     wanted: str  # the desired spec's hash
     # What to do right after it, if it changed the HPA (a create raises nothing: always None).
     scale_up: ScaleUp | None = None
+    # How the reconcile ends once the write changed the HPA, without deciding again (None:
+    # decide again on its answer).
+    then: BackOfQueue | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +90,8 @@ class PatchHpa:
     scale_up: ScaleUp | None = None
     # It adopts somebody's HPA (spa/api/adoption.py): its answer is announced by an Event.
     adopts: bool = False
+    # How the reconcile ends once the write changed the HPA (see CreateHpa).
+    then: BackOfQueue | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,11 +111,59 @@ class PatchBounds:
     patch: dict[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
+class ReadCapacity:
+    """Read what node capacity's decision lacks: the replicas of the scale `target`
+    (apiVersion, kind, name; None: not wanted) from its /scale, and, with `buffers`, whether a
+    CapacityBuffer API is served (asked of discovery only after the replicas were read)."""
+
+    autoscaler: wire.ScheduledPodAutoscaler
+    target: tuple[str, str, str] | None
+    buffers: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HoldCapacity:
+    """Make the cluster hold node capacity for `pods` pods of `target` for `autoscaler`, in
+    `mode` (never Auto: the decision resolved it): create, resize or, at 0, delete its object."""
+
+    autoscaler: wire.ScheduledPodAutoscaler
+    target: tuple[str, str, str]
+    pods: int
+    mode: CapacityMode
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseCapacity:
+    """Delete what `autoscaler` holds in each of `modes` (held the other way before: the mode
+    was changed, or Auto found a CapacityBuffer API served since), in that order."""
+
+    autoscaler: wire.ScheduledPodAutoscaler
+    target: tuple[str, str, str]
+    modes: tuple[CapacityMode, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseOrphaned:
+    """Delete the placeholder Deployment of the SPA `namespace/name`, which the caches no
+    longer have: it lives in the controller's namespace, where no ownerReference to the SPA
+    can be, so the garbage collector does not delete it (docs/schedules.md, "Node capacity").
+    Performed only once the API server, not the cache, says the SPA is gone."""
+
+    namespace: str
+    name: str
+
+
+# The capacity steps come after the HPA's, at the end of a reconcile (docs/schedules.md, "Node
+# capacity").
+CapacityStep = ReadCapacity | HoldCapacity | ReleaseCapacity | ReleaseOrphaned
+
 HpaWrite = CreateHpa | PatchHpa | DryRunHpa
 """A write of the desired HPA (or the question what the server would store for it)."""
 
-Step = SetOwners | HpaWrite | PatchBounds
-"""A write the rest of the reconcile depends on: perform it, then decide again."""
+Step = SetOwners | HpaWrite | PatchBounds | CapacityStep
+"""A request the rest of the reconcile depends on: perform it, then decide again (or end the
+reconcile as its `then` says: :func:`ends_after`)."""
 
 
 # -- the final plan -------------------------------------------------------------------------------
@@ -157,6 +219,16 @@ Requeue = WakeUp | BackOfQueue
 
 
 @dataclass(frozen=True, slots=True)
+class CapacityReport:
+    """What the node capacity series show after a final plan (docs/operations.md): the pods'
+    worth requested (None: the SPA orders no capacity) and whether the window's boundary has
+    passed with the capacity not taken (None: not applicable)."""
+
+    requested: int | None = None
+    late: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Final:
     """What ends a reconcile: statuses to write, Events to record, when to run again."""
 
@@ -164,9 +236,10 @@ class Final:
     statuses: tuple[StatusWrite, ...] = ()
     events: tuple[Event, ...] = ()
     report: AutoscalerReport | None = None
-    # Node capacity ahead of a window, done after the HPA write and before the statuses
-    # (None: nothing to do about it, as for a dying SPA).
+    # What the SPA wants of node capacity ahead of a window (None: nothing, as for a dying
+    # SPA), and, where node capacity is wired, what its series show once it is held.
     capacity: CapacityTask | None = None
+    capacity_report: CapacityReport | None = None
     # Why the SPA is Degraded, for the log.
     problem: str | None = None
 
@@ -185,3 +258,12 @@ class Plan:
     @property
     def final(self) -> Final | None:
         return self.action if isinstance(self.action, Final) else None
+
+
+def ends_after(step: Step, outcome: Outcome) -> Requeue | None:
+    """How the reconcile ends right after `step` did `outcome`, without another decision
+    (None: decide again on the caches as the step left them). A write that changed the HPA
+    ends it as its `then` says: the key goes to the back of the queue, HPAs first."""
+    if isinstance(step, CreateHpa | PatchHpa) and isinstance(outcome, HpaWritten):
+        return step.then if outcome.changed else None
+    return None

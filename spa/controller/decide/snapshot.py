@@ -1,8 +1,12 @@
-"""What one decision reads: the :class:`Snapshot` of a key, and the compiled Schedules in it.
+"""What one decision reads: the :class:`Snapshot` of a key, and what is derived from it.
 
-Why a value: everything a decision depends on (the objects as cached, the instant, what is
-remembered of the key, what this reconcile already tried) is in one frozen object, so a
-decision can be repeated and tested without an API server or a clock.
+Why a value: everything a decision depends on (the objects as cached, what is derived from
+them, the instant, what is remembered of the key, what this reconcile already tried) is in one
+frozen object of plain data, so a decision can be repeated and tested without an API server or
+a clock. What is derived (the validated SPA, each Schedule compiled with its Timeline, the
+capacity Timelines) is computed before the decision by :func:`derive`, the one place that says
+which lead each is compiled with; the reconciler hands it memoised functions
+(spa/controller/derived.py), a test plain ones.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from spa.api import (
     CompiledSchedule,
     InvalidObject,
     ScheduledPodAutoscaler,
+    autoscaler_lead,
     compile_schedule,
     parse_schedule,
     parse_scheduled_pod_autoscaler,
@@ -22,6 +27,7 @@ from spa.api import (
 )
 from spa.api.calendars import CalendarKey, calendar_lookup
 from spa.api.membership import MAX_SCHEDULES_PER_AUTOSCALER
+from spa.controller.decide.capacity import CapacityView, window_capacity_lead
 from spa.controller.decide.memory import Attempts, Memory
 from spa.controller.desired import desired_hpa
 from spa.schedule import State, Timeline, with_lead
@@ -30,10 +36,12 @@ __all__ = [
     "MAX_SCHEDULES_PER_AUTOSCALER",
     "Calendars",
     "Compiled",
+    "Derivations",
     "ParsedAutoscaler",
     "Snapshot",
     "capacity_timeline",
     "compile_window",
+    "derive",
     "dying",
 ]
 
@@ -49,12 +57,12 @@ class ParsedAutoscaler:
     """What decisions derive from one version of an SPA, each computed once: its validated
     model (or why it is invalid) and the desired HPA for each pair of bounds.
 
-    Why: at a boundary a key is decided three times (the HPA pass, again after its write, then
-    the statuses pass) on the same SPA, and validating it with pydantic and building the
-    desired HPA (its spec's JSON and hash) were a fifth of each decision (docs/performance.md,
-    "2026-11-25: the request path (issue 24)"). The reconciler keeps one per SPA version (uid
-    and resourceVersion: any change of the object is a new one) while the key is between the
-    passes of a boundary, for a bounded number of keys; without it, each decision makes its
+    Why: at a boundary a key is decided in two passes (the HPA pass, then the statuses pass)
+    on the same SPA, and validating it with pydantic and building the desired HPA (its spec's
+    JSON and hash) were a fifth of each decision (docs/performance.md, "2026-11-25: the request
+    path (issue 24)"). The reconciler keeps one per SPA version (uid and resourceVersion: any
+    change of the object is a new one) while the key is between the passes of a boundary, for
+    a bounded number of keys (spa/controller/derived.py); without it, each decision makes its
     own. Share, never mutate, what it returns.
     """
 
@@ -83,6 +91,20 @@ class ParsedAutoscaler:
 
 
 @dataclass(frozen=True, slots=True)
+class Derivations:
+    """What is derived from the SPA and its Schedules before a decision (:func:`derive`)."""
+
+    # The SPA validated, with its desired HPAs (None: there is no SPA).
+    parsed: ParsedAutoscaler | None = None
+    # By Schedule name: each compiled with its SPA's leadTime (0 without a valid SPA), with
+    # its Timeline, or why it cannot be.
+    compiled: Mapping[str, Compiled] = field(default_factory=dict)
+    # By Schedule name: the Timeline of each valid window with a capacity lead, moved earlier
+    # by that lead (docs/schedules.md, "Node capacity").
+    capacity_timelines: Mapping[str, Timeline] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Everything one decision reads."""
 
@@ -97,20 +119,18 @@ class Snapshot:
     # being deleted (read only when the SPA itself does not exist).
     live_owners: frozenset[str]
     hpa_api_version: str
-    # (Schedule, its SPA's leadTime in seconds, the calendars) -> the compiled Schedule.
-    compile: Callable[[wire.Schedule, int, Calendars], Compiled]
-    # (Schedule, its compiled spec, its capacity lead in seconds) -> the Timeline of its window
-    # moved earlier by that lead (docs/schedules.md, "Node capacity").
-    capacity_timeline: Callable[[wire.Schedule, CompiledSchedule, int], Timeline] = field(
-        default=lambda schedule, compiled, lead: capacity_timeline(compiled, lead)
-    )
+    # The SPA validated, the Schedules compiled, the capacity Timelines (:func:`derive`).
+    derived: Derivations = field(default_factory=Derivations)
     memory: Memory = field(default_factory=Memory)
     attempts: Attempts = field(default_factory=Attempts)
     max_schedules: int = MAX_SCHEDULES_PER_AUTOSCALER
     # The calendars the Schedules refer to (docs/schedules.md, "Shared calendars").
     calendars: Calendars = field(default_factory=dict)
-    # The SPA -> what is derived from it (the reconciler's reuses it per version).
-    parse: Callable[[wire.ScheduledPodAutoscaler], ParsedAutoscaler] = ParsedAutoscaler
+    # What the caches show of the SPA's node capacity (None: node capacity is not wired).
+    capacity: CapacityView | None = None
+    # The SPA does not exist (as cached) and a placeholder Deployment labelled for its key is
+    # cached: what no garbage collector deletes (docs/schedules.md, "Node capacity").
+    orphaned_capacity: bool = False
 
 
 def dying(obj: wire.ScheduledPodAutoscaler) -> bool:
@@ -145,3 +165,37 @@ def capacity_timeline(compiled: CompiledSchedule, lead: int) -> Timeline:
     interval in which node capacity is ordered for it (the reconciler caches this like the
     window itself)."""
     return Timeline(with_lead(compiled.window, lead))
+
+
+def derive(
+    autoscaler: wire.ScheduledPodAutoscaler | None,
+    schedules: Sequence[wire.Schedule],
+    calendars: Calendars | None = None,
+    *,
+    unserved: Mapping[str, str] | None = None,
+    parse: Callable[[wire.ScheduledPodAutoscaler], ParsedAutoscaler] = ParsedAutoscaler,
+    compile: Callable[..., Compiled] = compile_window,
+    timeline: Callable[[wire.Schedule, CompiledSchedule, int], Timeline] = (
+        lambda schedule, compiled, lead: capacity_timeline(compiled, lead)
+    ),
+) -> Derivations:
+    """What a decision derives from the SPA and its Schedules: the SPA validated (`parse`),
+    each Schedule compiled (`compile`, with the SPA's leadTime where the SPA is valid, else 0,
+    and the calendars), and the capacity Timeline of each valid window that orders capacity
+    (`timeline`, with its own capacity lead, else its SPA's). The reconciler hands in its
+    memoised functions (spa/controller/derived.py); the defaults compute afresh."""
+    parsed = None if autoscaler is None else parse(autoscaler)
+    model = None if parsed is None or isinstance(parsed.model, InvalidObject) else parsed.model
+    lead = 0 if model is None else autoscaler_lead(model)
+    compiled: dict[str, Compiled] = {}
+    timelines: dict[str, Timeline] = {}
+    for schedule in schedules:
+        name = str(schedule["metadata"].get("name"))
+        entry = compiled[name] = compile(schedule, lead, calendars or {}, unserved=unserved)
+        spec = entry[0]
+        if model is None or isinstance(spec, InvalidObject):
+            continue
+        capacity_lead = window_capacity_lead(spec, model)
+        if capacity_lead is not None:
+            timelines[name] = timeline(schedule, spec, capacity_lead)
+    return Derivations(parsed, compiled, timelines)

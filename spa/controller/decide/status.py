@@ -35,7 +35,6 @@ __all__ = [
     "schedule_status",
     "status_fields",
     "window_changes",
-    "with_capacity_condition",
 ]
 
 
@@ -103,9 +102,11 @@ def autoscaler_status(
     paused: bool = False,
     held: tuple[int, int] | None = None,
     incident: Sequence[IncidentCondition] = (),
+    capacity: CapacityOutcome | None = None,
 ) -> tuple[ScheduledPodAutoscalerStatus, list[Event]]:
     """The SPA's status (Available or Degraded with `problem`; its Ready condition with
-    `reason`; the last immediate scale-up's condition; the `incident` conditions), and a
+    `reason`; the last immediate scale-up's condition; the `incident` conditions; the
+    CapacityReady condition, `capacity`, for an SPA that orders node capacity), and a
     Warning when a Ready reason worth one is new.
 
     While `paused`, the bounds in force are those the HPA keeps (`held`, None without an HPA)
@@ -127,6 +128,7 @@ def autoscaler_status(
         message=message,
         incident=incident,
         scale_up=snapshot.memory.scale_up,
+        capacity=capacity,
         generation=metadata.get("generation"),
         now=now,
     )
@@ -191,11 +193,13 @@ def _conditions(
     message: str,
     incident: Sequence[IncidentCondition],
     scale_up: ScaleUpOutcome | None,
+    capacity: CapacityOutcome | None,
     generation: int | None,
     now: str,
 ) -> list[wire.Condition]:
     """The SPA's conditions as they are to be written: Ready (True when bounds are in force),
-    the `incident` conditions, and the last immediate scale-up's."""
+    the `incident` conditions, the last immediate scale-up's, and CapacityReady
+    (docs/schedules.md, "Node capacity")."""
     conditions = with_condition(
         current,
         type_="Ready",
@@ -208,6 +212,8 @@ def _conditions(
     others = [(entry.type, entry.status, entry.reason, entry.message) for entry in incident]
     if scale_up is not None:
         others.append((SCALE_UP_CONDITION, *scale_up))
+    if capacity is not None:
+        others.append((CAPACITY_CONDITION, *capacity))
     for type_, status, why, text in others:
         conditions = with_condition(
             conditions,
@@ -286,38 +292,6 @@ def refused_statuses(
         statuses.append(write)
         events += warning
     return statuses, events
-
-
-def with_capacity_condition(
-    status: ScheduledPodAutoscalerStatus,
-    outcome: CapacityOutcome,
-    *,
-    generation: int | None,
-    instant: int,
-) -> ScheduledPodAutoscalerStatus:
-    """The SPA's status with its CapacityReady condition set to `outcome` (docs/schedules.md,
-    "Node capacity"): the condition is known only once the reconciler has read the target and
-    held the capacity, after the rest of the status was decided."""
-    current: list[wire.Condition] = [
-        wire.typed(wire.Condition, condition.to_wire()) for condition in status.conditions or ()
-    ]
-    state, reason, message = outcome
-    conditions = with_condition(
-        current,
-        type_=CAPACITY_CONDITION,
-        status=state,
-        reason=reason,
-        message=message,
-        generation=generation,
-        now=format_instant(instant),
-    )
-    return status.model_copy(
-        update={
-            "conditions": [
-                valid for entry in conditions if (valid := _condition(entry)) is not None
-            ]
-        }
-    )
 
 
 def _condition(entry: wire.Condition) -> Condition | None:

@@ -1,0 +1,198 @@
+"""Each step of a plan performed through the actuator, and what happened said as an outcome.
+
+Why a module of its own: the reconciler is the loop of "Decide, then act"
+(docs/architecture.md); turning a step into requests, and the actuator's answers and errors
+(a name taken, a refusal the user must fix, an ownerReference given up) into the outcomes the
+decision reads, is one job of its own, with the write metrics and the per-write lines of the
+log that go with it. Only the errors a decision must know of become outcomes; any other ends
+the reconcile (the convention of spa/controller/decide/__init__.py).
+"""
+
+from __future__ import annotations
+
+import math
+
+from spa.api import wire
+from spa.controller.actuator import Act, OwnerNotChanged
+from spa.controller.decide import (
+    AutoscalerGone,
+    BoundsWritten,
+    CreateHpa,
+    DryRunAnswered,
+    DryRunHpa,
+    HoldCapacity,
+    HpaNameTaken,
+    HpaRefused,
+    HpaWrite,
+    HpaWritten,
+    Outcome,
+    OwnersSet,
+    PatchBounds,
+    PatchHpa,
+    ReadCapacity,
+    Refusal,
+    ReleaseCapacity,
+    ReleaseOrphaned,
+    ScaleUp,
+    ScaleUpDone,
+    SetOwner,
+    SetOwners,
+    Step,
+    changed_by,
+)
+from spa.controller.decide.scaleup import scale_up_outcome
+from spa.controller.metrics import ControllerMetrics
+from spa.controller.writes import Refused
+from spa.kube import Conflict
+from spa.runtime import ObjectLogger, Store, UrgentWrites
+
+__all__ = ["Performer"]
+
+
+class Performer:
+    """Performs the steps of the SPA reconciler's plans through `actuator`; the HPA and /scale
+    writes as `urgent` ones (docs/architecture.md, "Capacity first")."""
+
+    def __init__(
+        self,
+        *,
+        actuator: Act,
+        autoscalers: Store,
+        metrics: ControllerMetrics,
+        urgent: UrgentWrites,
+    ) -> None:
+        self._act = actuator
+        self._autoscalers = autoscalers
+        self._metrics = metrics
+        self._urgent = urgent
+
+    async def perform(
+        self,
+        key: str,
+        step: Step,
+        now: float,
+        logger: ObjectLogger,
+        *,
+        expected_boundary: int | None = None,
+    ) -> Outcome:
+        """Perform one step and say what happened (`expected_boundary`: the transition the
+        key's Memory expects, to measure how late an HPA write applies it)."""
+        match step:
+            case SetOwners(changes):
+                return await self._set_owners(changes)
+            case PatchBounds() as write:
+                async with self._urgent.urgent():
+                    return await self._patch_bounds(write, logger)
+            case CreateHpa() | PatchHpa() | DryRunHpa() as write:
+                async with self._urgent.urgent():
+                    return await self._write_hpa(key, write, now, logger, expected_boundary)
+            case ReadCapacity() as read:
+                return await self._act.read_capacity(read)
+            case HoldCapacity() as hold:
+                return await self._act.hold_capacity(hold)
+            case ReleaseCapacity() as release:
+                return await self._act.release_capacity(release)
+            case ReleaseOrphaned() as orphaned:
+                return await self._act.release_orphaned(orphaned)
+
+    async def _set_owners(self, changes: tuple[SetOwner, ...]) -> OwnersSet:
+        failures: dict[str, str] = {}
+        for change in changes:
+            try:
+                await self._act.set_schedule_owner(change.schedule, change.autoscaler)
+            except OwnerNotChanged as failed:
+                failures[str(change.schedule["metadata"]["uid"])] = failed.message
+        return OwnersSet(failures)
+
+    async def _write_hpa(
+        self,
+        key: str,
+        write: HpaWrite,
+        now: float,
+        logger: ObjectLogger,
+        expected_boundary: int | None,
+    ) -> Outcome:
+        """Perform one write of the desired HPA (or its dry-run) and say what happened."""
+        if isinstance(write, CreateHpa):
+            autoscaler = wire.typed_optional(
+                wire.ScheduledPodAutoscaler, self._autoscalers.get(key)
+            )
+            if autoscaler is None or not await self._act.autoscaler_exists(autoscaler):
+                # Our cache of SPAs is behind (its watch has not caught up after an outage or
+                # a 410): creating now would resurrect the HPA of a deleted SPA until the
+                # garbage collector removes it again. The SPA's deletion event follows.
+                logger.info("not creating the HPA: the ScheduledPodAutoscaler no longer exists")
+                return AutoscalerGone()
+        try:
+            match write:
+                case CreateHpa(desired):
+                    answer = await self._act.create_hpa(desired)
+                case PatchHpa(current, patch):
+                    answer = await self._act.patch_hpa(current, patch)
+                case DryRunHpa(current, patch, wanted):
+                    answer = await self._act.patch_hpa(current, patch, dry_run=True)
+                    self._metrics.hpa_dry_run()
+                    return DryRunAnswered(wanted, answer)
+        except Conflict:
+            if not isinstance(write, CreateHpa):
+                raise
+            return HpaNameTaken()
+        except Refused as refused:
+            self._metrics.hpa_refused(refused.status)
+            return HpaRefused(Refusal(refused.status, refused.message))
+        changed = changed_by(write, answer)
+        operation = "create" if isinstance(write, CreateHpa) else "patch" if changed else "noop"
+        self._metrics.hpa_written(operation)
+        boundary = expected_boundary
+        if changed and boundary is not None and boundary <= math.floor(now):
+            self._metrics.boundary_lag(now - boundary)
+        spec = answer.get("spec") or {}
+        # One line per write at DEBUG; INFO has the actuator's one line per burst of writes.
+        if isinstance(write, CreateHpa):
+            logger.debug(
+                "created HPA with minReplicas %d, maxReplicas %d",
+                write.desired["spec"]["minReplicas"],
+                write.desired["spec"]["maxReplicas"],
+            )
+        else:
+            logger.debug(
+                "%s HPA with minReplicas %s, maxReplicas %s%s",
+                "adopted the" if isinstance(write, PatchHpa) and write.adopts else "applied",
+                spec.get("minReplicas"),
+                spec.get("maxReplicas"),
+                "" if changed else " (the server stored nothing new)",
+            )
+        return HpaWritten(
+            write.wanted, answer, changed, adopted=isinstance(write, PatchHpa) and write.adopts
+        )
+
+    async def _patch_bounds(self, write: PatchBounds, logger: ObjectLogger) -> Outcome:
+        try:
+            await self._act.patch_hpa(write.current, write.patch)
+        except Refused as refused:
+            logger.warning("the API server refused the bounds too: %s", refused.message)
+            return HpaRefused(Refusal(refused.status, refused.message), bounds=True)
+        self._metrics.hpa_written("patch")
+        return BoundsWritten()
+
+    # -- immediate scale-up ---------------------------------------------------------------------
+
+    async def scale_up(
+        self, key: str, scale_up: ScaleUp | None, instant: int, logger: ObjectLogger
+    ) -> ScaleUpDone | None:
+        """Raise the target right after the HPA write that raised minReplicas, through the
+        actuator (docs/schedules.md, "Immediate scale-up"); what it did (None: nothing to
+        say)."""
+        autoscaler = wire.typed_optional(wire.ScheduledPodAutoscaler, self._autoscalers.get(key))
+        if scale_up is None or autoscaler is None:
+            return None
+        async with self._urgent.urgent():
+            result = await self._act.raise_target(autoscaler["metadata"]["namespace"], scale_up)
+        if result is None:
+            return None
+        status, _, message = scale_up_outcome(scale_up, result)
+        if status == "True":
+            logger.debug("%s", message)
+        else:
+            logger.warning("immediate scale-up: %s", message)
+        return ScaleUpDone(autoscaler, scale_up, result, instant)
