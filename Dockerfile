@@ -1,7 +1,7 @@
 # The controller image (docs/install.md, "The image").
 #
-#   docker build -t REGISTRY/scheduled-pod-autoscaler:0.1.0 .
-#   buildah bud -t REGISTRY/scheduled-pod-autoscaler:0.1.0 .
+#   docker build -t REGISTRY/scheduled-pod-autoscaler:0.2.0 .
+#   buildah bud -t REGISTRY/scheduled-pod-autoscaler:0.2.0 .
 #
 # Two stages on Debian 12's Python 3.11. The build stage makes the package's wheel and installs
 # it into a virtualenv; the runtime stage is a distroless Python image (no shell, no package
@@ -65,7 +65,7 @@ RUN python3 -m venv /opt/spa \
     && /opt/spa/bin/spa --version
 
 FROM ${RUNTIME_IMAGE}
-ARG VERSION=0.1.0
+ARG VERSION=0.2.0
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="scheduled-pod-autoscaler" \
       org.opencontainers.image.description="Scheduled scaling for Kubernetes HorizontalPodAutoscalers" \
