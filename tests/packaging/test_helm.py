@@ -246,7 +246,12 @@ def test_crds_are_the_generated_templates_kept_on_uninstall(helm: Callable[..., 
             k: v for k, v in generated.items() if k != "metadata"
         }
         # `helm uninstall` leaves them (and every SPA, Schedule and HPA with them).
-        assert crd["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"}
+        assert crd["metadata"]["annotations"] == {
+            "helm.sh/resource-policy": "keep",
+            # Argo CD renders the chart and applies it itself: it neither prunes them nor
+            # deletes them with the Application.
+            "argocd.argoproj.io/sync-options": "Prune=false,Delete=false",
+        }
         # Which chart's CRDs are installed: `kubectl get crd -L app.kubernetes.io/version`.
         assert crd["metadata"]["labels"]["app.kubernetes.io/version"] == __version__
 
@@ -500,3 +505,29 @@ def test_upgrade_from_a_chart_with_crds_directory_takes_the_crds_over(
     helm("uninstall", *release)
     assert all(_exists(plane, "crd", name) for name in CRD_NAMES)
     assert _exists(plane, SPA_CRD, "before", "-n", "shop")
+
+
+@pytest.mark.integration
+def test_helm_install_takes_over_crds_applied_with_kubectl(
+    helm: Callable[..., str], plane: ControlPlane, plane_kube: Kube, tmp_path: Path
+) -> None:
+    """docs/install.md, "Upgrading from the original Go controller", step 3 with Helm: CRDs
+    that kubectl applied (the original's, or config/crd) are adopted by `helm install
+    --take-ownership --force-conflicts` and replaced by the chart's."""
+    kubeconfig = ["--kubeconfig", str(plane.kubeconfig)]
+    release = ["scheduled-pod-autoscaler", "--namespace", NAMESPACE, *kubeconfig]
+    older = _older_chart(tmp_path, crds_directory=True)
+    _kubectl(plane, "apply", "-f", str(older / "crds"))
+    _kubectl(plane, "wait", "--for=condition=Established", f"crd/{SPA_CRD}")
+    _kubectl(plane, "create", "namespace", "shop")
+    assert not _serves_scale_up_immediately(plane_kube, "shop", "before")
+
+    # Adopted, and the fields kubectl's apply manages taken over by Helm 4's server-side apply.
+    refused = helm("install", *release, str(CHART), "--create-namespace", "--take-ownership",
+                   check=False)  # fmt: skip
+    assert 'conflict with "kubectl-client-side-apply"' in refused, refused
+    helm("uninstall", *release)
+    helm("install", *release, str(CHART), "--take-ownership", "--force-conflicts")
+    _kubectl(plane, "wait", "--for=condition=Established", *(f"crd/{n}" for n in CRD_NAMES))
+    assert _serves_scale_up_immediately(plane_kube, "shop", "after")
+    assert _crd_labels(plane, SPA_CRD)["app.kubernetes.io/version"] == __version__
