@@ -286,7 +286,8 @@ def test_the_deployment_runs_the_controller_with_leader_election() -> None:
     pod = _pod()
     assert pod["serviceAccountName"] == NAMESPACE
     (container,) = pod["containers"]
-    assert container["image"] == f"ghcr.io/scheduled-pod-autoscaler/scheduled-pod-autoscaler:{__version__}"
+    image = f"ghcr.io/scheduled-pod-autoscaler/scheduled-pod-autoscaler:{__version__}"
+    assert container["image"] == image
     assert container["args"][:3] == [
         "run",
         "--enable-leader-election",
