@@ -64,8 +64,8 @@ def test_a_directory_packs_to_the_same_bytes_whenever_it_was_written(
     for name, mtime in (("one", 1_700_000_000), ("two", 1_800_000_000)):
         layout = tmp_path / name
         (layout / "blobs" / "sha256").mkdir(parents=True)
-        for path, text in (("index.json", "{}"), ("blobs/sha256/ab", "blob")):
-            (layout / path).write_text(text)
+        for relative, text in (("index.json", "{}"), ("blobs/sha256/ab", "blob")):
+            (layout / relative).write_text(text)
         for path in layout.rglob("*"):
             os.utime(path, (mtime, mtime))
         archive = tmp_path / f"{name}.tar"
