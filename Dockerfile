@@ -1,7 +1,7 @@
 # The controller image (docs/install.md, "The image").
 #
-#   docker build -t REGISTRY/scheduled-pod-autoscaler:0.1.0 .
-#   buildah bud -t REGISTRY/scheduled-pod-autoscaler:0.1.0 .
+#   docker build -t REGISTRY/scheduled-pod-autoscaler:0.2.0 .
+#   buildah bud -t REGISTRY/scheduled-pod-autoscaler:0.2.0 .
 #
 # Two stages on Debian 12's Python 3.11. The build stage makes the package's wheel and installs
 # it into a virtualenv; the runtime stage is a distroless Python image (no shell, no package
@@ -19,6 +19,10 @@ FROM ${BUILD_IMAGE} AS build
 # --build-arg PIP_CERT=/run/build-ca.crt`). Arguments of this stage never reach the image.
 ARG PIP_INDEX_URL
 ARG PIP_CERT
+# The commit's time, for a reproducible build (`make release`, docs/development.md,
+# "Releasing"): the wheel's files are dated with it, and pip then compiles hash-checked
+# bytecode, which holds no install time.
+ARG SOURCE_DATE_EPOCH
 RUN apt-get update \
     && apt-get install -y --no-install-recommends python3-venv \
     && rm -rf /var/lib/apt/lists/*
@@ -49,7 +53,8 @@ RUN /opt/build/bin/pip wheel --no-deps --no-build-isolation --wheel-dir /wheels 
 # (docs/architecture.md, "The client");
 # tests/unit/test_dockerfile.py checks that no spa module imports them, and
 # tests/packaging/test_image.py runs the controller without them. Last, the SBOM of what is
-# left (CycloneDX JSON, /opt/spa/sbom.cdx.json), read from the installed distributions.
+# left (CycloneDX JSON, /opt/spa/sbom.cdx.json), read from the installed distributions, without
+# the random serial number and the time that would make each build's differ.
 RUN python3 -m venv /opt/spa \
     && /opt/spa/bin/pip install --require-hashes --no-deps -r hack/image/requirements.txt \
     && /opt/spa/bin/pip install --no-deps /wheels/*.whl \
@@ -60,12 +65,12 @@ RUN python3 -m venv /opt/spa \
     && find /opt/spa/lib/python3.11/site-packages/kubernetes/client/models \
             /opt/spa/lib/python3.11/site-packages/kubernetes/aio/client/models -type f \
             ! -name '__init__.*' -delete \
-    && /opt/build/bin/cyclonedx-py environment --output-format JSON \
+    && /opt/build/bin/cyclonedx-py environment --output-format JSON --output-reproducible \
            --output-file /opt/spa/sbom.cdx.json /opt/spa/bin/python \
     && /opt/spa/bin/spa --version
 
 FROM ${RUNTIME_IMAGE}
-ARG VERSION=0.1.0
+ARG VERSION=0.2.0
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="scheduled-pod-autoscaler" \
       org.opencontainers.image.description="Scheduled scaling for Kubernetes HorizontalPodAutoscalers" \

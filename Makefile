@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 .PHONY: venv lint typecheck check test unit test-latest plan run bench soak clean manifests test-parity \
 	test-reliability screenshots test-compat test-karpenter test-bench-smoke
 .PHONY: lock helm packaging-deps test-packaging test-helm test-prometheus test-image krew krew-tool \
-	test-krew bench-capacity bench-nodes bench-suggest
+	test-krew bench-capacity bench-nodes bench-suggest release release-check
 
 # The venv is the lock, exactly (docs/development.md, "The locked environment"): made anew
 # whenever the lock or the package's metadata changes, and everything installed by hash from
@@ -128,6 +128,17 @@ krew: venv
 	$(BIN)/python hack/krew/plugin.py
 packaging-deps:
 	hack/system/install.sh test-packaging
+
+# What a release ships, from the commit (HEAD) and dated at it, into dist/release/VERSION/: the
+# sdist and wheel, the image (OCI archive) with its SBOM, the chart package, the Krew archives
+# and manifest, SHA256SUMS (docs/development.md, "Releasing"). release-check builds it twice
+# (the second into dist/release/VERSION.check/) and fails unless the checksums are the same.
+# RELEASE_ARGS=--no-image leaves the image out (it takes most of the time).
+RELEASE_ARGS ?=
+release: venv helm packaging-deps
+	$(BIN)/python hack/release/release.py $(RELEASE_ARGS)
+release-check: venv helm packaging-deps
+	$(BIN)/python hack/release/release.py --check $(RELEASE_ARGS)
 
 # tests/compat against every release of hack/testenv/releases, one after another, each built
 # (or reused) first; all releases run, then it fails if any did (docs/development.md).

@@ -149,9 +149,10 @@ Why an annotation and not a field of `spec`:
   annotation changes nothing. A spec field would claim a lasting meaning (and a new
   `generation`) for what acts once.
 - It needs no change of the CRDs, whose schema is the original Go controller's plus what
-  scheduling needs. A cluster whose CRDs lag the controller (Helm installs the chart's `crds/`
-  but never upgrades them) still stores it, where an unknown spec field would be dropped
-  silently by the structural schema and the adoption would never happen, with no error.
+  scheduling needs. A cluster whose CRDs lag the controller (applied by hand, or by a chart
+  before 0.2.0, whose `crds/` Helm never upgraded) still stores it, where an unknown spec
+  field would be dropped silently by the structural schema and the adoption would never
+  happen, with no error.
 - It is written like the other annotations of this group (`autoscaling.d-kuro.github.io/...`),
   in the SPA's manifest in Git or with `kubectl annotate`; the controller only reads it, so a
   GitOps tool sees no drift.

@@ -4,10 +4,11 @@ are current.
 The CRDs come from the API models (spa.api.crd); the two install.yaml files are what
 `kubectl kustomize` renders from config/install and config/legacy, so that `kubectl apply -f`
 of one file installs everything. The Helm chart gets copies of what config/ holds and a chart
-cannot read from outside its directory: the CRDs, the controller's RBAC rules, the Prometheus
-rules and the Grafana dashboard; config/prometheus/prometheusrule.yaml wraps the rules for the
-prometheus-operator. `--check` renders into a scratch copy of config/ and lists the committed
-files that differ, which is what the unit test runs.
+cannot read from outside its directory: the CRDs (under files/crds, which the chart's
+templates/crds.yaml renders so that `helm upgrade` upgrades them), the controller's RBAC
+rules, the Prometheus rules and the Grafana dashboard; config/prometheus/prometheusrule.yaml
+wraps the rules for the prometheus-operator. `--check` renders into a scratch copy of
+config/ and lists the committed files that differ, which is what the unit test runs.
 """
 
 from __future__ import annotations
@@ -78,7 +79,10 @@ def crd_files() -> dict[str, str]:
         name = f"{crd['metadata']['name'].split('.', 1)[1]}_{crd['spec']['names']['plural']}.yaml"
         files[f"config/crd/{name}"] = _dump(crd)
         files[f"config/legacy/{name}"] = _dump(legacy_crd(crd))
-        files[f"{CHART}/crds/{name}"] = _dump(crd)
+        # Not the chart's crds/ directory, which Helm installs once and never upgrades: the
+        # chart renders these as templates (templates/crds.yaml; docs/install.md, "CRDs with
+        # Helm").
+        files[f"{CHART}/files/crds/{name}"] = _dump(crd)
     return files
 
 

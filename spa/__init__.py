@@ -6,4 +6,4 @@ Layers, lowest first (checked by import-linter, see setup.cfg):
 and ``spa.plan`` (offline preview) < ``spa.controller`` (the SPA reconciler) < ``spa.cli``.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -50,7 +50,7 @@ log = logging.getLogger(__name__)
 DISCOVERY_INTERVAL = 60.0
 """Seconds between two discoveries of a kind that is not served (docs/runtime.md)."""
 
-CRD_INSTALL = "apply config/crd or the chart's crds/ (docs/install.md)"
+CRD_INSTALL = "apply config/crd, or helm upgrade the chart (docs/install.md)"
 """How to install this project's own CRDs, said where one is missing."""
 
 

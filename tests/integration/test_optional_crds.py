@@ -36,7 +36,7 @@ NAMESPACE = "shop"
 CRDS = REPO / "config" / "crd"
 MISSING = (
     "spec.calendars[0]: the Calendar CRD (calendars.autoscaling.d-kuro.github.io) is not "
-    "installed: apply config/crd or the chart's crds/ (docs/install.md)"
+    "installed: apply config/crd, or helm upgrade the chart (docs/install.md)"
 )
 
 

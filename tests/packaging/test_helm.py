@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,8 +26,10 @@ from typing import Any
 import pytest
 import yaml
 
+from spa import __version__
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import LEASE
+from tests.builders import autoscaler
 from tests.integration.harness import CRD_NAMES, Kube, admin
 from tests.integration.processes import leader_election_args, spa_run, writes
 from tests.kubernetes_schemas import validate
@@ -152,9 +155,19 @@ def test_lint_strict(helm: Callable[..., str], name: str) -> None:
     assert "1 chart(s) linted, 0 chart(s) failed" in output
 
 
+def _without_crds(rendered: str) -> str:
+    """The rendering less templates/crds.yaml: the CRDs are config/crd's, which
+    test_crds_are_the_generated_templates_kept_on_uninstall checks, and would be most of every
+    golden file."""
+    sources = rendered.split("---\n# Source: ")
+    return "---\n# Source: ".join(
+        s for s in sources if not s.startswith(f"{CHART.name}/templates/crds.yaml")
+    )
+
+
 @pytest.mark.parametrize("name", sorted(GOLDEN))
 def test_rendering_matches_its_golden_file(helm: Callable[..., str], name: str) -> None:
-    rendered = _template(helm, name)
+    rendered = _without_crds(_template(helm, name))
     golden = HERE / "golden" / f"{name}.yaml"
     if os.environ.get("SPA_UPDATE_GOLDEN"):
         golden.write_text(rendered)
@@ -180,8 +193,19 @@ def test_every_rendered_object_is_valid_for_kubernetes_1_25(
         assert validate(document, "1.25") is None
 
 
+def _crd_metadata_as_config(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The documents with each CRD's metadata reduced to its name, as config/crd has it: the
+    chart adds labels and the keep policy (test_crds_are_the_generated_templates_kept_...)."""
+    return [
+        {**d, "metadata": {"name": d["metadata"]["name"]}}
+        if d["kind"] == "CustomResourceDefinition"
+        else d
+        for d in documents
+    ]
+
+
 def test_default_values_render_what_config_install_renders(helm: Callable[..., str]) -> None:
-    chart = _by_identity(_documents(_template(helm, "default", "--include-crds")))
+    chart = _by_identity(_crd_metadata_as_config(_documents(_template(helm, "default"))))
     config = _by_identity(_kustomize("install"))
     assert sorted(chart.keys() - config.keys()) == [("PodDisruptionBudget", NAMESPACE, NAMESPACE)]
     assert sorted(config.keys() - chart.keys()) == [("Namespace", "", NAMESPACE)]
@@ -210,13 +234,40 @@ def test_monitoring_values_render_what_config_prometheus_renders(
     _assert_same(chart, config)
 
 
-def test_crds_are_the_generated_ones(helm: Callable[..., str]) -> None:
-    with_crds = _documents(_template(helm, "default", "--include-crds"))
-    crds = {d["metadata"]["name"]: d for d in with_crds if d["kind"] == "CustomResourceDefinition"}
+def _crds(helm: Callable[..., str], *values: str) -> dict[str, dict[str, Any]]:
+    rendered = _documents(_template(helm, "default", *(f"--set={v}" for v in values)))
+    return {d["metadata"]["name"]: d for d in rendered if d["kind"] == "CustomResourceDefinition"}
+
+
+def test_crds_are_the_generated_templates_kept_on_uninstall(helm: Callable[..., str]) -> None:
+    # Templates, not crds/ (installed once, never upgraded): `helm upgrade` upgrades them.
+    assert not (CHART / "crds").exists()
+    crds = _crds(helm)
     assert sorted(crds) == sorted(CRD_NAMES)
     for path in (REPO / "config" / "crd").glob("*_*.yaml"):
         generated = yaml.safe_load(path.read_text())
-        assert crds[generated["metadata"]["name"]] == generated
+        crd = crds[generated["metadata"]["name"]]
+        assert {k: v for k, v in crd.items() if k != "metadata"} == {
+            k: v for k, v in generated.items() if k != "metadata"
+        }
+        # `helm uninstall` leaves them (and every SPA, Schedule and HPA with them).
+        assert crd["metadata"]["annotations"] == {
+            "helm.sh/resource-policy": "keep",
+            # Argo CD renders the chart and applies it itself: it neither prunes them nor
+            # deletes them with the Application.
+            "argocd.argoproj.io/sync-options": "Prune=false,Delete=false",
+        }
+        # Which chart's CRDs are installed: `kubectl get crd -L app.kubernetes.io/version`.
+        assert crd["metadata"]["labels"]["app.kubernetes.io/version"] == __version__
+
+
+def test_crds_values_leave_them_out_or_let_uninstall_delete_them(
+    helm: Callable[..., str],
+) -> None:
+    assert _crds(helm, "crds.enabled=false") == {}
+    unkept = _crds(helm, "crds.keep=false")
+    assert sorted(unkept) == sorted(CRD_NAMES)
+    assert all("annotations" not in crd["metadata"] for crd in unkept.values())
 
 
 @pytest.mark.parametrize(
@@ -226,6 +277,7 @@ def test_crds_are_the_generated_ones(helm: Callable[..., str]) -> None:
         (["logLevel=verbose"], "at '/logLevel': value must be one of"),
         (["replicas=3"], "additional properties 'replicas' not allowed"),
         (["image.digest=latest"], "at '/image/digest'"),
+        (["crds.enabled=no"], "at '/crds/enabled'"),
         (["serviceMonitor.enabled=true,metrics.service.enabled=false"], "needs metrics.service"),
         (["serviceAccount.create=false"], "serviceAccount.name is required"),
         (["shards[0].name=a,shardCount=2"], "shards and shardCount are two ways to shard"),
@@ -339,7 +391,7 @@ def test_install_upgrade_uninstall(
     for team in ("team-a", "team-b"):
         _kubectl(plane, "create", "namespace", team)
 
-    # Install: the CRDs from crds/, then every object of the chart.
+    # Install: the CRDs (templates/crds.yaml), then every object of the chart.
     helm("install", *release, "--create-namespace", *kubeconfig)
     _kubectl(plane, "wait", "--for=condition=Established", *(f"crd/{n}" for n in CRD_NAMES))
     for kind in ("deployment", "serviceaccount", "service", "poddisruptionbudget"):
@@ -452,3 +504,137 @@ def test_sharded_install_from_the_chart(
     for shard, mine in (("a", "web"), ("b", "api")):
         written = {str(line.get("name")) for line in writes(tmp_path / f"{shard}.log")}
         assert written == {mine}, (shard, written)
+
+
+# --- the CRDs across upgrades ---------------------------------------------------------------
+
+SPA_CRD = "scheduledpodautoscalers.autoscaling.d-kuro.github.io"
+CALENDAR_CRDS = (
+    "calendars.autoscaling.d-kuro.github.io",
+    "clustercalendars.autoscaling.d-kuro.github.io",
+)
+
+
+def _older_chart(tmp_path: Path, *, crds_directory: bool) -> Path:
+    """The chart as an older release had it: version 0.1.0, no Calendar CRDs and an SPA CRD
+    without `scaleUpImmediately`; with `crds_directory`, its CRDs in crds/ as charts before
+    0.2.0 had them (installed once, never upgraded, never owned by the release)."""
+    old = tmp_path / "old-chart"
+    shutil.copytree(CHART, old)
+    chart = yaml.safe_load((old / "Chart.yaml").read_text())
+    (old / "Chart.yaml").write_text(yaml.safe_dump({**chart, "version": "0.1.0",
+                                                    "appVersion": "0.1.0"}))  # fmt: skip
+    crds = old / "files" / "crds"
+    for name in CALENDAR_CRDS:
+        plural, group = name.split(".", 1)
+        (crds / f"{group}_{plural}.yaml").unlink()
+    spa_file = crds / "autoscaling.d-kuro.github.io_scheduledpodautoscalers.yaml"
+    crd = yaml.safe_load(spa_file.read_text())
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    del spec["properties"]["scaleUpImmediately"]
+    spa_file.write_text(yaml.safe_dump(crd))
+    if crds_directory:
+        crds.rename(old / "crds")
+        (old / "templates" / "crds.yaml").unlink()
+    return old
+
+
+def _crd_labels(plane: ControlPlane, name: str) -> dict[str, str]:
+    crd = yaml.safe_load(_kubectl(plane, "get", "crd", name, "-o", "yaml"))
+    labels: dict[str, str] = crd["metadata"].get("labels", {})
+    return labels
+
+
+def _serves_scale_up_immediately(plane_kube: Kube, namespace: str, name: str) -> bool:
+    """Whether an SPA written with `scaleUpImmediately: false` keeps it (a CRD without the
+    field prunes it)."""
+    plane_kube.create(autoscaler(name=name, namespace=namespace, scaleUpImmediately=False))
+    stored = plane_kube.get(SCHEDULED_POD_AUTOSCALERS, namespace, name)
+    return "scaleUpImmediately" in stored["spec"]
+
+
+@pytest.mark.integration
+def test_helm_upgrade_upgrades_the_crds_and_uninstall_keeps_them(
+    helm: Callable[..., str], plane: ControlPlane, plane_kube: Kube, tmp_path: Path
+) -> None:
+    kubeconfig = ["--kubeconfig", str(plane.kubeconfig)]
+    release = ["scheduled-pod-autoscaler", "--namespace", NAMESPACE, *kubeconfig]
+    _kubectl(plane, "create", "namespace", "shop")
+    helm("install", *release, str(_older_chart(tmp_path, crds_directory=False)),
+         "--create-namespace")  # fmt: skip
+    _kubectl(plane, "wait", "--for=condition=Established", f"crd/{SPA_CRD}")
+    assert not _serves_scale_up_immediately(plane_kube, "shop", "before")
+    assert not any(_exists(plane, "crd", name) for name in CALENDAR_CRDS)
+
+    # One `helm upgrade` is the whole upgrade: the CRD gets its new field, the new CRDs come.
+    helm("upgrade", *release, str(CHART))
+    _kubectl(plane, "wait", "--for=condition=Established", *(f"crd/{n}" for n in CRD_NAMES))
+    assert _serves_scale_up_immediately(plane_kube, "shop", "after")
+    assert _crd_labels(plane, SPA_CRD)["app.kubernetes.io/version"] == __version__
+
+    # Turning the CRDs off removes them from the release, and the keep policy leaves them.
+    helm("upgrade", *release, str(CHART), "--set", "crds.enabled=false")
+    assert all(_exists(plane, "crd", name) for name in CRD_NAMES)
+    helm("upgrade", *release, str(CHART))
+
+    # `helm uninstall` keeps every CRD, and with them the users' objects.
+    helm("uninstall", *release)
+    assert not _exists(plane, "deployment", NAMESPACE, "-n", NAMESPACE)
+    assert all(_exists(plane, "crd", name) for name in CRD_NAMES)
+    assert _exists(plane, SPA_CRD, "before", "-n", "shop")
+    assert _exists(plane, SPA_CRD, "after", "-n", "shop")
+
+
+@pytest.mark.integration
+def test_upgrade_from_a_chart_with_crds_directory_takes_the_crds_over(
+    helm: Callable[..., str], plane: ControlPlane, plane_kube: Kube, tmp_path: Path
+) -> None:
+    """docs/install.md, "Upgrading to 0.2.0": the CRDs a chart installed from crds/ belong to
+    no release, so the first upgrade to a chart that renders them must be told to adopt them."""
+    kubeconfig = ["--kubeconfig", str(plane.kubeconfig)]
+    release = ["scheduled-pod-autoscaler", "--namespace", NAMESPACE, *kubeconfig]
+    _kubectl(plane, "create", "namespace", "shop")
+    helm("install", *release, str(_older_chart(tmp_path, crds_directory=True)),
+         "--create-namespace")  # fmt: skip
+    _kubectl(plane, "wait", "--for=condition=Established", f"crd/{SPA_CRD}")
+    assert "app.kubernetes.io/version" not in _crd_labels(plane, SPA_CRD)
+
+    refused = helm("upgrade", *release, str(CHART), check=False)
+    assert "exists and cannot be imported into the current release" in refused, refused
+    assert not _serves_scale_up_immediately(plane_kube, "shop", "before")
+
+    helm("upgrade", *release, str(CHART), "--take-ownership")
+    _kubectl(plane, "wait", "--for=condition=Established", *(f"crd/{n}" for n in CRD_NAMES))
+    assert _serves_scale_up_immediately(plane_kube, "shop", "after")
+    crd = yaml.safe_load(_kubectl(plane, "get", "crd", SPA_CRD, "-o", "yaml"))
+    assert crd["metadata"]["annotations"]["meta.helm.sh/release-name"] == release[0]
+
+    helm("uninstall", *release)
+    assert all(_exists(plane, "crd", name) for name in CRD_NAMES)
+    assert _exists(plane, SPA_CRD, "before", "-n", "shop")
+
+
+@pytest.mark.integration
+def test_helm_install_takes_over_crds_applied_with_kubectl(
+    helm: Callable[..., str], plane: ControlPlane, plane_kube: Kube, tmp_path: Path
+) -> None:
+    """docs/install.md, "Upgrading from the original Go controller", step 3 with Helm: CRDs
+    that kubectl applied (the original's, or config/crd) are adopted by `helm install
+    --take-ownership --force-conflicts` and replaced by the chart's."""
+    kubeconfig = ["--kubeconfig", str(plane.kubeconfig)]
+    release = ["scheduled-pod-autoscaler", "--namespace", NAMESPACE, *kubeconfig]
+    older = _older_chart(tmp_path, crds_directory=True)
+    _kubectl(plane, "apply", "-f", str(older / "crds"))
+    _kubectl(plane, "wait", "--for=condition=Established", f"crd/{SPA_CRD}")
+    _kubectl(plane, "create", "namespace", "shop")
+    assert not _serves_scale_up_immediately(plane_kube, "shop", "before")
+
+    # Adopted, and the fields kubectl's apply manages taken over by Helm 4's server-side apply.
+    refused = helm("install", *release, str(CHART), "--create-namespace", "--take-ownership",
+                   check=False)  # fmt: skip
+    assert 'conflict with "kubectl-client-side-apply"' in refused, refused
+    helm("uninstall", *release)
+    helm("install", *release, str(CHART), "--take-ownership", "--force-conflicts")
+    _kubectl(plane, "wait", "--for=condition=Established", *(f"crd/{n}" for n in CRD_NAMES))
+    assert _serves_scale_up_immediately(plane_kube, "shop", "after")
+    assert _crd_labels(plane, SPA_CRD)["app.kubernetes.io/version"] == __version__

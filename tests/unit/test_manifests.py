@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from spa import __version__
 from spa.controller.capacity import PLACEHOLDER_PRIORITY_CLASS
 from spa.controller.options import add_run_arguments
 from tests.kubernetes_schemas import validate
@@ -304,7 +305,8 @@ def test_the_deployment_runs_the_controller_with_leader_election() -> None:
     pod = _pod()
     assert pod["serviceAccountName"] == NAMESPACE
     (container,) = pod["containers"]
-    assert container["image"] == ("ghcr.io/scheduled-pod-autoscaler/scheduled-pod-autoscaler:0.1.0")
+    image = f"ghcr.io/scheduled-pod-autoscaler/scheduled-pod-autoscaler:{__version__}"
+    assert container["image"] == image
     assert container["args"][:3] == [
         "run",
         "--enable-leader-election",

@@ -204,7 +204,7 @@ def test_the_three_kinds_say_the_same_way_which_crd_is_missing_and_how_to_instal
     kinds = Kinds(FakeClock())
     assert kinds.kind(CALENDARS).missing == (
         "the Calendar CRD (calendars.autoscaling.d-kuro.github.io) is not installed: apply "
-        "config/crd or the chart's crds/ (docs/install.md)"
+        "config/crd, or helm upgrade the chart (docs/install.md)"
     )
     assert kinds.kind(CLUSTER_CALENDARS).missing.startswith(
         "the ClusterCalendar CRD (clustercalendars.autoscaling.d-kuro.github.io) is not installed: "
