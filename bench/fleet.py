@@ -113,16 +113,17 @@ async def create_each(
 
 
 def wait_for(check: Callable[[], bool], *, within: float, what: str, every: float = 1.0) -> bool:
-    """Poll `check` every `every` s (an API server restarting in between is no answer); False,
-    and a line on stderr, if it did not hold within `within` s."""
+    """Poll `check` every `every` s, at least once (an API server restarting in between is no
+    answer); False, and a line on stderr, if it did not hold within `within` s."""
     deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
+    while True:
         with contextlib.suppress(ApiError, ApiUnavailable):
             if check():
                 return True
+        if time.monotonic() >= deadline:
+            log(f"{what}: not within {within:.0f} s")
+            return False
         time.sleep(every)
-    log(f"{what}: not within {within:.0f} s")
-    return False
 
 
 # -- the fleet of bench/load.py (and bench/original.py) ----------------------------------------
