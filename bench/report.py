@@ -53,13 +53,13 @@ def loadavg() -> list[float]:
     return [float(value) for value in Path("/proc/loadavg").read_text().split()[:3]]
 
 
-def conditions(**extra: object) -> dict[str, Any]:
-    """The `conditions` of an in-process benchmark's JSON: Python, CPUs, the load average now,
-    and the benchmark's own settings (`extra`)."""
+def conditions(*, load: str = "load_average", **extra: object) -> dict[str, Any]:
+    """The `conditions` of an in-process benchmark's JSON: Python, CPUs, the load average now
+    (under the key `load`), and the benchmark's own settings (`extra`)."""
     return {
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
-        "load_average": os.getloadavg(),
+        load: os.getloadavg(),
         **extra,
     }
 
