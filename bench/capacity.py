@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import shutil
 import sys
 import tempfile
 import time
@@ -250,14 +249,12 @@ def main() -> int:
     write_json(args.out, {"machine": machine(), "plane": settings, "results": results})
     if not args.smoke:
         return 0
-    if verdict := smoke_verdict(
+    return smoke_verdict(
         smoke_failures(results),
         ok=f"{len(results)} modes, every Deployment Ready at {WINDOW_MIN}",
-    ):
-        log(f"kept {workdir} (spa-run.log, the plane's logs)")
-        return verdict
-    shutil.rmtree(workdir, ignore_errors=True)
-    return 0
+        workdir=workdir,
+        logs="spa-run.log, the plane's logs",
+    )
 
 
 # `--smoke`: a fleet of one Deployment per mode takes its moved window in within a second or two.

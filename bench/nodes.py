@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import shutil
 import sys
 import tempfile
 import time
@@ -400,14 +399,12 @@ def main() -> int:
     write_json(args.out, {"machine": machine(), "plane": settings, "results": results})
     if not args.smoke:
         return 0
-    if verdict := smoke_verdict(
+    return smoke_verdict(
         smoke_failures(results),
         ok=f"{len(results)} modes, node-lead pods and nodes Ready before B",
-    ):
-        log(f"kept {workdir} (spa-run.log, the plane's and Karpenter's logs)")
-        return verdict
-    shutil.rmtree(workdir, ignore_errors=True)
-    return 0
+        workdir=workdir,
+        logs="spa-run.log, the plane's and Karpenter's logs",
+    )
 
 
 # `--smoke`: nodes 10 s late, a pod lead of 20 s (capacity lead 30 s).

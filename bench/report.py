@@ -22,6 +22,7 @@ import json
 import math
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -124,12 +125,20 @@ def write_json(path: str | Path | None, result: object) -> None:
         Path(path).write_text(text + "\n", encoding="utf-8")
 
 
-def smoke_verdict(failures: list[str], *, ok: str) -> int:
+def smoke_verdict(
+    failures: list[str], *, ok: str, workdir: Path | None = None, logs: str = ""
+) -> int:
     """The end of a `--smoke` (tests/bench/test_bench_smoke.py reads it): each failure as
-    "smoke check failed: ..." and exit status 1, or "smoke: ok (`ok`)" and 0."""
+    "smoke check failed: ..." and exit status 1, or "smoke: ok (`ok`)" and 0. A smoke's
+    `workdir` is removed when it passes and kept, with a line saying so (and where its `logs`
+    are), when it fails."""
     for failure in failures:
         print(f"smoke check failed: {failure}")
     if failures:
+        if workdir is not None:
+            log(f"kept {workdir} ({logs})")
         return 1
+    if workdir is not None:
+        shutil.rmtree(workdir, ignore_errors=True)
     print(f"smoke: ok ({ok})" if ok else "smoke: ok")
     return 0
