@@ -26,11 +26,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import gc
 import json
-import os
-import platform
 import sys
 import time
 import tracemalloc
@@ -40,30 +37,19 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.fleet import DEPLOYMENTS, create_each, ensure_namespace  # noqa: E402
 from bench.measured import positive_int  # noqa: E402
 from bench.plane import on_a_cluster  # noqa: E402
+from bench.report import conditions, log, middle, smoke_verdict, write_json  # noqa: E402
 from spa.api import parse_scheduled_pod_autoscaler, wire  # noqa: E402
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_SELECTOR, desired_hpa  # noqa: E402
 from spa.controller.watches import cached_hpa  # noqa: E402
-from spa.kube import (  # noqa: E402
-    HPA_V2,
-    Conflict,
-    ItemTransform,
-    KubeClient,
-    Resource,
-    connect,
-)
+from spa.kube import HPA_V2, ItemTransform, KubeClient, connect  # noqa: E402
 from spa.runtime import Store, drop_bookkeeping  # noqa: E402
 from spa.schedule import State  # noqa: E402
 from tests.builders import autoscaler, deployment  # noqa: E402
 
 NAMESPACE = "bench-cache"
-DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
-NAMESPACES = Resource("", "v1", "namespaces", "Namespace", False)
-
-
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 def hpa(name: str) -> dict[str, Any]:
@@ -86,23 +72,14 @@ async def ensure_hpas(client: KubeClient, count: int) -> None:
     """`count` Deployments (0 replicas: no pods to schedule, kube-controller-manager's writes
     are the HPAs') and their HPAs, and wait until kube-controller-manager has written every
     HPA's status (its conditions)."""
-    with contextlib.suppress(Conflict):
-        await client.create(NAMESPACES, None, {"metadata": {"name": NAMESPACE}})
-    semaphore = asyncio.Semaphore(8)
-
-    async def create(resource: Resource, body: dict[str, Any]) -> None:
-        async with semaphore:
-            with contextlib.suppress(Conflict):
-                await client.create(resource, NAMESPACE, body, field_manager=FIELD_MANAGER)
-
+    await ensure_namespace(client, NAMESPACE)
     names = [f"web-{index}" for index in range(count)]
-    await asyncio.gather(
-        *(
-            create(DEPLOYMENTS, deployment(name=name, namespace=NAMESPACE, replicas=0))
-            for name in names
-        )
-    )
-    await asyncio.gather(*(create(HPA_V2, hpa(name)) for name in names))
+    targets = [
+        (DEPLOYMENTS, deployment(name=name, namespace=NAMESPACE, replicas=0)) for name in names
+    ]
+    await create_each(client, NAMESPACE, targets, field_manager=FIELD_MANAGER)
+    hpas = [(HPA_V2, hpa(name)) for name in names]
+    await create_each(client, NAMESPACE, hpas, field_manager=FIELD_MANAGER)
     log(f"{count} HPAs created; waiting for their status")
     deadline = time.monotonic() + 300
     while True:
@@ -192,28 +169,21 @@ def main() -> int:
         )
 
     results = on_a_cluster(arguments.kubeconfig, run, name="cache", nodes=0)
-    results["conditions"] = {
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-        "load_average": os.getloadavg(),
-        "hpas": arguments.hpas,
-        "page_limit": arguments.page_limit,
-    }
-    if arguments.out:
-        Path(arguments.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    results["conditions"] = conditions(hpas=arguments.hpas, page_limit=arguments.page_limit)
+    write_json(arguments.out, results)
     print("| cache | bytes kept per HPA (median) | list peak per HPA (median) | JSON of one HPA |")
     print("|---|---|---|---|")
     for name, rows in results["ways"].items():
-        kept = sorted(row["kept_bytes_per_hpa"] for row in rows)[len(rows) // 2]
-        peak = sorted(row["list_peak_bytes_per_hpa"] for row in rows)[len(rows) // 2]
+        kept = middle(row["kept_bytes_per_hpa"] for row in rows)
+        peak = middle(row["list_peak_bytes_per_hpa"] for row in rows)
         size = results["sample_json_bytes"][name]
         print(f"| {name} | {kept:.0f} | {peak:.0f} | {size} |")
     if arguments.smoke:
         kept_by = {name: rows[0]["kept_bytes_per_hpa"] for name, rows in results["ways"].items()}
+        failures = []
         if not kept_by["read"] < kept_by["bookkeeping"] < kept_by["raw"]:
-            print(f"smoke check failed: bytes kept per HPA {kept_by}")
-            return 1
-        print("smoke: ok (each way keeps less than the one before it)")
+            failures.append(f"bytes kept per HPA {kept_by}")
+        return smoke_verdict(failures, ok="each way keeps less than the one before it")
     return 0
 
 

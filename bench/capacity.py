@@ -29,16 +29,11 @@ A Markdown table goes to stdout, progress to stderr; `--out` writes the raw resu
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import shutil
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +41,18 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from kubernetes import client as k8s  # noqa: E402
-from kubernetes import watch  # noqa: E402
 
-from bench.load import log, machine, summary  # noqa: E402
+from bench.fleet import (  # noqa: E402
+    DEPLOYMENTS,
+    WINDOW_MIN,
+    FirstTimes,
+    create_all,
+    move_windows,
+    next_boundary,
+    ready_at_one,
+    reconciled,
+    window,
+)
 from bench.measured import (  # noqa: E402
     NOTHING_MEASURED,
     non_negative_int,
@@ -56,23 +60,20 @@ from bench.measured import (  # noqa: E402
     one_or_more_of,
     positive_ints,
 )
+from bench.plane import HPA_SYNC_SECONDS, SA_NAME, SA_NAMESPACE, controller_plane  # noqa: E402
+from bench.report import log, machine, smoke_verdict, summary, write_json  # noqa: E402
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
-from spa.kube import BlockingKubeClient, Resource, connect_blocking  # noqa: E402
-from tests.builders import autoscaler, deployment, schedule  # noqa: E402
-from tests.integration.harness import install_crds  # noqa: E402
+from spa.kube import Resource, connect_blocking  # noqa: E402
+from tests.builders import autoscaler, deployment  # noqa: E402
 from tests.integration.processes import spa_run  # noqa: E402
 from tests.testenv.controlplane import ControlPlane  # noqa: E402
 from tests.testenv.kwok import NODE_CAPACITY  # noqa: E402
 
-DEPLOYMENT = Resource("apps", "v1", "deployments", "Deployment", True)
-SA_NAMESPACE = SA_NAME = "scheduled-pod-autoscaler"
 MODES = ("hpa", "immediate", "lead")
-WINDOW_MIN = 3
 LEAD_MARGIN_SECONDS = 10
 # How long after the fleet is set up (created, reconciled, Ready at 1 replica) its earliest
 # effective start may come, at the least: the controller takes the moved windows in.
 SETUP_SECONDS = 20
-HPA_SYNC_SECONDS = 15
 
 
 def fleet_autoscaler(name: str, mode: str, delay: int) -> dict[str, Any]:
@@ -88,74 +89,6 @@ def fleet_autoscaler(name: str, mode: str, delay: int) -> dict[str, Any]:
         scaleUpImmediately=mode != "hpa",
         leadTime=lead,
     )
-
-
-def window(name: str, boundary: datetime) -> dict[str, Any]:
-    return schedule(
-        name=f"{name}-peak",
-        namespace=None,
-        target=name,
-        type="Daily",
-        startTime=boundary.strftime("%H:%M"),
-        endTime=(boundary + timedelta(minutes=10)).strftime("%H:%M"),
-        minReplicas=WINDOW_MIN,
-    )
-
-
-class DeploymentTimes:
-    """Wall-clock instants at which each Deployment of a namespace first wanted and first had
-    WINDOW_MIN replicas, as a watch delivered them."""
-
-    def __init__(self, api: k8s.ApiClient, namespace: str) -> None:
-        self.wanted: dict[str, float] = {}
-        self.ready: dict[str, float] = {}
-        self._watch = watch.Watch()  # type: ignore[no-untyped-call]
-        self._apps = k8s.AppsV1Api(api)
-        self._namespace = namespace
-        self._stopped = False
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stopped:
-            try:
-                for event in self._watch.stream(  # type: ignore[no-untyped-call]
-                    self._apps.list_namespaced_deployment, self._namespace, timeout_seconds=300
-                ):
-                    self._note(event["object"], time.time())
-            except Exception as error:  # a broken watch is started again
-                if not self._stopped:
-                    log(f"deployment watch: {error!r}; watching again")
-
-    def _note(self, obj: k8s.V1Deployment, received: float) -> None:
-        name = obj.metadata.name if obj.metadata else None
-        if not name:
-            return
-        if (obj.spec.replicas or 0) >= WINDOW_MIN:
-            self.wanted.setdefault(name, received)
-        if ((obj.status and obj.status.ready_replicas) or 0) >= WINDOW_MIN:
-            self.ready.setdefault(name, received)
-
-    def stop(self) -> None:
-        self._stopped = True
-        self._watch.stop()  # type: ignore[no-untyped-call]
-
-
-def ready_at_one(admin: BlockingKubeClient, namespace: str) -> int:
-    """How many Deployments of the namespace have their one replica Ready."""
-    items = admin.list(DEPLOYMENT, namespace=namespace).items
-    return sum(1 for item in items if ((item.get("status") or {}).get("readyReplicas") or 0) >= 1)
-
-
-def reconciled(admin: BlockingKubeClient, namespace: str) -> int:
-    """How many SPAs of the namespace the controller has reconciled (status written)."""
-    items = admin.list(SCHEDULED_POD_AUTOSCALERS, namespace=namespace).items
-    return sum(1 for item in items if (item.get("status") or {}).get("observedGeneration"))
-
-
-def next_boundary(after: float) -> datetime:
-    instant = datetime.fromtimestamp(after, UTC)
-    return (instant + timedelta(minutes=1)).replace(second=0, microsecond=0)
 
 
 def run_round(
@@ -182,7 +115,7 @@ def run_round(
         for name in names:
             objects.append(
                 (
-                    DEPLOYMENT,
+                    DEPLOYMENTS,
                     deployment(
                         name=name,
                         namespace=None,
@@ -195,9 +128,7 @@ def run_round(
             objects.append((SCHEDULES, window(name, boundary)))
     admin = connect_blocking(kubeconfig=str(plane.kubeconfig), pool_size=32)
     began = time.monotonic()
-    with ThreadPoolExecutor(16) as pool:
-        list(pool.map(lambda item: admin.create(item[0], namespace, item[1]), objects))
-    took = time.monotonic() - began
+    took = create_all(admin, namespace, objects)
     log(f"{label}: created {len(objects)} objects in {took:.1f} s")
     total = sum(len(names) for names in groups.values())
     setup_deadline = time.time() + 600
@@ -208,24 +139,17 @@ def run_round(
     lead = max(delays) + LEAD_MARGIN_SECONDS if "lead" in modes else 0
     boundary = next_boundary(time.time() + lead + setup_seconds)
     b = boundary.timestamp()
-    with ThreadPoolExecutor(16) as pool:
-        list(
-            pool.map(
-                lambda name: admin.patch(
-                    SCHEDULES,
-                    namespace,
-                    f"{name}-peak",
-                    {"spec": window(name, boundary)["spec"]},
-                    patch_type="merge",
-                    field_manager="bench",
-                ),
-                [name for names in groups.values() for name in names],
-            )
-        )
+    move_windows(admin, namespace, [name for names in groups.values() for name in names], boundary)
     log(f"{label}: set up in {time.monotonic() - began:.0f} s; boundary {boundary:%H:%M:%S}")
     deadline = b + max(delays) + 2 * HPA_SYNC_SECONDS + 30
     with plane.api_client() as api:
-        times = DeploymentTimes(api, namespace)
+        times = FirstTimes(
+            api,
+            k8s.AppsV1Api(api).list_namespaced_deployment,
+            namespace,
+            ready=lambda obj: ((obj.get("status") or {}).get("readyReplicas") or 0) >= WINDOW_MIN,
+            wanted=lambda obj: ((obj.get("spec") or {}).get("replicas") or 0) >= WINDOW_MIN,
+        )
         try:
             while time.time() < deadline and len(times.ready) < total:
                 time.sleep(0.5)
@@ -306,7 +230,8 @@ def main() -> int:
     nodes = max(3, math.ceil(most_pods / (int(NODE_CAPACITY["pods"]) - 10)))
     workdir = Path(tempfile.mkdtemp(prefix="spa-bench-capacity-"))
     log(f"control plane with {nodes} nodes in {workdir}")
-    plane = ControlPlane(
+    results: list[dict[str, Any]] = []
+    with controller_plane(
         workdir / "plane",
         nodes=nodes,
         # A real cluster's HPA sync period: the HPA-only mode measures what users get today.
@@ -314,33 +239,22 @@ def main() -> int:
             f"--horizontal-pod-autoscaler-sync-period={HPA_SYNC_SECONDS}s",
             *qps_args(args.controller_manager_qps),
         ],
-    )
-    plane.start()
-    results: list[dict[str, Any]] = []
-    try:
-        install_crds(plane)
-        plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config/rbac"), check=True)
+    ) as plane:
         kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)
         with spa_run(Path(kubeconfig), None, log=workdir / "spa-run.log"):
             for label, n, round_modes, round_delays in rounds(sizes, modes, delays):
                 results += run_round(plane, label, n, round_delays, round_modes, setup_seconds)
-    finally:
-        plane.stop()
     print(table(results))
-    if args.out:
-        settings = {"controller_manager_qps": args.controller_manager_qps or 20}
-        raw = {"machine": machine(), "plane": settings, "results": results}
-        args.out.write_text(json.dumps(raw, indent=2))
-    if args.smoke:
-        failures = smoke_failures(results)
-        for failure in failures:
-            print(f"smoke check failed: {failure}")
-        if failures:
-            log(f"kept {workdir} (spa-run.log, the plane's logs)")
-            return 1
-        shutil.rmtree(workdir, ignore_errors=True)
-        print(f"smoke: ok ({len(results)} modes, every Deployment Ready at {WINDOW_MIN})")
-    return 0
+    settings = {"controller_manager_qps": args.controller_manager_qps or 20}
+    write_json(args.out, {"machine": machine(), "plane": settings, "results": results})
+    if not args.smoke:
+        return 0
+    return smoke_verdict(
+        smoke_failures(results),
+        ok=f"{len(results)} modes, every Deployment Ready at {WINDOW_MIN}",
+        workdir=workdir,
+        logs="spa-run.log, the plane's logs",
+    )
 
 
 # `--smoke`: a fleet of one Deployment per mode takes its moved window in within a second or two.

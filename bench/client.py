@@ -40,8 +40,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import platform
 import subprocess
 import sys
 import time
@@ -62,6 +60,7 @@ from kubernetes.aio.client import rest as aio_rest  # noqa: E402
 
 from bench.measured import NOTHING_MEASURED, one_or_more_of, positive_int  # noqa: E402
 from bench.plane import on_a_cluster  # noqa: E402
+from bench.report import conditions, log, middle, smoke_verdict, write_json  # noqa: E402
 
 NAMESPACE = "bench-client"
 MERGE = "application/merge-patch+json"
@@ -69,10 +68,6 @@ MERGE = "application/merge-patch+json"
 PATCH_STACKS = ("urllib3", "kubernetes.aio", "aiohttp", "spa.kube")
 WATCH_STACKS = ("urllib3", "aiohttp", "spa.kube")
 _T = TypeVar("_T")
-
-
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 def names(count: int) -> list[str]:
@@ -472,14 +467,10 @@ def table(results: dict[str, Any]) -> str:
         "|---|---|---|---|",
     ]
     for name, rows in patched.items():
-        cpu = sorted(row["cpu_ms_per_request"] for row in rows)[len(rows) // 2]
-        rate = sorted(row["requests_per_second"] for row in rows)[len(rows) // 2]
+        cpu = middle(row["cpu_ms_per_request"] for row in rows)
+        rate = middle(row["requests_per_second"] for row in rows)
         watch_rows = results["watch"].get(name)
-        watch = (
-            f"{sorted(r['cpu_ms_per_event'] for r in watch_rows)[len(watch_rows) // 2]:.3f}"
-            if watch_rows
-            else "-"
-        )
+        watch = f"{middle(r['cpu_ms_per_event'] for r in watch_rows):.3f}" if watch_rows else "-"
         lines.append(f"| {name} | {cpu:.2f} | {rate:.0f} | {watch} |")
     return "\n".join(lines)
 
@@ -540,17 +531,13 @@ def main() -> int:
         return measure(kubeconfig, arguments.patches, arguments.threads, arguments.rounds, stacks)
 
     results = on_a_cluster(arguments.kubeconfig, run, name="client", controller_manager=False)
-    results["conditions"] = {
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-        "load_average": os.getloadavg(),
-        "patches": arguments.patches,
-        "concurrency": arguments.threads,
-        "spa_src": str(arguments.spa_src or REPO),
-        "spa_kube_loop": arguments.loop,
-    }
-    if arguments.out:
-        Path(arguments.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    results["conditions"] = conditions(
+        patches=arguments.patches,
+        concurrency=arguments.threads,
+        spa_src=str(arguments.spa_src or REPO),
+        spa_kube_loop=arguments.loop,
+    )
+    write_json(arguments.out, results)
     print(table(results))
     if arguments.smoke:
         # measure() logs a stack's failure and goes on (an older checkout may lack one).
@@ -560,11 +547,7 @@ def main() -> int:
             for name in stacks
             if len(results[kind].get(name, ())) != arguments.rounds
         ]
-        for failure in failures:
-            print(f"smoke check failed: {failure}")
-        if failures:
-            return 1
-        print("smoke: ok (every stack patched and watched)")
+        return smoke_verdict(failures, ok="every stack patched and watched")
     return 0
 
 

@@ -22,9 +22,6 @@ figure on a shared machine), with the median beside it.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import statistics
 import sys
 import time
@@ -37,6 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.measured import positive_int  # noqa: E402
+from bench.report import conditions, smoke_verdict, write_json  # noqa: E402
 from spa.api import wire  # noqa: E402
 from spa.controller.decide import (  # noqa: E402
     Calendars,
@@ -109,8 +107,7 @@ def main() -> int:
     once = ParsedAutoscaler(snapshot.autoscaler)
     per_version = replace(snapshot, derived=derived(parse=lambda autoscaler: once))
     if decide(per_version) != decide(replace(snapshot, derived=derived())):
-        print("smoke check failed: the two ways decided differently")
-        return 1
+        return smoke_verdict(["the two ways decided differently"], ok="")
     ways: dict[str, Callable[[], float]] = {
         "per decision": lambda: timed(snapshot, arguments.decisions, derived),
         "per version": lambda: timed(per_version, arguments.decisions, None),
@@ -119,21 +116,14 @@ def main() -> int:
     for _ in range(arguments.repeats):
         for name, run in ways.items():
             results[name].append(run())
-    results["conditions"] = {
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-        "load_average": os.getloadavg(),
-        "decisions": arguments.decisions,
-        "repeats": arguments.repeats,
-    }
-    if arguments.out:
-        Path(arguments.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    results["conditions"] = conditions(decisions=arguments.decisions, repeats=arguments.repeats)
+    write_json(arguments.out, results)
     print("| SPA validated | CPU per decide, best (µs) | median (µs) |")
     print("|---|---|---|")
     for name in ways:
         print(f"| {name} | {min(results[name]):.0f} | {statistics.median(results[name]):.0f} |")
     if arguments.smoke:
-        print("smoke: ok (both ways decided alike, and were timed)")
+        return smoke_verdict([], ok="both ways decided alike, and were timed")
     return 0
 
 

@@ -26,6 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.measured import non_negative_int, positive_int  # noqa: E402
+from bench.report import smoke_verdict  # noqa: E402
 from spa.plan import build_plan, read_documents  # noqa: E402
 from spa.schedule import (  # noqa: E402
     Base,
@@ -324,11 +325,7 @@ def main() -> int:
             failures.append("a measure gave no rate")
         if transitions == 0:
             failures.append("the plan has no transitions")
-        for failure in failures:
-            print(f"smoke check failed: {failure}")
-        if failures:
-            return 1
-        print("smoke: ok (every measure ran, the plan has transitions)")
+        return smoke_verdict(failures, ok="every measure ran, the plan has transitions")
     return 0
 
 

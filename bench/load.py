@@ -57,7 +57,6 @@ import copy
 import json
 import math
 import os
-import platform
 import shutil
 import signal
 import statistics
@@ -72,12 +71,30 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
-from zoneinfo import ZoneInfo
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.fleet import (  # noqa: E402
+    ACTIVE_MIN,
+    BASE_MAX,
+    FLIP_MAX,
+    FLIP_MIN,
+    WINDOW_MINUTES,
+    flip_spec,
+    load_fleet,
+    patch_all,
+)
+from bench.fleet import create_all as create_fleet  # noqa: E402
 from bench.measured import NOTHING_MEASURED, positive_int, positive_ints  # noqa: E402
+from bench.plane import (  # noqa: E402
+    SA_NAME,
+    SA_NAMESPACE,
+    ProcessSampler,
+    controller_plane,
+    start_spa_run,
+)
+from bench.report import loadavg, log, machine, smoke_verdict, summary, write_json  # noqa: E402
 from spa.api import wire  # noqa: E402
 from spa.controller.decide import ParsedAutoscaler  # noqa: E402
 from spa.controller.desired import FIELD_MANAGER, hpa_patch  # noqa: E402
@@ -92,8 +109,6 @@ from spa.kube import (  # noqa: E402
     connect_blocking,
 )
 from spa.schedule import State  # noqa: E402
-from tests.builders import autoscaler, schedule  # noqa: E402
-from tests.integration.harness import install_crds  # noqa: E402
 from tests.testenv.audit import (  # noqa: E402
     AuditEvent,
     AuditLog,
@@ -101,31 +116,13 @@ from tests.testenv.audit import (  # noqa: E402
     count_by_verb_and_resource,
     service_account_user,
 )
-from tests.testenv.controlplane import ControlPlane  # noqa: E402
+from tests.testenv.controlplane import ControlPlane, free_port  # noqa: E402
 
 NAMESPACE = "bench"
 # The capacity probe's HPAs (CapacityProbe): a namespace `spa run --namespace bench` does not
 # watch, so that none of their writes reaches its caches or wakes a reconcile.
 PROBE_NAMESPACE = "bench-probe"
-SA_NAMESPACE = "scheduled-pod-autoscaler"
-SA_NAME = "scheduled-pod-autoscaler"
 CONTROLLER_USER = service_account_user(SA_NAMESPACE, SA_NAME)
-SPA_BIN = Path(sys.executable).parent / "spa"
-ZONES = [
-    "Asia/Tokyo",
-    "Europe/Berlin",
-    "America/New_York",
-    "Australia/Sydney",
-    "UTC",
-    "Asia/Kolkata",
-]
-DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-BASE_MIN, BASE_MAX = 2, 10
-ACTIVE_MIN = 3  # the Daily window that is active during the whole run
-FLIP_MIN, FLIP_MAX = 6, 20  # the window that starts at the boundary
-# The flipping window lasts this long (its end is the throttled boundary); longer than the
-# whole fleet's transition, so that its end never mixes with the start's writes.
-WINDOW_MINUTES = 5
 # Issue 24's "capacity first": at a boundary every capacity write (the HPA, a scale target's
 # /scale) goes out before any of these writes of the fleet (and any Event).
 STATUS_RESOURCES = frozenset({"scheduledpodautoscalers/status", "schedules/status"})
@@ -146,117 +143,11 @@ def pin(pid: int, cpus: frozenset[int]) -> None:
             os.sched_setaffinity(int(task.name), cpus)
 
 
-def log(message: str) -> None:
-    print(f"[{datetime.now(UTC).strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
-
-
-# -- objects ------------------------------------------------------------------------------------
-
-
-def _local(instant: datetime, zone: str) -> datetime:
-    return instant.astimezone(ZoneInfo(zone))
-
-
 def window_minutes(n: int) -> int:
     """How long the flipping window of an N-SPA fleet lasts: 5 min, and 1 min more per 400
     SPAs above 2,000 (at load 10 on this machine the controller writes about 65 times per
     second, so 5,000 SPAs' 20,000 transition writes take about 5 min)."""
     return max(WINDOW_MINUTES, math.ceil(n / 400))
-
-
-def flip_spec(index: int, boundary: datetime, minutes: int = WINDOW_MINUTES) -> dict[str, Any]:
-    """The window of SPA `index` that starts at `boundary` (type and zone rotate) and lasts
-    `minutes`."""
-    zone = ZONES[index % len(ZONES)]
-    start = _local(boundary, zone)
-    end = _local(boundary + timedelta(minutes=minutes), zone)
-    kind = ("Weekly", "Daily", "OneShot")[index % 3]
-    flip: dict[str, Any] = {"type": kind, "timeZone": zone, "description": "pre-scale"}
-    if kind == "OneShot":
-        flip |= {
-            "startTime": start.strftime("%Y-%m-%dT%H:%M"),
-            "endTime": end.strftime("%Y-%m-%dT%H:%M"),
-        }
-    else:
-        flip |= {"startTime": start.strftime("%H:%M"), "endTime": end.strftime("%H:%M")}
-    if kind == "Weekly":
-        flip |= {"startDayOfWeek": DAYS[start.weekday()], "endDayOfWeek": DAYS[end.weekday()]}
-    return flip | {"minReplicas": FLIP_MIN, "maxReplicas": FLIP_MAX}
-
-
-def schedules(index: int, name: str, boundary: datetime, now: datetime) -> list[dict[str, Any]]:
-    """Four Schedules: one starting at `boundary` (`flip_spec`), one Daily active during the
-    whole run, one Weekly three days away, one OneShot next month."""
-
-    def make(suffix: str, spec: dict[str, Any]) -> dict[str, Any]:
-        return schedule(name=f"{name}-{suffix}", namespace=NAMESPACE, target=name, **spec)
-
-    zone = ZONES[index % len(ZONES)]
-    other = ZONES[(index + 1) % len(ZONES)]
-    third = ZONES[(index + 2) % len(ZONES)]
-    flip = flip_spec(index, boundary)
-    active_from = _local(now - timedelta(hours=1), other)
-    active_to = _local(now + timedelta(hours=3), other)
-    later = _local(now + timedelta(days=3), third)
-    next_month = _local(now + timedelta(days=30), zone)
-    return [
-        make("prescale", flip),
-        make(
-            "daytime",
-            {
-                "type": "Daily",
-                "timeZone": other,
-                "startTime": active_from.strftime("%H:%M"),
-                "endTime": active_to.strftime("%H:%M"),
-                "minReplicas": ACTIVE_MIN,
-            },
-        ),
-        make(
-            "weekly",
-            {
-                "type": "Weekly",
-                "timeZone": third,
-                "startDayOfWeek": DAYS[later.weekday()],
-                "endDayOfWeek": DAYS[later.weekday()],
-                "startTime": "09:00",
-                "endTime": "17:30",
-                "maxReplicas": 30,
-            },
-        ),
-        make(
-            "campaign",
-            {
-                "type": "OneShot",
-                "timeZone": zone,
-                "startTime": next_month.strftime("%Y-%m-%dT10:00"),
-                "endTime": (next_month + timedelta(days=1)).strftime("%Y-%m-%dT10:00"),
-                "minReplicas": 8,
-                "maxReplicas": 40,
-            },
-        ),
-    ]
-
-
-def create_all(client: BlockingKubeClient, objects: list[tuple[Resource, dict[str, Any]]]) -> float:
-    """Create the objects with 16 threads; seconds taken."""
-    began = time.monotonic()
-
-    def create(item: tuple[Resource, dict[str, Any]]) -> None:
-        resource, obj = item
-        for attempt in range(10):
-            try:
-                client.create(resource, NAMESPACE, obj)
-                return
-            except ApiError as error:
-                if error.status == 409:
-                    return
-                if attempt == 9:
-                    raise
-                time.sleep(0.5)
-
-    with ThreadPoolExecutor(16) as pool:
-        list(pool.map(create, objects))
-    return time.monotonic() - began
 
 
 # -- observing ----------------------------------------------------------------------------------
@@ -447,83 +338,6 @@ class CapacityProbe:
         self._thread.join(timeout=5)
 
 
-class ProcessSampler:
-    """Samples /proc/<pid> of the controller: VmRSS, VmHWM, CPU seconds; keeps every CPU
-    sample with its wall time (`history`), so that the CPU of a stretch known only afterwards
-    (up to the last write the audit log shows) can be read back (`cpu_at`)."""
-
-    INTERVAL = 0.2
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.rss_mib = 0.0
-        self.hwm_mib = 0.0
-        self.cpu = 0.0
-        self.history: list[tuple[float, float]] = []  # (wall time, CPU seconds)
-        self._stop = threading.Event()
-        self._tick = os.sysconf("SC_CLK_TCK")
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def sample(self) -> None:
-        try:
-            status = Path(f"/proc/{self.pid}/status").read_text()
-            stat = Path(f"/proc/{self.pid}/stat").read_text()
-        except OSError:
-            return
-        for line in status.splitlines():
-            if line.startswith("VmRSS:"):
-                self.rss_mib = int(line.split()[1]) / 1024
-            elif line.startswith("VmHWM:"):
-                self.hwm_mib = int(line.split()[1]) / 1024
-        fields = stat.rsplit(")", 1)[1].split()
-        self.cpu = (int(fields[11]) + int(fields[12])) / self._tick
-        self.history.append((time.time(), self.cpu))
-
-    def cpu_before(self, instant: float) -> tuple[float, float]:
-        """The last sample taken before `instant`: (its wall time, CPU seconds)."""
-        earlier = [sample for sample in list(self.history) if sample[0] < instant]
-        return earlier[-1] if earlier else (math.nan, math.nan)
-
-    def cpu_at(self, instant: float) -> tuple[float, float]:
-        """The first sample taken at or after `instant`: (its wall time, CPU seconds)."""
-        for sampled, cpu in list(self.history):
-            if sampled >= instant:
-                return sampled, cpu
-        return self.history[-1] if self.history else (math.nan, math.nan)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.INTERVAL):
-            self.sample()
-
-    def stop(self) -> None:
-        self.sample()
-        self._stop.set()
-
-
-def loadavg() -> list[float]:
-    """The machine's 1-, 5- and 15-minute load averages (the machine is shared)."""
-    return [float(value) for value in Path("/proc/loadavg").read_text().split()[:3]]
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    rank = max(0, math.ceil(q / 100 * len(ordered)) - 1)
-    return ordered[rank]
-
-
-def summary(values: list[float]) -> dict[str, float]:
-    return {
-        "count": len(values),
-        "p50": percentile(values, 50),
-        "p99": percentile(values, 99),
-        "max": max(values) if values else math.nan,
-        "mean": statistics.fmean(values) if values else math.nan,
-    }
-
-
 def requests(events: list[AuditEvent]) -> dict[str, int]:
     return {
         f"{verb} {resource}": count
@@ -652,27 +466,20 @@ class Scenario:
                 self.hpa_changed.setdefault(name, received)
 
     def run(self) -> dict[str, Any]:
-        plane = ControlPlane(
+        with controller_plane(
             self.workdir / "plane",
+            namespaces=[NAMESPACE, PROBE_NAMESPACE],
             audit_policy=audit_policy(users=[CONTROLLER_USER]),
             # No kube-controller-manager: the HPAs' Deployments do not exist, so its HPA
             # controller would write a FailedGetScale Event for every HPA at every sync, a load
             # on the shared API server that a real cluster (where the targets exist) lacks.
             # Nothing here needs its garbage collector.
             controller_manager=False,
-        )
-        plane.start()
-        try:
+        ) as plane:
             return self._run(plane)
-        finally:
-            plane.stop()
 
     def _run(self, plane: ControlPlane) -> dict[str, Any]:
         n = self.n
-        install_crds(plane)
-        plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config/rbac"), check=True)
-        plane.run_kubectl("create", "namespace", NAMESPACE, check=True)
-        plane.run_kubectl("create", "namespace", PROBE_NAMESPACE, check=True)
         kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)
         admin = connect_blocking(kubeconfig=str(plane.kubeconfig), pool_size=32)
         audit = AuditLog(plane.audit_log or Path("/nonexistent"))
@@ -683,19 +490,8 @@ class Scenario:
         placeholder = (now + timedelta(hours=6)).replace(second=0, microsecond=0)
         log(f"N={n}: creating {5 * n} objects")
 
-        names = [f"app-{i:05d}" for i in range(n)]
-        objects: list[tuple[Resource, dict[str, Any]]] = []
-        for i, name in enumerate(names):
-            objects.append(
-                (
-                    SCHEDULED_POD_AUTOSCALERS,
-                    autoscaler(
-                        name=name, namespace=NAMESPACE, minReplicas=BASE_MIN, maxReplicas=BASE_MAX
-                    ),
-                )
-            )
-            objects += [(SCHEDULES, obj) for obj in schedules(i, name, placeholder, now)]
-        took = create_all(admin, objects)
+        names, objects = load_fleet(n, NAMESPACE, placeholder, now)
+        took = create_fleet(admin, NAMESPACE, objects)
         self.result["create_seconds"] = took
         log(f"created {len(objects)} objects in {took:.1f} s ({len(objects) / took:.0f}/s)")
 
@@ -732,21 +528,11 @@ class Scenario:
         self, admin: BlockingKubeClient, names: list[str], start: datetime, minutes: int
     ) -> None:
         """Every flipping window moved to start at `start` and last `minutes`."""
-
-        def move(item: tuple[int, str]) -> None:
-            index, name = item
-            spec = flip_spec(index, start, minutes)
-            admin.patch(
-                SCHEDULES,
-                NAMESPACE,
-                f"{name}-prescale",
-                {"spec": spec},
-                patch_type="merge",
-                field_manager="bench",
-            )
-
-        with ThreadPoolExecutor(16) as pool:
-            list(pool.map(move, enumerate(names)))
+        patches = {
+            f"{name}-prescale": {"spec": flip_spec(index, start, minutes)}
+            for index, name in enumerate(names)
+        }
+        patch_all(admin, SCHEDULES, NAMESPACE, patches)
 
     def _start_controller(
         self,
@@ -760,41 +546,15 @@ class Scenario:
             extra = ["--kube-api-qps", str(throttle[0]), "--kube-api-burst", str(throttle[1])]
         if self.workers is not None:
             extra += ["--workers", str(self.workers)]
-        command = [str(SPA_BIN)]
-        env = {**os.environ, "KUBECONFIG": ""}
-        cwd = None
-        if self.spa_src is not None:
-            cwd = self.spa_src  # `python -c` puts the working directory first on sys.path
-            # Another checkout's controller (e.g. a worktree of an older commit), in this venv
-            # or in that checkout's own (--spa-python), whose pinned dependencies may differ.
-            command = [
-                str(self.spa_python or sys.executable),
-                "-c",
-                "import sys; from spa.cli import main; sys.exit(main())",
-            ]
-            env["PYTHONPATH"] = str(self.spa_src)
-        with logfile.open("wb") as output:
-            process = subprocess.Popen(
-                [
-                    *command,
-                    "run",
-                    "--kubeconfig",
-                    str(kubeconfig),
-                    "--namespace",
-                    NAMESPACE,
-                    "--metrics-addr",
-                    f"127.0.0.1:{metrics_port}",
-                    "--probe-addr",
-                    "127.0.0.1:0",
-                    "--log-format",
-                    "json",
-                    *extra,
-                ],
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                env=env,
-                cwd=cwd,
-            )
+        process = start_spa_run(
+            kubeconfig,
+            NAMESPACE,
+            logfile,
+            spa_src=self.spa_src,
+            python=self.spa_python,
+            metrics_port=metrics_port,
+            extra=extra,
+        )
         if self.pinned:
             pin(process.pid, CONTROLLER_CPUS)
         return process
@@ -1244,15 +1004,6 @@ class Scenario:
         return self.result
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _reconciled_count(port: int) -> int:
     """How many SPAs the controller has reconciled successfully (from its metrics)."""
     import urllib.request
@@ -1291,30 +1042,6 @@ def _synced_at(logfile: Path) -> float:
 
 
 # -- report -------------------------------------------------------------------------------------
-
-
-def machine() -> dict[str, str]:
-    def run(*argv: str) -> str:
-        try:
-            return subprocess.run(argv, capture_output=True, text=True, check=False).stdout.strip()
-        except OSError:
-            return "?"
-
-    return {
-        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "nproc": run("nproc"),
-        "memory": run("free", "-h").splitlines()[1] if run("free", "-h") else "?",
-        "cpu": next(
-            (
-                line.split(":", 1)[1].strip()
-                for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")
-            ),
-            "?",
-        ),
-        "python": platform.python_version(),
-        "loadavg": Path("/proc/loadavg").read_text().strip(),
-    }
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
@@ -1572,19 +1299,14 @@ def main() -> int:
             else:
                 log(f"kept {workdir}")
     report = {"machine": machine(), "results": results}
-    if args.out is not None:
-        args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_json(args.out, report)
     if args.plot is not None:
         svg_plot(results, args.plot)
     print(json.dumps(report["machine"]))
     print(markdown(results))
     if args.smoke:
         failures = [failure for result in results for failure in smoke_failures(result)]
-        for failure in failures:
-            print(f"smoke check failed: {failure}")
-        if failures:
-            return 1
-        print(f"smoke: ok ({len(results)} size(s), every check passed)")
+        return smoke_verdict(failures, ok=f"{len(results)} size(s), every check passed")
     return 0
 
 

@@ -42,13 +42,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import ctypes
 import gc
-import json
 import math
 import os
-import platform
 import sys
 import time
 import tracemalloc
@@ -75,15 +72,17 @@ def _source() -> Path:
 sys.path.insert(0, str(_source()))
 sys.path.append(str(REPO))  # bench.plane from this tree, whichever tree is measured
 
+from bench.fleet import DEPLOYMENTS, create_each, ensure_namespace  # noqa: E402
 from bench.measured import non_negative_int, positive_ints  # noqa: E402
 from bench.plane import on_a_cluster  # noqa: E402
+from bench.report import conditions, log, smoke_verdict, write_json  # noqa: E402
 from spa.controller import metrics as controller_metrics  # noqa: E402
 from spa.controller.actuator import Actuator  # noqa: E402
 from spa.controller.capacity import CapacityActuator  # noqa: E402
 from spa.controller.manager import Manager  # noqa: E402
 from spa.controller.reconciler import Reconciler  # noqa: E402
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
-from spa.kube import Conflict, KubeClient, RequestRecord, Resource, connect  # noqa: E402
+from spa.kube import KubeClient, RequestRecord, Resource, connect  # noqa: E402
 from spa.runtime import (  # noqa: E402
     Controller,
     EventRecorder,
@@ -95,8 +94,6 @@ from spa.runtime import (  # noqa: E402
 from spa.runtime import metrics as runtime_metrics  # noqa: E402
 from tests.builders import DAILY_NOON, autoscaler, deployment, schedule  # noqa: E402
 
-DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
-NAMESPACES = Resource("", "v1", "namespaces", "Namespace", False)
 # Never walked into: code and types are shared by everything, not per SPA.
 _OPAQUE = (
     type,
@@ -108,10 +105,6 @@ _OPAQUE = (
     types.FrameType,
     asyncio.AbstractEventLoop,
 )
-
-
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 def rss_bytes() -> int:
@@ -215,18 +208,11 @@ async def create_fleet(
     client: KubeClient, namespace: str, first: int, count: int, schedules: int
 ) -> None:
     """SPAs `web-<first>`... with their Deployments (0 replicas) and `schedules` Schedules."""
-    semaphore = asyncio.Semaphore(8)
-
-    async def create(resource: Resource, body: dict[str, Any]) -> None:
-        async with semaphore:
-            with contextlib.suppress(Conflict):
-                await client.create(resource, namespace, body)
-
-    jobs = []
+    objects: list[tuple[Resource, dict[str, Any]]] = []
     for index in range(first, first + count):
         name = f"web-{index}"
-        jobs.append(create(DEPLOYMENTS, deployment(name=name, namespace=namespace, replicas=0)))
-        jobs.append(create(SCHEDULED_POD_AUTOSCALERS, autoscaler(name=name, namespace=namespace)))
+        objects.append((DEPLOYMENTS, deployment(name=name, namespace=namespace, replicas=0)))
+        objects.append((SCHEDULED_POD_AUTOSCALERS, autoscaler(name=name, namespace=namespace)))
         for hour in range(schedules):
             window = {**DAILY_NOON, "startTime": f"{hour:02}:00", "endTime": f"{hour:02}:30"}
             body = schedule(
@@ -237,8 +223,8 @@ async def create_fleet(
                 minReplicas=5,
                 maxReplicas=20,
             )
-            jobs.append(create(SCHEDULES, body))
-    await asyncio.gather(*jobs)
+            objects.append((SCHEDULES, body))
+    await create_each(client, namespace, objects)
 
 
 def _each(store: Store) -> Iterable[dict[str, Any]]:
@@ -464,8 +450,7 @@ async def measure(
     task: asyncio.Task[int] | None = None
     points: list[dict[str, Any]] = []
     try:
-        with contextlib.suppress(Conflict):
-            await admin.create(NAMESPACES, None, {"metadata": {"name": namespace}})
+        await ensure_namespace(admin, namespace)
         created = 0
         for index, size in enumerate(sizes):
             log(f"creating SPAs {created} to {size - 1}")
@@ -626,26 +611,22 @@ def main() -> int:
         )
 
     result = on_a_cluster(arguments.kubeconfig, run, name="memory", crds=True, nodes=0)
-    result["conditions"] = {
-        "src": str(_source()),
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-        "load_average": os.getloadavg(),
-        "sizes": sizes,
-        "schedules_per_spa": arguments.schedules,
-        "trace": arguments.trace,
-        "freeze": arguments.freeze,
-        "trim": arguments.trim,
-    }
-    if arguments.out:
-        Path(arguments.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    result["conditions"] = conditions(
+        src=str(_source()),
+        sizes=sizes,
+        schedules_per_spa=arguments.schedules,
+        trace=arguments.trace,
+        freeze=arguments.freeze,
+        trim=arguments.trim,
+    )
+    write_json(arguments.out, result)
     report(result)
     if arguments.smoke:
         structures_sum = sum(result["per_spa"]["structures"].values())
+        failures = []
         if not 0 < structures_sum < 200 * 1024:
-            print(f"smoke check failed: {structures_sum:.0f} B per SPA in the structures")
-            return 1
-        print("smoke: ok")
+            failures.append(f"{structures_sum:.0f} B per SPA in the structures")
+        return smoke_verdict(failures, ok="")
     return 0
 
 

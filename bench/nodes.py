@@ -41,15 +41,11 @@ stdout, progress to stderr; `--out` writes the raw results (JSON).
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import shutil
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -58,21 +54,22 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from kubernetes import client as k8s  # noqa: E402
-from kubernetes import watch  # noqa: E402
 
-from bench.capacity import (  # noqa: E402
-    DEPLOYMENT,
-    HPA_SYNC_SECONDS,
-    SA_NAME,
-    SA_NAMESPACE,
+from bench.fleet import (  # noqa: E402
+    DEPLOYMENTS,
     WINDOW_MIN,
+    FirstTimes,
+    create_all,
+    move_windows,
     next_boundary,
     ready_at_one,
     reconciled,
+    wait_for,
     window,
 )
-from bench.load import log, machine, summary  # noqa: E402
 from bench.measured import NOTHING_MEASURED, non_negative_int, one_or_more_of, positive_ints  # noqa: E402
+from bench.plane import HPA_SYNC_SECONDS, SA_NAME, SA_NAMESPACE, controller_plane  # noqa: E402
+from bench.report import log, machine, smoke_verdict, summary, write_json  # noqa: E402
 from spa.controller.capacity import (  # noqa: E402
     CAPACITY_BUFFER_GROUP,
     CAPACITY_BUFFER_PLURAL,
@@ -84,10 +81,8 @@ from spa.controller.capacity import (  # noqa: E402
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
 from spa.kube import BlockingKubeClient, Resource, connect_blocking  # noqa: E402
 from tests.builders import autoscaler, deployment  # noqa: E402
-from tests.integration.harness import install_crds  # noqa: E402
 from tests.integration.processes import spa_run  # noqa: E402
 from tests.testenv.binaries import find_karpenter  # noqa: E402
-from tests.testenv.controlplane import ControlPlane  # noqa: E402
 from tests.testenv.karpenter import (  # noqa: E402
     NODE_POOL_LABEL,
     Karpenter,
@@ -166,61 +161,6 @@ def pod_ready(pod: dict[str, Any]) -> bool:
     )
 
 
-class FirstTimes:
-    """Wall-clock instants at which a watch first delivered each object of a list, first
-    delivered it meeting `ready`, and delivered its deletion; with each object's labels."""
-
-    def __init__(
-        self,
-        api: k8s.ApiClient,
-        list_call: Callable[..., Any],
-        *args: str,
-        ready: Callable[[dict[str, Any]], bool],
-        label_selector: str = "",
-    ) -> None:
-        self.seen: dict[str, float] = {}
-        self.ready: dict[str, float] = {}
-        self.deleted: dict[str, float] = {}
-        self.labels: dict[str, dict[str, str]] = {}
-        self._api = api
-        self._list = list_call
-        self._args = args
-        self._predicate = ready
-        self._selector = label_selector
-        self._watch = watch.Watch()  # type: ignore[no-untyped-call]
-        self._stopped = False
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stopped:
-            try:
-                for event in self._watch.stream(  # type: ignore[no-untyped-call]
-                    self._list, *self._args, label_selector=self._selector, timeout_seconds=300
-                ):
-                    received = time.time()
-                    obj = cast(
-                        dict[str, Any],
-                        self._api.sanitize_for_serialization(  # type: ignore[no-untyped-call]
-                            event["object"]
-                        ),
-                    )
-                    name = obj["metadata"]["name"]
-                    self.seen.setdefault(name, received)
-                    self.labels[name] = obj["metadata"].get("labels") or {}
-                    if event["type"] == "DELETED":
-                        self.deleted.setdefault(name, received)
-                    elif self._predicate(obj):
-                        self.ready.setdefault(name, received)
-            except Exception as error:  # a broken watch is started again
-                if not self._stopped:
-                    log(f"watch: {error!r}; watching again")
-
-    def stop(self) -> None:
-        self._stopped = True
-        self._watch.stop()  # type: ignore[no-untyped-call]
-
-
 def left_over(karpenter: Karpenter, admin: BlockingKubeClient, namespace: str) -> dict[str, int]:
     """The capacity objects the controller holds in `namespace`, by SPA name: CapacityBuffers
     named for an SPA and placeholder Deployments labelled for one."""
@@ -236,7 +176,7 @@ def left_over(karpenter: Karpenter, admin: BlockingKubeClient, namespace: str) -
                 held[name] = held.get(name, 0) + 1
     # In the controller's namespace, labelled with the SPA's (docs/schedules.md).
     placeholders = admin.list(
-        DEPLOYMENT,
+        DEPLOYMENTS,
         namespace=PLACEHOLDER_NAMESPACE,
         label_selector=f"{PLACEHOLDER_LABEL},{PLACEHOLDER_NAMESPACE_LABEL}={namespace}",
     )
@@ -250,16 +190,6 @@ def brief(lags: list[float]) -> str:
     """p50/max of lags from the boundary, for the progress log."""
     figures = summary(lags)
     return f"{figures['count']:.0f}, p50 {figures['p50']:+.1f} s, max {figures['max']:+.1f} s"
-
-
-def wait_for(what: str, check: Callable[[], bool], timeout: float) -> bool:
-    deadline = time.time() + timeout
-    while not check():
-        if time.time() > deadline:
-            log(f"{what}: not after {timeout:.0f} s")
-            return False
-        time.sleep(1)
-    return True
 
 
 def run_round(
@@ -294,17 +224,16 @@ def run_round(
                 requests=REQUESTS,
                 node_selector={NODE_POOL_LABEL: pools[mode]},
             )
-            objects.append((DEPLOYMENT, target))
+            objects.append((DEPLOYMENTS, target))
             objects.append((SCHEDULED_POD_AUTOSCALERS, nodes_autoscaler(name, mode, leads)))
             objects.append((SCHEDULES, window(name, far)))
     began = time.monotonic()
-    with ThreadPoolExecutor(16) as pool:
-        list(pool.map(lambda item: admin.create(item[0], namespace, item[1]), objects))
+    create_all(admin, namespace, objects)
     total = n * len(modes)
     wait_for(
-        f"{label}: {total} Deployments Ready at 1 and reconciled",
         lambda: ready_at_one(admin, namespace) >= total and reconciled(admin, namespace) >= total,
-        600,
+        within=600,
+        what=f"{label}: {total} Deployments Ready at 1 and reconciled",
     )
     pods_before = {p["metadata"]["name"] for p in admin.list(PODS, namespace=namespace).items}
     nodes_before = {
@@ -343,11 +272,15 @@ def run_round(
                 return len(set(pods.ready) - pods_before) >= window_pods
 
             deadline = b + leads.node_delay + 2 * HPA_SYNC_SECONDS + 120
-            wait_for(f"{label}: {window_pods} window pods Ready", all_ready, deadline - time.time())
             wait_for(
-                f"{label}: no capacity left",
+                all_ready,
+                within=deadline - time.time(),
+                what=f"{label}: {window_pods} window pods Ready",
+            )
+            wait_for(
                 lambda: not left_over(karpenter, admin, namespace),
-                LEFT_OVER_SECONDS,
+                within=LEFT_OVER_SECONDS,
+                what=f"{label}: no capacity left",
             )
             held = left_over(karpenter, admin, namespace)
         finally:
@@ -397,25 +330,6 @@ def run_round(
     return rows
 
 
-def move_windows(
-    admin: BlockingKubeClient, namespace: str, names: list[str], boundary: Any
-) -> None:
-    with ThreadPoolExecutor(16) as pool:
-        list(
-            pool.map(
-                lambda name: admin.patch(
-                    SCHEDULES,
-                    namespace,
-                    f"{name}-peak",
-                    {"spec": window(name, boundary)["spec"]},
-                    patch_type="merge",
-                    field_manager="bench",
-                ),
-                names,
-            )
-        )
-
-
 def rounds(sizes: list[int], modes: list[str]) -> Iterator[tuple[str, int, list[str]]]:
     """One round per size with every mode (one pool each) while a round's Deployments stay
     at most 60; beyond, one round per mode."""
@@ -460,19 +374,15 @@ def main() -> int:
     binaries = find_karpenter()  # the `make testenv-karpenter` message, before any plane starts
     workdir = Path(tempfile.mkdtemp(prefix="spa-bench-nodes-"))
     log(f"control plane and Karpenter in {workdir}")
-    plane = ControlPlane(
+    results: list[dict[str, Any]] = []
+    with controller_plane(
         workdir / "plane",
         # One static node: kube-scheduler and kwok run; the pods select Karpenter's pools.
         nodes=1,
         extra_controller_manager_args=[
             f"--horizontal-pod-autoscaler-sync-period={HPA_SYNC_SECONDS}s"
         ],
-    )
-    plane.start()
-    results: list[dict[str, Any]] = []
-    try:
-        install_crds(plane)
-        plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config/rbac"), check=True)
+    ) as plane:
         kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)
         with (
             running_karpenter(plane, binaries=binaries, node_delay_seconds=leads.node_delay) as k,
@@ -485,32 +395,26 @@ def main() -> int:
                     results += run_round(k, admin, label, n, round_modes, leads, setup_seconds)
             finally:
                 admin.close()
-    finally:
-        plane.stop()
     print(table(results))
-    if args.out:
-        settings = {
-            "node_delay": leads.node_delay,
-            "pod_lead": leads.pod_lead,
-            "capacity_lead": leads.capacity_lead,
-            "pod_start": POD_START_SECONDS,
-            "instance_type": INSTANCE_TYPE,
-            "requests": REQUESTS,
-            "window_min": WINDOW_MIN,
-            "hpa_sync": HPA_SYNC_SECONDS,
-        }
-        raw = {"machine": machine(), "plane": settings, "results": results}
-        args.out.write_text(json.dumps(raw, indent=2) + "\n")
-    if args.smoke:
-        failures = smoke_failures(results)
-        for failure in failures:
-            print(f"smoke check failed: {failure}")
-        if failures:
-            log(f"kept {workdir} (spa-run.log, the plane's and Karpenter's logs)")
-            return 1
-        shutil.rmtree(workdir, ignore_errors=True)
-        print(f"smoke: ok ({len(results)} modes, node-lead pods and nodes Ready before B)")
-    return 0
+    settings = {
+        "node_delay": leads.node_delay,
+        "pod_lead": leads.pod_lead,
+        "capacity_lead": leads.capacity_lead,
+        "pod_start": POD_START_SECONDS,
+        "instance_type": INSTANCE_TYPE,
+        "requests": REQUESTS,
+        "window_min": WINDOW_MIN,
+        "hpa_sync": HPA_SYNC_SECONDS,
+    }
+    write_json(args.out, {"machine": machine(), "plane": settings, "results": results})
+    if not args.smoke:
+        return 0
+    return smoke_verdict(
+        smoke_failures(results),
+        ok=f"{len(results)} modes, node-lead pods and nodes Ready before B",
+        workdir=workdir,
+        logs="spa-run.log, the plane's and Karpenter's logs",
+    )
 
 
 # `--smoke`: nodes 10 s late, a pod lead of 20 s (capacity lead 30 s).

@@ -10,10 +10,11 @@ release of hack/testenv/releases that serves it (`make testenv` builds others wi
 For each size N: a fresh control plane (etcd and kube-apiserver only, as bench/load.py: no
 kube-controller-manager, so no HPA controller writes beside the controllers), the project's
 CRDs (the original reads the same group, version and kinds), N SPAs with 4 Schedules each
-(bench/load.py's fleet), then each controller in turn, `--rounds` times (original, spa,
-original, spa, ...): the HPAs deleted, the process started, its RSS sampled every 0.2 s;
-once it has written all N HPAs it settles `--settle` seconds, then the steady RSS (VmRSS,
-median of `--sample` seconds of samples) and the peak (VmHWM) are read, and it is stopped.
+(bench/load.py's fleet, `load_fleet` of bench/fleet.py), then each controller in turn,
+`--rounds` times (original, spa, original, spa, ...): the HPAs deleted, the process started,
+its RSS sampled every 0.2 s; once it has written all N HPAs it settles `--settle` seconds,
+then the steady RSS (VmRSS, median of `--sample` seconds of samples) and the peak (VmHWM)
+are read, and it is stopped.
 
     hack/go-original/build.sh SRC            # the original, from a checkout of its repository
     python bench/original.py --sizes 100,1000 --out docs/results/original-100-1000.json
@@ -29,7 +30,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -42,28 +42,23 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.load import (  # noqa: E402
-    BASE_MAX,
-    BASE_MIN,
-    NAMESPACE,
+from bench.fleet import create_all, load_fleet  # noqa: E402
+from bench.measured import NOTHING_MEASURED, positive_int, positive_ints, seconds  # noqa: E402
+from bench.plane import (  # noqa: E402
     SA_NAME,
     SA_NAMESPACE,
-    SPA_BIN,
     ProcessSampler,
-    create_all,
-    loadavg,
-    log,
-    machine,
-    schedules,
+    controller_plane,
+    start_spa_run,
+    stop_process,
 )
-from bench.measured import NOTHING_MEASURED, positive_int, positive_ints, seconds  # noqa: E402
+from bench.report import loadavg, log, machine, write_json  # noqa: E402
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
-from spa.kube import HPA_V2BETA2, BlockingKubeClient, Resource, connect_blocking  # noqa: E402
-from tests.builders import autoscaler  # noqa: E402
-from tests.integration.harness import install_crds  # noqa: E402
+from spa.kube import HPA_V2BETA2, BlockingKubeClient, connect_blocking  # noqa: E402
 from tests.testenv.binaries import find_binaries  # noqa: E402
 from tests.testenv.controlplane import ControlPlane  # noqa: E402
 
+NAMESPACE = "bench"  # as bench/load.py's
 RELEASE = "v1.23.17"
 TESTENV_CACHE = Path(
     os.environ.get("SPA_TESTENV_CACHE")
@@ -104,59 +99,16 @@ def start(
     logfile: Path,
     spa_src: Path | None,
 ) -> subprocess.Popen[bytes]:
-    if which == "original":
-        # Its own flags (main.go): the two listen addresses, on free ports; no leader election.
-        command = [
-            str(original),
-            "--metrics-addr",
-            "127.0.0.1:0",
-            "--probe-addr",
-            "127.0.0.1:0",
-        ]
-        env = {**os.environ, "KUBECONFIG": str(plane.kubeconfig)}
-    else:
+    if which != "original":
         # "spa-src": another checkout (e.g. a worktree of the commit before a change) in this
-        # venv; `python -c` puts the working directory first on sys.path.
-        spa = (
-            [sys.executable, "-c", "import sys; from spa.cli import main; sys.exit(main())"]
-            if which == "spa-src"
-            else [str(SPA_BIN)]
-        )
-        command = [
-            *spa,
-            "run",
-            "--kubeconfig",
-            str(sa_kubeconfig),
-            "--namespace",
-            NAMESPACE,
-            "--metrics-addr",
-            "127.0.0.1:0",
-            "--probe-addr",
-            "127.0.0.1:0",
-            "--log-format",
-            "json",
-        ]
-        env = dict(os.environ)
-        if which == "spa-src" and spa_src is not None:
-            env["PYTHONPATH"] = str(spa_src)
+        # venv.
+        source = spa_src if which == "spa-src" else None
+        return start_spa_run(sa_kubeconfig, NAMESPACE, logfile, spa_src=source)
+    # Its own flags (main.go): the two listen addresses, on free ports; no leader election.
+    command = [str(original), "--metrics-addr", "127.0.0.1:0", "--probe-addr", "127.0.0.1:0"]
+    env = {**os.environ, "KUBECONFIG": str(plane.kubeconfig)}
     with logfile.open("wb") as output:
-        return subprocess.Popen(
-            command,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=spa_src if which == "spa-src" else None,
-        )
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        return subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env)
 
 
 def measure_one(
@@ -206,7 +158,7 @@ def measure_one(
         }
     finally:
         sampler.stop()
-        stop(process)
+        stop_process(process)
     log(
         f"N={n} {which} round {round_index}: all {n} HPAs in {result['all_hpas_seconds']} s, "
         f"RSS {result['rss_mib']} MiB, peak {result['peak_rss_mib']} MiB"
@@ -218,71 +170,52 @@ def run_size(
     n: int, *, rounds: int, original: Path, settle: float, sample: float, spa_src: Path | None
 ) -> list[dict[str, Any]]:
     workdir = Path(tempfile.mkdtemp(prefix=f"spa-original-{n}-"))
-    plane = ControlPlane(
-        workdir / "plane",
-        find_binaries(TESTENV_CACHE / RELEASE / "bin"),
-        controller_manager=False,
-        nodes=0,
-    )
-    plane.start()
     try:
-        install_crds(plane)
-        plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config/rbac"), check=True)
-        plane.run_kubectl("create", "namespace", NAMESPACE, check=True)
-        sa_kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)
-        admin = connect_blocking(kubeconfig=str(plane.kubeconfig), pool_size=32)
-        try:
-            now = datetime.now(UTC)
-            later = (now + timedelta(hours=6)).replace(second=0, microsecond=0)
-            objects: list[tuple[Resource, dict[str, Any]]] = []
-            for i in range(n):
-                name = f"app-{i:05d}"
-                objects.append(
-                    (
-                        SCHEDULED_POD_AUTOSCALERS,
-                        autoscaler(
-                            name=name,
-                            namespace=NAMESPACE,
-                            minReplicas=BASE_MIN,
-                            maxReplicas=BASE_MAX,
-                        ),
-                    )
-                )
-                for obj in schedules(i, name, later, now):
-                    # The whole reference, as the original's manifests have it: the original
-                    # writes a Schedule back with "" for a kind or apiVersion left out, which
-                    # the CRDs refuse, and then never attaches it (docs/install.md, "Going
-                    # back to the original controller").
-                    obj["spec"]["scaleTargetRef"].update(
-                        apiVersion=SCHEDULED_POD_AUTOSCALERS.api_version,
-                        kind=SCHEDULED_POD_AUTOSCALERS.kind,
-                    )
-                    objects.append((SCHEDULES, obj))
-            took = create_all(admin, objects)
-            log(f"N={n}: {len(objects)} objects created in {took:.1f} s")
-            results = []
-            for round_index in range(rounds):
-                for which in controllers(spa_src):
-                    results.append(
-                        measure_one(
-                            which,
-                            n,
-                            plane=plane,
-                            admin=admin,
-                            sa_kubeconfig=sa_kubeconfig,
-                            original=original,
-                            workdir=workdir,
-                            round_index=round_index,
-                            settle=settle,
-                            sample=sample,
-                            spa_src=spa_src,
+        with controller_plane(
+            workdir / "plane",
+            namespaces=[NAMESPACE],
+            binaries=find_binaries(TESTENV_CACHE / RELEASE / "bin"),
+            controller_manager=False,
+            nodes=0,
+        ) as plane:
+            sa_kubeconfig = plane.service_account_kubeconfig(SA_NAMESPACE, SA_NAME, create=False)
+            admin = connect_blocking(kubeconfig=str(plane.kubeconfig), pool_size=32)
+            try:
+                now = datetime.now(UTC)
+                later = (now + timedelta(hours=6)).replace(second=0, microsecond=0)
+                _, objects = load_fleet(n, NAMESPACE, later, now)
+                for resource, obj in objects:
+                    if resource is SCHEDULES:
+                        # The whole reference, as the original's manifests have it: the
+                        # original writes a Schedule back with "" for a kind or apiVersion left
+                        # out, which the CRDs refuse, and then never attaches it
+                        # (docs/install.md, "Going back to the original controller").
+                        obj["spec"]["scaleTargetRef"].update(
+                            apiVersion=SCHEDULED_POD_AUTOSCALERS.api_version,
+                            kind=SCHEDULED_POD_AUTOSCALERS.kind,
                         )
+                took = create_all(admin, NAMESPACE, objects)
+                log(f"N={n}: {len(objects)} objects created in {took:.1f} s")
+                return [
+                    measure_one(
+                        which,
+                        n,
+                        plane=plane,
+                        admin=admin,
+                        sa_kubeconfig=sa_kubeconfig,
+                        original=original,
+                        workdir=workdir,
+                        round_index=round_index,
+                        settle=settle,
+                        sample=sample,
+                        spa_src=spa_src,
                     )
-            return results
-        finally:
-            admin.close()
+                    for round_index in range(rounds)
+                    for which in controllers(spa_src)
+                ]
+            finally:
+                admin.close()
     finally:
-        plane.stop()
         shutil.rmtree(workdir, ignore_errors=True)
 
 
@@ -355,8 +288,7 @@ def main() -> int:
             spa_src=args.spa_src,
         )
     report = {"machine": machine(), "release": RELEASE, "results": results}
-    if args.out is not None:
-        args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_json(args.out, report)
     print(json.dumps(report["machine"]))
     print(markdown(results))
     return 0

@@ -53,7 +53,6 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -63,7 +62,10 @@ from zoneinfo import ZoneInfo
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.fleet import DAYS, create_all, wait_for  # noqa: E402
 from bench.measured import NOTHING_MEASURED, NothingMeasured, one_or_more_of, positive_int, seconds  # noqa: E402
+from bench.plane import SA_NAME, SA_NAMESPACE, controller_plane  # noqa: E402
+from bench.report import log, percentile, write_json  # noqa: E402
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
 from spa.kube import (  # noqa: E402
     HPA_V2,
@@ -75,20 +77,17 @@ from spa.kube import (  # noqa: E402
 )
 from spa.plan import Document, build_plan  # noqa: E402
 from tests.builders import autoscaler, schedule  # noqa: E402
-from tests.integration.harness import install_crds  # noqa: E402
 from tests.testenv.audit import service_account_user  # noqa: E402
 from tests.testenv.controlplane import ControlPlane  # noqa: E402
 from tests.testenv.processes import ManagedProcess  # noqa: E402
 from tests.testenv.proxy import TCPProxy  # noqa: E402
 
 NAMESPACE = "soak"
-SA_NAMESPACE = "scheduled-pod-autoscaler"
 LEASE_NAME = "spa-soak"
-REPLICAS = {"a": "scheduled-pod-autoscaler", "b": "spa-soak-replica-b"}
+REPLICAS = {"a": SA_NAME, "b": "spa-soak-replica-b"}
 USERS = {service_account_user(SA_NAMESPACE, sa): replica for replica, sa in REPLICAS.items()}
 PYTHON = Path(sys.executable)
 ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"]
-DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 BASE_MIN, BASE_MAX = 2, 10
 FAULTS = {  # name: weight
     "cut": 3,
@@ -120,10 +119,6 @@ SMOKE = {
     "clock_undo": (10.0, 20.0),
     "each_kind_once": True,
 }
-
-
-def log(message: str) -> None:
-    print(f"[{datetime.now(UTC).strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 # -- the fleet ------------------------------------------------------------------------------------
@@ -176,24 +171,6 @@ def fleet(rng: random.Random, spas: int, first: datetime, minutes: int) -> list[
                 )
             )
     return objects
-
-
-def create_all(client: BlockingKubeClient, objects: list[dict[str, Any]]) -> None:
-    def create(obj: dict[str, Any]) -> None:
-        resource = SCHEDULED_POD_AUTOSCALERS if obj["kind"] != "Schedule" else SCHEDULES
-        for attempt in range(10):
-            try:
-                client.create(resource, NAMESPACE, obj)
-                return
-            except ApiError as error:
-                if error.status == 409:
-                    return
-                if attempt == 9:
-                    raise
-                time.sleep(0.5)
-
-    with ThreadPoolExecutor(8) as pool:
-        list(pool.map(create, objects))
 
 
 # -- the replicas -----------------------------------------------------------------------------
@@ -630,18 +607,11 @@ class Oracle:
         return held
 
 
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
-
-
 def distribution(values: list[float]) -> dict[str, float]:
     return {
         "count": len(values),
-        "p50_s": round(percentile(values, 0.50), 3),
-        "p99_s": round(percentile(values, 0.99), 3),
+        "p50_s": round(percentile(values, 50), 3),
+        "p99_s": round(percentile(values, 99), 3),
         "max_s": round(max(values), 3) if values else math.nan,
     }
 
@@ -822,30 +792,14 @@ def resources_summary(samples: list[dict[str, Any]], after: float) -> list[dict[
 # -- the run ------------------------------------------------------------------------------------
 
 
-def wait_for(check: Any, within: float, what: str) -> bool:
-    """Poll `check` every second; False (and a note on stderr) if it did not hold in time."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return True
-        except (ApiError, ApiUnavailable):
-            pass
-        time.sleep(1)
-    log(f"{what}: not within {within:.0f} s (the first transitions will show it as lag)")
-    return False
-
-
 def setup_rbac(plane: ControlPlane) -> None:
-    """The project's RBAC for replica a; the same roles bound to replica b's ServiceAccount."""
-    plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config/rbac"), check=True)
+    """The project's roles (config/rbac, replica a's) bound to replica b's ServiceAccount."""
     account = f"--serviceaccount={SA_NAMESPACE}:{REPLICAS['b']}"
     election_role = "--role=scheduled-pod-autoscaler-leader-election"
     commands = [
         ["create", "serviceaccount", REPLICAS["b"], "-n", SA_NAMESPACE],
         ["create", "clusterrolebinding", REPLICAS["b"], "--clusterrole=scheduled-pod-autoscaler"],
         ["create", "rolebinding", REPLICAS["b"], "-n", SA_NAMESPACE, election_role],
-        ["create", "namespace", NAMESPACE],
     ]
     for command in commands:
         binding = command[1] in ("clusterrolebinding", "rolebinding")
@@ -854,18 +808,24 @@ def setup_rbac(plane: ControlPlane) -> None:
 
 def run(args: argparse.Namespace, workdir: Path) -> None:
     """The run itself; everything observed goes to `workdir` for analyze()."""
+    with controller_plane(
+        workdir / "plane",
+        namespaces=[NAMESPACE],
+        start_timeout=120,
+        audit_policy=audit_policy_for_soak(),
+        controller_manager=False,
+    ) as plane:
+        setup_rbac(plane)
+        _run(args, workdir, plane)
+
+
+def _run(args: argparse.Namespace, workdir: Path, plane: ControlPlane) -> None:
     rng = random.Random(args.seed)
-    plane = ControlPlane(
-        workdir / "plane", audit_policy=audit_policy_for_soak(), controller_manager=False
-    )
-    plane.start(timeout=120)
     replicas: dict[str, Replica] = {}
     sampler: Sampler | None = None
     faults: Faults | None = None
     admin = connect_blocking(kubeconfig=str(plane.kubeconfig), pool_size=16)
     try:
-        install_crds(plane)
-        setup_rbac(plane)
         began = datetime.now(UTC)
         first_dt = (began + timedelta(seconds=args.lead)).replace(second=0, microsecond=0)
         first_dt += timedelta(minutes=1)
@@ -874,7 +834,15 @@ def run(args: argparse.Namespace, workdir: Path) -> None:
         objects = fleet(rng, args.spas, first_dt, args.minutes)
         (workdir / "manifests.json").write_text(json.dumps(objects))
         log(f"creating {len(objects)} objects; windows {first_dt:%H:%M} + {args.minutes} min")
-        create_all(admin, objects)
+        create_all(
+            admin,
+            NAMESPACE,
+            [
+                (SCHEDULED_POD_AUTOSCALERS if obj["kind"] != "Schedule" else SCHEDULES, obj)
+                for obj in objects
+            ],
+            threads=8,
+        )
         for name in REPLICAS:
             replicas[name] = Replica(name, plane, workdir)
             replicas[name].start()
@@ -883,7 +851,7 @@ def run(args: argparse.Namespace, workdir: Path) -> None:
         if wait_for(
             lambda: len(admin.list(HPA_V2, namespace=NAMESPACE).items) == args.spas,
             within=max(60.0, first - time.time() - 5),
-            what="every HPA created",
+            what="every HPA created (the first transitions will show it as lag)",
         ):
             log(f"{args.spas} HPAs after {time.time() - started:.1f} s")
         faults = Faults(
@@ -941,7 +909,6 @@ def run(args: argparse.Namespace, workdir: Path) -> None:
         for replica in replicas.values():
             replica.close()
         admin.close()
-        plane.stop()
 
 
 def crashes(workdir: Path) -> list[dict[str, str]]:
@@ -1038,7 +1005,7 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [
         f"Soak: {result['spas']} SPAs, {result['schedules']} Schedules, {result['minutes']} min "
         f"from {result['first_window']}, seed {result['seed']}",
-        f"load average (1 min) during the run: median {percentile(load, 0.5):.1f}, "
+        f"load average (1 min) during the run: median {percentile(load, 50):.1f}, "
         f"max {max(load, default=math.nan):.1f}",
         f"faults: {', '.join(f'{kind} {n}' for kind, n in result['faults']) or '0 (none fired)'}",
         "",
@@ -1155,10 +1122,8 @@ def main() -> int:
     except NothingMeasured as nothing:
         print(f"{NOTHING_MEASURED}: {nothing}")
         return 1
-    details = json.dumps(result, indent=1, default=str)
-    (workdir / "soak.json").write_text(details)
-    if args.out is not None:
-        args.out.write_text(details)
+    write_json(workdir / "soak.json", result)
+    write_json(args.out, result)
     print(markdown(result))
     failures = [
         f"{len(result[key])} {label}"

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -38,6 +37,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.report import conditions, smoke_verdict, write_json  # noqa: E402
 from spa.schedule import format_instant  # noqa: E402
 from tests.history.corpus import Corpus, Workload, desired_replicas, standard_corpus  # noqa: E402
 from tests.history.prometheus import RealPrometheus, load_blocks, tools  # noqa: E402
@@ -224,15 +224,9 @@ def main() -> int:
         "windows": windows,
         "problems": problems,
         "blocks_seconds": loaded,
-        "conditions": {
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "load_average_before": load_before,
-            "load_average_after": os.getloadavg(),
-        },
+        "conditions": conditions(load="load_average_after", load_average_before=load_before),
     }
-    if arguments.out:
-        Path(arguments.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    write_json(arguments.out, results)
     print(
         "| autoscalers | weeks | spa suggest, wall (s) | CPU (s) | peak RSS (MiB) | windows "
         "| checked |"
@@ -251,7 +245,7 @@ def main() -> int:
     if problems:
         return 1
     if arguments.smoke:
-        print("smoke: ok (every autoscaler suggested as its truth)")
+        return smoke_verdict([], ok="every autoscaler suggested as its truth")
     return 0
 
 
