@@ -148,7 +148,7 @@ def windows(draw: st.DrawFn) -> dict[str, Any]:
 def compiled_window(spec: dict[str, Any]) -> Any | None:
     """The engine's window of `spec` as the controller compiles it, or None when the spec is
     refused (a startDate after its endDate, a OneShot that is not within the years 1 to 9999
-    in UTC): refused with a message, which tests/unit/test_validation.py covers."""
+    in UTC): refused with a message, which tests/unit/api/test_validation.py covers."""
     try:
         compiled = compile_schedule(parse_schedule(schedule(**spec)).spec)
     except ValueError:

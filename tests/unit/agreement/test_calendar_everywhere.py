@@ -1,9 +1,9 @@
 """`spa plan`, the controller and `kubectl spa status` say of every date what the reference judge
 says (tests/unit/calendar_reference.py: docs/schedules.md, "How the date rules compose", rule by
 rule, over naive minute-by-minute windows). The engine alone is held to it in
-tests/unit/test_engine_calendar_properties.py; here each case goes in as manifests (the SPA, the
-Schedule, its Calendars and ClusterCalendars, and decoys a wrong lookup would pick) through the
-path each surface takes:
+tests/unit/schedule/test_engine_calendar_properties.py; here each case goes in as manifests (the
+SPA, the Schedule, its Calendars and ClusterCalendars, and decoys a wrong lookup would pick)
+through the path each surface takes:
 
 - `spa plan -f`: `build_plan` over the documents;
 - the controller: the real Reconciler against the model API server of tests/unit/spa_model.py,

@@ -10,7 +10,7 @@ from typing import Any
 
 from spa.api.crd import schedule_crd, scheduled_pod_autoscaler_crd
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_api_reference_is_current() -> None:

@@ -39,7 +39,7 @@ from spa.api.validation.parse import parse_calendar
 from spa.schedule import DateSet
 from tests.builders import autoscaler, calendar, schedule
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CONFIG = ROOT / "config"
 SPA_CRD = "autoscaling.d-kuro.github.io_scheduledpodautoscalers.yaml"
 SCHEDULE_CRD = "autoscaling.d-kuro.github.io_schedules.yaml"

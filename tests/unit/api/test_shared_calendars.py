@@ -3,7 +3,7 @@ checked field by field, a Schedule's references resolve by the rule of spa.api.c
 (a Calendar in the Schedule's namespace only), what cannot be resolved is an error of
 `spec.calendars[i]`, and the engine skips, or keeps only, the calendars' dates with the
 reasons `spa plan` shows. The property tests against the naive reference are in
-tests/unit/test_engine_calendar_properties.py."""
+tests/unit/schedule/test_engine_calendar_properties.py."""
 
 from __future__ import annotations
 

@@ -676,7 +676,7 @@ def test_many_errors_in_one_object_are_cut_short() -> None:
 
 
 def test_a_whole_number_written_as_a_float_is_not_an_integer_to_the_models() -> None:
-    # The reader turns 5.0 into 5 as kubectl does (tests/unit/test_decoding.py); a float that
+    # The reader turns 5.0 into 5 as kubectl does (tests/unit/plan/test_decoding.py); a float that
     # reaches the models is a float.
     with pytest.raises(InvalidObject, match=r"must be an integer, got 5\.0"):
         parse_schedule(_push(minReplicas=5.0))

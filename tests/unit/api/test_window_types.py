@@ -30,7 +30,7 @@ from spa.api.window_types import (
 )
 from tests.builders import schedule
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCHEDULE_CRD = ROOT / "config" / "crd" / "autoscaling.d-kuro.github.io_schedules.yaml"
 
 # A valid spec of each type, with exactly its required fields (and a time zone).

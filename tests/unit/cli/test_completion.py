@@ -31,7 +31,7 @@ from spa.cli.completion import (
     within,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 class Cluster:

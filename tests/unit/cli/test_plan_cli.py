@@ -14,7 +14,7 @@ import yaml
 from spa import __version__
 
 SCRIPTS = Path(sys.executable).parent
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 AUTOSCALER = """\
 apiVersion: autoscaling.d-kuro.github.io/v1

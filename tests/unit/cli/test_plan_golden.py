@@ -1,6 +1,6 @@
 """`spa plan` output for the calendar fields, compared with files checked by hand.
 
-Each case runs the installed `spa plan` on manifests of tests/unit/golden/plan and compares
+Each case runs the installed `spa plan` on manifests of tests/unit/cli/golden/plan and compares
 its exit code, standard output and standard error (after `standard error:`) with the `.out`
 file of the same name: excluded dates and holidays in the table and in JSON (`skipped`),
 WeeklySpan and Cron windows, cron matches in a skipped and a repeated hour, Only-mode holidays,

@@ -20,7 +20,7 @@ from spa.cli import build_parser
 from spa.controller.eventloop import EventLoopUnavailable, event_loop
 from spa.controller.exitcodes import EXIT_CONFIG, EXIT_USAGE
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="uvloop is locked for Linux only")
 
 

@@ -1,7 +1,7 @@
 """The real Reconciler (spa/controller/reconciler.py) and its Actuator against the model of the
 API server in tests/unit/spa_model.py: what each step's outcome becomes, immediate scale-up's
 reads and compare-and-swap, the wake-up each final plan asks of the work queue, and the bound
-on decisions. The rules themselves are tests/unit/test_decide.py's."""
+on decisions. The rules themselves are tests/unit/controller/decide/test_decide.py's."""
 
 from __future__ import annotations
 

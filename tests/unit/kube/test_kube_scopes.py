@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from mypy import api
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 # Each line marked `# wrong` must be an error, and no other line.
 REQUESTS = """\

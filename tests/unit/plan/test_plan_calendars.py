@@ -1,7 +1,8 @@
 """`spa plan -f` with shared calendars (docs/schedules.md, "Shared calendars"; docs/plan.md):
 Calendar and ClusterCalendar documents are read like the other kinds, resolved as the
 controller resolves them (spa/api/calendars.py), and the windows they skip are listed with the
-calendar's name. The controller's agreement is tests/unit/test_membership_agreement.py's."""
+calendar's name. The controller's agreement is
+tests/unit/agreement/test_membership_agreement.py's."""
 
 from __future__ import annotations
 

@@ -150,7 +150,7 @@ def test_a_five_thousand_digit_number_is_an_error_not_a_traceback(tmp_path: Path
         ["--at", "9999-12-30T00:00:00Z"],
         ["--until", "9999-12-31T00:00:00Z"],
         # No day is left before the last instant a plan covers (days past it end there:
-        # tests/unit/test_calendar_ends.py).
+        # tests/unit/agreement/test_calendar_ends.py).
         ["--at", "9999-01-01T00:00:00Z"],
         ["--at", "0001-01-01T00:00:00+01:00"],
         ["--at", "2026-01-01T00:00:00Z", "--until", "9000-01-01T00:00:00Z"],

@@ -262,7 +262,7 @@ def test_warnings_are_in_every_output_and_leave_the_exit_status(tmp_path: Path) 
         capture_output=True,
         text=True,
         check=False,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])},
         timeout=60,
     )
     assert result.returncode == 0, result.stderr

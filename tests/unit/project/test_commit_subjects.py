@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "hack" / "check_commit_subjects.py"
 T0 = 1_700_000_000  # the commit times of the repositories below: T0, T0 + 60, ...
 

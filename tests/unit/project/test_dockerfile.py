@@ -24,7 +24,7 @@ import yaml
 
 from spa import __version__
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _instructions() -> list[tuple[str, str]]:

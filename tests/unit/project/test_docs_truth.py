@@ -18,7 +18,7 @@ from typing import Any
 
 from spa.api.crd import schedule_crd, scheduled_pod_autoscaler_crd
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs"
 MARKDOWN = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted(DOCS.glob("*.md"))]
 

@@ -18,7 +18,7 @@ from packaging.markers import Marker
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DEV_LOCK = "hack/dev-requirements.txt"
 IMAGE_LOCKS = ("hack/image/requirements.txt", "hack/image/build-requirements.txt")
 LOCKS = (*IMAGE_LOCKS, DEV_LOCK)

@@ -22,7 +22,7 @@ from spa.controller.capacity import PLACEHOLDER_PRIORITY_CLASS
 from spa.controller.options import add_run_arguments
 from tests.kubernetes_schemas import validate
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CONFIG = ROOT / "config"
 NAMESPACE = "scheduled-pod-autoscaler"
 GROUP = "autoscaling.d-kuro.github.io"

@@ -13,7 +13,7 @@ import yaml
 
 from spa import __version__
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_the_chart_is_versioned_with_the_package() -> None:

@@ -1,6 +1,7 @@
 """The engine's window kinds and date rules agree with the reference judge and its naive
 minute-by-minute windows (tests/unit/calendar_reference.py). `spa plan`, the controller and
-`kubectl spa status` are held to the same reference in tests/unit/test_calendar_everywhere.py."""
+`kubectl spa status` are held to the same reference in
+tests/unit/agreement/test_calendar_everywhere.py."""
 
 from __future__ import annotations
 

@@ -849,7 +849,7 @@ def test_every_reason_keeps_its_wire_value_and_is_documented() -> None:
             "Unsupported",
         ]
     )
-    docs = Path(__file__).parents[2] / "docs"
+    docs = Path(__file__).parents[4] / "docs"
     text = (docs / "operations.md").read_text(encoding="utf-8")
     text += (docs / "schedules.md").read_text(encoding="utf-8")
     assert [r for r in Reason if r is not Reason.APPLIED and f"`{r}`" not in text] == []
