@@ -39,7 +39,7 @@ from spa.schedule import (
     state_at,
     transitions_between,
 )
-from tests.builders import autoscaler, calendar, schedule
+from tests.builders import OFFICE_HOURS, autoscaler, calendar, manifests, schedule
 from tests.unit.spa_model import OURS, Server
 from tests.unit.spa_model import autoscaler as stored_autoscaler
 from tests.unit.spa_model import schedule as stored_schedule
@@ -283,45 +283,18 @@ def test_a_plan_says_where_the_search_stopped() -> None:
     assert "no start in the next 41 years" in planned([never], earlier, earlier + 7 * DAY)[0]
 
 
-EDGE = """\
-apiVersion: autoscaling.d-kuro.github.io/v1
-kind: ScheduledPodAutoscaler
-metadata: {name: web, namespace: shop}
-spec:
-  horizontalPodAutoscalerSpec:
-    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-    minReplicas: 2
-    maxReplicas: 8
----
-apiVersion: autoscaling.d-kuro.github.io/v1
-kind: ClusterCalendar
-metadata: {name: far}
-spec:
-  dateRanges: [{start: "9990-01-01", end: "9999-12-31"}]
----
-apiVersion: autoscaling.d-kuro.github.io/v1
-kind: Schedule
-metadata: {name: office-hours, namespace: shop}
-spec:
-  scaleTargetRef: {name: web}
-  type: Daily
-  startTime: "09:00"
-  endTime: "17:00"
-  timeZone: Pacific/Kiritimati
-  minReplicas: 5
-  calendars: [{kind: ClusterCalendar, name: far, mode: Only}]
-  endDate: "9999-12-31"
----
-apiVersion: autoscaling.d-kuro.github.io/v1
-kind: Schedule
-metadata: {name: leap-monday, namespace: shop}
-spec:
-  scaleTargetRef: {name: web}
-  type: Cron
-  schedule: "0 0 * 2 1#5"
-  duration: 1h
-  minReplicas: 4
-"""
+EDGE = manifests(
+    autoscaler(minReplicas=2, maxReplicas=8, metrics=None),
+    calendar(name="far", dateRanges=[{"start": "9990-01-01", "end": "9999-12-31"}]),
+    schedule(
+        name="office-hours",
+        minReplicas=5,
+        **{**OFFICE_HOURS, "timeZone": "Pacific/Kiritimati"},
+        calendars=[{"kind": "ClusterCalendar", "name": "far", "mode": "Only"}],
+        endDate="9999-12-31",
+    ),
+    schedule(name="leap-monday", type="Cron", schedule="0 0 * 2 1#5", duration="1h", minReplicas=4),
+)
 
 
 @pytest.mark.parametrize("output", ["table", "json", "yaml", "html"])

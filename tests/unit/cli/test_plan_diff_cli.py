@@ -14,44 +14,27 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.builders import OFFICE_HOURS, autoscaler, manifests, schedule
+
 SPA = Path(sys.executable).parent / "spa"
 RANGE = ("--at", "2026-11-23T00:00:00Z", "--days", "2")
 
-WEB = """\
-apiVersion: autoscaling.d-kuro.github.io/v1
-kind: ScheduledPodAutoscaler
-metadata: {name: web, namespace: shop}
-spec:
-  horizontalPodAutoscalerSpec:
-    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-    minReplicas: 2
-    maxReplicas: 8
----
-apiVersion: autoscaling.d-kuro.github.io/v1
-kind: Schedule
-metadata: {name: office-hours, namespace: shop}
-spec:
-  scaleTargetRef: {name: web}
-  type: Daily
-  startTime: "START"
-  endTime: "17:00"
-  timeZone: ZONE
-  minReplicas: 5
-"""
 
-API = """\
-apiVersion: autoscaling.d-kuro.github.io/v1
-kind: ScheduledPodAutoscaler
-metadata: {name: api, namespace: shop}
-spec:
-  horizontalPodAutoscalerSpec:
-    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: api}
-    maxReplicas: 4
-"""
+def web(start: str = "09:00", zone: str = "Europe/Berlin", namespace: str = "shop") -> str:
+    """The SPA `web` (2 to 8) with its Schedule office-hours, starting at `start` in `zone`."""
+    return manifests(
+        autoscaler(namespace=namespace, minReplicas=2, maxReplicas=8, metrics=None),
+        schedule(
+            name="office-hours",
+            namespace=namespace,
+            minReplicas=5,
+            **{**OFFICE_HOURS, "startTime": start, "timeZone": zone},
+        ),
+    )
 
 
-def web(start: str = "09:00", zone: str = "Europe/Berlin") -> str:
-    return WEB.replace("START", start).replace("ZONE", zone)
+def api_spa(name: str = "api", maxReplicas: int = 4) -> str:
+    return manifests(autoscaler(name=name, minReplicas=None, maxReplicas=maxReplicas, metrics=None))
 
 
 def spa(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -102,7 +85,9 @@ def test_files_that_plan_the_same_exit_0(tmp_path: Path) -> None:
 
 
 def test_directories_that_differ_exit_1_with_each_change(tmp_path: Path) -> None:
-    write(tmp_path, {"old/web.yaml": web(), "old/api.yaml": API, "new/web.yaml": web("08:00")})
+    write(
+        tmp_path, {"old/web.yaml": web(), "old/api.yaml": api_spa(), "new/web.yaml": web("08:00")}
+    )
     code, document, stderr = diff_json("--diff", "old", "-f", "new", cwd=tmp_path)
     assert (code, stderr) == (1, "")
     assert (document["old"], document["new"]) == ("old", "new")
@@ -248,7 +233,7 @@ def repository(tmp_path: Path) -> Path:
     repository = tmp_path / "repo"
     repository.mkdir()
     git(repository, "init", "-q", "-b", "main")
-    write(repository, {"deploy/web.yaml": web(), "deploy/api.yaml": API, "README.md": "x"})
+    write(repository, {"deploy/web.yaml": web(), "deploy/api.yaml": api_spa(), "README.md": "x"})
     git(repository, "add", ".")
     git(repository, "commit", "-q", "-m", "first")
     return repository
@@ -259,7 +244,7 @@ def test_git_revision_against_the_working_tree(repository: Path) -> None:
         repository,
         {
             "deploy/web.yaml": web("08:00"),
-            "deploy/batch/worker.yaml": API.replace("name: api", "name: worker"),
+            "deploy/batch/worker.yaml": api_spa("worker"),
         },
     )
     code, document, stderr = diff_json("--diff", "git:main", "-f", "deploy", cwd=repository)
@@ -287,14 +272,14 @@ def test_git_revision_errors_are_named_by_revision_and_path(repository: Path) ->
 
 
 def test_a_path_new_in_the_working_tree_adds_everything_in_it(repository: Path) -> None:
-    write(repository, {"more/web.yaml": web().replace("shop", "next")})
+    write(repository, {"more/web.yaml": web(namespace="next")})
     code, document, _ = diff_json("--diff", "git:main", "-f", "more", cwd=repository)
     assert code == 1
     assert [(a["namespace"], a["change"]) for a in document["autoscalers"]] == [("next", "added")]
 
 
 def test_a_subdirectory_reads_paths_from_where_it_is_run(repository: Path) -> None:
-    write(repository, {"deploy/api.yaml": API.replace("maxReplicas: 4", "maxReplicas: 5")})
+    write(repository, {"deploy/api.yaml": api_spa(maxReplicas=5)})
     code, document, _ = diff_json("--diff", "git:main", "-f", "api.yaml", cwd=repository / "deploy")
     assert code == 1
     (api,) = document["autoscalers"]
