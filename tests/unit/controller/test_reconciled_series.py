@@ -4,13 +4,16 @@ scraped as the labelled gauges were, gone with their object, and about 200 bytes
 from __future__ import annotations
 
 import gc
+import subprocess
 import sys
 import tracemalloc
+from pathlib import Path
 
 from prometheus_client import REGISTRY, generate_latest
 
 from spa.controller.metrics import ControllerMetrics
 
+REPO = Path(__file__).resolve().parents[3]
 MIN = "scheduled_pod_auroscaler_controller_scheduled_pod_auroscaler_min_replicas"
 MAX = "scheduled_pod_auroscaler_controller_scheduled_pod_auroscaler_max_replicas"
 
@@ -54,7 +57,26 @@ def test_the_series_are_scraped_by_their_labels_and_go_with_their_spa() -> None:
 
 
 def test_an_spa_with_four_schedules_costs_less_than_3000_bytes_of_series() -> None:
-    """Seven series per SPA: as labelled Gauge children they took about 5 KiB."""
+    """Seven series per SPA: as labelled Gauge children they took about 5 KiB.
+
+    Measured in a fresh interpreter, as in a controller that starts: the series live in
+    process-wide gauges, which the tests before this one leave at any size, and the growth of
+    a gauge's table is counted in the SPAs that cause it (with 5,000 series left over, about
+    3,300 bytes each)."""
+    done = subprocess.run(
+        [sys.executable, "-c", f"from {__name__} import bytes_per_spa; print(bytes_per_spa())"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    per_spa = float(done.stdout)
+    assert per_spa < 3000, per_spa
+
+
+def bytes_per_spa() -> float:
+    """What the series of 1,000 SPAs of four Schedules take per SPA, forgotten afterwards."""
     metrics = ControllerMetrics()
     names = [f"web-{index}" for index in range(1000)]
     gc.collect()
@@ -68,7 +90,7 @@ def test_an_spa_with_four_schedules_costs_less_than_3000_bytes_of_series() -> No
         tracemalloc.stop()
         for name in names:
             metrics.forget_autoscaler(namespace="series-size", name=name)
-    assert per_spa < 3000, per_spa
+    return per_spa
 
 
 def test_the_schedules_recorded_per_spa_are_a_tuple_of_the_labels_own_strings() -> None:
