@@ -272,6 +272,23 @@ def test_every_output_of_a_plan_near_the_end_is_made(
     assert "Plan from" in table
 
 
+def test_a_window_kept_to_holidays_within_a_year_of_the_end_is_planned() -> None:
+    """Found by the property above: the plan's warning that a window never starts looked a
+    year ahead of `at`, past 9999-12-31, with a start date that made it look at all."""
+    only_holidays = {
+        "type": "Daily",
+        "startTime": "00:00",
+        "endTime": "00:00",
+        "startDate": "0001-01-01",
+        "holidays": {"country": "US", "mode": "Only"},
+    }
+    at = instant("9998-12-31T00:00")
+    table, document, _, page = planned([only_holidays], at, at + DAY)
+    assert json.loads(document)["autoscalers"][0]["name"] == "web"
+    assert page.rstrip().endswith("</html>")
+    assert "Plan from" in table
+
+
 def test_a_plan_says_where_the_search_stopped() -> None:
     """41 years ahead of 9960 is past the calendar: a window that does not start before its end
     says so, rather than that it was looked for over 41 years."""
