@@ -10,13 +10,20 @@ figure) rather than the test, unless the source changed on purpose.
 from __future__ import annotations
 
 import ast
+import configparser
 import json
 import re
+import ssl
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from spa.api.crd import schedule_crd, scheduled_pod_autoscaler_crd
+from spa.controller.capacity import buffer_name, placeholder_name
+from spa.controller.manager import Manager
+from spa.controller.permissions import PlaceholderAccess
+from spa.kube import KubeClient
+from spa.kube.resources import HPA_V2
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs"
@@ -369,3 +376,103 @@ def test_the_reconciles_step_bound_is_the_codes() -> None:
     said = re.findall(r"at most (\w+) (?:steps|decisions)", text)
     assert said
     assert {int(word) if word.isdigit() else _NUMBERS[word] for word in said} == {bound}, said
+
+
+def _architecture() -> str:
+    return (DOCS / "architecture.md").read_text(encoding="utf-8")
+
+
+def _table_after(text: str, line: str) -> list[list[str]]:
+    """The cells of the rows of the first table after `line` (a whole line of `text`)."""
+    rest = text.split(f"\n{line}\n", 1)[1].lstrip("\n")
+    rows = rest.split("\n\n", 1)[0].splitlines()[2:]
+    assert rows, line
+    assert all(row.startswith("|") for row in rows), rows[:3]
+    return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows]
+
+
+def _modules(cell: str) -> list[str]:
+    """The Python modules a first cell names (`a.py`, `b.py`), without `.py`."""
+    return [name.removesuffix(".py") for name in re.findall(r"`([\w/]+\.py)`", cell)]
+
+
+def _contract(container: str) -> list[set[str]]:
+    """The layers of setup.cfg's import-linter contract for `container`, from the bottom."""
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg", encoding="utf-8")
+    (section,) = [
+        name
+        for name in config.sections()
+        if name.startswith("importlinter:contract:")
+        and config[name].get("type") == "layers"
+        and config[name].get("containers", "").split() == [container]
+    ]
+    layers = [line.strip() for line in config[section]["layers"].splitlines() if line.strip()]
+    return [{module.strip() for module in layer.split("|")} for layer in reversed(layers)]
+
+
+def test_the_decide_table_is_the_package_in_the_order_of_its_contract() -> None:
+    # The table left out decide/capacity.py, which the contract and the package had.
+    package = ROOT / "spa" / "controller" / "decide"
+    modules = {path.stem for path in package.glob("*.py")} - {"__init__"}
+    heading = "The package `spa/controller/decide/`, from the bottom"
+    rows = _table_after(_architecture(), f"{heading} (`setup.cfg` holds it to this order):")
+    table = [name for row in rows for name in _modules(row[0])]
+    assert sorted(table) == sorted(modules), "a module of decide/ without its row, or a row more"
+    layers = _contract("spa.controller.decide")
+    layered = [module for layer in layers for module in layer]
+    assert sorted(layered) == sorted(modules), "a module of decide/ without its layer in setup.cfg"
+    rank = {module: index for index, layer in enumerate(layers) for module in layer}
+    ranks = [rank[name] for name in table]
+    assert ranks == sorted(ranks), f"the table is not from the bottom as setup.cfg is: {table}"
+
+
+def test_every_module_of_the_controller_has_its_row() -> None:
+    # permissions.py and eventloop.py had none.
+    package = ROOT / "spa" / "controller"
+    modules = {path.stem for path in package.glob("*.py")} - {"__init__"}
+    rows = _table_after(_architecture(), "## Who does what inside `spa.controller`")
+    table = [name for row in rows for name in _modules(row[0])]
+    assert sorted(table) == sorted(modules)
+
+
+class _NoCredentials:
+    async def headers(self) -> dict[str, str]:
+        raise AssertionError("the wiring sent a request")
+
+
+async def test_the_informer_count_is_what_the_manager_starts() -> None:
+    """architecture.md says how many informers `spa run` runs at most, of which kinds: the
+    test wires a real Manager (`_wire`, which builds every cache and starts nothing) with a
+    real client that is never sent a request, and counts what it built: the informers of the
+    kinds it needs, with placeholder pods permitted (the most), and the optional kinds, each of
+    which starts one informer once served (docs/runtime.md, "Optional kinds"). Wiring, rather
+    than reading manager.py's source, counts an informer however it comes to be made."""
+    # The page said "five informers" while the manager made seven.
+    tls = ssl.create_default_context()
+    client = KubeClient("https://127.0.0.1:9", credentials=_NoCredentials(), ssl_context=tls)
+    try:
+        manager = Manager(client=client, metrics_address=None, probe_address=None)
+        wired = manager._wire(HPA_V2, PlaceholderAccess())
+        needed = len(manager.informers)
+        optional = len(list(wired.optional))
+    finally:
+        await client.close()
+    said = re.findall(
+        r"So `spa run` runs at most (\w+) informers: (\w+) of the kinds it needs and one for each"
+        r" of the (\w+) optional kinds",
+        _flat(_architecture()),
+    )
+    assert len(said) == 1, said
+    words = {"three": 3, "four": 4, "five": 5, "six": 6, **_NUMBERS}
+    total, required, optional_said = (int(w) if w.isdigit() else words[w] for w in said[0])
+    assert (total, required, optional_said) == (needed + optional, needed, optional)
+
+
+def test_the_writers_table_names_the_capacity_objects_as_the_code_does() -> None:
+    # The row said the placeholder Deployment had the CapacityBuffer's name, in the SPA's
+    # namespace; it is named after both, in the controller's.
+    lines = _architecture().splitlines()
+    row = next(line for line in lines if line.startswith("| the SPA's node capacity"))
+    assert f"`{buffer_name('<spa>')}`" in row, row
+    assert f"`{placeholder_name('<namespace>', '<spa>')}`" in row, row
