@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import dataclasses
 import json
 import re
 import ssl
@@ -20,6 +21,7 @@ from typing import Any
 
 from spa.api.crd import schedule_crd, scheduled_pod_autoscaler_crd
 from spa.controller.capacity import buffer_name, placeholder_name
+from spa.controller.decide.memory import Memory
 from spa.controller.manager import Manager
 from spa.controller.permissions import PlaceholderAccess
 from spa.kube import KubeClient
@@ -476,3 +478,12 @@ def test_the_writers_table_names_the_capacity_objects_as_the_code_does() -> None
     row = next(line for line in lines if line.startswith("| the SPA's node capacity"))
     assert f"`{buffer_name('<spa>')}`" in row, row
     assert f"`{placeholder_name('<namespace>', '<spa>')}`" in row, row
+
+
+def test_the_memory_bullet_names_every_field_of_memory() -> None:
+    # It left out `following_boundary` and `adopted`.
+    text = _flat(_architecture())
+    start = text.index("- **Memory** (`decide/memory.py`)")
+    bullet = text[start : text.index(" - **", start + 1)]
+    missing = [f.name for f in dataclasses.fields(Memory) if f"`{f.name}`" not in bullet]
+    assert not missing, missing
