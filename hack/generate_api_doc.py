@@ -386,8 +386,8 @@ lead times"), so the learned leads survive a restart and a change of leader.
 The list is informational: no condition depends on it. A late or missed window changes neither
 `condition` nor the `Ready` condition, so kstatus (Flux, `kubectl wait`) and Argo CD's health
 never flap with a window; it shows in `kubectl spa status`, in the metrics
-`spa_windows_total` and `spa_window_ready_seconds`, in the `SpaWindowLate` alert
-([operations.md](operations.md)) and in an Event.
+`spa_windows_total` and `spa_window_ready_seconds`, and in the `SpaWindowLate` alert
+([operations.md](operations.md)).
 """
 
 
