@@ -194,8 +194,10 @@ class ScheduledPodAutoscalerSpec(ApiModel):
 MAX_WINDOWS = 10
 """status.windows keeps the last this many window starts (docs/api.md, "status.windows")."""
 
-# Status strings are plain strings in the models (the values are listed in docs/api.md): a
-# newer controller adding an outcome must not make an SPA unreadable to an older one.
+# Status strings are plain strings in the models (the values are listed in docs/api.md), and no
+# field of an entry is required: a newer controller adding an outcome, or an entry somebody
+# else wrote, must not make an SPA unreadable; an entry without its boundary, Schedule or
+# outcome is ignored.
 StatusText = Annotated[str, Field(max_length=64)]
 Timestamp = Annotated[str, Field(max_length=40)]
 
@@ -203,9 +205,9 @@ Timestamp = Annotated[str, Field(max_length=40)]
 class LeadInForce(LenientModel):
     """A lead time in force and where it comes from (docs/schedules.md, "Auto lead times")."""
 
-    seconds: int
+    seconds: int | None = None
     """The lead, in seconds."""
-    source: StatusText
+    source: StatusText | None = None
     """Fixed (written as a duration), Default (Auto before any window was measured) or
     Learned (Auto, from status.windows)."""
     explanation: Annotated[str, Field(max_length=128)] | None = None
@@ -216,9 +218,9 @@ class LeadInForce(LenientModel):
 class WindowRecord(LenientModel):
     """One window start and how ready the target was for it (docs/api.md, "status.windows")."""
 
-    schedule: Annotated[str, Field(max_length=253)]
+    schedule: Annotated[str, Field(max_length=253)] | None = None
     """The Schedule whose window started."""
-    boundary: Timestamp
+    boundary: Timestamp | None = None
     """B: when the window starts (RFC 3339, UTC), before any lead."""
     min_replicas: int | None = None
     """The window's minReplicas: Ready means this many ready replicas."""
@@ -244,7 +246,7 @@ class WindowRecord(LenientModel):
     unschedulable)."""
     ready_seconds: int | None = None
     """Ready relative to the boundary, in seconds: negative is early (Ready at B-42 s)."""
-    outcome: StatusText
+    outcome: StatusText | None = None
     """Early (Ready by B), Late (Ready after B, before the window ended), Missed (not Ready
     before the window ended) or Pending (being measured)."""
     reason: StatusText | None = None

@@ -155,12 +155,14 @@ def record(
 
 def with_record(windows: Sequence[WindowRecord], entry: WindowRecord) -> list[WindowRecord]:
     """status.windows with `entry` in: replacing the entry of the same window start, else
-    first; newest first by boundary, at most `MAX_WINDOWS` (the oldest dropped)."""
+    first; newest first by boundary, at most `MAX_WINDOWS` (the oldest dropped, and any
+    entry without a boundary)."""
     kept = [
         window
         for window in windows
-        if (window.schedule, window.boundary) != (entry.schedule, entry.boundary)
+        if window.boundary is not None
+        and (window.schedule, window.boundary) != (entry.schedule, entry.boundary)
     ]
     # RFC 3339 in UTC with a Z (format_instant) is fixed-width: text order is time order.
-    ordered = sorted([entry, *kept], key=lambda window: window.boundary, reverse=True)
+    ordered = sorted([entry, *kept], key=lambda window: window.boundary or "", reverse=True)
     return ordered[:MAX_WINDOWS]
