@@ -40,6 +40,7 @@ from spa.api.validation.compile import (
     autoscaler_capacity_lead,
     errors_against_autoscaler,
     ignored_fields,
+    with_learned_leads,
 )
 from spa.api.validation.hints import suggestion
 from spa.api.validation.leads import autoscaler_leads, is_auto
@@ -310,6 +311,7 @@ def _plan_schedules(
         compiled = _compiled_for(read, identity, spec, owner)
         if compiled is None:
             continue
+        compiled = with_learned_leads(compiled, autoscalers[owner])
         lead = autoscaler_lead(autoscalers[owner])
         seen_schedule = plan_schedule(
             identity.name,

@@ -69,3 +69,21 @@ def test_a_fixed_lead_says_nothing_more() -> None:
     spa = builders.autoscaler(leadTime="5m")
     documents = [Document("m.yaml", n, body) for n, body in enumerate([spa, NOON], 1)]
     assert "leadTime:" not in render_table(build_plan(documents, [], at=AT, until=UNTIL))
+
+
+def test_a_schedule_of_its_own_auto_uses_its_spas_learned_lead() -> None:
+    spa = builders.autoscaler(
+        metadata={"uid": "uid-web"}, status={"condition": "Available", "windows": WINDOWS}
+    )
+    noon = builders.schedule(
+        **builders.DAILY_NOON, minReplicas=5, leadTime="Auto", capacity={"leadTime": "Auto"}
+    )
+    objects = ClusterObjects(server="https://127.0.0.1:6443", autoscalers=[spa], schedules=[noon])
+    plan = cluster_plan(objects, at=AT, until=UNTIL)
+    assert plan.errors == []
+    assert _starts(plan) == ["2026-11-23T11:59:07Z"]
+    [web] = plan.autoscalers
+    # Nodes: no head start measured yet, so 3m in all (the default) before the window.
+    assert [s.capacity_from for s in web.schedules] == [
+        instant_of(datetime.fromisoformat("2026-11-23T11:57:00Z"))
+    ]

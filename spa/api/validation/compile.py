@@ -9,6 +9,7 @@ cannot be on its SPA (`errors_against_autoscaler`) are read here too, as the eng
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -25,7 +26,12 @@ from spa.api.resources import (
     ScheduleType,
 )
 from spa.api.validation.hints import midnight_hint, time_form_hint, zone_hint
-from spa.api.validation.leads import autoscaler_leads, is_auto
+from spa.api.validation.leads import (
+    autoscaler_leads,
+    is_auto,
+    learned_node_lead,
+    learned_pod_lead,
+)
 from spa.api.validation.messages import FieldError, InvalidObject, described, seconds_as_duration
 from spa.api.window_types import WINDOW_TYPES, only_used_by, types_phrase
 from spa.schedule import (
@@ -55,7 +61,11 @@ from spa.schedule import (
     with_lead,
 )
 from spa.schedule import HolidayMode as EngineHolidayMode
-from spa.schedule.learned_lead import DEFAULT_NODE_LEAD_SECONDS, DEFAULT_POD_LEAD_SECONDS
+from spa.schedule.learned_lead import (
+    DEFAULT_NODE_LEAD_SECONDS,
+    DEFAULT_POD_LEAD_SECONDS,
+    fixed_lead,
+)
 from spa.schedule.public_holidays import UnknownSubdivision
 from spa.schedule.wallclock import LOCAL_DATETIME_PATTERN
 
@@ -81,6 +91,7 @@ __all__ = [
     "lead_seconds",
     "load_time_zone",
     "window_scale_to_zero_error",
+    "with_learned_leads",
 ]
 
 CalendarLookup = Callable[[CalendarReference], "DateSet | str"]
@@ -116,6 +127,27 @@ class CompiledSchedule:
         """The window as it applies: moved by the Schedule's leadTime, else `default_lead`
         (its ScheduledPodAutoscaler's)."""
         return with_lead(self.window, default_lead if self.lead is None else self.lead)
+
+
+def with_learned_leads(
+    compiled: CompiledSchedule, autoscaler: ScheduledPodAutoscaler
+) -> CompiledSchedule:
+    """A Schedule whose own leadTime or capacity.leadTime is Auto, with the lead its SPA
+    learned from its status.windows in place of the default (docs/schedules.md, "Auto lead
+    times"); any other Schedule unchanged. The capacity lead is never below the pod lead."""
+    if not compiled.lead_auto and not compiled.capacity_lead_auto:
+        return compiled
+    pods = learned_pod_lead(autoscaler) if compiled.lead_auto else None
+    lead = compiled.lead if pods is None else pods.seconds
+    if pods is None:
+        # The pod lead in force for this Schedule: its own fixed one, else its SPA's.
+        pods = fixed_lead(autoscaler_lead(autoscaler) if lead is None else lead)
+    capacity = compiled.capacity_lead
+    if compiled.capacity_lead_auto:
+        capacity = learned_node_lead(autoscaler, pods)[0].seconds
+    if capacity is not None:
+        capacity = max(capacity, pods.seconds)
+    return dataclasses.replace(compiled, lead=lead, capacity_lead=capacity)
 
 
 def window_scale_to_zero_error(

@@ -49,6 +49,8 @@ __all__ = [
     "bounds_errors",
     "in_force",
     "is_auto",
+    "learned_node_lead",
+    "learned_pod_lead",
     "node_needs",
     "pod_needs",
 ]
@@ -183,21 +185,55 @@ def _fixed(text: str | None) -> int:
     return min(_seconds(text) or 0, MAX_LEAD_SECONDS)
 
 
+def _windows(autoscaler: ScheduledPodAutoscaler) -> list[WindowRecord]:
+    return (autoscaler.status.windows or []) if autoscaler.status is not None else []
+
+
+def learned_pod_lead(autoscaler: ScheduledPodAutoscaler) -> LearnedLead:
+    """The pod lead Auto learns for this SPA (its leadTime: Auto, or a Schedule's)."""
+    bounds = auto_bounds(autoscaler.spec.lead_time_bounds)
+    return learned_lead(
+        pod_needs(_windows(autoscaler)),
+        default=DEFAULT_POD_LEAD_SECONDS,
+        floor=bounds.floor,
+        ceiling=bounds.ceiling,
+    )
+
+
+def learned_node_lead(
+    autoscaler: ScheduledPodAutoscaler, pods: LearnedLead
+) -> tuple[LearnedLead, str]:
+    """The capacity lead Auto learns for this SPA over the pod lead `pods` in force, and its
+    explanation: the pod lead plus the nodes' learned head start."""
+    capacity = autoscaler.spec.capacity
+    bounds = auto_bounds(None if capacity is None else capacity.lead_time_bounds)
+    head_start = learned_lead(
+        node_needs(_windows(autoscaler)),
+        default=max(0, DEFAULT_NODE_LEAD_SECONDS - pods.seconds),
+        floor=max(0, bounds.floor - pods.seconds),
+        ceiling=max(0, bounds.ceiling - pods.seconds),
+    )
+    nodes = LearnedLead(
+        seconds=pods.seconds + head_start.seconds,
+        source=head_start.source,
+        windows=head_start.windows,
+        need=head_start.need,
+        margin=head_start.margin,
+        bound=head_start.bound,
+    )
+    if head_start.source is LeadSource.Default:
+        return nodes, f"default {spoken_seconds(nodes.seconds)} until measured"
+    return nodes, f"leadTime {spoken_seconds(pods.seconds)} + nodes {head_start.explanation()}"
+
+
 def autoscaler_leads(autoscaler: ScheduledPodAutoscaler) -> LeadsInForce:
     """The SPA's leads in force now: fixed, or Auto learned from its status.windows.
 
     The capacity lead is never below the pod lead in force (nodes ordered after the pods
     cannot help them): a learned pod lead longer than a fixed capacity lead raises it."""
     spec = autoscaler.spec
-    windows = (autoscaler.status.windows or []) if autoscaler.status is not None else []
     if is_auto(spec.lead_time):
-        bounds = auto_bounds(spec.lead_time_bounds)
-        pods = learned_lead(
-            pod_needs(windows),
-            default=DEFAULT_POD_LEAD_SECONDS,
-            floor=bounds.floor,
-            ceiling=bounds.ceiling,
-        )
+        pods = learned_pod_lead(autoscaler)
     else:
         pods = fixed_lead(_fixed(spec.lead_time))
     if spec.capacity is None:
@@ -212,23 +248,5 @@ def autoscaler_leads(autoscaler: ScheduledPodAutoscaler) -> LeadsInForce:
             nodes=raised,
             nodes_explanation=f"leadTime {spoken_seconds(pods.seconds)}: never below it",
         )
-    bounds = auto_bounds(spec.capacity.lead_time_bounds)
-    head_start = learned_lead(
-        node_needs(windows),
-        default=max(0, DEFAULT_NODE_LEAD_SECONDS - pods.seconds),
-        floor=max(0, bounds.floor - pods.seconds),
-        ceiling=max(0, bounds.ceiling - pods.seconds),
-    )
-    nodes = LearnedLead(
-        seconds=pods.seconds + head_start.seconds,
-        source=head_start.source,
-        windows=head_start.windows,
-        need=head_start.need,
-        margin=head_start.margin,
-        bound=head_start.bound,
-    )
-    if head_start.source is LeadSource.Default:
-        explanation = f"default {spoken_seconds(nodes.seconds)} until measured"
-    else:
-        explanation = f"leadTime {spoken_seconds(pods.seconds)} + nodes {head_start.explanation()}"
+    nodes, explanation = learned_node_lead(autoscaler, pods)
     return LeadsInForce(pods=pods, nodes=nodes, nodes_explanation=explanation)
