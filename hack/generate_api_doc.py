@@ -353,6 +353,45 @@ example, is [schedules.md](schedules.md), "Shared calendars". What was decided, 
 """
 
 
+WINDOWS = """\
+### status.windows
+
+The last 10 window starts of the ScheduledPodAutoscaler, newest first: for each, whether its
+target was **Ready** for the window by its boundary B (the window's start, before any lead),
+and the timestamps that say why. One entry is about 600 bytes, so the list adds at most about
+6 kB to the object; older entries are dropped, never the newest.
+
+| outcome | meaning |
+|---|---|
+| `Early` | `status.readyReplicas` reached the minimum by B (`readySeconds` ≤ 0: B-42 s) |
+| `Late` | it reached it after B, before the window ended (`readySeconds` > 0: B+75 s) |
+| `Missed` | it did not reach it before the window ended; `reason` says why |
+| `Pending` | the window has started (or its lead has) and is being measured |
+
+The reasons of a `Missed` window: `PodsPending` (pods could not be scheduled: no node had
+room), `Quota` (a ResourceQuota refused pods), `MaxReplicas` (the HPA's maxReplicas is below
+the window's minimum), `Paused` (the SPA was paused during the window), `NoReadyReplicas` (the
+target does not report `status.readyReplicas`: apps/v1 kinds and Argo Rollouts do; for another
+kind, Ready is not measured and every window of it is recorded with this reason, never learned
+from) and `NotReady` (the pods were created but not Ready in time).
+
+Each entry carries the lead in force and where it came from (`lead`, and `capacityLead` when
+node capacity was ordered: `Fixed`, `Default` or `Learned`, with the explanation), and the
+times the HPA was raised (`raisedAt`), the target's spec reached the minimum (`replicasAt`),
+Ready was reached (`readyAt`), node capacity was ordered and released (`capacityHeldAt`,
+`capacityReleasedAt`), the ordered capacity stood on nodes (`nodesReadyAt`, when measured),
+and the longest wait of a window's pod for a node (`podsWaitedSeconds`). `leadTime: Auto` and
+`capacity.leadTime: Auto` are learned from these entries ([schedules.md](schedules.md), "Auto
+lead times"), so the learned leads survive a restart and a change of leader.
+
+The list is informational: no condition depends on it. A late or missed window changes neither
+`condition` nor the `Ready` condition, so kstatus (Flux, `kubectl wait`) and Argo CD's health
+never flap with a window; it shows in `kubectl spa status`, in the metrics
+`spa_windows_total` and `spa_window_ready_seconds`, and in the `SpaWindowLate` alert
+([operations.md](operations.md)).
+"""
+
+
 def render() -> str:
     lines = [INTRO]
     for crd in (
@@ -363,7 +402,7 @@ def render() -> str:
     ):
         lines += [*_kind_section(crd), ""]
         if crd["spec"]["names"]["kind"] == "ScheduledPodAutoscaler":
-            lines += [ANNOTATIONS]
+            lines += [ANNOTATIONS, WINDOWS]
     return "\n".join(lines)
 
 
