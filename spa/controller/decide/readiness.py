@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from spa.api import wire
 from spa.api.resources import MAX_WINDOWS, LeadInForce, WindowRecord
 from spa.schedule import format_instant
 
@@ -26,6 +27,7 @@ __all__ = [
     "classify",
     "is_late",
     "record",
+    "stored_windows",
     "with_record",
 ]
 
@@ -41,6 +43,7 @@ class MissedReason(StrEnum):
     """Why a window was missed, most fundamental first: the first that applies is given."""
 
     NoReadyReplicas = "NoReadyReplicas"
+    NotReadable = "NotReadable"
     Paused = "Paused"
     MaxReplicas = "MaxReplicas"
     Quota = "Quota"
@@ -51,6 +54,8 @@ class MissedReason(StrEnum):
 _MESSAGES = {
     MissedReason.NoReadyReplicas: "the target reports no status.readyReplicas: Ready is not "
     "measured",
+    MissedReason.NotReadable: "Ready not measured: the controller may not read the target "
+    '(grant get on its kind: docs/install.md, "Window readiness")',
     MissedReason.Paused: "the ScheduledPodAutoscaler was paused during the window",
     MissedReason.MaxReplicas: "the HPA's maxReplicas is below the window's minReplicas",
     MissedReason.Quota: "a ResourceQuota refused the window's pods",
@@ -78,6 +83,8 @@ class Observation:
     pods_waited_seconds: int | None = None
     reports_ready: bool = True
     """False for a target without status.readyReplicas."""
+    readable: bool = True
+    """False when RBAC forbids reading the target (docs/install.md, "Window readiness")."""
     paused: bool = False
     max_below_min: bool = False
     quota_refused: bool = False
@@ -86,6 +93,8 @@ class Observation:
 
 def classify(observation: Observation, *, now: int) -> tuple[Outcome, MissedReason | None]:
     """The outcome of a window start at `now`, and why it was missed."""
+    if not observation.readable:
+        return Outcome.Missed, MissedReason.NotReadable
     if observation.ready_at is not None and observation.reports_ready:
         if observation.ready_at <= observation.boundary:
             return Outcome.Early, None
@@ -116,6 +125,7 @@ def is_late(window: WindowRecord) -> bool:
     return window.outcome == Outcome.Missed and window.reason not in (
         MissedReason.Paused,
         MissedReason.NoReadyReplicas,
+        MissedReason.NotReadable,
     )
 
 
@@ -132,7 +142,7 @@ def record(
 ) -> WindowRecord:
     """The status.windows entry of a window start as observed at `now`."""
     outcome, reason = classify(observation, now=now)
-    ready = observation.ready_at if observation.reports_ready else None
+    ready = observation.ready_at if observation.reports_ready and observation.readable else None
     return WindowRecord(
         schedule=observation.schedule,
         boundary=format_instant(observation.boundary),
@@ -166,3 +176,16 @@ def with_record(windows: Sequence[WindowRecord], entry: WindowRecord) -> list[Wi
     # RFC 3339 in UTC with a Z (format_instant) is fixed-width: text order is time order.
     ordered = sorted([entry, *kept], key=lambda window: window.boundary or "", reverse=True)
     return ordered[:MAX_WINDOWS]
+
+
+def stored_windows(autoscaler: wire.ScheduledPodAutoscaler) -> list[WindowRecord]:
+    """status.windows as stored; an entry that is not one (written by somebody else) is left
+    out."""
+    entries = (autoscaler.get("status") or {}).get("windows") or []
+    kept = []
+    for entry in entries:
+        try:
+            kept.append(WindowRecord.model_validate(entry))
+        except ValueError:
+            continue
+    return kept
