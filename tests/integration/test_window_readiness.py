@@ -1,0 +1,147 @@
+"""Every window start measured on the real control plane (docs/api.md, "status.windows"):
+kube-scheduler places the pods on kwok's nodes, and kwok keeps each new pod unready for the
+start delay its Deployment asks for, so readyReplicas comes as on a cluster. One window Ready
+before its boundary (Early), one after it (Late: the lead shorter than the pods' start), one
+never (Missed): each with its status entry, its series and its Event; and no request about
+the target between windows.
+
+The controller runs in-process with the shared plane's admin credentials (the read of the
+target itself is what docs/install.md, "Window readiness", grants) on a stepped clock: the
+pods' start is real time, so each step of the clock comes once the pods are (or are not)
+Ready, and what is recorded relative to B is exact.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from prometheus_client import REGISTRY
+
+from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
+from spa.kube import RequestRecord, Resource
+from tests.builders import DAILY_NOON, autoscaler, deployment, schedule
+from tests.integration.harness import Kube, Running, eventually, utc
+
+pytestmark = pytest.mark.integration
+
+DEPLOYMENT = Resource("apps", "v1", "deployments", "Deployment", True)
+REQUESTS = {"cpu": "50m", "memory": "32Mi"}
+
+
+def _ready(kube: Kube, namespace: str) -> int:
+    return int(
+        (kube.get(DEPLOYMENT, namespace, "web").get("status") or {}).get("readyReplicas") or 0
+    )
+
+
+def _windows(kube: Kube, namespace: str) -> list[dict[str, Any]]:
+    status = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")
+    return list(status.get("windows") or [])
+
+
+def _outcome(kube: Kube, namespace: str) -> str | None:
+    windows = _windows(kube, namespace)
+    return windows[0].get("outcome") if windows else None
+
+
+def _counted(outcome: str) -> float:
+    return REGISTRY.get_sample_value("spa_windows_total", {"outcome": outcome}) or 0.0
+
+
+def _late(namespace: str) -> float | None:
+    return REGISTRY.get_sample_value("spa_window_late", {"namespace": namespace, "name": "web"})
+
+
+def _warnings(kube: Kube, namespace: str, reason: str) -> list[dict[str, Any]]:
+    return [e for e in kube.events(namespace) if e.get("reason") == reason]
+
+
+async def _web(kube: Kube, namespace: str, *, start_delay: str, **spec: Any) -> None:
+    """web: 1 replica whose new pods start in `start_delay`; its SPA (min 1) and a window of 3
+    every day 12:00-13:00."""
+    kube.client.create(
+        DEPLOYMENT,
+        namespace,
+        deployment(
+            name="web",
+            namespace=namespace,
+            replicas=1,
+            start_delay=start_delay,
+            requests=REQUESTS,
+        ),
+    )
+    kube.create(autoscaler(name="web", namespace=namespace, minReplicas=1, **spec))
+    kube.create(schedule(name="web-noon", namespace=namespace, minReplicas=3, **DAILY_NOON))
+    await eventually(lambda: kube.bounds(namespace, "web") == (1, 10), what="HPA 1/10")
+
+
+async def test_a_window_ready_before_its_boundary_is_early(
+    kube: Kube, namespace: str, controller: Running
+) -> None:
+    await _web(kube, namespace, start_delay="2s", leadTime="1m")
+    early = _counted("Early")
+    controller.clock.set(utc("2026-11-16T11:59:00"))  # the raise, a minute ahead
+    await eventually(lambda: _outcome(kube, namespace) == "Pending", what="being measured")
+    await eventually(lambda: _ready(kube, namespace) == 3, what="3 Ready", within=60)
+    controller.clock.set(utc("2026-11-16T11:59:30"))
+    await eventually(lambda: _outcome(kube, namespace) == "Early", what="Early")
+    (entry,) = _windows(kube, namespace)
+    assert entry["boundary"] == "2026-11-16T12:00:00Z"
+    assert entry["raisedAt"] == "2026-11-16T11:59:00Z"
+    assert (entry["readyAt"], entry["readySeconds"]) == ("2026-11-16T11:59:30Z", -30)
+    assert entry["replicasAt"] <= entry["readyAt"]
+    assert entry["lead"]["seconds"] == 60
+    assert _counted("Early") == early + 1
+    assert _late(namespace) == 0
+    assert not _warnings(kube, namespace, "WindowLate")
+
+
+async def test_a_lead_shorter_than_the_pods_start_is_late_with_a_warning(
+    kube: Kube, namespace: str, controller: Running
+) -> None:
+    await _web(kube, namespace, start_delay="3s")
+    late = _counted("Late")
+    controller.clock.set(utc("2026-11-16T12:00:00"))  # no lead: raised at B
+    await eventually(lambda: _outcome(kube, namespace) == "Pending", what="being measured")
+    await eventually(lambda: _ready(kube, namespace) == 3, what="3 Ready", within=60)
+    controller.clock.set(utc("2026-11-16T12:01:00"))
+    await eventually(lambda: _outcome(kube, namespace) == "Late", what="Late")
+    (entry,) = _windows(kube, namespace)
+    assert entry["readySeconds"] == 60
+    assert _counted("Late") == late + 1
+    assert _late(namespace) == 1
+    [warning] = await eventually(lambda: _warnings(kube, namespace, "WindowLate"))
+    assert warning["type"] == "Warning"
+    assert "Ready at B+60 s" in warning["message"]
+
+
+async def test_a_target_never_ready_is_missed_and_not_read_between_windows(
+    kube: Kube, namespace: str, controller: Running
+) -> None:
+    await _web(kube, namespace, start_delay="1h")
+    missed = _counted("Missed")
+    controller.clock.set(utc("2026-11-16T12:00:00"))
+    await eventually(lambda: _outcome(kube, namespace) == "Pending", what="being measured")
+    controller.clock.set(utc("2026-11-16T12:30:00"))
+    controller.clock.set(utc("2026-11-16T13:00:00"))  # the window ends, nothing Ready
+    await eventually(lambda: _outcome(kube, namespace) == "Missed", what="Missed")
+    (entry,) = _windows(kube, namespace)
+    assert (entry["reason"], entry.get("readyAt")) == ("NotReady", None)
+    assert _counted("Missed") == missed + 1
+    assert _late(namespace) == 1
+    [warning] = await eventually(lambda: _warnings(kube, namespace, "WindowMissed"))
+    assert "not Ready before the window ended" in warning["message"]
+    await eventually(lambda: kube.bounds(namespace, "web") == (1, 10), what="HPA back to 1/10")
+
+    # Between windows: no request about the target at all, and the history stays.
+    requests: list[RequestRecord] = []
+    controller.manager.client.add_request_hook(requests.append)
+    for instant in ("2026-11-16T14:00:00", "2026-11-16T20:00:00", "2026-11-17T11:00:00"):
+        controller.clock.set(utc(instant))
+        status = await eventually(
+            lambda: kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web"),
+            what="the status",
+        )
+        assert status["windows"][0]["outcome"] == "Missed"
+    assert [r for r in requests if r.resource == "deployments"] == []
