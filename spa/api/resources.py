@@ -250,8 +250,9 @@ class WindowRecord(LenientModel):
     """Early (Ready by B), Late (Ready after B, before the window ended), Missed (not Ready
     before the window ended) or Pending (being measured)."""
     reason: StatusText | None = None
-    """Why a window was missed: PodsPending, Quota, MaxReplicas, Paused, NoReadyReplicas
-    (the target reports no readyReplicas) or NotReady."""
+    """Why a window was missed: NotReadable (the controller may not read the target),
+    NoReadyReplicas (the target reports no readyReplicas), Paused or NotReady; PodsPending,
+    Quota and MaxReplicas are reserved."""
     message: Annotated[str, Field(max_length=256)] | None = None
     """The reason in words."""
 

@@ -167,6 +167,10 @@ def test_leadtime_auto_raises_the_hpa_by_the_learned_lead_and_says_so() -> None:
     lead = server.autoscaler["status"]["leadTime"]
     assert (lead["seconds"], lead["source"]) == (105, "Learned")
     assert lead["explanation"] == "learned: p90 of 1 window 90 s + 15 s"
+    # Written once: a reconcile that finds the same leads and windows writes nothing.
+    writes = list(server.writes)
+    server.reconcile(at(9, 30), memory)
+    assert server.writes == writes
 
 
 def test_a_schedules_own_auto_lead_is_learned_too() -> None:
