@@ -368,12 +368,33 @@ and the timestamps that say why. One entry is about 600 bytes, so the list adds 
 | `Missed` | it did not reach it before the window ended; `reason` says why |
 | `Pending` | the window has started (or its lead has) and is being measured |
 
-The reasons of a `Missed` window: `PodsPending` (pods could not be scheduled: no node had
-room), `Quota` (a ResourceQuota refused pods), `MaxReplicas` (the HPA's maxReplicas is below
-the window's minimum), `Paused` (the SPA was paused during the window), `NoReadyReplicas` (the
-target does not report `status.readyReplicas`: apps/v1 kinds and Argo Rollouts do; for another
-kind, Ready is not measured and every window of it is recorded with this reason, never learned
-from) and `NotReady` (the pods were created but not Ready in time).
+The reasons of a `Missed` window: `NotReadable` (the controller may not read the target: Ready
+is not measured; the default install, [install.md](install.md), "Window readiness"),
+`NoTarget` (the scale target was not found, or its kind is not served: its `ImmediateScaleUp`
+condition says so too), `NoReadyReplicas` (the target does not report `status.readyReplicas`:
+apps/v1 kinds and Argo Rollouts do; for another kind, Ready is not measured and every window of
+it is recorded with this reason, never learned from), `Paused` (the SPA was paused during the
+window) and `NotReady` (the target did not have the window's minimum Ready before the window
+ended). The values `PodsPending`, `Quota` and `MaxReplicas` are reserved for telling
+`NotReady` apart (pods unschedulable, a ResourceQuota, the HPA's maxReplicas): this version
+does not read pods or quotas, and records those windows `NotReady`.
+
+**How it is measured.** A window start is recorded, `Pending`, by the reconcile at its raise
+(the lead's start; B without a lead) of each Schedule that sets `minReplicas`: `raisedAt` is
+that reconcile's time. While an entry is `Pending`, each reconcile of the SPA reads the target
+once, with one `get` of the object itself (its `/scale` has no ready count): at the raise, at
+B, then every 5 to 30 s (a quarter of the time since the raise) until the target has the
+window's minimum Ready or the window ends. `replicasAt` and `readyAt` are the reads that first
+saw `spec.replicas` and `status.readyReplicas` at the minimum (so `readyAt` is at most the
+read interval after the pods were Ready). The apps/v1 kinds leave `readyReplicas` out at 0,
+which counts as 0; for another kind, a status with `replicas` and no `readyReplicas` counts as
+0, and a status without either as not reported. Nothing is read between windows. A window
+first seen more than 2 minutes after its raise (the controller was not running then, or the
+Schedule was created during the window) is not recorded: when its HPA was raised is unknown.
+Every status the controller writes carries the list as it stands, so it survives restarts and
+leader changes. A window found `Late` records a Warning `WindowLate`, one found `Missed` a
+Warning `WindowMissed` (not for `Paused`, `NotReadable`, `NoTarget` or `NoReadyReplicas`: the
+entry says those), both on the SPA.
 
 Each entry carries the lead in force and where it came from (`lead`, and `capacityLead` when
 node capacity was ordered: `Fixed`, `Default` or `Learned`, with the explanation), and the

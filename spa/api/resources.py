@@ -251,8 +251,8 @@ class WindowRecord(LenientModel):
     before the window ended) or Pending (being measured)."""
     reason: StatusText | None = None
     """Why a window was missed: NotReadable (the controller may not read the target),
-    NoReadyReplicas (the target reports no readyReplicas), Paused or NotReady; PodsPending,
-    Quota and MaxReplicas are reserved."""
+    NoTarget (not found), NoReadyReplicas (the target reports no readyReplicas), Paused or
+    NotReady; PodsPending, Quota and MaxReplicas are reserved."""
     message: Annotated[str, Field(max_length=256)] | None = None
     """The reason in words."""
 

@@ -469,7 +469,8 @@ class Actuator:
         object itself (its /scale has no readyReplicas): docs/api.md, "status.windows". The
         apps/v1 kinds leave readyReplicas out at 0; another kind that has it nowhere in its
         status reports none. A read RBAC forbids is said as such (docs/install.md, "Window
-        readiness"), any other failure as a problem: the window stays being measured."""
+        readiness"), a target not found or of a kind not served as a problem; any other
+        error ends the reconcile, which is retried."""
         api_version, kind, name = step.target
         namespace = step.autoscaler["metadata"]["namespace"]
         try:

@@ -191,3 +191,18 @@ def test_a_schedules_own_auto_lead_is_learned_too() -> None:
     plan, memory, _ = server.reconcile(at(9), memory)
     # Ready 60 s after the raise, plus 15 s (not the default 2m of a Schedule never measured).
     assert plan.requeue == WakeUp(at=at(10) - 75)
+
+
+def test_a_missing_target_is_not_measured_nor_read_again_in_the_window() -> None:
+    """Its ImmediateScaleUp condition says it is missing; the window says Ready was not
+    measured, once, rather than reading every few seconds until the window ends."""
+    server, memory = _server()
+    server.target_missing = True
+    plan, memory = _window_start(server, memory, at(10))
+    (entry,) = _windows(server)
+    assert (entry["outcome"], entry["reason"]) == ("Missed", "NoTarget")
+    assert not [e for e in plan.events if e.reason.startswith("Window")]
+    assert plan.requeue == WakeUp(at=at(11))
+    reads = server.target_reads
+    server.reconcile(at(10, 30), memory)
+    assert server.target_reads == reads

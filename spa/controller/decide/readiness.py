@@ -44,6 +44,7 @@ class MissedReason(StrEnum):
 
     NoReadyReplicas = "NoReadyReplicas"
     NotReadable = "NotReadable"
+    NoTarget = "NoTarget"
     Paused = "Paused"
     MaxReplicas = "MaxReplicas"
     Quota = "Quota"
@@ -56,6 +57,8 @@ _MESSAGES = {
     "measured",
     MissedReason.NotReadable: "Ready not measured: the controller may not read the target "
     '(grant get on its kind: docs/install.md, "Window readiness")',
+    MissedReason.NoTarget: "the scale target cannot be read (not found, or its kind is not "
+    "served): Ready is not measured",
     MissedReason.Paused: "the ScheduledPodAutoscaler was paused during the window",
     MissedReason.MaxReplicas: "the HPA's maxReplicas is below the window's minReplicas",
     MissedReason.Quota: "a ResourceQuota refused the window's pods",
@@ -85,6 +88,8 @@ class Observation:
     """False for a target without status.readyReplicas."""
     readable: bool = True
     """False when RBAC forbids reading the target (docs/install.md, "Window readiness")."""
+    found: bool = True
+    """False when the target cannot be read: not found, or its kind not served."""
     paused: bool = False
     max_below_min: bool = False
     quota_refused: bool = False
@@ -95,6 +100,8 @@ def classify(observation: Observation, *, now: int) -> tuple[Outcome, MissedReas
     """The outcome of a window start at `now`, and why it was missed."""
     if not observation.readable:
         return Outcome.Missed, MissedReason.NotReadable
+    if not observation.found:
+        return Outcome.Missed, MissedReason.NoTarget
     if observation.ready_at is not None and observation.reports_ready:
         if observation.ready_at <= observation.boundary:
             return Outcome.Early, None
@@ -126,6 +133,7 @@ def is_late(window: WindowRecord) -> bool:
         MissedReason.Paused,
         MissedReason.NoReadyReplicas,
         MissedReason.NotReadable,
+        MissedReason.NoTarget,
     )
 
 
@@ -142,7 +150,8 @@ def record(
 ) -> WindowRecord:
     """The status.windows entry of a window start as observed at `now`."""
     outcome, reason = classify(observation, now=now)
-    ready = observation.ready_at if observation.reports_ready and observation.readable else None
+    measured = observation.reports_ready and observation.readable and observation.found
+    ready = observation.ready_at if measured else None
     return WindowRecord(
         schedule=observation.schedule,
         boundary=format_instant(observation.boundary),

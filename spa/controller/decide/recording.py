@@ -222,7 +222,10 @@ def recording(
         assert read is not None  # read above while a window start is pending
         if read.forbidden:
             observation = replace(observation, readable=False)
-        elif read.problem is None:
+        elif read.problem is not None:
+            # Not there (its ImmediateScaleUp condition says so too): nothing to wait for.
+            observation = replace(observation, found=False)
+        else:
             if read.ready is None:
                 observation = replace(observation, reports_ready=False)
             if observation.replicas_at is None and (read.replicas or 0) >= minimum:
