@@ -145,3 +145,45 @@ async def test_a_target_never_ready_is_missed_and_not_read_between_windows(
         )
         assert status["windows"][0]["outcome"] == "Missed"
     assert [r for r in requests if r.resource == "deployments"] == []
+
+
+async def test_auto_learns_from_a_late_window_and_the_next_is_early(
+    kube: Kube, namespace: str, controller: Running
+) -> None:
+    """leadTime: Auto from no history: the default 2m, too short for a target that (on this
+    stepped clock) takes 3 minutes from the raise to Ready; the next day's raise comes early
+    by what that window needed plus the margin (180 s + 18 s), and that window is Early."""
+    await _web(kube, namespace, start_delay="2s", leadTime="Auto")
+    lead = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")["leadTime"]
+    assert (lead["seconds"], lead["source"]) == (120, "Default")
+    controller.clock.set(utc("2026-11-16T11:58:00"))  # the default lead's raise
+    await eventually(lambda: kube.bounds(namespace, "web") == (3, 10), what="raised")
+    await eventually(lambda: _outcome(kube, namespace) == "Pending", what="being measured")
+    await eventually(lambda: _ready(kube, namespace) == 3, what="3 Ready", within=60)
+    controller.clock.set(utc("2026-11-16T12:01:00"))
+    await eventually(lambda: _outcome(kube, namespace) == "Late", what="window 1 Late")
+
+    def learned() -> dict[str, Any] | None:
+        found = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web").get("leadTime")
+        return found if found and found.get("source") == "Learned" else None
+
+    lead = await eventually(learned, what="the lead learned")
+    assert lead["seconds"] == 198, lead
+    assert lead["explanation"] == "learned: p90 of 1 window 180 s + 18 s"
+
+    # The window ends; the next day's raise comes 198 s before its start, not 120 s.
+    controller.clock.set(utc("2026-11-16T13:00:00"))
+    await eventually(lambda: kube.bounds(namespace, "web") == (1, 10), what="HPA back to 1/10")
+    kube.merge(DEPLOYMENT, namespace, "web", {"spec": {"replicas": 1}})
+    await eventually(lambda: _ready(kube, namespace) == 1, what="back to 1", within=60)
+    controller.clock.set(utc("2026-11-17T11:56:00"))
+    await eventually(lambda: kube.bounds(namespace, "web") == (1, 10), what="not raised yet")
+    controller.clock.set(utc("2026-11-17T11:56:42"))
+    await eventually(lambda: kube.bounds(namespace, "web") == (3, 10), what="raised 198 s early")
+    await eventually(lambda: _outcome(kube, namespace) == "Pending", what="window 2 measured")
+    await eventually(lambda: _ready(kube, namespace) == 3, what="3 Ready", within=60)
+    controller.clock.set(utc("2026-11-17T11:57:30"))
+    await eventually(lambda: _outcome(kube, namespace) == "Early", what="window 2 Early")
+    second, first = _windows(kube, namespace)
+    assert (second["readySeconds"], second["lead"]["seconds"]) == (-150, 198)
+    assert (first["outcome"], first["lead"]["seconds"]) == ("Late", 120)

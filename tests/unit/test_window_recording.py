@@ -206,3 +206,16 @@ def test_a_missing_target_is_not_measured_nor_read_again_in_the_window() -> None
     reads = server.target_reads
     server.reconcile(at(10, 30), memory)
     assert server.target_reads == reads
+
+
+def test_the_status_says_the_lead_learned_from_the_window_it_measures() -> None:
+    """Nothing wakes the SPA after its own status write: the lead in force it shows is learned
+    from the list it writes, not from the list before it."""
+    server, memory = _server(leadTime="Auto")
+    _, memory = _window_start(server, memory, at(9, 58))  # the default lead, 2m
+    server.target_ready = 5
+    server.reconcile(at(10, 1), memory)
+    assert server.autoscaler is not None
+    status = server.autoscaler["status"]
+    assert status["windows"][0]["outcome"] == "Late"
+    assert (status["leadTime"]["seconds"], status["leadTime"]["source"]) == (198, "Learned")

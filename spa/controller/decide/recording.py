@@ -19,7 +19,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from spa.api import CompiledSchedule, ScheduledPodAutoscaler, autoscaler_lead, wire
+from spa.api import (
+    CompiledSchedule,
+    ScheduledPodAutoscaler,
+    ScheduledPodAutoscalerStatus,
+    autoscaler_lead,
+    wire,
+)
 from spa.api.resources import LeadInForce, WindowRecord
 from spa.api.validation.leads import autoscaler_leads, in_force, is_auto, learned_pod_lead
 from spa.controller.decide.membership import Evaluated
@@ -151,6 +157,27 @@ def _event(autoscaler: wire.ScheduledPodAutoscaler, entry: WindowRecord) -> Even
     )
 
 
+def _leads_in_force(
+    model: ScheduledPodAutoscaler, windows: list[WindowRecord]
+) -> tuple[LeadInForce | None, LeadInForce | None]:
+    """status.leadTime and status.capacityLeadTime (with Auto only) as learned from `windows`,
+    the list this decision writes: a window measured now is in them at once (the windows of
+    the next raise are derived from the stored list at the reconcile after this one)."""
+    spec = model.spec
+    if not is_auto(spec.lead_time) and not (
+        spec.capacity is not None and is_auto(spec.capacity.lead_time)
+    ):
+        return None, None
+    status = model.status or ScheduledPodAutoscalerStatus()
+    learned = model.model_copy(update={"status": status.model_copy(update={"windows": windows})})
+    leads = autoscaler_leads(learned)
+    lead_time = leads.pod_status() if is_auto(spec.lead_time) else None
+    capacity_lead_time = None
+    if spec.capacity is not None:
+        capacity_lead_time = leads.node_status()
+    return lead_time, capacity_lead_time
+
+
 def recording(
     snapshot: Snapshot,
     autoscaler: wire.ScheduledPodAutoscaler,
@@ -171,11 +198,6 @@ def recording(
     stored = stored_windows(autoscaler)
     windows = list(stored)
     spec = model.spec
-    leads = autoscaler_leads(model)
-    lead_time = leads.pod_status() if is_auto(spec.lead_time) else None
-    capacity_lead_time = None
-    if spec.capacity is not None and (is_auto(spec.capacity.lead_time) or lead_time is not None):
-        capacity_lead_time = leads.node_status()
     by_name = {
         str(entry.obj["metadata"]["name"]): entry.compiled
         for entry in evaluated
@@ -248,6 +270,7 @@ def recording(
         event = _event(autoscaler, updated)
         if event is not None:
             events.append(event)
+    lead_time, capacity_lead_time = _leads_in_force(model, windows)
     last = next((w for w in windows if w.outcome != Outcome.Pending), None)
     report = WindowReport(tuple(measured), None if last is None else is_late(last))
     return Recording(
