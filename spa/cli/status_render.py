@@ -144,6 +144,8 @@ _MISSED = {
     "MaxReplicas": "the HPA's maxReplicas is below the window's minimum",
     "Paused": "paused",
     "NoReadyReplicas": "the target reports no readyReplicas",
+    "NotReadable": "Ready not measured (grant get on the target, docs/install.md)",
+    "NoTarget": "the target was not found",
     "NotReady": "pods not Ready",
 }
 

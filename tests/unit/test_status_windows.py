@@ -8,7 +8,8 @@ from typing import Any
 
 import yaml
 
-from spa.cli.status_render import render_status
+from spa.api.resources import WindowRecord
+from spa.cli.status_render import render_status, window_line
 from spa.cli.status_report import build_status
 from tests.unit.status_objects import AT, hpa_for, live_autoscaler, objects
 
@@ -76,3 +77,18 @@ def test_yaml_and_json_carry_the_windows_as_recorded() -> None:
     assert document["leadTime"]["source"] == "Learned"
     assert document["capacityLeadTime"] is None
     assert json.loads(render_status(report, "json"))["autoscalers"][0]["windows"] == WINDOWS[:3]
+
+
+def test_a_window_not_measured_says_what_to_grant() -> None:
+    line = window_line(
+        WindowRecord(
+            schedule="push",
+            boundary="2026-11-23T02:50:00Z",
+            outcome="Missed",
+            reason="NotReadable",
+        )
+    )
+    assert line == (
+        "2026-11-23 02:50 push: missed: Ready not measured (grant get on the target, "
+        "docs/install.md)"
+    )
