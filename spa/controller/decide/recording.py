@@ -36,7 +36,6 @@ from spa.controller.decide.readiness import (
     Outcome,
     is_late,
     record,
-    stored_windows,
     with_record,
 )
 from spa.controller.decide.reasons import Event, EventType, Reason
@@ -195,7 +194,8 @@ def recording(
     is Pending, each decision reads the target (once per reconcile) and the entry becomes
     Early, Late or Missed (spa/controller/decide/readiness.py)."""
     instant = snapshot.instant
-    stored = stored_windows(autoscaler)
+    # As validated with the SPA (no second validation per decision).
+    stored = list(model.status.windows or []) if model.status is not None else []
     windows = list(stored)
     spec = model.spec
     by_name = {
@@ -209,6 +209,8 @@ def recording(
             compiled = entry.compiled
             if compiled is None or entry.rule is None or not entry.rule.min_replicas:
                 continue
+            if not entry.rule.timeline.is_active(instant):
+                continue  # the cached intervals: no occurrence computed between windows
             seconds, lead = _lead(compiled, model)
             current = _current_start(compiled, seconds, instant)
             name = entry.rule.name
