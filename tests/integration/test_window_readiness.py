@@ -6,22 +6,28 @@ never (Missed): each with its status entry, its series and its Event; and no req
 the target between windows.
 
 The controller runs in-process with the shared plane's admin credentials (the read of the
-target itself is what docs/install.md, "Window readiness", grants) on a stepped clock: the
+target itself is what docs/install.md, "Window readiness", grants), and once as an account
+with the default install's RBAC exactly, which may not read it, on a stepped clock: the
 pods' start is real time, so each step of the clock comes once the pods are (or are not)
 Ready, and what is recorded relative to B is exact.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from prometheus_client import REGISTRY
 
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from spa.kube import RequestRecord, Resource
 from tests.builders import DAILY_NOON, autoscaler, deployment, schedule
-from tests.integration.harness import Kube, Running, eventually, utc
+from tests.integration.harness import Kube, Running, eventually, running_controller, utc
+from tests.integration.processes import CONTROLLER_NAMESPACE
+
+REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.integration
 
@@ -187,3 +193,50 @@ async def test_auto_learns_from_a_late_window_and_the_next_is_early(
     second, first = _windows(kube, namespace)
     assert (second["readySeconds"], second["lead"]["seconds"]) == (-150, 198)
     assert (first["outcome"], first["lead"]["seconds"]) == ("Late", 120)
+
+
+async def test_with_the_default_rbac_ready_is_not_measured_and_says_what_to_grant(
+    cluster: Any, controller_kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
+) -> None:
+    """config/rbac's bindings for an account of its own (the shared ServiceAccount may hold
+    the placeholder option's grant from another test): one refused read at the window start,
+    recorded NotReadable, no Event, no alert, and nothing read after it."""
+    account = f"spa-ready-{namespace[-6:]}"
+    kubeconfig = cluster.service_account_kubeconfig(
+        CONTROLLER_NAMESPACE, account, path=tmp_path / "default.kubeconfig"
+    )
+    rendered = cluster.run_kubectl("kustomize", str(REPO / "config" / "rbac"), check=True)
+    bindings = [
+        d
+        for d in yaml.safe_load_all(rendered.stdout)
+        if d
+        and d["kind"] in ("ClusterRoleBinding", "RoleBinding")
+        and d["roleRef"]["name"] in (CONTROLLER_NAMESPACE, f"{CONTROLLER_NAMESPACE}-capacity")
+    ]
+    assert len(bindings) == 2
+    for binding in bindings:
+        binding["metadata"]["name"] = f"{binding['metadata']['name']}-{account}"
+        binding["subjects"][0]["name"] = account
+    cluster.run_kubectl("apply", "-f", "-", input=yaml.safe_dump_all(bindings), check=True)
+    user = f"system:serviceaccount:{CONTROLLER_NAMESPACE}:{account}"
+    answer = cluster.run_kubectl("auth", "can-i", "get", "deployments.apps", "-n", namespace,
+                                 "--as", user)  # fmt: skip
+    assert answer.stdout.strip() == "no"
+    async with running_controller(
+        kubeconfig, [namespace], start=utc("2026-11-16T11:00:00")
+    ) as running:
+        await _web(kube, namespace, start_delay="1s")
+        running.clock.set(utc("2026-11-16T12:00:00"))
+        await eventually(lambda: _outcome(kube, namespace) == "Missed", what="not measured")
+        (entry,) = _windows(kube, namespace)
+        assert entry["reason"] == "NotReadable"
+        assert "grant get on its kind" in entry["message"]
+        assert "readyAt" not in entry
+        assert _late(namespace) == 0
+        requests: list[RequestRecord] = []
+        running.manager.client.add_request_hook(requests.append)
+        running.clock.set(utc("2026-11-16T12:30:00"))
+        running.clock.set(utc("2026-11-16T13:00:00"))
+        await eventually(lambda: kube.bounds(namespace, "web") == (1, 10), what="window over")
+        assert [r for r in requests if r.resource == "deployments"] == []
+    assert not _warnings(kube, namespace, "WindowMissed")
