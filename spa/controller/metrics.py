@@ -141,7 +141,7 @@ WINDOW_READY = Histogram(
 WINDOW_LATE = ReconciledSeries(
     "spa_window_late",
     "1 while the last measured window of the ScheduledPodAutoscaler was Late or Missed (not "
-    "for a pause, nor for a target that reports no readyReplicas), else 0 "
+    "for a pause, nor for a target whose readiness is not measured), else 0 "
     '(docs/operations.md, "SpaWindowLate").',
     ("namespace", "name"),
 )
