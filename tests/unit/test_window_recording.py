@@ -219,3 +219,10 @@ def test_the_status_says_the_lead_learned_from_the_window_it_measures() -> None:
     status = server.autoscaler["status"]
     assert status["windows"][0]["outcome"] == "Late"
     assert (status["leadTime"]["seconds"], status["leadTime"]["source"]) == (198, "Learned")
+
+
+def test_a_window_that_orders_node_capacity_records_its_capacity_lead() -> None:
+    server, memory = _server(capacity={"leadTime": "10m"})
+    _window_start(server, memory, at(10))
+    (entry,) = _windows(server)
+    assert entry["capacityLead"] == {"seconds": 600, "source": "Fixed", "explanation": "fixed 10m"}

@@ -28,6 +28,7 @@ from spa.api import (
 )
 from spa.api.resources import LeadInForce, WindowRecord
 from spa.api.validation.leads import autoscaler_leads, in_force, is_auto, learned_pod_lead
+from spa.controller.decide.capacity import window_capacity_lead
 from spa.controller.decide.membership import Evaluated
 from spa.controller.decide.plan import ReadReadiness, WindowReport
 from spa.controller.decide.readiness import (
@@ -90,6 +91,22 @@ def _lead(compiled: CompiledSchedule, model: ScheduledPodAutoscaler) -> tuple[in
     auto = compiled.lead_auto or (compiled.lead is None and is_auto(model.spec.lead_time))
     lead = learned_pod_lead(model) if auto else fixed_lead(seconds)
     return seconds, in_force(replace(lead, seconds=seconds))
+
+
+def _capacity_lead(
+    compiled: CompiledSchedule, model: ScheduledPodAutoscaler
+) -> LeadInForce | None:
+    """The node capacity lead in force for a Schedule's window (None: it orders none)."""
+    seconds = window_capacity_lead(compiled, model)
+    if seconds is None:
+        return None
+    capacity = model.spec.capacity
+    auto = compiled.capacity_lead_auto or (
+        compiled.capacity_lead is None and capacity is not None and is_auto(capacity.lead_time)
+    )
+    nodes = autoscaler_leads(model).nodes if auto else None
+    lead = fixed_lead(seconds) if nodes is None else replace(nodes, seconds=seconds)
+    return in_force(lead)
 
 
 def _current_start(compiled: CompiledSchedule, lead: int, instant: int) -> tuple[int, int] | None:
@@ -226,7 +243,13 @@ def recording(
                 min_replicas=entry.rule.min_replicas,
                 raised_at=instant,
             )
-            windows = with_record(windows, record(observation, now=instant, lead=lead))
+            entered = record(
+                observation,
+                now=instant,
+                lead=lead,
+                capacity_lead=_capacity_lead(compiled, model),
+            )
+            windows = with_record(windows, entered)
     pending = [w for w in windows if w.outcome == Outcome.Pending]
     read = snapshot.attempts.readiness
     if pending and read is None:
