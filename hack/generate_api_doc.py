@@ -353,6 +353,66 @@ example, is [schedules.md](schedules.md), "Shared calendars". What was decided, 
 """
 
 
+WINDOWS = """\
+### status.windows
+
+The last 10 window starts of the ScheduledPodAutoscaler, newest first: for each, whether its
+target was **Ready** for the window by its boundary B (the window's start, before any lead),
+and the timestamps that say why. One entry is about 600 bytes, so the list adds at most about
+6 kB to the object; older entries are dropped, never the newest.
+
+| outcome | meaning |
+|---|---|
+| `Early` | `status.readyReplicas` reached the minimum by B (`readySeconds` ≤ 0: B-42 s) |
+| `Late` | it reached it after B, before the window ended (`readySeconds` > 0: B+75 s) |
+| `Missed` | it did not reach it before the window ended; `reason` says why |
+| `Pending` | the window has started (or its lead has) and is being measured |
+
+The reasons of a `Missed` window: `NotReadable` (the controller may not read the target: Ready
+is not measured; the default install, [install.md](install.md), "Window readiness"),
+`NoTarget` (the scale target was not found, or its kind is not served: its `ImmediateScaleUp`
+condition says so too), `NoReadyReplicas` (the target does not report `status.readyReplicas`:
+apps/v1 kinds and Argo Rollouts do; for another kind, Ready is not measured and every window of
+it is recorded with this reason, never learned from), `Paused` (the SPA was paused during the
+window) and `NotReady` (the target did not have the window's minimum Ready before the window
+ended). The values `PodsPending`, `Quota` and `MaxReplicas` are reserved for telling
+`NotReady` apart (pods unschedulable, a ResourceQuota, the HPA's maxReplicas): this version
+does not read pods or quotas, and records those windows `NotReady`.
+
+**How it is measured.** A window start is recorded, `Pending`, by the reconcile at its raise
+(the lead's start; B without a lead) of each Schedule that sets `minReplicas`: `raisedAt` is
+that reconcile's time. While an entry is `Pending`, each reconcile of the SPA reads the target
+once, with one `get` of the object itself (its `/scale` has no ready count): at the raise, at
+B, then every 5 to 30 s (a quarter of the time since the raise) until the target has the
+window's minimum Ready or the window ends. `replicasAt` and `readyAt` are the reads that first
+saw `spec.replicas` and `status.readyReplicas` at the minimum (so `readyAt` is at most the
+read interval after the pods were Ready). The apps/v1 kinds leave `readyReplicas` out at 0,
+which counts as 0; for another kind, a status with `replicas` and no `readyReplicas` counts as
+0, and a status without either as not reported. Nothing is read between windows. A window
+first seen more than 2 minutes after its raise (the controller was not running then, or the
+Schedule was created during the window) is not recorded: when its HPA was raised is unknown.
+Every status the controller writes carries the list as it stands, so it survives restarts and
+leader changes. A window found `Late` records a Warning `WindowLate`, one found `Missed` a
+Warning `WindowMissed` (not for `Paused`, `NotReadable`, `NoTarget` or `NoReadyReplicas`: the
+entry says those), both on the SPA.
+
+Each entry carries the lead in force and where it came from (`lead`, and `capacityLead` when
+node capacity was ordered: `Fixed`, `Default` or `Learned`, with the explanation), and the
+times the HPA was raised (`raisedAt`), the target's spec reached the minimum (`replicasAt`),
+Ready was reached (`readyAt`), node capacity was ordered and released (`capacityHeldAt`,
+`capacityReleasedAt`), the ordered capacity stood on nodes (`nodesReadyAt`, when measured),
+and the longest wait of a window's pod for a node (`podsWaitedSeconds`). `leadTime: Auto` and
+`capacity.leadTime: Auto` are learned from these entries ([schedules.md](schedules.md), "Auto
+lead times"), so the learned leads survive a restart and a change of leader.
+
+The list is informational: no condition depends on it. A late or missed window changes neither
+`condition` nor the `Ready` condition, so kstatus (Flux, `kubectl wait`) and Argo CD's health
+never flap with a window; it shows in `kubectl spa status`, in the metrics
+`spa_windows_total` and `spa_window_ready_seconds`, and in the `SpaWindowLate` alert
+([operations.md](operations.md)).
+"""
+
+
 def render() -> str:
     lines = [INTRO]
     for crd in (
@@ -363,7 +423,7 @@ def render() -> str:
     ):
         lines += [*_kind_section(crd), ""]
         if crd["spec"]["names"]["kind"] == "ScheduledPodAutoscaler":
-            lines += [ANNOTATIONS]
+            lines += [ANNOTATIONS, WINDOWS]
     return "\n".join(lines)
 
 

@@ -53,6 +53,7 @@ __all__ = [
     "CAPACITY_LEAD_RULE",
     "CLUSTER_CALENDAR_SHORT_NAME",
     "DATE_RANGE_RULE",
+    "LEAD_TIME_BOUNDS_RULE",
     "LEAD_TIME_RULE",
     "SCHEDULED_POD_AUTOSCALER_COLUMNS",
     "SCHEDULED_POD_AUTOSCALER_RULES",
@@ -423,10 +424,34 @@ LEAD_TIME_RULE = Rule(
 
 def _with_lead_time_rule(props: Schema) -> None:
     props["leadTime"]["x-kubernetes-validations"] = [_rule_dict(LEAD_TIME_RULE)]
+    bounds = props.get("leadTimeBounds")
+    if bounds is not None:
+        for name in ("min", "max"):
+            bounds["properties"][name]["x-kubernetes-validations"] = [
+                _rule_dict(
+                    Rule(
+                        rule=LEAD_TIME_RULE.rule,
+                        message=f"leadTimeBounds.{name} must be at most 24h",
+                    )
+                )
+            ]
+        bounds["x-kubernetes-validations"] = [_rule_dict(LEAD_TIME_BOUNDS_RULE)]
 
 
 def _cel_duration(field: str) -> str:
     return f"(self.{field} == '0' ? duration('0s') : duration(self.{field}))"
+
+
+# min <= max of an Auto lead's bounds, where both are durations CEL can read.
+LEAD_TIME_BOUNDS_RULE = Rule(
+    rule=(
+        "!has(self.min) || !has(self.max)"
+        f" || !self.min.matches({_cel_string(GO_DURATION_PATTERN)})"
+        f" || !self.max.matches({_cel_string(GO_DURATION_PATTERN)})"
+        f" || {_cel_duration('max')} >= {_cel_duration('min')}"
+    ),
+    message="leadTimeBounds.max must be at least min",
+)
 
 
 # On the spec of both kinds: nodes ordered after the pods would come too late to help them

@@ -18,10 +18,13 @@ from spa.api.hpa import HorizontalPodAutoscalerSpec, MinReplicas, Replicas
 
 __all__ = [
     "API_VERSION",
+    "AUTO_LEAD_TIME",
     "CALENDAR_KIND",
     "CLUSTER_CALENDAR_KIND",
     "GO_DURATION_PATTERN",
     "GROUP",
+    "LEAD_TIME_PATTERN",
+    "MAX_WINDOWS",
     "SCHEDULED_POD_AUTOSCALER",
     "SCHEDULE_KIND",
     "VERSION",
@@ -37,6 +40,8 @@ __all__ = [
     "DateRange",
     "HolidayMode",
     "HolidaysSpec",
+    "LeadInForce",
+    "LeadTimeBounds",
     "ObjectMeta",
     "OwnerReference",
     "Schedule",
@@ -51,6 +56,7 @@ __all__ = [
     "ScheduledPodAutoscalerSpec",
     "ScheduledPodAutoscalerStatus",
     "WeekdayName",
+    "WindowRecord",
 ]
 
 GROUP = "autoscaling.d-kuro.github.io"
@@ -66,6 +72,15 @@ CLUSTER_CALENDAR_KIND = "ClusterCalendar"
 # 1h30m, 1.5h. The CRD and the parser use this one pattern; the range is checked apart.
 GO_DURATION_PATTERN = r"^(0|([0-9]+([.][0-9]+)?(h|m|s|ms|us|ns))+)$"
 Duration = Annotated[str, Field(max_length=32, pattern=GO_DURATION_PATTERN)]
+
+AUTO_LEAD_TIME = "Auto"
+"""The leadTime that is learned from the measured windows (docs/schedules.md, "Auto lead
+times") rather than written as a duration."""
+# A lead time: a duration as above, or Auto. The CRD and the parser use this one pattern.
+LEAD_TIME_PATTERN = (
+    f"^({AUTO_LEAD_TIME}|{GO_DURATION_PATTERN.removeprefix('^').removesuffix('$')})$"
+)
+LeadTime = Annotated[str, Field(max_length=32, pattern=LEAD_TIME_PATTERN)]
 
 
 class OwnerReference(LenientModel):
@@ -116,14 +131,29 @@ class CapacityMode(StrEnum):
     Placeholder = "Placeholder"
 
 
+class LeadTimeBounds(ApiModel):
+    """The bounds of an Auto lead time (docs/schedules.md, "Auto lead times")."""
+
+    min: Duration | None = None
+    """The shortest lead Auto may learn (Go duration; 0 to 24h; default 0): a fixed floor."""
+    max: Duration | None = None
+    """The longest lead Auto may learn (Go duration; 0 to 24h; default 30m), so that a broken
+    target cannot move the raise hours early; at least min."""
+
+
 class CapacitySpec(ApiModel):
     """Node capacity ordered ahead of each window, before its pods (docs/schedules.md, "Node
     capacity")."""
 
-    lead_time: Duration
+    lead_time: LeadTime
     """How long before each window's start to order node capacity for the pods the window
     will add (Go duration such as 10m; 0 to 24h; at least leadTime), for the Schedules that
-    set no capacity.leadTime themselves."""
+    set no capacity.leadTime themselves. Auto: learned from how long the pods of recent
+    windows waited for nodes (docs/schedules.md, "Auto lead times"; default 3m until
+    measured)."""
+    lead_time_bounds: LeadTimeBounds | None = None
+    """The bounds of capacity.leadTime: Auto, for this SPA and its Schedules (default 0 to
+    30m)."""
     mode: CapacityMode | None = None
     """CapacityBuffer (a CapacityBuffer of the autoscaling.x-k8s.io API, which Karpenter and
     cluster-autoscaler serve), Placeholder (low-priority pause pods) or Auto (default: a
@@ -133,9 +163,10 @@ class CapacitySpec(ApiModel):
 class ScheduleCapacitySpec(ApiModel):
     """A Schedule's own node capacity lead."""
 
-    lead_time: Duration
+    lead_time: LeadTime
     """How long before this window's start to order node capacity (Go duration; 0 to 24h; at
-    least the window's leadTime). Default: the ScheduledPodAutoscaler's capacity.leadTime."""
+    least the window's leadTime; or Auto, learned within the ScheduledPodAutoscaler's
+    capacity.leadTimeBounds). Default: the ScheduledPodAutoscaler's capacity.leadTime."""
 
 
 class ScheduledPodAutoscalerSpec(ApiModel):
@@ -143,9 +174,13 @@ class ScheduledPodAutoscalerSpec(ApiModel):
 
     horizontal_pod_autoscaler_spec: HorizontalPodAutoscalerSpec
     """A complete autoscaling/v2 HorizontalPodAutoscalerSpec: the base spec of the HPA."""
-    lead_time: Duration | None = None
+    lead_time: LeadTime | None = None
     """How long before each window's start its values take effect (Go duration such as 90s,
-    5m or 1h30m; 0 to 24h; default 0), for the Schedules that set no leadTime themselves."""
+    5m or 1h30m; 0 to 24h; default 0), for the Schedules that set no leadTime themselves.
+    Auto: learned from how long the target took to be Ready in recent windows
+    (docs/schedules.md, "Auto lead times"; default 2m until measured)."""
+    lead_time_bounds: LeadTimeBounds | None = None
+    """The bounds of leadTime: Auto, for this SPA and its Schedules (default 0 to 30m)."""
     capacity: CapacitySpec | None = None
     """Node capacity ordered ahead of each window (docs/schedules.md, "Node capacity"); unset:
     none."""
@@ -154,6 +189,72 @@ class ScheduledPodAutoscalerSpec(ApiModel):
     through its /scale subresource at once instead of waiting for the HPA controller's next
     sync (never down, never above maxReplicas, never from 0 unless minReplicas rises from 0).
     Unset means true."""
+
+
+MAX_WINDOWS = 10
+"""status.windows keeps the last this many window starts (docs/api.md, "status.windows")."""
+
+# Status strings are plain strings in the models (the values are listed in docs/api.md), and no
+# field of an entry is required: a newer controller adding an outcome, or an entry somebody
+# else wrote, must not make an SPA unreadable; an entry without its boundary, Schedule or
+# outcome is ignored.
+StatusText = Annotated[str, Field(max_length=64)]
+Timestamp = Annotated[str, Field(max_length=40)]
+
+
+class LeadInForce(LenientModel):
+    """A lead time in force and where it comes from (docs/schedules.md, "Auto lead times")."""
+
+    seconds: int | None = None
+    """The lead, in seconds."""
+    source: StatusText | None = None
+    """Fixed (written as a duration), Default (Auto before any window was measured) or
+    Learned (Auto, from status.windows)."""
+    explanation: Annotated[str, Field(max_length=128)] | None = None
+    """In words: "fixed 5m", "default 2m until measured", "learned: p90 of 8 windows 38 s +
+    15 s"."""
+
+
+class WindowRecord(LenientModel):
+    """One window start and how ready the target was for it (docs/api.md, "status.windows")."""
+
+    schedule: Annotated[str, Field(max_length=253)] | None = None
+    """The Schedule whose window started."""
+    boundary: Timestamp | None = None
+    """B: when the window starts (RFC 3339, UTC), before any lead."""
+    min_replicas: int | None = None
+    """The window's minReplicas: Ready means this many ready replicas."""
+    lead: LeadInForce | None = None
+    """The pod lead in force for this window."""
+    capacity_lead: LeadInForce | None = None
+    """The node capacity lead in force for this window, when one applies."""
+    raised_at: Timestamp | None = None
+    """When the HPA's minReplicas was raised to the window's."""
+    replicas_at: Timestamp | None = None
+    """When the target's spec.replicas reached the window's minimum."""
+    ready_at: Timestamp | None = None
+    """When the target's status.readyReplicas reached the window's minimum."""
+    capacity_held_at: Timestamp | None = None
+    """When node capacity was ordered for the window (capacity lead only)."""
+    capacity_released_at: Timestamp | None = None
+    """When that capacity was released."""
+    nodes_ready_at: Timestamp | None = None
+    """When the ordered capacity stood on nodes (its placeholder pods all scheduled), if
+    measured."""
+    pods_waited_seconds: int | None = None
+    """The longest time one of the window's new pods waited for a node (Pending,
+    unschedulable)."""
+    ready_seconds: int | None = None
+    """Ready relative to the boundary, in seconds: negative is early (Ready at B-42 s)."""
+    outcome: StatusText | None = None
+    """Early (Ready by B), Late (Ready after B, before the window ended), Missed (not Ready
+    before the window ended) or Pending (being measured)."""
+    reason: StatusText | None = None
+    """Why a window was missed: NotReadable (the controller may not read the target),
+    NoTarget (not found), NoReadyReplicas (the target reports no readyReplicas), Paused or
+    NotReady; PodsPending, Quota and MaxReplicas are reserved."""
+    message: Annotated[str, Field(max_length=256)] | None = None
+    """The reason in words."""
 
 
 class ScheduledPodAutoscalerStatus(LenientModel):
@@ -179,6 +280,13 @@ class ScheduledPodAutoscalerStatus(LenientModel):
     """Names of the Schedules active now, sorted."""
     next_transition_time: str | None = None
     """When the effective values or the active Schedules next change (RFC 3339, UTC)."""
+    lead_time: LeadInForce | None = None
+    """The SPA's leadTime in force now and where it comes from (with leadTime: Auto)."""
+    capacity_lead_time: LeadInForce | None = None
+    """The SPA's capacity.leadTime in force now and where it comes from (with Auto)."""
+    windows: Annotated[list[WindowRecord], Field(max_length=MAX_WINDOWS)] | None = None
+    """The last window starts, newest first, at most 10, and how ready the target was for
+    each (docs/api.md, "status.windows"). Informational: no condition depends on it."""
 
 
 class ScheduledPodAutoscaler(ApiModel):
@@ -312,10 +420,11 @@ class ScheduleSpec(ApiModel):
     HPAScaleToZero feature gate."""
     max_replicas: Replicas | None = None
     """maxReplicas while the window is active; unset leaves the base value."""
-    lead_time: Duration | None = None
+    lead_time: LeadTime | None = None
     """How long before its start the window's values take effect (Go duration such as 90s,
-    5m or 1h30m; 0 to 24h); the end is unchanged. Default: the ScheduledPodAutoscaler's
-    leadTime, else 0."""
+    5m or 1h30m; 0 to 24h; or Auto, learned within the ScheduledPodAutoscaler's
+    leadTimeBounds); the end is unchanged. Default: the ScheduledPodAutoscaler's leadTime,
+    else 0."""
     capacity: ScheduleCapacitySpec | None = None
     """This window's node capacity lead; unset: the ScheduledPodAutoscaler's capacity."""
     suspend: bool = False

@@ -28,6 +28,7 @@ __all__ = [
     "HorizontalPodAutoscaler",
     "HorizontalPodAutoscalerSpec",
     "HorizontalPodAutoscalerStatus",
+    "LeadInForce",
     "NewHorizontalPodAutoscaler",
     "NewObjectMeta",
     "ObjectMeta",
@@ -41,6 +42,7 @@ __all__ = [
     "ScheduledPodAutoscalerSpec",
     "ScheduledPodAutoscalerStatus",
     "ScheduledPodAutoscalerStatusPatch",
+    "WindowRecord",
     "typed",
     "typed_list",
     "typed_optional",
@@ -158,6 +160,36 @@ class ScheduledPodAutoscalerSpec(TypedDict, total=False):
     horizontalPodAutoscalerSpec: HorizontalPodAutoscalerSpec
 
 
+class LeadInForce(TypedDict, total=False):
+    """`spa.api.resources.LeadInForce`: a lead time in force and where it comes from."""
+
+    seconds: int
+    source: str
+    explanation: str
+
+
+class WindowRecord(TypedDict, total=False):
+    """`spa.api.resources.WindowRecord`: one window start of status.windows (docs/api.md).
+    Timestamps are RFC 3339 text; `readySeconds` is Ready relative to the boundary."""
+
+    schedule: str
+    boundary: str
+    minReplicas: int
+    lead: LeadInForce
+    capacityLead: LeadInForce
+    raisedAt: str
+    replicasAt: str
+    readyAt: str
+    capacityHeldAt: str
+    capacityReleasedAt: str
+    nodesReadyAt: str
+    podsWaitedSeconds: int
+    readySeconds: int
+    outcome: str
+    reason: str
+    message: str
+
+
 class ScheduledPodAutoscalerStatus(TypedDict, total=False):
     """`spa.api.resources.ScheduledPodAutoscalerStatus` as stored."""
 
@@ -169,6 +201,9 @@ class ScheduledPodAutoscalerStatus(TypedDict, total=False):
     maxReplicas: int
     activeSchedules: list[str]
     nextTransitionTime: str
+    leadTime: LeadInForce
+    capacityLeadTime: LeadInForce
+    windows: list[WindowRecord]
 
 
 class ScheduledPodAutoscaler(TypedDict, total=False):
@@ -191,6 +226,9 @@ class ScheduledPodAutoscalerStatusPatch(TypedDict, total=False):
     maxReplicas: Required[int | None]
     activeSchedules: Required[list[str] | None]
     nextTransitionTime: Required[str | None]
+    leadTime: Required[LeadInForce | None]
+    capacityLeadTime: Required[LeadInForce | None]
+    windows: Required[list[WindowRecord] | None]
 
 
 # -- Schedule -------------------------------------------------------------------------------------

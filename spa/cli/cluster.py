@@ -217,12 +217,18 @@ def documents(objects: ClusterObjects) -> list[Document]:
     """The live objects as the plan's input documents, named after the server they came from
     (errors then read `https://...: Schedule shop/x: spec.timeZone: ...`). The status is the
     controller's, not the user's input, and is left out, as the API server leaves it out of
-    what a user writes."""
+    what a user writes; but for an SPA's status.windows, which its Auto lead times are
+    learned from (docs/schedules.md, "Auto lead times")."""
     bodies = [*objects.autoscalers, *objects.schedules, *objects.calendars]
-    return [
-        Document(objects.server, index, {k: v for k, v in body.items() if k != "status"})
-        for index, body in enumerate(bodies, 1)
-    ]
+    return [Document(objects.server, index, _input(body)) for index, body in enumerate(bodies, 1)]
+
+
+def _input(body: dict[str, Any]) -> dict[str, Any]:
+    kept = {k: v for k, v in body.items() if k != "status"}
+    status = body.get("status")
+    if isinstance(status, dict) and isinstance(status.get("windows"), list):
+        kept["status"] = {"windows": status["windows"]}
+    return kept
 
 
 def cluster_plan(objects: ClusterObjects, *, at: int, until: int) -> Plan:

@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from spa.api.resources import WindowRecord
+from spa.api.validation.leads import LeadsInForce
 from spa.cli.status_report import AutoscalerStatus, Event, HpaState, StatusReport
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from spa.plan import AutoscalerPlan
@@ -31,14 +33,18 @@ from spa.plan.render import (
 )
 from spa.plan.schedules import zone_name
 from spa.schedule import format_instant
+from spa.schedule.learned_lead import spoken_seconds
 
-__all__ = ["render_status", "status_document"]
+__all__ = ["render_status", "status_document", "window_line"]
 
 
 TABLE_TRANSITIONS, WIDE_TRANSITIONS = 3, 10
 
 
 TABLE_EVENTS, WIDE_EVENTS = 5, 10
+
+
+TABLE_WINDOWS, WIDE_WINDOWS = 5, 10
 
 
 _HPA_TEXT = {
@@ -122,10 +128,71 @@ def _block(report: StatusReport, entry: AutoscalerStatus, *, wide: bool) -> list
         if wide:
             lines.append("  schedules:")
             lines.extend("    " + line for line in schedule_rows(planned))
+    lines += _lead_lines(entry)
+    lines += _window_lines(entry, WIDE_WINDOWS if wide else TABLE_WINDOWS, wide=wide)
     if entry.problems:
         lines.append("  degraded:")
         lines.extend(f"    {p.kind} {p.name}: {p.message}" for p in entry.problems)
     lines += _event_lines(report.at, entry.events, WIDE_EVENTS if wide else TABLE_EVENTS, wide)
+    return lines
+
+
+# How a missed window's reason reads (docs/api.md, "status.windows").
+_MISSED = {
+    "PodsPending": "pods Pending",
+    "Quota": "a ResourceQuota refused pods",
+    "MaxReplicas": "the HPA's maxReplicas is below the window's minimum",
+    "Paused": "paused",
+    "NoReadyReplicas": "the target reports no readyReplicas",
+    "NotReadable": "Ready not measured (grant get on the target, docs/install.md)",
+    "NoTarget": "the target was not found",
+    "NotReady": "pods not Ready",
+}
+
+
+def _lead_lines(entry: AutoscalerStatus) -> list[str]:
+    if entry.leads is None:
+        return []
+    pods = entry.leads.pod_status()
+    lines = [f"  lead: {spoken_seconds(entry.leads.pods.seconds)} ({pods.explanation})"]
+    nodes = entry.leads.node_status()
+    if nodes is not None and entry.leads.nodes is not None:
+        seconds = entry.leads.nodes.seconds
+        lines.append(f"  capacity lead: {spoken_seconds(seconds)} ({nodes.explanation})")
+    return lines
+
+
+def _relative(seconds: int) -> str:
+    return f"B{'+' if seconds > 0 else '-' if seconds < 0 else ''}{abs(seconds)} s"
+
+
+def window_line(window: WindowRecord) -> str:
+    """One window start in words: "08:00 peak: Ready at B-42 s", "late: Ready at B+75 s",
+    "missed: pods Pending" (docs/status.md)."""
+    when = (window.boundary or "").replace("T", " ").removesuffix("Z")[:16]
+    head = f"{when} {window.schedule}:"
+    ready = "" if window.ready_seconds is None else f"Ready at {_relative(window.ready_seconds)}"
+    if window.outcome == "Early":
+        return f"{head} {ready}"
+    if window.outcome == "Late":
+        return f"{head} late: {ready}"
+    if window.outcome == "Missed":
+        return f"{head} missed: {_MISSED.get(window.reason or '', window.reason or 'not Ready')}"
+    if window.outcome == "Pending":
+        return f"{head} being measured"
+    return f"{head} {window.outcome}"
+
+
+def _window_lines(entry: AutoscalerStatus, limit: int, *, wide: bool) -> list[str]:
+    if not entry.windows:
+        return []
+    lines = ["  windows (UTC, B = the window's start):"]
+    for window in entry.windows[:limit]:
+        line = window_line(window)
+        lead = window.lead
+        if wide and lead is not None and lead.seconds is not None:
+            line += f" (lead {spoken_seconds(lead.seconds)}, {lead.source})"
+        lines.append(f"    {line}")
     return lines
 
 
@@ -196,6 +263,11 @@ def status_document(report: StatusReport) -> dict[str, Any]:
     }
 
 
+def _node_lead(leads: LeadsInForce) -> dict[str, Any] | None:
+    nodes = leads.node_status()
+    return None if nodes is None else nodes.to_wire()
+
+
 def _entry_document(entry: AutoscalerStatus) -> dict[str, Any]:
     planned = entry.plan
     hpa = entry.hpa
@@ -229,6 +301,10 @@ def _entry_document(entry: AutoscalerStatus) -> dict[str, Any]:
             for e in entry.events
         ],
         "incident": None if planned is None else incident_fields(planned.incident),
+        # status.windows as recorded, and the leads in force (docs/api.md).
+        "windows": [window.to_wire() for window in entry.windows],
+        "leadTime": None if entry.leads is None else entry.leads.pod_status().to_wire(),
+        "capacityLeadTime": None if entry.leads is None else _node_lead(entry.leads),
     }
     if planned is None:
         return document

@@ -31,6 +31,8 @@ from spa.api import (
     wire,
 )
 from spa.api.adoption import ADOPT_ANNOTATION, Takeover, takeover
+from spa.api.resources import MAX_WINDOWS, WindowRecord
+from spa.api.validation.leads import LeadsInForce, autoscaler_leads, is_auto
 from spa.cli.cluster import (
     ClusterObjects,
     cluster_plan,
@@ -127,6 +129,11 @@ class AutoscalerStatus:
     schedule_conditions: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
+    windows: list[WindowRecord] = field(default_factory=list)
+    """The last window starts of status.windows, newest first (docs/api.md)."""
+    leads: LeadsInForce | None = None
+    """The SPA's lead times in force, when it sets any (docs/schedules.md, "Auto lead
+    times")."""
 
 
 @dataclass(slots=True)
@@ -175,6 +182,8 @@ def build_status(
             plan=planned.get(key),
             hpa=_hpa(autoscaler, planned.get(key), hpas),
         )
+        entry.windows = _windows(autoscaler)
+        entry.leads = _leads(autoscaler)
         own = wanting.get(key, [])
         _problems(entry, autoscaler, own)
         entry.events = sorted(
@@ -198,6 +207,36 @@ def build_status(
         else:
             report.errors.append(error)
     return report
+
+
+def _windows(autoscaler: Mapping[str, Any]) -> list[WindowRecord]:
+    """status.windows as recorded, newest first; an entry that does not read (written by
+    somebody else) is left out rather than hiding the others."""
+    status = autoscaler.get("status")
+    recorded = status.get("windows") if isinstance(status, Mapping) else None
+    windows = []
+    for item in recorded if isinstance(recorded, list) else []:
+        try:
+            window = WindowRecord.model_validate(item)
+        except ValueError:
+            continue
+        if window.boundary and window.schedule and window.outcome:
+            windows.append(window)
+    return sorted(windows, key=lambda w: w.boundary or "", reverse=True)[:MAX_WINDOWS]
+
+
+def _leads(autoscaler: Mapping[str, Any]) -> LeadsInForce | None:
+    """The SPA's leads in force, learned from its status.windows; None unless one is Auto
+    (a fixed one reads as written in its spec), or when it is invalid (its problems say
+    why)."""
+    try:
+        model = parse_scheduled_pod_autoscaler(autoscaler)
+    except InvalidObject:
+        return None
+    capacity = model.spec.capacity
+    if not is_auto(model.spec.lead_time) and not (capacity and is_auto(capacity.lead_time)):
+        return None
+    return autoscaler_leads(model)
 
 
 def _wanted(planned: AutoscalerPlan) -> AutoscalerPlan:

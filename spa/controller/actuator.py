@@ -43,6 +43,8 @@ from spa.controller.decide import (
     HoldCapacity,
     Raised,
     ReadCapacity,
+    ReadinessRead,
+    ReadReadiness,
     ReleaseCapacity,
     ReleaseOrphaned,
     ScaleProblem,
@@ -133,6 +135,8 @@ class Act(Protocol):
     def capacity_view(self, autoscaler: wire.ScheduledPodAutoscaler) -> CapacityView | None: ...
 
     async def read_capacity(self, step: ReadCapacity) -> CapacityRead: ...
+
+    async def read_readiness(self, step: ReadReadiness) -> ReadinessRead: ...
 
     async def hold_capacity(self, step: HoldCapacity) -> CapacityHeld: ...
 
@@ -459,6 +463,35 @@ class Actuator:
         if step.buffers:
             served = await self._capacity.buffer_resource() is not None
         return CapacityRead(replicas, None, served)
+
+    async def read_readiness(self, step: ReadReadiness) -> ReadinessRead:
+        """The scale target's spec.replicas and status.readyReplicas, from one GET of the
+        object itself (its /scale has no readyReplicas): docs/api.md, "status.windows". The
+        apps/v1 kinds leave readyReplicas out at 0; another kind that has it nowhere in its
+        status reports none. A read RBAC forbids is said as such (docs/install.md, "Window
+        readiness"), a target not found or of a kind not served as a problem; any other
+        error ends the reconcile, which is retried."""
+        api_version, kind, name = step.target
+        namespace = step.autoscaler["metadata"]["namespace"]
+        try:
+            resource = await self._scalable_resource(api_version, kind)
+            obj = await self._kube.get(resource, namespace, name)
+        except NotScalable as problem:
+            return ReadinessRead(problem=problem.message)
+        except NotFound:
+            return ReadinessRead(problem=_target_not_found(kind, namespace, name).message)
+        except ApiError as error:
+            if error.status != 403:
+                raise
+            return ReadinessRead(problem=brief(error.message), forbidden=True)
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        ready = status.get("readyReplicas")
+        if ready is None and (resource.group == "apps" or "replicas" in status):
+            ready = 0  # omitted when 0 (omitempty)
+        return ReadinessRead(
+            replicas=int(spec.get("replicas") or 0),
+            ready=None if ready is None else int(ready),
+        )
 
     async def hold_capacity(self, step: HoldCapacity) -> CapacityHeld:
         """Make the cluster hold `step.pods` pods' worth in `step.mode`."""

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from spa.api import CompiledSchedule, wire
+from spa.api import CompiledSchedule, InvalidObject, ScheduledPodAutoscaler, wire
 from spa.api.calendars import CalendarKey, referenced_calendars
+from spa.api.validation.compile import with_learned_leads
 from spa.controller.decide import (
     Calendars,
     Compiled,
@@ -36,10 +37,12 @@ __all__ = ["MAX_PARSED_KEPT", "Derived"]
 # its own; beyond, the later keys validate again (docs/performance.md, "The boundary's peak").
 MAX_PARSED_KEPT = 1000
 
-_Version = tuple[int | None, int, tuple[tuple[CalendarKey, Any], ...]]
-"""What a compiled Schedule depends on: its generation, its SPA's lead time and the
+_Version = tuple[
+    int | None, int, tuple[tuple[CalendarKey, Any], ...], tuple[int | None, int | None] | None
+]
+"""What a compiled Schedule depends on: its generation, its SPA's lead time, the
 resourceVersion of each calendar it refers to (None: missing; `_UNSERVED`: its kind's CRD is
-not served)."""
+not served) and, for its own Auto leads, the leads learned (its leadTime, capacity.leadTime)."""
 _UNSERVED = object()
 
 
@@ -102,6 +105,7 @@ class Derived:
         calendars: Calendars,
         *,
         unserved: Mapping[str, str] | None = None,
+        autoscaler: ScheduledPodAutoscaler | None = None,
     ) -> Compiled:
         metadata = schedule["metadata"]
         uid = str(metadata.get("uid"))
@@ -114,11 +118,23 @@ class Derived:
             else (key, None)
             for key in referenced_calendars(schedule)
         )
-        version: _Version = (metadata.get("generation"), lead, versions)
+        version: _Version = (metadata.get("generation"), lead, versions, None)
         cached = self._compiled.get(uid)
-        if cached is None or cached[0] != version:
+        if cached is None or cached[0][:3] != version[:3]:
             compiled = compile_window(schedule, lead, calendars, unserved=unserved)
             cached = self._compiled[uid] = (version, compiled)
+        spec = cached[1][0]
+        if autoscaler is None or isinstance(spec, InvalidObject):
+            return cached[1]
+        if not spec.lead_auto and not spec.capacity_lead_auto:
+            return cached[1]
+        # A Schedule's own Auto lead: a new status.windows recompiles only when the lead in
+        # force changes (docs/schedules.md, "Auto lead times").
+        learned = with_learned_leads(spec, autoscaler)
+        version = (*version[:3], (learned.lead, learned.capacity_lead))
+        if cached[0] != version:
+            timeline = Timeline(learned.applied_window(lead))
+            cached = self._compiled[uid] = (version, (learned, timeline))
         return cached[1]
 
     def _parse(self, autoscaler: wire.ScheduledPodAutoscaler) -> ParsedAutoscaler:

@@ -118,6 +118,33 @@ CAPACITY_NOT_READY = ReconciledSeries(
     'False, else 0 (docs/schedules.md, "Node capacity").',
     ("namespace", "name"),
 )
+WINDOWS = Counter(
+    "spa_windows_total",
+    "Window starts measured, by outcome: Early (Ready by the boundary), Late (Ready after it) "
+    'or Missed (not Ready before the window ended); docs/api.md, "status.windows".',
+    ["outcome"],
+)
+for _outcome in ("Early", "Late", "Missed"):
+    WINDOWS.labels(_outcome)  # every outcome has a series from the start, for ratios
+# Ready relative to the boundary B, negative when early: the buckets span half an hour either
+# side, finest around B, where an SLO ("Ready by B") draws its line (docs/operations.md).
+WINDOW_READY_BUCKETS = (
+    -1800.0, -900.0, -600.0, -300.0, -120.0, -60.0, -30.0, -10.0,
+    0.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0,
+)  # fmt: skip
+WINDOW_READY = Histogram(
+    "spa_window_ready_seconds",
+    "When the target's readyReplicas reached a window's minimum, relative to the window's "
+    "boundary (negative: early). Use the buckets: the sum mixes early and late windows.",
+    buckets=WINDOW_READY_BUCKETS,
+)
+WINDOW_LATE = ReconciledSeries(
+    "spa_window_late",
+    "1 while the last measured window of the ScheduledPodAutoscaler was Late or Missed (not "
+    "for a pause, nor for a target whose readiness is not measured), else 0 "
+    '(docs/operations.md, "SpaWindowLate").',
+    ("namespace", "name"),
+)
 LAST_SUCCESS = ReconciledSeries(
     "spa_last_successful_reconcile_timestamp_seconds",
     "When the ScheduledPodAutoscaler was last reconciled without error (Unix time).",
@@ -144,6 +171,7 @@ REGISTRY.register(
             SCHEDULE_ACTIVE,
             CAPACITY_REQUESTED,
             CAPACITY_NOT_READY,
+            WINDOW_LATE,
             LAST_SUCCESS,
         )
     )
@@ -367,8 +395,26 @@ class ControllerMetrics:
         else:
             CAPACITY_NOT_READY.set((namespace, name), 1 if late else 0)
 
+    @staticmethod
+    def window_measured(*, outcome: str, ready_seconds: int | None) -> None:
+        """Count a window start once its outcome is final (Early, Late, Missed), and when
+        it was Ready relative to its boundary (None: never Ready)."""
+        WINDOWS.labels(outcome).inc()
+        if ready_seconds is not None:
+            WINDOW_READY.observe(ready_seconds)
+
+    @staticmethod
+    def window_late(*, namespace: str, name: str, late: bool | None) -> None:
+        """Whether an SPA's last measured window was late (None: none measured, no series).
+        Set from status.windows at each reconcile, so it survives a restart."""
+        if late is None:
+            WINDOW_LATE.remove((namespace, name))
+        else:
+            WINDOW_LATE.set((namespace, name), 1 if late else 0)
+
     def forget_autoscaler(self, *, namespace: str, name: str) -> None:
         self._remove_replicas(namespace, name)
+        WINDOW_LATE.remove((namespace, name))
         CAPACITY_REQUESTED.remove((namespace, name))
         CAPACITY_NOT_READY.remove((namespace, name))
         for schedule in self._schedules.pop((namespace, name), ()):

@@ -30,6 +30,7 @@ from spa.controller.decide import (
     PatchBounds,
     PatchHpa,
     ReadCapacity,
+    ReadReadiness,
     Refusal,
     ReleaseCapacity,
     ReleaseOrphaned,
@@ -88,6 +89,8 @@ class Performer:
                     return await self._write_hpa(key, write, now, logger, expected_boundary)
             case ReadCapacity() as read:
                 return await self._act.read_capacity(read)
+            case ReadReadiness() as readiness:
+                return await self._act.read_readiness(readiness)
             case HoldCapacity() as hold:
                 return await self._act.hold_capacity(hold)
             case ReleaseCapacity() as release:

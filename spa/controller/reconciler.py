@@ -78,13 +78,14 @@ __all__ = ["MAX_SCHEDULES_PER_AUTOSCALER", "Act", "Reconciler"]
 
 log = logging.getLogger(__name__)
 
-# The most decisions one reconcile makes. The longest sequence the rules make is ten decisions
-# and one read: adopt, create, read the HPA whose name was taken, ask the server, patch, patch
-# the bounds after a refusal, then node capacity's read of the target, its question whether a
-# CapacityBuffer API is served, its hold and its release of the other mode, and finish. More
+# The most decisions one reconcile makes. The longest sequence the rules make is eleven
+# decisions and one read: adopt, create, read the HPA whose name was taken, ask the server,
+# patch, patch the bounds after a refusal, then node capacity's read of the target, its question
+# whether a CapacityBuffer API is served, its hold and its release of the other mode, the read
+# of the target's readiness for status.windows, and finish. More
 # means the caches keep contradicting our own writes, and the key is retried with backoff
 # instead of spinning.
-_MAX_STEPS = 12
+_MAX_STEPS = 13
 
 
 class Reconciler:
@@ -341,6 +342,10 @@ class Reconciler:
             self._metrics.capacity_not_ready(
                 namespace=namespace, name=name, late=final.capacity_report.late
             )
+        if final.windows is not None:
+            for outcome, ready_seconds in final.windows.measured:
+                self._metrics.window_measured(outcome=outcome, ready_seconds=ready_seconds)
+            self._metrics.window_late(namespace=namespace, name=name, late=final.windows.late)
         if final.problem is not None:
             logger.warning("%s", final.problem)
         return _result(final.requeue)

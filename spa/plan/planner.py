@@ -40,8 +40,10 @@ from spa.api.validation.compile import (
     autoscaler_capacity_lead,
     errors_against_autoscaler,
     ignored_fields,
+    with_learned_leads,
 )
 from spa.api.validation.hints import suggestion
+from spa.api.validation.leads import autoscaler_leads, is_auto
 from spa.api.validation.parse import parse_calendar, unknown_status_fields
 from spa.plan.manifests import Document, ReadError, misaddressed
 from spa.plan.schedules import PlannedSchedule, ScheduleState, plan_schedule
@@ -55,6 +57,7 @@ from spa.schedule import (
     state_at,
     transitions_between,
 )
+from spa.schedule.learned_lead import LeadSource, LearnedLead, spoken_seconds
 
 __all__ = ["AutoscalerPlan", "Plan", "PlanError", "SkippedWindow", "build_plan"]
 
@@ -106,6 +109,8 @@ class AutoscalerPlan:
     """Its pause and override at the plan's start, by the controller's rule (spa/api/incident.py).
     `state` and `transitions` stay the schedule's: the incident says what holds instead, and
     until when."""
+    auto_leads: list[str] = field(default_factory=list)
+    """Its Auto lead times in words: "leadTime: Auto (default 2m until measured)"."""
 
 
 @dataclass(slots=True)
@@ -210,7 +215,13 @@ def _read_document(read: _Read, document: Document) -> None:
     # a status subresource) and checks only that it has no unknown field; so `kubectl get
     # -o yaml` output plans too.
     problems = unknown_status_fields(ScheduledPodAutoscaler if is_autoscaler else Schedule, body)
+    status = body.get("status")
     body = {name: value for name, value in body.items() if name != "status"}
+    if is_autoscaler and isinstance(status, Mapping) and isinstance(status.get("windows"), list):
+        # Except the windows an Auto lead is learned from (docs/schedules.md, "Auto lead
+        # times"): `--from-cluster`, or a manifest exported with its status, plans with the
+        # leads the controller uses.
+        body["status"] = {"windows": status["windows"]}
     if not is_autoscaler and (target := _target(body)):
         read.naming.setdefault((identity.namespace, target), []).append(body)
     try:
@@ -232,6 +243,31 @@ def _read_document(read: _Read, document: Document) -> None:
         read.annotations[(identity.namespace, identity.name)] = (body.get("metadata") or {}).get(
             "annotations"
         )
+
+
+def auto_lead_lines(autoscaler: ScheduledPodAutoscaler) -> list[str]:
+    """The SPA's Auto lead times and where their value comes from: the default until a
+    window was measured, then what its status.windows teach (docs/schedules.md)."""
+    spec = autoscaler.spec
+    capacity_auto = spec.capacity is not None and is_auto(spec.capacity.lead_time)
+    if not is_auto(spec.lead_time) and not capacity_auto:
+        return []
+    leads = autoscaler_leads(autoscaler)
+    lines = []
+    if is_auto(spec.lead_time):
+        lines.append(f"leadTime: Auto ({_lead_words(leads.pods)})")
+    if capacity_auto and leads.nodes is not None:
+        lines.append(
+            f"capacity.leadTime: Auto ({_lead_words(leads.nodes, leads.nodes_explanation)})"
+        )
+    return lines
+
+
+def _lead_words(lead: LearnedLead, explanation: str | None = None) -> str:
+    text = explanation or lead.explanation()
+    if lead.source is LeadSource.Learned:
+        return f"{spoken_seconds(lead.seconds)}, {text}"
+    return text
 
 
 def _not_applied(read: _Read) -> dict[int, str]:
@@ -275,6 +311,7 @@ def _plan_schedules(
         compiled = _compiled_for(read, identity, spec, owner)
         if compiled is None:
             continue
+        compiled = with_learned_leads(compiled, autoscalers[owner])
         lead = autoscaler_lead(autoscalers[owner])
         seen_schedule = plan_schedule(
             identity.name,
@@ -366,6 +403,7 @@ def _autoscaler_plans(
             AutoscalerPlan(
                 namespace=namespace,
                 name=name,
+                auto_leads=auto_lead_lines(autoscaler),
                 state=state_at(base, own_rules, at),
                 transitions=transitions_between(base, own_rules, at, until),
                 base=base,

@@ -221,6 +221,7 @@ def render_table(plan: Plan) -> str:
         lines.extend(columns(rows))
         for autoscaler in plan.autoscalers:
             lines += ["", f"{autoscaler.namespace}/{autoscaler.name}{_base_text(autoscaler)}:"]
+            lines.extend("  " + line for line in autoscaler.auto_leads)
             lines.extend("  " + line for line in incident_lines(autoscaler.incident))
             lines.extend("  " + line for line in schedule_rows(autoscaler))
             lines.append("")

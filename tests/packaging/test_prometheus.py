@@ -248,6 +248,17 @@ class Prometheus:
         return {name for labels in series for name in labels}
 
 
+LATE_WINDOW = {
+    "schedule": "late-now",
+    "boundary": "2026-11-26T12:00:00Z",
+    "minReplicas": 5,
+    "raisedAt": "2026-11-26T12:00:00Z",
+    "readyAt": "2026-11-26T12:01:15Z",
+    "readySeconds": 75,
+    "outcome": "Late",
+}
+
+
 @pytest.fixture
 def plane(control_plane_factory: Callable[..., ControlPlane]) -> ControlPlane:
     """A control plane of its own: the test restarts its API server."""
@@ -278,6 +289,19 @@ def test_a_real_prometheus_finds_every_series_the_rules_and_dashboard_use(
     active_window(kube, "shop", name="nodes")
     kube.merge(
         SCHEDULED_POD_AUTOSCALERS, "shop", "nodes", {"spec": {"capacity": {"leadTime": "10m"}}}
+    )
+    # An SPA whose last measured window was late, as its status.windows says (written by a
+    # controller before this one): spa_window_late is set from it at the first reconcile
+    # (restart-safe, docs/api.md, "status.windows"), and SpaWindowLate fires.
+    active_window(kube, "shop", name="late")
+    kube.client.patch(
+        SCHEDULED_POD_AUTOSCALERS,
+        "shop",
+        "late",
+        {"status": {"windows": [LATE_WINDOW]}},
+        patch_type="merge",
+        field_manager="test",
+        subresource="status",
     )
     kube.create(autoscaler(name="refused", namespace="shop", metrics=[{"type": "Resource"}]))
     kube.create(
@@ -408,6 +432,7 @@ def _check_rules_and_alerts(prometheus: Prometheus) -> None:
             "SpaAutoscalerDegraded": {("shop", "refused")},
             "SpaScheduleDegraded": {("shop", "orphan")},
             "SpaCapacityNotReady": {("shop", "nodes")},
+            "SpaWindowLate": {("shop", "late")},
         }
         if prometheus.query("spa:kube_request_errors:ratio_rate5m > 0.1"):
             alerts["SpaApiErrors"] = {("", "")}

@@ -174,6 +174,12 @@ class Server(UnexpectedRequests):
     scale_refuse: int | None = None
     # The target does not exist (its /scale answers 404).
     target_missing: bool = False
+    # The target's status.readyReplicas (None: it reports none; by default, every window is
+    # Ready at once), whether RBAC forbids reading
+    # the target itself, and how many times it was read (docs/api.md, "status.windows").
+    target_ready: int | None = 100
+    target_forbidden: bool = False
+    target_reads: int = 0
     # The HPA's status.desiredReplicas, as the HPA controller's last sync left it (None: no
     # status, the HPA controller has not synced it; a value other than `target_replicas`:
     # somebody scaled the target since).
@@ -302,6 +308,18 @@ class Server(UnexpectedRequests):
             return {
                 "metadata": {"name": name, "resourceVersion": str(self.version)},
                 "spec": {"replicas": self.target_replicas},
+            }
+        if resource.plural == "deployments":
+            self.target_reads += 1
+            if self.target_forbidden:
+                raise _status_error(403, 'deployments.apps "web" is forbidden')
+            if self.target_missing:
+                raise NotFound(404, "NotFound", f"deployments.apps {name!r} not found")
+            status = {} if self.target_ready is None else {"readyReplicas": self.target_ready}
+            return {
+                "metadata": {"name": name},
+                "spec": {"replicas": self.target_replicas},
+                "status": status,
             }
         if resource == HPA_V2 and self.hpa is not None:
             return copy.deepcopy(self.hpa)

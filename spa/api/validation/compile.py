@@ -9,6 +9,7 @@ cannot be on its SPA (`errors_against_autoscaler`) are read here too, as the eng
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -25,6 +26,12 @@ from spa.api.resources import (
     ScheduleType,
 )
 from spa.api.validation.hints import midnight_hint, time_form_hint, zone_hint
+from spa.api.validation.leads import (
+    autoscaler_leads,
+    is_auto,
+    learned_node_lead,
+    learned_pod_lead,
+)
 from spa.api.validation.messages import FieldError, InvalidObject, described, seconds_as_duration
 from spa.api.window_types import WINDOW_TYPES, only_used_by, types_phrase
 from spa.schedule import (
@@ -54,6 +61,11 @@ from spa.schedule import (
     with_lead,
 )
 from spa.schedule import HolidayMode as EngineHolidayMode
+from spa.schedule.learned_lead import (
+    DEFAULT_NODE_LEAD_SECONDS,
+    DEFAULT_POD_LEAD_SECONDS,
+    fixed_lead,
+)
 from spa.schedule.public_holidays import UnknownSubdivision
 from spa.schedule.wallclock import LOCAL_DATETIME_PATTERN
 
@@ -79,6 +91,7 @@ __all__ = [
     "lead_seconds",
     "load_time_zone",
     "window_scale_to_zero_error",
+    "with_learned_leads",
 ]
 
 CalendarLookup = Callable[[CalendarReference], "DateSet | str"]
@@ -103,11 +116,38 @@ class CompiledSchedule:
     """The Schedule's own leadTime in seconds; None: its ScheduledPodAutoscaler's applies."""
     capacity_lead: int | None = None
     """The Schedule's own capacity.leadTime in seconds; None: its ScheduledPodAutoscaler's."""
+    lead_auto: bool = False
+    """leadTime: Auto: `lead` is the default until the learned lead is passed in
+    (docs/schedules.md, "Auto lead times")."""
+    capacity_lead_auto: bool = False
+    """capacity.leadTime: Auto: `capacity_lead` is the default until the learned one is
+    passed in."""
 
     def applied_window(self, default_lead: int) -> Window:
         """The window as it applies: moved by the Schedule's leadTime, else `default_lead`
         (its ScheduledPodAutoscaler's)."""
         return with_lead(self.window, default_lead if self.lead is None else self.lead)
+
+
+def with_learned_leads(
+    compiled: CompiledSchedule, autoscaler: ScheduledPodAutoscaler
+) -> CompiledSchedule:
+    """A Schedule whose own leadTime or capacity.leadTime is Auto, with the lead its SPA
+    learned from its status.windows in place of the default (docs/schedules.md, "Auto lead
+    times"); any other Schedule unchanged. The capacity lead is never below the pod lead."""
+    if not compiled.lead_auto and not compiled.capacity_lead_auto:
+        return compiled
+    pods = learned_pod_lead(autoscaler) if compiled.lead_auto else None
+    lead = compiled.lead if pods is None else pods.seconds
+    if pods is None:
+        # The pod lead in force for this Schedule: its own fixed one, else its SPA's.
+        pods = fixed_lead(autoscaler_lead(autoscaler) if lead is None else lead)
+    capacity = compiled.capacity_lead
+    if compiled.capacity_lead_auto:
+        capacity = learned_node_lead(autoscaler, pods)[0].seconds
+    if capacity is not None:
+        capacity = max(capacity, pods.seconds)
+    return dataclasses.replace(compiled, lead=lead, capacity_lead=capacity)
 
 
 def window_scale_to_zero_error(
@@ -133,11 +173,14 @@ def autoscaler_base(autoscaler: ScheduledPodAutoscaler) -> Base:
 
 
 def autoscaler_lead(autoscaler: ScheduledPodAutoscaler) -> int:
-    """The SPA's leadTime in seconds (0 when unset), the default of its Schedules.
+    """The SPA's leadTime in seconds (0 when unset), the default of its Schedules; Auto:
+    learned from its status.windows (spa.api.validation.leads).
 
     InvalidObject for one above 24h, which `parse_scheduled_pod_autoscaler` refuses anyway."""
     if autoscaler.spec.lead_time is None:
         return 0
+    if is_auto(autoscaler.spec.lead_time):
+        return autoscaler_leads(autoscaler).pods.seconds
     lead = lead_seconds("spec.leadTime", autoscaler.spec.lead_time)
     if isinstance(lead, FieldError):
         raise InvalidObject([lead])
@@ -235,6 +278,10 @@ def autoscaler_capacity_lead(autoscaler: ScheduledPodAutoscaler) -> int | None:
     orders no node capacity. InvalidObject where `parse_scheduled_pod_autoscaler` refuses it."""
     if autoscaler.spec.capacity is None:
         return None
+    if is_auto(autoscaler.spec.capacity.lead_time) or is_auto(autoscaler.spec.lead_time):
+        # Learned, or a fixed capacity lead that a learned pod lead may raise.
+        nodes = autoscaler_leads(autoscaler).nodes
+        return None if nodes is None else nodes.seconds
     capacity = capacity_lead_seconds(
         autoscaler.spec.capacity.lead_time, autoscaler_lead(autoscaler)
     )
@@ -266,7 +313,21 @@ def capacity_lead_error(
     """A Schedule whose capacity lead, its own or its SPA's, is shorter than its pod lead, its
     own or its SPA's: nodes ordered after the pods could not help them. The controller and
     `spa plan` refuse the Schedule with this one message (docs/schedules.md, "Node capacity").
-    A Schedule compiled with both of its own was checked by `compile_schedule`."""
+    A Schedule compiled with both of its own was checked by `compile_schedule`. An Auto lead
+    on either side is never refused: the capacity lead in force is never below the pod lead
+    (docs/schedules.md, "Auto lead times")."""
+    spec = autoscaler.spec
+    if (
+        compiled.lead_auto
+        or compiled.capacity_lead_auto
+        or (compiled.lead is None and is_auto(spec.lead_time))
+        or (
+            compiled.capacity_lead is None
+            and spec.capacity is not None
+            and is_auto(spec.capacity.lead_time)
+        )
+    ):
+        return None
     pod = autoscaler_lead(autoscaler) if compiled.lead is None else compiled.lead
     own = compiled.capacity_lead
     capacity = autoscaler_capacity_lead(autoscaler) if own is None else own
@@ -342,14 +403,27 @@ def compile_schedule(
     )
     errors.extend(reference_errors)
     lead: int | None = None
-    if spec.lead_time is not None:
+    lead_auto = is_auto(spec.lead_time)
+    if lead_auto:
+        lead = DEFAULT_POD_LEAD_SECONDS
+    elif spec.lead_time is not None:
         read = lead_seconds("spec.leadTime", spec.lead_time)
         if isinstance(read, FieldError):
             errors.append(read)
         else:
             lead = read
     capacity_lead: int | None = None
-    if spec.capacity is not None:
+    capacity_lead_auto = spec.capacity is not None and is_auto(spec.capacity.lead_time)
+    if capacity_lead_auto:
+        capacity_lead = max(DEFAULT_NODE_LEAD_SECONDS, lead or 0)
+    elif spec.capacity is not None and lead_auto:
+        # Never below the pod lead in force (docs/schedules.md, "Auto lead times").
+        read = lead_seconds(CAPACITY_LEAD_FIELD, spec.capacity.lead_time)
+        if isinstance(read, FieldError):
+            errors.append(read)
+        else:
+            capacity_lead = max(read, lead or 0)
+    elif spec.capacity is not None:
         capacity = capacity_lead_seconds(spec.capacity.lead_time, lead or 0)
         if isinstance(capacity, FieldError):
             errors.append(capacity)
@@ -364,6 +438,8 @@ def compile_schedule(
         suspend=spec.suspend,
         lead=lead,
         capacity_lead=capacity_lead,
+        lead_auto=lead_auto,
+        capacity_lead_auto=capacity_lead_auto,
     )
 
 

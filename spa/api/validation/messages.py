@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from spa.api.resources import GO_DURATION_PATTERN
+from spa.api.resources import GO_DURATION_PATTERN, LEAD_TIME_PATTERN
 from spa.api.validation.hints import TIME_SHAPE, suggestion, time_form_hint
 from spa.api.window_types import TimeFormat, listed
 from spa.schedule import MAX_LEAD_SECONDS
@@ -187,6 +187,12 @@ def _field_error(
         message = (
             "must be a duration such as 90s, 5m or 1h30m (units h, m, s, ms, us, ns; "
             f"no sign, no spaces){got}"
+        )
+    elif kind == "string_pattern_mismatch" and context.get("pattern") == LEAD_TIME_PATTERN:
+        auto = isinstance(value, str) and value.strip().lower() == "auto" and value != "Auto"
+        message = (
+            "must be Auto or a duration such as 90s, 5m or 1h30m (units h, m, s, ms, us, ns; "
+            f"no sign, no spaces){got}" + (" (write Auto, with a capital A)" if auto else "")
         )
     else:
         message = f"is not valid{got}"

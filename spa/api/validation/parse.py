@@ -38,6 +38,7 @@ from spa.api.validation.compile import (
     lead_seconds,
 )
 from spa.api.validation.hints import suggestion
+from spa.api.validation.leads import bounds_errors, is_auto
 from spa.api.validation.messages import (
     MOST_ERRORS_SHOWN,
     FieldError,
@@ -85,6 +86,9 @@ def parse_scheduled_pod_autoscaler(document: Mapping[str, Any]) -> ScheduledPodA
     )
     if spec.min_replicas == 0 and not spec.scales_to_zero():
         errors.append(FieldError(_MIN_REPLICAS_FIELD, SCALE_TO_ZERO_NEEDS))
+    errors.extend(bounds_errors(autoscaler.spec.lead_time_bounds, "spec.leadTimeBounds"))
+    if capacity is not None:
+        errors.extend(bounds_errors(capacity.lead_time_bounds, "spec.capacity.leadTimeBounds"))
     if errors:
         raise InvalidObject(errors)
     return autoscaler
@@ -115,14 +119,16 @@ def _autoscaler_checks(
     type only (`UNCHECKED` or anything else is skipped: already reported)."""
     errors: list[FieldError] = []
     lead = 0
-    if isinstance(lead_time, str):
+    if isinstance(lead_time, str) and not is_auto(lead_time):
         read = lead_seconds("spec.leadTime", lead_time)
         if isinstance(read, FieldError):
             errors.append(read)
         else:
             lead = read
-    if isinstance(capacity_lead_time, str):
-        capacity = capacity_lead_seconds(capacity_lead_time, lead)
+    if isinstance(capacity_lead_time, str) and not is_auto(capacity_lead_time):
+        # With leadTime: Auto, the capacity lead in force is raised to the pod lead instead
+        # (docs/schedules.md, "Auto lead times"): only its range is checked.
+        capacity = capacity_lead_seconds(capacity_lead_time, 0 if is_auto(lead_time) else lead)
         if isinstance(capacity, FieldError):
             errors.append(capacity)
     if (

@@ -36,6 +36,7 @@ from spa.controller.decide.plan import (
     Final,
     PatchHpa,
     Plan,
+    ReadReadiness,
     ReleaseOrphaned,
     SetOwner,
     SetOwners,
@@ -43,6 +44,7 @@ from spa.controller.decide.plan import (
     WakeUp,
 )
 from spa.controller.decide.reasons import Event, Reason
+from spa.controller.decide.recording import recording
 from spa.controller.decide.snapshot import Snapshot, dying
 from spa.controller.desired import controller_owner_uid
 from spa.schedule import Base, Rule, State, next_transition, state_at
@@ -123,6 +125,14 @@ def decide(snapshot: Snapshot) -> Plan:
         held_capacity = next_capacity
         memory = held_capacity.memory
 
+    # Every window start measured (docs/api.md, "status.windows"): the read of the target is a
+    # step, made only while one is being measured.
+    recorded = recording(
+        snapshot, autoscaler, model, evaluated, applied=standing.applied, paused=paused
+    )
+    if isinstance(recorded, ReadReadiness):
+        return Plan(snapshot.memory, recorded)
+
     reason = Reason.APPLIED
     if paused:
         reason = Reason.PAUSED
@@ -153,8 +163,11 @@ def decide(snapshot: Snapshot) -> Plan:
         held=kept,
         incident=conditions,
         capacity=None if held_capacity is None else held_capacity.condition,
+        windows=recorded.windows,
+        leads=(recorded.lead_time, recorded.capacity_lead_time),
     )
     statuses: list[StatusWrite] = [AutoscalerStatusWrite(autoscaler, autoscaler_status)]
+    events += recorded.events
     events += incident_events
     events += status_events
     for entry in evaluated:
@@ -176,7 +189,10 @@ def decide(snapshot: Snapshot) -> Plan:
             for entry in evaluated
         },
     )
-    requeue = _requeue(standing, wake)
+    requeue = _requeue(standing, _earliest(wake, recorded.wake_at))
+    if recorded.recheck is not None:
+        recheck = recorded.recheck
+        requeue = replace(requeue, recheck_after=min(recheck, requeue.recheck_after or recheck))
     if held_capacity is not None and held_capacity.recheck is not None:
         recheck = held_capacity.recheck
         requeue = replace(requeue, recheck_after=min(recheck, requeue.recheck_after or recheck))
@@ -189,6 +205,7 @@ def decide(snapshot: Snapshot) -> Plan:
             report=report,
             capacity=capacity,
             capacity_report=None if held_capacity is None else held_capacity.report,
+            windows=recorded.report,
             problem=standing.problem,
         ),
     )

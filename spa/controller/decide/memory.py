@@ -43,6 +43,7 @@ __all__ = [
     "Memory",
     "Outcome",
     "OwnersSet",
+    "ReadinessRead",
     "Refusal",
     "ScaleUpDone",
     "absorb",
@@ -123,6 +124,8 @@ class Attempts:
     capacity_read: CapacityRead | None = None
     capacity_held: CapacityHeld | None = None
     capacity_released: bool = False
+    # What was read of the scale target's readiness for status.windows (docs/api.md).
+    readiness: ReadinessRead | None = None
 
 
 # -- outcomes: what performing a step did ----------------------------------------------------------
@@ -218,6 +221,19 @@ class CapacityHeld:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadinessRead:
+    """What the scale target showed of a window's readiness (docs/api.md, "status.windows"):
+    its spec.replicas and status.readyReplicas (None: it reports none), or why it could not
+    be read (`problem`; `forbidden`: RBAC refused the read, docs/install.md, "Window
+    readiness")."""
+
+    replicas: int | None = None
+    ready: int | None = None
+    problem: str | None = None
+    forbidden: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class CapacityReleased:
     """What the SPA held the other way (another mode) is gone."""
 
@@ -235,6 +251,7 @@ Outcome = (
     | CapacityRead
     | CapacityHeld
     | CapacityReleased
+    | ReadinessRead
 )
 
 
@@ -282,6 +299,7 @@ def absorb(memory: Memory, outcome: Outcome) -> Memory:
             | CapacityRead()
             | CapacityHeld()
             | CapacityReleased()
+            | ReadinessRead()
         ):
             # What a hold did is this reconcile's (Attempts) until its final plan, which
             # keeps it as `capacity_held` (spa/controller/decide/holding.py).
@@ -315,6 +333,8 @@ def attempted(attempts: Attempts, outcome: Outcome) -> Attempts:
             return replace(attempts, capacity_held=held)
         case CapacityReleased():
             return replace(attempts, capacity_released=True)
+        case ReadinessRead() as read:
+            return replace(attempts, readiness=read)
         case (
             DryRunAnswered()
             | BoundsWritten()

@@ -37,6 +37,7 @@ __all__ = [
     "PatchHpa",
     "Plan",
     "ReadCapacity",
+    "ReadReadiness",
     "ReleaseCapacity",
     "ReleaseOrphaned",
     "Requeue",
@@ -46,6 +47,7 @@ __all__ = [
     "StatusWrite",
     "Step",
     "WakeUp",
+    "WindowReport",
     "ends_after",
 ]
 
@@ -154,6 +156,16 @@ class ReleaseOrphaned:
     name: str
 
 
+@dataclass(frozen=True, slots=True)
+class ReadReadiness:
+    """Read the scale `target` (apiVersion, kind, name) of `autoscaler` itself, not its /scale
+    (which has no readyReplicas): its spec.replicas and status.readyReplicas, for the window
+    starts being measured (docs/api.md, "status.windows")."""
+
+    autoscaler: wire.ScheduledPodAutoscaler
+    target: tuple[str, str, str]
+
+
 # The capacity steps come after the HPA's, at the end of a reconcile (docs/schedules.md, "Node
 # capacity").
 CapacityStep = ReadCapacity | HoldCapacity | ReleaseCapacity | ReleaseOrphaned
@@ -161,7 +173,7 @@ CapacityStep = ReadCapacity | HoldCapacity | ReleaseCapacity | ReleaseOrphaned
 HpaWrite = CreateHpa | PatchHpa | DryRunHpa
 """A write of the desired HPA (or the question what the server would store for it)."""
 
-Step = SetOwners | HpaWrite | PatchBounds | CapacityStep
+Step = SetOwners | HpaWrite | PatchBounds | CapacityStep | ReadReadiness
 """A request the rest of the reconcile depends on: perform it, then decide again (or end the
 reconcile as its `then` says: :func:`ends_after`)."""
 
@@ -229,6 +241,16 @@ class CapacityReport:
 
 
 @dataclass(frozen=True, slots=True)
+class WindowReport:
+    """What the window series show after a final plan (docs/operations.md): the window starts
+    whose outcome this plan made final, as (outcome, Ready relative to B in seconds), and
+    whether the last measured window was late (None: none measured)."""
+
+    measured: tuple[tuple[str, int | None], ...] = ()
+    late: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Final:
     """What ends a reconcile: statuses to write, Events to record, when to run again."""
 
@@ -240,6 +262,8 @@ class Final:
     # SPA), and, where node capacity is wired, what its series show once it is held.
     capacity: CapacityTask | None = None
     capacity_report: CapacityReport | None = None
+    # What the window series show (None: not decided, as for an invalid SPA).
+    windows: WindowReport | None = None
     # Why the SPA is Degraded, for the log.
     problem: str | None = None
 

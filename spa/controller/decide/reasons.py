@@ -70,6 +70,9 @@ class Reason(enum.StrEnum):
     CAPACITY_RESIZED = "CapacityResized"
     CAPACITY_REMOVED = "CapacityRemoved"
     CAPACITY_NAME_TAKEN = "CapacityNameTaken"
+    # A window start measured late or missed (docs/api.md, "status.windows"): Warnings.
+    WINDOW_LATE = "WindowLate"
+    WINDOW_MISSED = "WindowMissed"
 
 
 class EventType(enum.StrEnum):

@@ -27,6 +27,7 @@ from spa.api import (
 )
 from spa.api.calendars import CalendarKey, calendar_lookup
 from spa.api.membership import MAX_SCHEDULES_PER_AUTOSCALER
+from spa.api.validation.compile import with_learned_leads
 from spa.controller.decide.capacity import CapacityView, window_capacity_lead
 from spa.controller.decide.memory import Attempts, Memory
 from spa.controller.desired import desired_hpa
@@ -145,18 +146,23 @@ def compile_window(
     calendars: Calendars | None = None,
     *,
     unserved: Mapping[str, str] | None = None,
+    autoscaler: ScheduledPodAutoscaler | None = None,
 ) -> Compiled:
     """A Schedule's spec compiled, or why it cannot be (the reconciler caches this by uid,
-    generation, `lead` and the versions of the calendars it refers to: the Timeline holds the
-    intervals that make each decision cheap). `lead` is its SPA's leadTime in seconds, for a
-    Schedule that sets none itself; `calendars` are those the Schedules refer to, and
-    `unserved` the calendar kinds not served, with what a reference to one says."""
+    generation, `lead`, the versions of the calendars it refers to and its own learned leads:
+    the Timeline holds the intervals that make each decision cheap). `lead` is its SPA's
+    leadTime in seconds, for a Schedule that sets none itself; `calendars` are those the
+    Schedules refer to, and `unserved` the calendar kinds not served, with what a reference to
+    one says; a Schedule whose own leadTime or capacity.leadTime is Auto takes the lead its SPA
+    (`autoscaler`, valid) learned (docs/schedules.md, "Auto lead times")."""
     namespace = str(schedule["metadata"].get("namespace") or "")
     lookup = calendar_lookup(namespace, calendars or {}, unserved=unserved)
     try:
         compiled = compile_schedule(parse_schedule(schedule).spec, calendars=lookup)
     except InvalidObject as invalid:
         return invalid, None
+    if autoscaler is not None:
+        compiled = with_learned_leads(compiled, autoscaler)
     return compiled, Timeline(compiled.applied_window(lead))
 
 
@@ -181,9 +187,10 @@ def derive(
 ) -> Derivations:
     """What a decision derives from the SPA and its Schedules: the SPA validated (`parse`),
     each Schedule compiled (`compile`, with the SPA's leadTime where the SPA is valid, else 0,
-    and the calendars), and the capacity Timeline of each valid window that orders capacity
-    (`timeline`, with its own capacity lead, else its SPA's). The reconciler hands in its
-    memoised functions (spa/controller/derived.py); the defaults compute afresh."""
+    the calendars, and the SPA for a Schedule's own Auto leads), and the capacity Timeline of
+    each valid window that orders capacity (`timeline`, with its own capacity lead, else its
+    SPA's). The reconciler hands in its memoised functions (spa/controller/derived.py); the
+    defaults compute afresh."""
     parsed = None if autoscaler is None else parse(autoscaler)
     model = None if parsed is None or isinstance(parsed.model, InvalidObject) else parsed.model
     lead = 0 if model is None else autoscaler_lead(model)
@@ -191,7 +198,9 @@ def derive(
     timelines: dict[str, Timeline] = {}
     for schedule in schedules:
         name = str(schedule["metadata"].get("name"))
-        entry = compiled[name] = compile(schedule, lead, calendars or {}, unserved=unserved)
+        entry = compiled[name] = compile(
+            schedule, lead, calendars or {}, unserved=unserved, autoscaler=model
+        )
         spec = entry[0]
         if model is None or isinstance(spec, InvalidObject):
             continue

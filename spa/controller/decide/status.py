@@ -19,10 +19,12 @@ from spa.api import (
     ScheduleStatus,
     wire,
 )
+from spa.api.resources import LeadInForce, WindowRecord
 from spa.controller.decide.capacity import CAPACITY_CONDITION, CapacityOutcome
 from spa.controller.decide.incident import IncidentCondition
 from spa.controller.decide.membership import Evaluated
 from spa.controller.decide.plan import ScheduleStatusWrite, StatusWrite
+from spa.controller.decide.readiness import stored_windows
 from spa.controller.decide.reasons import Event, EventType, Reason
 from spa.controller.decide.scaleup import SCALE_UP_CONDITION, ScaleUpOutcome
 from spa.controller.decide.snapshot import Snapshot
@@ -56,6 +58,12 @@ def status_fields(
     fields = status.model_dump(mode="json", by_alias=True, exclude={"conditions"})
     if isinstance(status, ScheduleStatus):
         return wire.typed(wire.ScheduleStatusPatch, fields)
+    if status.windows is not None:
+        # A list replaces the stored one whole: its entries carry only their set fields.
+        fields["windows"] = [
+            window.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for window in status.windows
+        ]
     if status.conditions is not None:
         fields["conditions"] = [condition.to_wire() for condition in status.conditions]
     return wire.typed(wire.ScheduledPodAutoscalerStatusPatch, fields)
@@ -103,6 +111,8 @@ def autoscaler_status(
     held: tuple[int, int] | None = None,
     incident: Sequence[IncidentCondition] = (),
     capacity: CapacityOutcome | None = None,
+    windows: Sequence[WindowRecord] | None = None,
+    leads: tuple[LeadInForce | None, LeadInForce | None] | None = None,
 ) -> tuple[ScheduledPodAutoscalerStatus, list[Event]]:
     """The SPA's status (Available or Degraded with `problem`; its Ready condition with
     `reason`; the last immediate scale-up's condition; the `incident` conditions; the
@@ -110,7 +120,11 @@ def autoscaler_status(
     Warning when a Ready reason worth one is new.
 
     While `paused`, the bounds in force are those the HPA keeps (`held`, None without an HPA)
-    and Ready is False: the HPA has whatever it had, not necessarily what the schedule wants."""
+    and Ready is False: the HPA has whatever it had, not necessarily what the schedule wants.
+
+    `windows` is status.windows and `leads` the leads in force (status.leadTime,
+    status.capacityLeadTime) as the decision recorded them; None keeps them as stored: a status
+    written without them would clear the history the Auto leads are learned from."""
     metadata = autoscaler["metadata"]
     current = autoscaler.get("status") or {}
     now = format_instant(snapshot.instant)
@@ -143,6 +157,9 @@ def autoscaler_status(
         max_replicas=in_force[1] if in_force is not None else None,
         active_schedules=list(state.active) if state is not None else [],
         next_transition_time=format_instant(upcoming) if upcoming is not None else None,
+        lead_time=_stored_lead(current, "leadTime") if leads is None else leads[0],
+        capacity_lead_time=_stored_lead(current, "capacityLeadTime") if leads is None else leads[1],
+        windows=(list(windows) if windows is not None else stored_windows(autoscaler)) or None,
     )
     previous_reason = next(
         (c.get("reason") for c in current.get("conditions") or () if c.get("type") == "Ready"),
@@ -152,6 +169,16 @@ def autoscaler_status(
     if reason in (Reason.MAX_RAISED_TO_MIN, Reason.INVALID_SPEC) and previous_reason != reason:
         events.append(Event(autoscaler, EventType.WARNING, reason, message))
     return status, events
+
+
+def _stored_lead(current: wire.ScheduledPodAutoscalerStatus, field: str) -> LeadInForce | None:
+    stored = current.get(field)
+    if not isinstance(stored, dict):
+        return None
+    try:
+        return LeadInForce.model_validate(stored)
+    except ValueError:
+        return None
 
 
 def _ready_message(

@@ -30,10 +30,12 @@ from spa.api.hpa import QUANTITY_PATTERN, Quantity
 from spa.api.resources import (
     CalendarReference,
     Condition,
+    LeadInForce,
     ScheduleCondition,
     ScheduledPodAutoscalerCondition,
     ScheduledPodAutoscalerStatus,
     ScheduleStatus,
+    WindowRecord,
 )
 from spa.api.validation.parse import parse_calendar
 from spa.schedule import DateSet
@@ -515,6 +517,18 @@ CEL_CASES = [
         _autoscaler(leadTime="90s", capacity={"leadTime": "0"}),
         "capacity.leadTime must be at least leadTime",
     ),
+    (
+        _autoscaler(leadTime="Auto", leadTimeBounds={"min": "5m", "max": "1m"}),
+        "leadTimeBounds.max must be at least min",
+    ),
+    (
+        _autoscaler(capacity={"leadTime": "Auto", "leadTimeBounds": {"min": "0", "max": "25h"}}),
+        "leadTimeBounds.max must be at most 24h",
+    ),
+    (
+        _autoscaler(leadTime="Auto", leadTimeBounds={"min": "1441m"}),
+        "leadTimeBounds.min must be at most 24h",
+    ),
 ]
 
 
@@ -749,7 +763,30 @@ def test_the_status_the_controller_writes_is_kept_whole() -> None:
         max_replicas=10,
         active_schedules=["a", "b"],
         next_transition_time="2026-03-08T07:00:00Z",
+        lead_time=LeadInForce(seconds=53, source="Learned", explanation="learned"),
+        capacity_lead_time=LeadInForce(seconds=180, source="Default"),
+        windows=[
+            WindowRecord(
+                schedule="peak",
+                boundary="2026-03-08T07:00:00Z",
+                min_replicas=8,
+                lead=LeadInForce(seconds=53, source="Learned"),
+                capacity_lead=LeadInForce(seconds=180, source="Default"),
+                raised_at="2026-03-08T06:59:07Z",
+                replicas_at="2026-03-08T06:59:08Z",
+                ready_at="2026-03-08T06:59:45Z",
+                capacity_held_at="2026-03-08T06:57:00Z",
+                capacity_released_at="2026-03-08T07:00:00Z",
+                nodes_ready_at="2026-03-08T06:58:10Z",
+                pods_waited_seconds=0,
+                ready_seconds=-15,
+                outcome="Early",
+                reason="PodsPending",
+                message="why",
+            )
+        ],
     ).to_wire()
+    assert set(autoscaler["windows"][0]) == _aliases(WindowRecord)
     schedule = ScheduleStatus(
         condition=ScheduleCondition.Degraded,
         last_transition_time="2026-03-08T06:30:00Z",

@@ -27,6 +27,8 @@ def _json_names(model: type[BaseModel]) -> set[str]:
         (wire.ScheduledPodAutoscalerSpec, resources.ScheduledPodAutoscalerSpec),
         (wire.ScheduledPodAutoscalerStatus, resources.ScheduledPodAutoscalerStatus),
         (wire.ScheduledPodAutoscalerStatusPatch, resources.ScheduledPodAutoscalerStatus),
+        (wire.LeadInForce, resources.LeadInForce),
+        (wire.WindowRecord, resources.WindowRecord),
         (wire.Schedule, resources.Schedule),
         (wire.ScheduleSpec, resources.ScheduleSpec),
         (wire.ScheduleTargetRef, resources.ScheduleTargetRef),

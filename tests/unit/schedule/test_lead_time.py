@@ -355,10 +355,10 @@ def test_a_cron_duration_and_a_lead_time_read_the_same_text_alike(text: str) -> 
         # Too large for durationpy (and timedelta) to read: above 24h all the same.
         ("30000000000h", "spec.leadTime: must be at most 24h, got '30000000000h'"),
         (HUGE, f"spec.leadTime: must be at most 24h, got '{HUGE}'"),
-        ("-5m", "spec.leadTime: must be a duration such as 90s, 5m or 1h30m"),
-        ("5 m", "spec.leadTime: must be a duration such as 90s, 5m or 1h30m"),
-        ("1d", "spec.leadTime: must be a duration such as 90s, 5m or 1h30m"),
-        ("PT5M", "spec.leadTime: must be a duration such as 90s, 5m or 1h30m"),
+        ("-5m", "spec.leadTime: must be Auto or a duration such as 90s, 5m or 1h30m"),
+        ("5 m", "spec.leadTime: must be Auto or a duration such as 90s, 5m or 1h30m"),
+        ("1d", "spec.leadTime: must be Auto or a duration such as 90s, 5m or 1h30m"),
+        ("PT5M", "spec.leadTime: must be Auto or a duration such as 90s, 5m or 1h30m"),
         (300, "spec.leadTime: must be a string, got 300"),
     ],
 )

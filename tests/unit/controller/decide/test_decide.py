@@ -847,6 +847,8 @@ def test_every_reason_keeps_its_wire_value_and_is_documented() -> None:
             "TargetNotFound",
             "TooManySchedules",
             "Unsupported",
+            "WindowLate",
+            "WindowMissed",
         ]
     )
     docs = Path(__file__).parents[4] / "docs"

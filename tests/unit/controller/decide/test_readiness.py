@@ -1,0 +1,114 @@
+"""The outcome of a window start from its timestamps (spa/controller/decide/readiness.py,
+docs/api.md "status.windows"), and the bounded history it is kept in."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from spa.api.resources import MAX_WINDOWS, LeadInForce, WindowRecord
+from spa.api.validation.leads import pod_needs
+from spa.controller.decide.readiness import (
+    MissedReason,
+    Observation,
+    Outcome,
+    classify,
+    is_late,
+    record,
+    with_record,
+)
+
+B = 1_800_000_000
+WINDOW = Observation(schedule="peak", boundary=B, end=B + 3600, min_replicas=8)
+LEAD = LeadInForce(seconds=120, source="Default", explanation="default 2m until measured")
+
+
+def test_ready_by_the_boundary_is_early() -> None:
+    observed = replace(WINDOW, raised_at=B - 120, ready_at=B - 42)
+    assert classify(observed, now=B) == (Outcome.Early, None)
+    entry = record(observed, now=B, lead=LEAD)
+    assert entry.ready_seconds == -42
+    assert entry.ready_at == "2027-01-15T07:59:18Z"
+    assert entry.boundary == "2027-01-15T08:00:00Z"
+    assert entry.outcome == "Early"
+
+
+def test_ready_after_the_boundary_is_late() -> None:
+    observed = replace(WINDOW, raised_at=B - 120, ready_at=B + 75)
+    assert classify(observed, now=B + 80) == (Outcome.Late, None)
+    assert record(observed, now=B + 80, lead=LEAD).ready_seconds == 75
+
+
+def test_pending_until_the_window_ends_then_missed_with_why() -> None:
+    observed = replace(WINDOW, raised_at=B - 120, pods_unschedulable=True)
+    assert classify(observed, now=B + 3599) == (Outcome.Pending, None)
+    assert classify(observed, now=B + 3600) == (Outcome.Missed, MissedReason.PodsPending)
+    entry = record(observed, now=B + 3600, lead=LEAD)
+    assert (entry.outcome, entry.reason) == ("Missed", "PodsPending")
+    assert entry.message == "pods stayed Pending: no node had room for them"
+
+
+@pytest.mark.parametrize(
+    ("facts", "reason"),
+    [
+        ({"paused": True, "pods_unschedulable": True}, MissedReason.Paused),
+        ({"max_below_min": True, "quota_refused": True}, MissedReason.MaxReplicas),
+        ({"quota_refused": True, "pods_unschedulable": True}, MissedReason.Quota),
+        ({}, MissedReason.NotReady),
+    ],
+)
+def test_the_most_fundamental_reason_is_given(facts: dict[str, bool], reason: MissedReason) -> None:
+    observed = replace(
+        WINDOW,
+        paused=facts.get("paused", False),
+        max_below_min=facts.get("max_below_min", False),
+        quota_refused=facts.get("quota_refused", False),
+        pods_unschedulable=facts.get("pods_unschedulable", False),
+    )
+    assert classify(observed, now=WINDOW.end) == (Outcome.Missed, reason)
+
+
+def test_ready_only_after_the_end_is_missed() -> None:
+    observed = replace(WINDOW, ready_at=WINDOW.end + 5)
+    assert classify(observed, now=WINDOW.end + 5) == (Outcome.Missed, MissedReason.NotReady)
+
+
+def test_a_target_without_ready_replicas_is_said_at_once_and_not_learned_from() -> None:
+    observed = replace(WINDOW, raised_at=B - 120, ready_at=B, reports_ready=False)
+    assert classify(observed, now=B) == (Outcome.Missed, MissedReason.NoReadyReplicas)
+    entry = record(observed, now=B, lead=LEAD)
+    assert entry.ready_at is None
+    assert not is_late(entry)
+    assert pod_needs([entry]) == []
+
+
+def test_late_and_missed_count_against_readiness_but_a_pause_does_not() -> None:
+    late = record(replace(WINDOW, ready_at=B + 1), now=B + 1, lead=LEAD)
+    paused = record(replace(WINDOW, paused=True), now=WINDOW.end, lead=LEAD)
+    missed = record(WINDOW, now=WINDOW.end, lead=LEAD)
+    early = record(replace(WINDOW, ready_at=B), now=B, lead=LEAD)
+    assert [is_late(w) for w in (late, paused, missed, early)] == [True, False, True, False]
+
+
+def test_a_window_measured_again_replaces_its_entry() -> None:
+    pending = record(WINDOW, now=B, lead=LEAD)
+    ready = record(replace(WINDOW, ready_at=B + 10), now=B + 10, lead=LEAD)
+    assert with_record(with_record([], pending), ready) == [ready]
+
+
+@given(st.lists(st.integers(0, 40), max_size=30))
+def test_the_history_is_bounded_newest_first(days: list[int]) -> None:
+    windows: list[WindowRecord] = []
+    for day in days:
+        start = B + day * 86_400
+        windows = with_record(
+            windows, record(replace(WINDOW, boundary=start, end=start + 3600), now=B, lead=LEAD)
+        )
+    boundaries = [w.boundary for w in windows]
+    assert len(windows) == min(MAX_WINDOWS, len(set(days)))
+    assert boundaries == sorted(set(boundaries), reverse=True)
+    newest = sorted(set(days), reverse=True)[:MAX_WINDOWS]
+    assert len(boundaries) == len(newest)
