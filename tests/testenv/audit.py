@@ -29,6 +29,11 @@ __all__ = [
     "count_by_verb_and_resource",
     "service_account_user",
 ]
+# Resources that answer a question put as a create and store nothing (the controller asks
+# what it may do at its start: docs/install.md, "Placeholder pods").
+QUESTIONS = frozenset(
+    {"selfsubjectaccessreviews", "selfsubjectrulesreviews", "subjectaccessreviews", "tokenreviews"}
+)
 
 WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 READ_VERBS = frozenset({"get", "list", "watch"})
@@ -93,7 +98,9 @@ class AuditEvent:
 
     @property
     def is_write(self) -> bool:
-        return self.verb in WRITE_VERBS and not self.dry_run
+        """A request that changed what the server stores: not a dry run, and not a question
+        asked with a create (an access review stores nothing)."""
+        return self.verb in WRITE_VERBS and not self.dry_run and self.resource not in QUESTIONS
 
     @classmethod
     def from_json(cls, entry: dict[str, Any]) -> AuditEvent:

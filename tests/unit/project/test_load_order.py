@@ -115,3 +115,11 @@ def test_the_probes_requests_are_not_the_controllers(tmp_path: Path) -> None:
     path.write_text(f"{line(PROBE_NAMESPACE, 'a')}\n{line(NAMESPACE, 'b')}\n", encoding="utf-8")
     events = controller_events(AuditLog(path), since=B - 1)
     assert [e.audit_id for e in events] == ["b"]
+
+
+def test_an_access_review_is_a_question_not_a_write() -> None:
+    """The controller asks at its start what it may do (a SelfSubjectAccessReview, put as a
+    create): nothing is stored, so a restart that only asks has written nothing."""
+    assert not event("selfsubjectaccessreviews", 0, 0, verb="create").is_write
+    assert event("horizontalpodautoscalers", 0, 0, verb="create").is_write
+    assert not event("horizontalpodautoscalers", 0, 0, verb="get").is_write
