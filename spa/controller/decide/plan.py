@@ -242,6 +242,8 @@ class Final:
     capacity_report: CapacityReport | None = None
     # Why the SPA is Degraded, for the log.
     problem: str | None = None
+    # The next transition, when it raises the HPA's bounds (the fleet index counts it).
+    raise_at: int | None = None
 
 
 # -- one decision ---------------------------------------------------------------------------------

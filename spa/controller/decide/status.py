@@ -103,11 +103,14 @@ def autoscaler_status(
     held: tuple[int, int] | None = None,
     incident: Sequence[IncidentCondition] = (),
     capacity: CapacityOutcome | None = None,
+    raised_early: str | None = None,
 ) -> tuple[ScheduledPodAutoscalerStatus, list[Event]]:
     """The SPA's status (Available or Degraded with `problem`; its Ready condition with
     `reason`; the last immediate scale-up's condition; the `incident` conditions; the
     CapacityReady condition, `capacity`, for an SPA that orders node capacity), and a
-    Warning when a Ready reason worth one is new.
+    Warning when a Ready reason worth one is new. `raised_early` says why the bounds in
+    force were written ahead of their boundary (docs/schedules.md, "Raises ahead of a shared
+    boundary"), in the Ready message.
 
     While `paused`, the bounds in force are those the HPA keeps (`held`, None without an HPA)
     and Ready is False: the HPA has whatever it had, not necessarily what the schedule wants."""
@@ -120,6 +123,8 @@ def autoscaler_status(
         else ScheduledPodAutoscalerCondition.Degraded
     )
     message = _ready_message(state, problem=problem, paused=paused, held=held)
+    if raised_early is not None and problem is None and not paused:
+        message = f"{message} ({raised_early})"
     in_force = (state.min_replicas, state.max_replicas) if applied and state is not None else None
     conditions = _conditions(
         current.get("conditions"),
