@@ -127,6 +127,9 @@ class AutoscalerStatus:
     schedule_conditions: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
+    # Why the bounds in force were written ahead of their boundary (its RaisedAhead condition,
+    # docs/schedules.md, "Raises ahead of a shared boundary"; None: they were not).
+    raised_ahead: str | None = None
 
 
 @dataclass(slots=True)
@@ -177,6 +180,7 @@ def build_status(
         )
         own = wanting.get(key, [])
         _problems(entry, autoscaler, own)
+        entry.raised_ahead = _raised_ahead(autoscaler)
         entry.events = sorted(
             [
                 *events.get((key[0], SCHEDULED_POD_AUTOSCALER, key[1]), []),
@@ -313,6 +317,14 @@ def _not_owned(
         else f"cannot be adopted: {verdict.why}"
     )
     return Hpa(HpaState.NOT_OWNED, **seen, detail=detail)
+
+
+def _raised_ahead(autoscaler: Mapping[str, Any]) -> str | None:
+    """The message of the SPA's RaisedAhead condition while it is True."""
+    for condition in (autoscaler.get("status") or {}).get("conditions") or ():
+        if condition.get("type") == "RaisedAhead" and condition.get("status") == "True":
+            return str(condition.get("message") or "raised ahead of its boundary")
+    return None
 
 
 def _problems(

@@ -24,9 +24,13 @@ pytestmark = pytest.mark.integration
 FLEET = [f"app-{index}" for index in range(50)]
 
 
-def _ready_message(kube: Kube, namespace: str, name: str) -> str:
+def _raised_ahead(kube: Kube, namespace: str, name: str) -> tuple[str, str]:
+    """The status and message of the SPA's RaisedAhead condition ("" without one)."""
     conditions = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, name).get("conditions") or []
-    return next((c.get("message") or "" for c in conditions if c.get("type") == "Ready"), "")
+    for condition in conditions:
+        if condition.get("type") == "RaisedAhead":
+            return str(condition.get("status")), str(condition.get("message"))
+    return "", ""
 
 
 async def test_a_fleets_raises_land_before_its_boundary(
@@ -71,8 +75,12 @@ async def test_a_fleets_raises_land_before_its_boundary(
 
         def explained() -> bool:
             return all(
-                "fleet of 50 SPAs at that boundary: written from 2026-11-16T11:59:45Z"
-                in _ready_message(kube, namespace, name)
+                _raised_ahead(kube, namespace, name)
+                == (
+                    "True",
+                    "raised ahead of 2026-11-16T12:00:00Z for a fleet of 50 SPAs at that "
+                    "boundary: written from 2026-11-16T11:59:45Z",
+                )
                 for name in FLEET
             )
 
@@ -84,7 +92,7 @@ async def test_a_fleets_raises_land_before_its_boundary(
             return all(
                 kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, name).get("activeSchedules")
                 == [f"{name}-noon"]
-                and "fleet of" not in _ready_message(kube, namespace, name)
+                and _raised_ahead(kube, namespace, name)[0] == "False"
                 for name in FLEET
             )
 

@@ -9,7 +9,15 @@ from dataclasses import replace
 
 import pytest
 
-from spa.controller.decide import Final, Memory, Plan, Snapshot, WakeUp, decide
+from spa.controller.decide import (
+    AutoscalerStatusWrite,
+    Final,
+    Memory,
+    Plan,
+    Snapshot,
+    WakeUp,
+    decide,
+)
 from spa.controller.decide.fleet import (
     QUIET_SECONDS,
     FleetRaise,
@@ -190,10 +198,14 @@ def _in_sync_before_the_peak() -> tuple[Server, Memory]:
     return server, memory
 
 
-def ready_message(final: Final) -> str:
+def raised_ahead(final: Final) -> tuple[str, str, str] | None:
+    """The SPA's RaisedAhead condition in the final plan: status, reason, message."""
     write = final.statuses[0]
-    conditions = write.status.conditions or []  # type: ignore[union-attr]
-    return next(c.message for c in conditions if c.type == "Ready") or ""
+    assert isinstance(write, AutoscalerStatusWrite)
+    for condition in write.status.conditions or []:
+        if condition.type == "RaisedAhead":
+            return str(condition.status), str(condition.reason), str(condition.message)
+    return None
 
 
 def test_a_raise_is_written_from_its_fleets_start_and_the_status_says_why() -> None:
@@ -211,10 +223,22 @@ def test_a_raise_is_written_from_its_fleets_start_and_the_status_says_why() -> N
     assert (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"]) == (5, 20)
     plan, memory, _ = server.reconcile(at(10) - 29, memory, decision=_with(fleet))
     assert hpa_writes(server) == ["patch"]
-    assert "fleet of 3,200" in ready_message(plan)
-    # The window starts at its instant, as ever: the bounds are in force already.
+    condition = raised_ahead(plan)
+    assert condition is not None
+    assert condition[:2] == ("True", "FleetAhead")
+    assert "fleet of 3,200" in condition[2]
+    assert "written from 2026-11-16T09:59:30Z" in condition[2]
+    # The window starts at its instant, as ever: the bounds are in force already, so only
+    # the statuses change, and the condition says the boundary came.
     assert isinstance(plan.requeue, WakeUp)
     assert plan.requeue.at == at(10)
+    plan, _, _ = server.reconcile(at(10), memory, decision=_with(fleet))
+    assert hpa_writes(server) == ["patch"]
+    assert plan.report is not None
+    assert plan.report.schedules == {"peak": True}
+    condition = raised_ahead(plan)
+    assert condition is not None
+    assert condition[:2] == ("False", "BoundaryReached")
 
 
 def test_without_a_fleet_the_raise_waits_for_its_boundary_as_today() -> None:
@@ -235,6 +259,7 @@ def test_a_windows_end_is_never_written_early_whatever_the_fleet() -> None:
     server.writes.clear()
     plan, _, _ = server.reconcile(at(11) - 5, memory, decision=_with(FleetRaise(at(11), 30, 5000)))
     assert hpa_writes(server) == []
+    assert raised_ahead(plan) is None
     assert server.hpa is not None
     assert server.hpa["spec"]["minReplicas"] == 5
 

@@ -9,7 +9,7 @@ one place, so that a status and its Event can never disagree and each Warning is
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import overload
+from typing import Literal, overload
 
 from spa.api import (
     Condition,
@@ -29,7 +29,11 @@ from spa.controller.decide.snapshot import Snapshot
 from spa.controller.desired import with_condition
 from spa.schedule import State, format_instant
 
+# The SPA's condition that says a raise was written ahead of its boundary.
+RAISED_AHEAD_CONDITION = "RaisedAhead"
+
 __all__ = [
+    "RAISED_AHEAD_CONDITION",
     "autoscaler_status",
     "refused_statuses",
     "schedule_status",
@@ -110,7 +114,7 @@ def autoscaler_status(
     CapacityReady condition, `capacity`, for an SPA that orders node capacity), and a
     Warning when a Ready reason worth one is new. `raised_early` says why the bounds in
     force were written ahead of their boundary (docs/schedules.md, "Raises ahead of a shared
-    boundary"), in the Ready message.
+    boundary"), in the RaisedAhead condition.
 
     While `paused`, the bounds in force are those the HPA keeps (`held`, None without an HPA)
     and Ready is False: the HPA has whatever it had, not necessarily what the schedule wants."""
@@ -123,8 +127,6 @@ def autoscaler_status(
         else ScheduledPodAutoscalerCondition.Degraded
     )
     message = _ready_message(state, problem=problem, paused=paused, held=held)
-    if raised_early is not None and problem is None and not paused:
-        message = f"{message} ({raised_early})"
     in_force = (state.min_replicas, state.max_replicas) if applied and state is not None else None
     conditions = _conditions(
         current.get("conditions"),
@@ -134,6 +136,7 @@ def autoscaler_status(
         incident=incident,
         scale_up=snapshot.memory.scale_up,
         capacity=capacity,
+        raised_ahead=raised_early if problem is None and not paused else None,
         generation=metadata.get("generation"),
         now=now,
     )
@@ -201,6 +204,7 @@ def _conditions(
     capacity: CapacityOutcome | None,
     generation: int | None,
     now: str,
+    raised_ahead: str | None = None,
 ) -> list[wire.Condition]:
     """The SPA's conditions as they are to be written: Ready (True when bounds are in force),
     the `incident` conditions, the last immediate scale-up's, and CapacityReady
@@ -219,6 +223,7 @@ def _conditions(
         others.append((SCALE_UP_CONDITION, *scale_up))
     if capacity is not None:
         others.append((CAPACITY_CONDITION, *capacity))
+    others.extend(_raised_ahead(current, raised_ahead))
     for type_, status, why, text in others:
         conditions = with_condition(
             conditions,
@@ -297,6 +302,21 @@ def refused_statuses(
         statuses.append(write)
         events += warning
     return statuses, events
+
+
+def _raised_ahead(
+    current: Sequence[wire.Condition] | None, raised_ahead: str | None
+) -> list[tuple[str, Literal["True", "False"], Reason, str]]:
+    """The RaisedAhead condition: True while the bounds in force were written ahead of their
+    boundary for its fleet (docs/schedules.md, "Raises ahead of a shared boundary"); False,
+    with the last such raise, from the boundary on; absent for an SPA never raised ahead."""
+    if raised_ahead is not None:
+        return [(RAISED_AHEAD_CONDITION, "True", Reason.FLEET_AHEAD, raised_ahead)]
+    last = next((c for c in current or () if c.get("type") == RAISED_AHEAD_CONDITION), None)
+    if last is None or last.get("status") != "True":
+        return []
+    message = f"its boundary came; the last raise ahead of one: {last.get('message')}"
+    return [(RAISED_AHEAD_CONDITION, "False", Reason.BOUNDARY_REACHED, message)]
 
 
 def _condition(entry: wire.Condition) -> Condition | None:
