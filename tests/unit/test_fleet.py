@@ -275,3 +275,21 @@ def test_the_reconciler_places_the_key_at_its_next_raise() -> None:
     fleet = index.raise_for(KEY)
     assert fleet == FleetRaise(at(10), 8, 1000)
     assert (KEY, at(10) - 8) in woken
+
+
+def test_a_raise_whose_statuses_come_after_its_boundary_still_says_it_came_early() -> None:
+    """At a large boundary the statuses pass of an SPA raised ahead may come after B: the
+    Memory keeps why it was raised ahead until a status said it."""
+    server, memory = _in_sync_before_the_peak()
+    fleet = FleetRaise(at(10), 30, 3200)
+    _, memory, _ = server.reconcile(at(10) - 30, memory, decision=_with(fleet))
+    assert hpa_writes(server) == ["patch"]
+    assert memory.raised_ahead is not None
+    # The statuses pass, after B.
+    plan, memory, _ = server.reconcile(at(10), memory, decision=_with(fleet))
+    assert hpa_writes(server) == ["patch"]
+    condition = raised_ahead(plan)
+    assert condition is not None
+    assert condition[:2] == ("False", "BoundaryReached")
+    assert "fleet of 3,200" in condition[2]
+    assert memory.raised_ahead is None

@@ -125,8 +125,13 @@ def decide(snapshot: Snapshot) -> Plan:
             # sync and writes the statuses and Events. Only a write that changed the HPA comes
             # back at once, so this cannot loop; the next transition is `upcoming`, which the
             # write's outcome keeps (`absorb`), so the Schedules are not evaluated again for it.
+            why_ahead = (
+                fleet_message(snapshot.fleet)
+                if early is not None and snapshot.fleet is not None
+                else standing.memory.raised_ahead
+            )
             return Plan(
-                replace(standing.memory, following_boundary=upcoming),
+                replace(standing.memory, following_boundary=upcoming, raised_ahead=why_ahead),
                 replace(standing.action, then=BackOfQueue()),
             )
         return standing
@@ -182,7 +187,9 @@ def decide(snapshot: Snapshot) -> Plan:
             if early is not None and snapshot.fleet is not None and standing.applied
             else None
         ),
+        raised_before=memory.raised_ahead,
     )
+    memory = replace(memory, raised_ahead=None)
     statuses: list[StatusWrite] = [AutoscalerStatusWrite(autoscaler, autoscaler_status)]
     events += incident_events
     events += status_events

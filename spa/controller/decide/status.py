@@ -108,13 +108,15 @@ def autoscaler_status(
     incident: Sequence[IncidentCondition] = (),
     capacity: CapacityOutcome | None = None,
     raised_early: str | None = None,
+    raised_before: str | None = None,
 ) -> tuple[ScheduledPodAutoscalerStatus, list[Event]]:
     """The SPA's status (Available or Degraded with `problem`; its Ready condition with
     `reason`; the last immediate scale-up's condition; the `incident` conditions; the
     CapacityReady condition, `capacity`, for an SPA that orders node capacity), and a
     Warning when a Ready reason worth one is new. `raised_early` says why the bounds in
     force were written ahead of their boundary (docs/schedules.md, "Raises ahead of a shared
-    boundary"), in the RaisedAhead condition.
+    boundary"), in the RaisedAhead condition; `raised_before`, why the last raise was, when
+    its boundary came before this status said so.
 
     While `paused`, the bounds in force are those the HPA keeps (`held`, None without an HPA)
     and Ready is False: the HPA has whatever it had, not necessarily what the schedule wants."""
@@ -137,6 +139,7 @@ def autoscaler_status(
         scale_up=snapshot.memory.scale_up,
         capacity=capacity,
         raised_ahead=raised_early if problem is None and not paused else None,
+        raised_before=raised_before,
         generation=metadata.get("generation"),
         now=now,
     )
@@ -205,6 +208,7 @@ def _conditions(
     generation: int | None,
     now: str,
     raised_ahead: str | None = None,
+    raised_before: str | None = None,
 ) -> list[wire.Condition]:
     """The SPA's conditions as they are to be written: Ready (True when bounds are in force),
     the `incident` conditions, the last immediate scale-up's, and CapacityReady
@@ -223,7 +227,7 @@ def _conditions(
         others.append((SCALE_UP_CONDITION, *scale_up))
     if capacity is not None:
         others.append((CAPACITY_CONDITION, *capacity))
-    others.extend(_raised_ahead(current, raised_ahead))
+    others.extend(_raised_ahead(current, raised_ahead, raised_before))
     for type_, status, why, text in others:
         conditions = with_condition(
             conditions,
@@ -305,17 +309,19 @@ def refused_statuses(
 
 
 def _raised_ahead(
-    current: Sequence[wire.Condition] | None, raised_ahead: str | None
+    current: Sequence[wire.Condition] | None, raised_ahead: str | None, before: str | None
 ) -> list[tuple[str, Literal["True", "False"], Reason, str]]:
     """The RaisedAhead condition: True while the bounds in force were written ahead of their
     boundary for its fleet (docs/schedules.md, "Raises ahead of a shared boundary"); False,
-    with the last such raise, from the boundary on; absent for an SPA never raised ahead."""
+    with the last such raise, from the boundary on (also when the boundary came before a
+    status said it: `before`); absent for an SPA never raised ahead."""
     if raised_ahead is not None:
         return [(RAISED_AHEAD_CONDITION, "True", Reason.FLEET_AHEAD, raised_ahead)]
     last = next((c for c in current or () if c.get("type") == RAISED_AHEAD_CONDITION), None)
-    if last is None or last.get("status") != "True":
+    if before is None and (last is None or last.get("status") != "True"):
         return []
-    message = f"its boundary came; the last raise ahead of one: {last.get('message')}"
+    said = before if before is not None else last.get("message") if last is not None else ""
+    message = f"its boundary came; the last raise ahead of one: {said}"
     return [(RAISED_AHEAD_CONDITION, "False", Reason.BOUNDARY_REACHED, message)]
 
 
