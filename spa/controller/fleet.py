@@ -4,7 +4,7 @@ Why runtime state: how early a fleet's raises start depends on how many SPAs sha
 boundary and on how fast this API server takes this controller's writes, neither of which a
 decision can know. :class:`FleetIndex` keeps, for each upcoming raise instant, the SPAs whose
 next raise falls there (each reconcile says its own, `Final.raise_at`: no scan of the fleet),
-and :class:`WriteTime` an EWMA of the HPA writes' latency, spread over the workers. Together
+and :class:`WriteTime`, the time each HPA write takes of the throughput in a burst. Together
 they give each snapshot a plain :class:`~spa.controller.decide.fleet.FleetRaise`; the rule of
 what may be written early is the decision's (spa/controller/decide/fleet.py). When the writes
 turn out slower than estimated, the fleets still to come start sooner: their start is
@@ -42,9 +42,13 @@ _REFRESH_SECONDS = 1.0
 
 
 class WriteTime:
-    """The time one HPA write takes of the controller's throughput: an EWMA of the writes'
-    latency divided by the workers writing at once (`workers`), :data:`DEFAULT_WRITE_SECONDS`
-    until one is measured; `fixed` replaces the measurement (tests, benchmarks)."""
+    """The time one HPA write takes of the controller's throughput, measured in the bursts of
+    HPA writes: each write's latency divided by the HPA writes in flight with it, an EWMA of
+    those made while all `workers` were writing (a boundary's burst, when the API server's
+    rate is what limits). A write made alone is left out: its latency says how fast the
+    server answers one request, not how many it takes a second, and would make the next
+    fleet's estimate too short. :data:`DEFAULT_WRITE_SECONDS` until a burst is measured;
+    `fixed` replaces the measurement (tests, benchmarks)."""
 
     def __init__(
         self,
@@ -54,25 +58,26 @@ class WriteTime:
         fixed: float | None = None,
     ) -> None:
         self._workers = max(1, workers)
-        self._latency: float | None = None
+        self._measured: float | None = None
         self._default = default
         self._fixed = fixed
 
-    def observe(self, seconds: float) -> None:
-        """One HPA write took `seconds` from request to answer."""
-        seconds = max(0.0, seconds)
-        if self._latency is None:
-            self._latency = seconds
+    def observe(self, seconds: float, *, in_flight: int) -> None:
+        """One HPA write took `seconds` from request to answer, `in_flight` HPA writes (itself
+        included) being made at its end."""
+        if in_flight < self._workers:
+            return
+        each = max(0.0, seconds) / in_flight
+        if self._measured is None:
+            self._measured = each
         else:
-            self._latency += _ALPHA * (seconds - self._latency)
+            self._measured += _ALPHA * (each - self._measured)
 
     @property
     def seconds(self) -> float:
         if self._fixed is not None:
             return self._fixed
-        if self._latency is None:
-            return self._default
-        return self._latency / self._workers
+        return self._default if self._measured is None else self._measured
 
 
 @dataclass

@@ -151,7 +151,7 @@ class Performer:
             # The write time of this API server, and when each fleet's raises landed
             # (docs/schedules.md, "Raises ahead of a shared boundary").
             done = self._clock.now()
-            self._fleet.write_time.observe(done - started)
+            self._fleet.write_time.observe(done - started, in_flight=self._urgent.in_flight)
             if changed:
                 self._fleet.written(key, done)
         operation = "create" if isinstance(write, CreateHpa) else "patch" if changed else "noop"

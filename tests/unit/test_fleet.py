@@ -90,13 +90,16 @@ def test_the_message_says_the_fleet_the_boundary_and_the_start() -> None:
 # -- the write time --------------------------------------------------------------------------------
 
 
-def test_the_write_time_is_a_default_until_measured_then_an_ewma_over_the_workers() -> None:
+def test_the_write_time_is_measured_in_bursts_of_every_worker_writing() -> None:
     time = WriteTime(workers=4)
     assert time.seconds == DEFAULT_WRITE_SECONDS
-    time.observe(0.04)
+    # A write made alone says nothing of the throughput: left out.
+    time.observe(0.002, in_flight=1)
+    assert time.seconds == DEFAULT_WRITE_SECONDS
+    time.observe(0.04, in_flight=4)
     assert time.seconds == pytest.approx(0.01)
     for _ in range(100):
-        time.observe(0.2)  # the API server slowed down
+        time.observe(0.2, in_flight=4)  # the API server slowed down
     assert time.seconds == pytest.approx(0.05, rel=1e-3)
     assert WriteTime(workers=4, fixed=0.1).seconds == 0.1
 
@@ -159,7 +162,7 @@ def test_writes_slower_than_estimated_start_the_fleets_to_come_sooner() -> None:
     # A fleet at an earlier boundary is written and its writes take 50 ms each.
     for i in range(30):
         clock.advance(1.0)
-        index.write_time.observe(0.05)
+        index.write_time.observe(0.05, in_flight=1)
         index.written(f"shop/other-{i}", clock.now())
     fleet = index.raise_for("shop/web-0")
     assert fleet is not None
@@ -170,7 +173,7 @@ def test_writes_slower_than_estimated_start_the_fleets_to_come_sooner() -> None:
     clock.set(fleet.start)
     woken.clear()
     for _ in range(5):
-        index.write_time.observe(5.0)
+        index.write_time.observe(5.0, in_flight=1)
         clock.advance(1.0)
         index.written("shop/web-0", clock.now())
     assert woken == []
