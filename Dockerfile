@@ -51,7 +51,7 @@ RUN /opt/build/bin/pip wheel --no-deps --no-build-isolation --wheel-dir /wheels 
 # lazily):
 # spa.kube speaks HTTP itself and only loads its configuration with kubernetes.aio.config
 # (docs/architecture.md, "The client");
-# tests/unit/test_dockerfile.py checks that no spa module imports them, and
+# tests/unit/project/test_dockerfile.py checks that no spa module imports them, and
 # tests/packaging/test_image.py runs the controller without them. Last, the SBOM of what is
 # left (CycloneDX JSON, /opt/spa/sbom.cdx.json), read from the installed distributions, without
 # the random serial number and the time that would make each build's differ.

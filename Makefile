@@ -15,7 +15,7 @@ PYTEST_ARGS ?=
 # DEV_LOCK without build isolation, so that nothing comes from the index unpinned: first the
 # lock's build backend (one dependency, kubernetes-validate 1.25.2, is published only as an
 # sdist and is built with it), then the rest, then the package itself, editable, without
-# dependencies. tests/unit/test_lock.py checks the lock against setup.cfg and the venv
+# dependencies. tests/unit/project/test_lock.py checks the lock against setup.cfg and the venv
 # against the lock.
 DEV_LOCK := hack/dev-requirements.txt
 PIP_INSTALL = $(BIN)/pip install --quiet --disable-pip-version-check --no-build-isolation
@@ -51,7 +51,7 @@ unit: venv
 # The unit suite in a throwaway venv with the newest releases setup.cfg allows, instead of the
 # lock's: finds what an upstream release breaks on purpose, before `make lock` takes it in
 # (docs/development.md, "The locked environment"). Run it before `make lock`, and now and then.
-# tests/unit/test_lock.py's check that the venv is the lock is skipped here (SPA_UNLOCKED=1).
+# tests/unit/project/test_lock.py's check that the venv is the lock is skipped here (SPA_UNLOCKED=1).
 LATEST_VENV ?= /tmp/spa-latest-venv
 test-latest:
 	rm -rf $(LATEST_VENV)
@@ -105,7 +105,7 @@ test-krew: venv krew-tool
 # The image installs only what these files pin, by hash (docs/install.md, "Supply chain"): the
 # package's dependencies from setup.cfg, and the build stage's tools. The hashes cover every
 # file the index has for each pinned version, so the lock serves any platform; the markers are
-# resolved for Linux on Python 3.11, the image's. tests/unit/test_lock.py checks it is current.
+# resolved for Linux on Python 3.11, the image's. tests/unit/project/test_lock.py checks it is current.
 UV_COMPILE := $(BIN)/uv pip compile --quiet --generate-hashes --python-version 3.11 \
 	--python-platform x86_64-unknown-linux-gnu
 # The development lock is universal (every platform and Python the package supports, from

@@ -1,7 +1,7 @@
 """The objects tests and benchmarks give the code or the API server, built in one place:
 ScheduledPodAutoscalers, Schedules, shared calendars, the owner reference an SPA puts on what
 it controls, and Deployments for the pods of tests/testenv (docs/development.md, "Where the
-test helpers live").
+test helpers live"); `manifests` writes them as the YAML file a user would.
 
 Each builder returns a new dict shaped as the API server's JSON, sharing nothing with its
 arguments or with other results (a test may change it). Every parameter is keyword-only.
@@ -20,6 +20,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+import yaml
+
 from spa.api import API_VERSION, SCHEDULE_KIND, SCHEDULED_POD_AUTOSCALER
 from spa.api.resources import CALENDAR_KIND, CLUSTER_CALENDAR_KIND, ScheduledPodAutoscalerSpec
 from tests.testenv.kwok import START_DELAY_ANNOTATION
@@ -32,6 +34,14 @@ CPU_70: dict[str, Any] = {
 
 DAILY_NOON: dict[str, Any] = {"type": "Daily", "startTime": "12:00", "endTime": "13:00"}
 """The window most tests use: every day 12:00-13:00 (UTC unless the Schedule sets timeZone)."""
+
+OFFICE_HOURS: dict[str, Any] = {
+    "type": "Daily",
+    "startTime": "09:00",
+    "endTime": "17:00",
+    "timeZone": "Europe/Berlin",
+}
+"""The window of the plan's examples (`spa plan` and its pages): every day 09:00-17:00 in Berlin."""
 
 # The fields of the SPA's own spec (leadTime, scaleUpImmediately, ...): the rest of
 # `autoscaler`'s fields belong to the HPA spec inside it.
@@ -130,6 +140,24 @@ def calendar(
             "spec": _present(spec),
         }
     )
+
+
+class _Quoting(yaml.SafeDumper):
+    """Quotes a string that starts with a digit or holds a colon (09:00, 2026-11-25T19:00, 1h),
+    as a user writes them: not every YAML reader takes them for the strings they are."""
+
+
+def _string(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = '"' if value[:1].isdigit() or ":" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Quoting.add_representer(str, _string)
+
+
+def manifests(*objects: Mapping[str, Any]) -> str:
+    """`objects` as the multi-document YAML a user hands `spa plan -f` or kubectl, in order."""
+    return yaml.dump_all([dict(document) for document in objects], Dumper=_Quoting, sort_keys=False)
 
 
 def owner(*, name: str = "web", uid: str = "uid-web") -> dict[str, Any]:

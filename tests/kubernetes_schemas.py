@@ -1,5 +1,5 @@
 """Validation against the real Kubernetes API schemas that kubernetes-validate ships, strict, so
-that an unknown or misplaced field fails (tests/unit/test_manifests.py for config/,
+that an unknown or misplaced field fails (tests/unit/project/test_manifests.py for config/,
 tests/packaging/test_helm.py for the chart)."""
 
 from __future__ import annotations

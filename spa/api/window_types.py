@@ -4,7 +4,7 @@ What a Schedule of each `type` must and must not carry used to be written four t
 controller's validation, in the CRD's CEL rules, in the plan's description of a window and in
 the docs. This table is now the one place: `spa.api.validation.compile` reads it for what is
 required and what is not used, `spa.api.crd` generates the type-dependent CEL rules from it,
-and tests/unit/test_window_types.py checks that validation, the CEL rules and
+and tests/unit/api/test_window_types.py checks that validation, the CEL rules and
 docs/schedules.md agree with it. A new window type is a row here, its engine window
 (spa.schedule) and its `match` arm in validation and in spa.plan.schedules: mypy's
 exhaustiveness check (`typing.assert_never`) names every place a type is dispatched on.

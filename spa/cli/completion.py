@@ -328,7 +328,7 @@ def complete_words(
     with contextlib.redirect_stderr(io.StringIO()):
         # The step of argcomplete's own entry point after it has split the shell's line (and
         # of its readline completer): the words here come split already. argcomplete is
-        # bounded below 4 in setup.cfg; tests/unit/test_completion.py drives this path.
+        # bounded below 4 in setup.cfg; tests/unit/cli/test_completion.py drives this path.
         found = finder._get_completions(  # type: ignore[no-untyped-call]
             comp_words, prefix, "", wordbreak
         )

@@ -2,7 +2,7 @@
 command is invoked by.
 
 Invoked as `kubectl spa` (the plugin `kubectl-spa`), the help says so. Every command's help
-ends with examples, which tests/unit/test_cli_help.py parses, so that none of them goes stale.
+ends with examples, which tests/unit/cli/test_cli_help.py parses, so that none of them goes stale.
 Each command's module makes its subcommand with `command`.
 """
 
@@ -36,7 +36,7 @@ def program_name(argv0: str | None = None) -> str:
 
 # The examples at the end of each command's help ("%(prog)s" is the command as invoked: `spa
 # plan`, or `kubectl spa plan` for the plugin). One command a line, each preceded by a comment:
-# tests/unit/test_cli_help.py parses every one of them with this parser.
+# tests/unit/cli/test_cli_help.py parses every one of them with this parser.
 EXAMPLES = {
     "": """\
 examples:

@@ -103,16 +103,19 @@ def desired_hpa(
 
 def spec_hash(spec: Mapping[str, Any]) -> str:
     """The first 16 hex digits of the SHA-256 of the spec's canonical JSON: keys sorted, no
-    spaces, non-ASCII escaped (`json.dumps(sort_keys=True, separators=(",", ":"))`'s bytes,
-    which every HPA written so far carries in its annotation). orjson writes the same bytes for
-    what an HPA spec holds (text, integers, booleans, null) about 10 times faster, and is
-    taken where its bytes are ASCII; anything else (non-ASCII text, a number orjson cannot
-    hold) is encoded by `json` as before (docs/performance.md, "2026-11-26: the boundary")."""
+    spaces, non-ASCII and DEL escaped (the bytes of `json.dumps(sort_keys=True,
+    separators=(",", ":"))`, which every HPA written so far carries in its annotation).
+    orjson writes the same bytes for what an HPA spec holds (text, integers, booleans, null)
+    about 10 times faster, and is taken where its bytes are printable ASCII; anything else
+    (non-ASCII text, DEL, a number orjson cannot hold) is encoded by `json` as before
+    (docs/performance.md, "2026-11-26: the boundary")."""
     try:
         canonical = orjson.dumps(spec, option=orjson.OPT_SORT_KEYS)
     except (TypeError, orjson.JSONEncodeError):
         canonical = b"\x80"  # not ASCII: encoded below
-    if not canonical.isascii():
+    # `json` escapes DEL (0x7f), an ASCII byte orjson writes as it is: only printable ASCII
+    # is the same bytes both ways.
+    if not canonical.isascii() or b"\x7f" in canonical:
         canonical = json.dumps(spec, sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(canonical).hexdigest()[:16]
 

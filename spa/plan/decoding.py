@@ -6,7 +6,7 @@ the YAML 1.1 that PyYAML implements: it reads go-yaml v2's dialect (through sigs
 apimachinery's YAMLOrJSONDecoder), then round-trips the result through JSON. So `12:00` and
 `2026-12-25` are strings, `yes`/`no`/`on`/`off`/`y`/`n` are booleans, `010` is 8, `1e3` is the
 integer 1000, `.inf` is an error, and a 5,000-digit number is a string. docs/plan-input.md
-lists every rule and why it is hand-written here; tests/unit/test_decoding.py (values recorded
+lists every rule and why it is hand-written here; tests/unit/plan/test_decoding.py (values recorded
 from kubectl) and tests/integration/test_plan_parity.py (the live kubectl) keep them honest.
 
 libyaml (PyYAML's C parser, or PyYAML's pure-Python parser where libyaml is missing) only

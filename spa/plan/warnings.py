@@ -15,7 +15,14 @@ from typing import Any
 
 from spa.api import SCHEDULED_POD_AUTOSCALER, FieldError, wire
 from spa.api.adoption import ADOPT_ANNOTATION, Takeover, takeover
-from spa.schedule import CalendarWindow, OneShotWindow, SkipCause, Window, skipped_between
+from spa.schedule import (
+    LAST_INSTANT,
+    CalendarWindow,
+    OneShotWindow,
+    SkipCause,
+    Window,
+    skipped_between,
+)
 from spa.schedule.windows import DEFAULT_HORIZON_YEARS
 
 __all__ = ["hpa_conflict", "hpa_key", "never_starts"]
@@ -117,13 +124,14 @@ def never_starts(window: Window, at: int) -> FieldError | None:
         return None
     if not isinstance(window, CalendarWindow):
         return None
-    year = 366 * 86400
+    # A year ahead, never past the end of the calendar (9999-12-31: no date after it exists).
+    ahead = min(at + 366 * 86400, LAST_INSTANT)
     first = window.calendar.start_date
-    if first is not None and first > datetime.fromtimestamp(at + year, window.zone).date():
+    if first is not None and first > datetime.fromtimestamp(ahead, window.zone).date():
         return None  # far ahead, not never
-    if not inner.occurrences(at, at + year):
+    if not inner.occurrences(at, ahead):
         return None
-    skipped = skipped_between(window, at, at + year)
+    skipped = skipped_between(window, at, ahead)
     said = (
         f"; the first of the next year, {skipped[0].describe()}"
         if skipped

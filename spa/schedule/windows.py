@@ -51,7 +51,7 @@ _MAX_CACHED_CHUNKS = 128
 # within a week, but a Cron expression may match rarely: the longest gap between two matches
 # of any 5-field expression is 40 years, 14,609 days (Feb 29 on a given weekday: `0 0 * 2
 # 2#5` matches on 2084-02-29, then not before 2124-02-29, as 2100 is no leap year), computed
-# over the 400-year Gregorian cycle by tests/unit/test_cron_horizon.py. A OneShot (or a
+# over the 400-year Gregorian cycle by tests/unit/schedule/test_cron_horizon.py. A OneShot (or a
 # `startDate`) further ahead, and starts the calendar excludes, are beyond any such bound.
 # Nor does it look past LAST_INSTANT, the end of the calendar (docs/schedules.md).
 DEFAULT_HORIZON_YEARS = 41

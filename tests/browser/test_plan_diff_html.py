@@ -17,33 +17,17 @@ from PIL import Image
 from spa.plan.diff import Change
 from spa.plan.html import CHANGE_COLORS, MIN_COLOR
 from tests.browser.chromium import dump_dom, screenshot
+from tests.builders import OFFICE_HOURS, autoscaler, manifests, schedule
 
 pytestmark = pytest.mark.browser
 
 SPA = Path(sys.executable).parent / "spa"
 
-OLD = """\
-apiVersion: autoscaling.d-kuro.github.io/v1
-kind: ScheduledPodAutoscaler
-metadata: {name: web, namespace: shop}
-spec:
-  horizontalPodAutoscalerSpec:
-    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-    minReplicas: 2
-    maxReplicas: 8
----
-apiVersion: autoscaling.d-kuro.github.io/v1
-kind: Schedule
-metadata: {name: office-hours, namespace: shop}
-spec:
-  scaleTargetRef: {name: web}
-  type: Daily
-  startTime: "09:00"
-  endTime: "17:00"
-  timeZone: Europe/Berlin
-  minReplicas: 5
-"""
-NEW = OLD.replace('"09:00"', '"07:00"')
+WEB = autoscaler(minReplicas=2, maxReplicas=8, metrics=None)
+OLD = manifests(WEB, schedule(name="office-hours", minReplicas=5, **OFFICE_HOURS))
+NEW = manifests(
+    WEB, schedule(name="office-hours", minReplicas=5, **{**OFFICE_HOURS, "startTime": "07:00"})
+)
 AT = ("--at", "2026-11-23T00:00:00Z")
 
 

@@ -12,92 +12,58 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from spa.api.incident import PAUSED_UNTIL_ANNOTATION
 from spa.plan.html import MAX_COLOR, MIN_COLOR
 from tests.browser.chromium import dump_dom, screenshot
 from tests.browser.pixels import bands
+from tests.builders import OFFICE_HOURS, autoscaler, manifests, schedule
 
 pytestmark = pytest.mark.browser
 
 SPA = Path(sys.executable).parent / "spa"
 
-MANIFESTS = """\
-apiVersion: autoscaling.d-kuro.github.io/v1
-kind: ScheduledPodAutoscaler
-metadata:
-  name: web
-  namespace: shop
-  annotations: {autoscaling.d-kuro.github.io/paused-until: "2026-11-24T06:00:00Z"}
-spec:
-  horizontalPodAutoscalerSpec:
-    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-    minReplicas: 2
-    maxReplicas: 8
----
-apiVersion: autoscaling.d-kuro.github.io/v1
-kind: Schedule
-metadata: {name: office-hours, namespace: shop}
-spec:
-  scaleTargetRef: {name: web}
-  type: Daily
-  startTime: "09:00"
-  endTime: "17:00"
-  timeZone: Europe/Berlin
-  minReplicas: 5
-  maxReplicas: 12
----
-apiVersion: autoscaling.d-kuro.github.io/v1
-kind: ScheduledPodAutoscaler
-metadata: {name: api, namespace: shop}
-spec:
-  horizontalPodAutoscalerSpec:
-    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: api}
-    maxReplicas: 4
----
-apiVersion: autoscaling.d-kuro.github.io/v1
-kind: Schedule
-metadata: {name: weekday-mornings, namespace: shop}
-spec:
-  scaleTargetRef: {name: api}
-  type: Weekly
-  startDayOfWeek: Monday
-  endDayOfWeek: Friday
-  startTime: "08:00"
-  endTime: "10:00"
-  timeZone: America/New_York
-  minReplicas: 3
----
-apiVersion: autoscaling.d-kuro.github.io/v1
-kind: Schedule
-metadata: {name: paused, namespace: shop}
-spec:
-  scaleTargetRef: {name: api}
-  type: Daily
-  startTime: "20:00"
-  endTime: "22:00"
-  minReplicas: 4
-  suspend: true
----
-apiVersion: autoscaling.d-kuro.github.io/v1
-kind: ScheduledPodAutoscaler
-metadata: {name: worker, namespace: batch}
-spec:
-  horizontalPodAutoscalerSpec:
-    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: worker}
-    minReplicas: 1
-    maxReplicas: 3
----
-apiVersion: autoscaling.d-kuro.github.io/v1
-kind: Schedule
-metadata: {name: launch, namespace: batch}
-spec:
-  scaleTargetRef: {name: worker}
-  type: OneShot
-  startTime: "2026-11-25T19:00"
-  endTime: "2026-11-26T02:00"
-  timeZone: Asia/Tokyo
-  minReplicas: 6
-  maxReplicas: 6
-"""
+MANIFESTS = manifests(
+    autoscaler(
+        metadata={"annotations": {PAUSED_UNTIL_ANNOTATION: "2026-11-24T06:00:00Z"}},
+        minReplicas=2,
+        maxReplicas=8,
+        metrics=None,
+    ),
+    schedule(name="office-hours", minReplicas=5, maxReplicas=12, **OFFICE_HOURS),
+    autoscaler(name="api", minReplicas=None, maxReplicas=4, metrics=None),
+    schedule(
+        name="weekday-mornings",
+        target="api",
+        type="Weekly",
+        startDayOfWeek="Monday",
+        endDayOfWeek="Friday",
+        startTime="08:00",
+        endTime="10:00",
+        timeZone="America/New_York",
+        minReplicas=3,
+    ),
+    schedule(
+        name="paused",
+        target="api",
+        type="Daily",
+        startTime="20:00",
+        endTime="22:00",
+        minReplicas=4,
+        suspend=True,
+    ),
+    autoscaler(name="worker", namespace="batch", minReplicas=1, maxReplicas=3, metrics=None),
+    schedule(
+        name="launch",
+        namespace="batch",
+        target="worker",
+        type="OneShot",
+        startTime="2026-11-25T19:00",
+        endTime="2026-11-26T02:00",
+        timeZone="Asia/Tokyo",
+        minReplicas=6,
+        maxReplicas=6,
+    ),
+)
 TIMELINES = ["batch/worker", "shop/api", "shop/web"]
 # What the table says under shop/web's name, and the page too (docs/plan.md).
 PAUSED = "paused until 2026-11-24T06:00:00Z: the controller leaves the HPA as it is"

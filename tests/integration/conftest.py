@@ -14,7 +14,15 @@ from typing import Any
 import pytest
 
 from spa.kube import KubeClient, connect
-from tests.integration.harness import Kube, Running, admin, install_crds, running_controller, utc
+from tests.integration.harness import (
+    InNamespace,
+    Kube,
+    Running,
+    admin,
+    install_crds,
+    running_controller,
+    utc,
+)
 from tests.integration.processes import controller_kubeconfig
 from tests.testenv.binaries import karpenter_asked, karpenter_built
 from tests.testenv.controlplane import ControlPlane
@@ -67,6 +75,12 @@ def crds(cluster: Any) -> None:
 def kube(cluster: Any, crds: None) -> Iterator[Kube]:
     with admin(cluster) as client:
         yield client
+
+
+@pytest.fixture
+def objects(kube: Kube, namespace: str) -> InNamespace:
+    """The test's namespace through `kube` (tests/integration/harness.py, `InNamespace`)."""
+    return InNamespace(kube, namespace)
 
 
 @pytest.fixture

@@ -144,6 +144,66 @@ class Kube:
         return self.client.list(EVENT, namespace=namespace).items
 
 
+@dataclass
+class InNamespace:
+    """One test's namespace through :class:`Kube`: the SPAs and Schedules a test creates there
+    and what it waits for, each call naming the object and what differs (the builders' defaults
+    otherwise: the SPA `web`, base 3/10; the Schedule `noon` of `web`, fields as given)."""
+
+    kube: Kube
+    namespace: str
+
+    def autoscaler(self, *, name: str = "web", **fields: Any) -> dict[str, Any]:
+        return self.kube.create(autoscaler(name=name, namespace=self.namespace, **fields))
+
+    def schedule(self, *, name: str = "noon", **fields: Any) -> dict[str, Any]:
+        return self.kube.create(schedule(name=name, namespace=self.namespace, **fields))
+
+    def get(self, resource: Resource[str], name: str = "web") -> dict[str, Any]:
+        return self.kube.get(resource, self.namespace, name)
+
+    def status(self, resource: Resource[str], name: str = "web") -> dict[str, Any]:
+        return self.kube.status(resource, self.namespace, name)
+
+    def spa_status(self, name: str = "web") -> dict[str, Any]:
+        return self.status(SCHEDULED_POD_AUTOSCALERS, name)
+
+    def schedule_status(self, name: str = "noon") -> dict[str, Any]:
+        return self.status(SCHEDULES, name)
+
+    def hpa(self, name: str = "web") -> dict[str, Any]:
+        return self.kube.hpa(self.namespace, name)
+
+    def bounds(self, name: str = "web") -> tuple[int, int]:
+        return self.kube.bounds(self.namespace, name)
+
+    def merge(self, resource: Resource[str], name: str, patch: dict[str, Any]) -> dict[str, Any]:
+        return self.kube.merge(resource, self.namespace, name, patch)
+
+    def delete(self, resource: Resource[str], name: str = "web") -> None:
+        self.kube.delete(resource, self.namespace, name)
+
+    def events(self) -> list[dict[str, Any]]:
+        return self.kube.events(self.namespace)
+
+    def reasons(self) -> set[str]:
+        """The reasons of the namespace's Events."""
+        return {event["reason"] for event in self.events()}
+
+    async def bounds_become(self, expected: tuple[int, int], *, name: str = "web") -> None:
+        await eventually(lambda: self.bounds(name) == expected, what=f"{name}'s bounds {expected}")
+
+    async def spa_condition_becomes(self, condition: str, *, name: str = "web") -> dict[str, Any]:
+        return await condition_becomes(
+            self.kube, SCHEDULED_POD_AUTOSCALERS, self.namespace, name, condition
+        )
+
+    async def schedule_condition_becomes(
+        self, condition: str, *, name: str = "noon"
+    ) -> dict[str, Any]:
+        return await condition_becomes(self.kube, SCHEDULES, self.namespace, name, condition)
+
+
 # By kind, of either scope: the object's own namespace (None for a ClusterCalendar) is sent.
 _RESOURCES: dict[str, Resource] = {
     "ScheduledPodAutoscaler": SCHEDULED_POD_AUTOSCALERS,

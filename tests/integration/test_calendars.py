@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from spa.controller.resources import CALENDARS, CLUSTER_CALENDARS, SCHEDULES
-from tests.builders import DAILY_NOON, autoscaler, calendar, schedule
-from tests.integration.harness import Kube, Running, condition_becomes, eventually, utc
+from tests.builders import DAILY_NOON, calendar, schedule
+from tests.integration.harness import InNamespace, Kube, Running, utc
 
 pytestmark = pytest.mark.integration
 
@@ -41,28 +41,24 @@ def peak_schedule(namespace: str, references: list[dict[str, Any]]) -> dict[str,
     )
 
 
-async def bounds_become(kube: Kube, namespace: str, expected: tuple[int, int]) -> None:
-    await eventually(lambda: kube.bounds(namespace, "web") == expected, what=f"bounds {expected}")
-
-
 async def test_an_only_calendar_applies_on_its_dates_and_an_edit_applies_at_once(
-    controller: Running, kube: Kube, namespace: str, cluster_calendar: str
+    controller: Running, kube: Kube, namespace: str, cluster_calendar: str, objects: InNamespace
 ) -> None:
     kube.create(calendar(name=cluster_calendar, dates=["2026-11-17"]))
-    kube.create(autoscaler(name="web", namespace=namespace))
+    objects.autoscaler()
     created = kube.create(
         peak_schedule(
             namespace, [{"kind": "ClusterCalendar", "name": cluster_calendar, "mode": "Only"}]
         )
     )
-    await bounds_become(kube, namespace, (3, 10))
+    await objects.bounds_become((3, 10))
     # Monday 16 is not on the calendar: the next window is Tuesday's.
-    status = await condition_becomes(kube, SCHEDULES, namespace, "peak", "Available")
+    status = await objects.schedule_condition_becomes("Available", name="peak")
     assert status["nextTransitionTime"] == "2026-11-17T12:00:00Z"
 
     controller.clock.set(utc("2026-11-16T12:30:00"))
     await asyncio.sleep(0.3)
-    assert kube.bounds(namespace, "web") == (3, 10), "applied on a date not on the calendar"
+    assert objects.bounds() == (3, 10), "applied on a date not on the calendar"
 
     # Today added to the calendar: the window in progress applies, the Schedule untouched.
     kube.merge(
@@ -71,10 +67,10 @@ async def test_an_only_calendar_applies_on_its_dates_and_an_edit_applies_at_once
         cluster_calendar,
         {"spec": {"dates": ["2026-11-16", "2026-11-17"]}},
     )
-    await bounds_become(kube, namespace, (5, 20))
-    status = await condition_becomes(kube, SCHEDULES, namespace, "peak", "Progressing")
+    await objects.bounds_become((5, 20))
+    status = await objects.schedule_condition_becomes("Progressing", name="peak")
     assert status["nextTransitionTime"] == "2026-11-16T13:00:00Z"
-    stored = kube.get(SCHEDULES, namespace, "peak")
+    stored = objects.get(SCHEDULES, "peak")
     assert stored["metadata"]["generation"] == created["metadata"]["generation"]
 
     # And taken off again.
@@ -84,50 +80,50 @@ async def test_an_only_calendar_applies_on_its_dates_and_an_edit_applies_at_once
         cluster_calendar,
         {"spec": {"dates": ["2026-11-17"]}},
     )
-    await bounds_become(kube, namespace, (3, 10))
+    await objects.bounds_become((3, 10))
 
     controller.clock.set(utc("2026-11-17T12:00:00"))
-    await bounds_become(kube, namespace, (5, 20))
+    await objects.bounds_become((5, 20))
     controller.clock.set(utc("2026-11-17T13:00:00"))
-    await bounds_become(kube, namespace, (3, 10))
+    await objects.bounds_become((3, 10))
 
 
 async def test_a_missing_calendar_is_reported_until_it_is_created(
-    controller: Running, kube: Kube, namespace: str, cluster_calendar: str
+    controller: Running, kube: Kube, namespace: str, cluster_calendar: str, objects: InNamespace
 ) -> None:
     controller.clock.set(utc("2026-11-16T12:30:00"))
-    kube.create(autoscaler(name="web", namespace=namespace))
+    objects.autoscaler()
     kube.create(
         peak_schedule(
             namespace, [{"kind": "ClusterCalendar", "name": cluster_calendar, "mode": "Only"}]
         )
     )
-    status = await condition_becomes(kube, SCHEDULES, namespace, "peak", "Degraded")
+    status = await objects.schedule_condition_becomes("Degraded", name="peak")
     assert status["message"] == (
         f'spec.calendars[0]: ClusterCalendar "{cluster_calendar}" not found'
     )
-    await bounds_become(kube, namespace, (3, 10))
+    await objects.bounds_become((3, 10))
 
     kube.create(calendar(name=cluster_calendar, dates=["2026-11-16"]))
-    await bounds_become(kube, namespace, (5, 20))
-    status = await condition_becomes(kube, SCHEDULES, namespace, "peak", "Progressing")
+    await objects.bounds_become((5, 20))
+    status = await objects.schedule_condition_becomes("Progressing", name="peak")
     assert "message" not in status or not status["message"]
 
 
 async def test_a_namespaced_skip_calendar_is_read_in_the_schedules_namespace(
-    controller: Running, kube: Kube, namespace: str
+    controller: Running, kube: Kube, namespace: str, objects: InNamespace
 ) -> None:
     controller.clock.set(utc("2026-11-16T12:30:00"))
     kube.create(calendar(name="freeze", namespace=namespace, dates=["2026-11-16"]))
-    kube.create(autoscaler(name="web", namespace=namespace))
+    objects.autoscaler()
     kube.create(peak_schedule(namespace, [{"name": "freeze"}]))
-    status = await condition_becomes(kube, SCHEDULES, namespace, "peak", "Available")
+    status = await objects.schedule_condition_becomes("Available", name="peak")
     # Today is skipped: the next window is tomorrow's.
     assert status["nextTransitionTime"] == "2026-11-17T12:00:00Z"
-    assert kube.bounds(namespace, "web") == (3, 10)
+    assert objects.bounds() == (3, 10)
 
-    kube.delete(CALENDARS, namespace, "freeze")
-    status = await condition_becomes(kube, SCHEDULES, namespace, "peak", "Degraded")
+    objects.delete(CALENDARS, "freeze")
+    status = await objects.schedule_condition_becomes("Degraded", name="peak")
     assert status["message"] == (
         f'spec.calendars[0]: Calendar "freeze" in namespace {namespace} not found'
     )

@@ -177,7 +177,9 @@ def _create_web(karpenter: Karpenter, namespace: str, pool: NodePool, replicas: 
         start_delay=POD_START,
     )
     with karpenter.plane.api_client() as api:
-        k8s.AppsV1Api(api).create_namespaced_deployment(namespace, web)  # type: ignore[arg-type]
+        k8s.AppsV1Api(api).create_namespaced_deployment(
+            namespace, k8s.V1Deployment.model_validate(web)
+        )
 
 
 def _one_shot(namespace: str, *, minimum: int, **more: Any) -> dict[str, Any]:

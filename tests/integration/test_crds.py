@@ -1,7 +1,7 @@
 """The CRDs of config/crd on a real API server: they apply, the samples are accepted, kubectl
 prints the columns of docs/api.md, and the API server itself enforces the CEL rules.
 
-tests/unit/test_crds.py checks the schemas offline; this is the same contract as kubectl and
+tests/unit/api/test_crds.py checks the schemas offline; this is the same contract as kubectl and
 the apiserver's structural-schema and CEL machinery see it.
 """
 

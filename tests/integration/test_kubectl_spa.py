@@ -244,6 +244,23 @@ def _documented_pipeline() -> str:
 _DIFF = "spa plan --diff - -f deploy/"
 
 
+def _peak(namespace: str, black_friday: str) -> dict[str, Any]:
+    """The Schedule `peak` of `web`: 20 pods 08:00-20:00 on the dates of the ClusterCalendar
+    `black_friday` only, and never on those of the Calendar `freeze`."""
+    return schedule(
+        name="peak",
+        namespace=namespace,
+        type="Daily",
+        startTime="08:00",
+        endTime="20:00",
+        minReplicas=20,
+        calendars=[
+            {"kind": "ClusterCalendar", "name": black_friday, "mode": "Only"},
+            {"name": "freeze"},
+        ],
+    )
+
+
 def test_the_documented_pipeline_finds_the_cluster_as_its_manifests(
     cluster: Any, kube: Kube, namespace: str, tmp_path: Path
 ) -> None:
@@ -256,18 +273,7 @@ def test_the_documented_pipeline_finds_the_cluster_as_its_manifests(
         autoscaler(name="web", namespace=namespace),
         calendar(name="freeze", namespace=namespace, dates=["2026-11-25"]),
         calendar(name=black_friday, dates=["2026-11-27"]),
-        schedule(
-            name="peak",
-            namespace=namespace,
-            type="Daily",
-            startTime="08:00",
-            endTime="20:00",
-            minReplicas=20,
-            calendars=[
-                {"kind": "ClusterCalendar", "name": black_friday, "mode": "Only"},
-                {"name": "freeze"},
-            ],
-        ),
+        _peak(namespace, black_friday),
         schedule(
             name="nights",
             namespace=namespace,
@@ -584,20 +590,7 @@ def test_status_shows_the_calendars_a_schedule_keeps_to(
     try:
         kube.create(calendar(name="freeze", namespace=namespace, dates=["2026-11-28"]))
         kube.create(autoscaler(name="web", namespace=namespace))
-        kube.create(
-            schedule(
-                name="peak",
-                namespace=namespace,
-                type="Daily",
-                startTime="08:00",
-                endTime="20:00",
-                minReplicas=20,
-                calendars=[
-                    {"kind": "ClusterCalendar", "name": black_friday, "mode": "Only"},
-                    {"name": "freeze"},
-                ],
-            )
-        )
+        kube.create(_peak(namespace, black_friday))
         admin = kubectl_spa("status", "-n", namespace, "-o", "wide", kubeconfig=cluster.kubeconfig)
         assert admin.returncode == 0, admin.stderr
         window = f"daily 08:00-20:00, only on ClusterCalendar/{black_friday}, skipping"

@@ -3,7 +3,7 @@
 Two promises are checked here, on generated input, with one kubectl call per test:
 
 - reading: every value reaches the plan as kubectl sends it (`kubectl create --dry-run=client
-  -o json`): the table of tests/unit/test_decoding.py, which the unit tests hold the reader to,
+  -o json`): the table of tests/unit/plan/test_decoding.py, which the unit tests hold the reader to,
   plus generated scalars;
 - accepting: for every generated ScheduledPodAutoscaler, Schedule, Calendar or
   ClusterCalendar, `spa plan` reports an error the API server could know of exactly when

@@ -106,7 +106,9 @@ def test_a_pending_pod_gets_a_node_from_karpenter(
         name="web", namespace=None, requests=REQUESTS, node_selector=pool.node_selector
     )
     with karpenter.plane.api_client() as api:
-        k8s.AppsV1Api(api).create_namespaced_deployment(karpenter_namespace, web)  # type: ignore[arg-type]
+        k8s.AppsV1Api(api).create_namespaced_deployment(
+            karpenter_namespace, k8s.V1Deployment.model_validate(web)
+        )
 
         def unschedulable() -> bool:
             pods = _pods(api, karpenter_namespace)
@@ -152,7 +154,9 @@ def test_a_capacity_buffer_alone_makes_karpenter_provision_a_node(
         node_selector=pool.node_selector,
     )
     with karpenter.plane.api_client() as api:
-        k8s.AppsV1Api(api).create_namespaced_deployment(karpenter_namespace, batch)  # type: ignore[arg-type]
+        k8s.AppsV1Api(api).create_namespaced_deployment(
+            karpenter_namespace, k8s.V1Deployment.model_validate(batch)
+        )
         version = served_version(api, CAPACITY_BUFFER_GROUP)
         assert version is not None, "the API server serves no CapacityBuffer"
         custom = k8s.CustomObjectsApi(api)
@@ -212,7 +216,9 @@ def test_a_node_arrives_no_sooner_than_its_pools_delay(
         name="web", namespace=None, requests=REQUESTS, node_selector=pool.node_selector
     )
     with karpenter.plane.api_client() as api:
-        k8s.AppsV1Api(api).create_namespaced_deployment(karpenter_namespace, web)  # type: ignore[arg-type]
+        k8s.AppsV1Api(api).create_namespaced_deployment(
+            karpenter_namespace, k8s.V1Deployment.model_validate(web)
+        )
         claim = wait_for(
             lambda: next(iter(karpenter.node_claims(pool)), None),
             within=60,

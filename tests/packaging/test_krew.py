@@ -4,7 +4,7 @@ hack/krew/plugin.py, checked with the krew-index repository's own validator, ins
 real `krew` (hack/krew/build.sh) into a scratch KREW_ROOT, and run by the real kubectl.
 
 The committed plugins/spa.yaml holds the digests of the released archives; that the rest of
-it is what the generator writes for this version is tests/unit/test_release.py's check."""
+it is what the generator writes for this version is tests/unit/project/test_release.py's check."""
 
 from __future__ import annotations
 

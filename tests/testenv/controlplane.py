@@ -687,8 +687,7 @@ class ControlPlane(Cluster):
             core = k8s.CoreV1Api(api)
             for index in range(self.nodes):
                 try:
-                    # The client sends a manifest given as a dict as it is.
-                    core.create_node(kwok.node_manifest(index))  # type: ignore[arg-type]
+                    core.create_node(k8s.V1Node.model_validate(kwok.node_manifest(index)))
                 except k8s.ApiException as exc:
                     if exc.status != 409:  # `make cluster` again on the same directory
                         raise

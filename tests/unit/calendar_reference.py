@@ -1,7 +1,8 @@
 """The reference judge of the date rules, a naive minute-by-minute reference for the window
 kinds, and the hypothesis cases drawn for them: one reference that the engine, `spa plan`, the
-controller and `kubectl spa status` are all held to (tests/unit/test_engine_calendar_properties.py,
-tests/unit/test_calendar_everywhere.py, tests/unit/test_lead_time.py).
+controller and `kubectl spa status` are all held to
+(tests/unit/schedule/test_engine_calendar_properties.py,
+tests/unit/agreement/test_calendar_everywhere.py, tests/unit/schedule/test_lead_time.py).
 
 **The judge** (`Case.verdict`) is docs/schedules.md, "How the date rules compose", written out
 rule by rule and nothing else: the bounds, `excludeDates`, `holidays` (Skip or Only), the Only

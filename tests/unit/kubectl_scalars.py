@@ -2,7 +2,7 @@
 
 SCALARS was recorded with kubectl v1.36.4 (`kubectl create --dry-run=client -o json -f FILE` on a
 document `spec: {v: VALUE}`; numbers beyond int64 written here as the float64 kubectl holds).
-tests/unit/test_decoding.py checks the manifest reader against it, and
+tests/unit/plan/test_decoding.py checks the manifest reader against it, and
 tests/integration/test_plan_parity.py runs the same table against the real kubectl, so it cannot
 drift from what kubectl does.
 """

@@ -1,6 +1,6 @@
 """Inputs for `spa plan`: the seeds that once broke it, and generators of manifests.
 
-Shared by the fuzz tests (tests/unit/test_plan_input.py: nothing crashes, hangs or grows) and
+Shared by the fuzz tests (tests/unit/plan/test_plan_input.py: nothing crashes, hangs or grows) and
 the parity test against the API server (tests/integration/test_plan_parity.py: `spa plan` and
 `kubectl apply --dry-run=server` accept and refuse the same documents).
 

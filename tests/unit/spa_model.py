@@ -1,8 +1,9 @@
 """A tiny model of the API server for one SPA, and the real Reconciler run against it.
 
-Not a test module: tests/unit/test_decide.py (the rules), tests/unit/test_decide_calendars.py
-and tests/unit/test_reconciler.py (the loop) build on it. :class:`Server` stores what it is
-sent, may spell values its own way, may refuse a spec, and answers the requests of
+Not a test module: tests/unit/controller/decide/test_decide.py (the rules),
+tests/unit/controller/decide/test_decide_calendars.py and tests/unit/controller/test_reconciler.py
+(the loop) build on it. :class:`Server` stores what it is sent, may spell values its own way, may
+refuse a spec, and answers the requests of
 :class:`spa.controller.actuator.Actuator` as a :class:`spa.kube.Client` does;
 :meth:`Server.reconcile` runs one real reconcile of the SPA's key
 (:class:`spa.controller.reconciler.Reconciler`, its actuator and fresh caches that hold what
@@ -165,7 +166,7 @@ class Server(UnexpectedRequests):
     writes: list[str] = field(default_factory=list)
     # The scale target: its replicas. At 0 (its HPA turned off) the reconciler reads its Scale
     # after each raise of minReplicas and leaves it, so `scale_ups` lists the scale-ups asked
-    # for and nothing else changes (tests/unit/test_reconciler.py raises real targets).
+    # for and nothing else changes (tests/unit/controller/test_reconciler.py raises real targets).
     target_replicas: int = 0
     # The discovery document of the target's group/version, and how many writes of its Scale
     # meet a Conflict (somebody scaled in between), or are refused with this status.

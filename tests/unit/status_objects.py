@@ -1,6 +1,6 @@
 """The objects of `kubectl spa status`'s unit tests, as the API server returns them (with a uid
 and a status): the SPA web (base 3/10), its Schedule push, the HPA the controller writes for
-given bounds and an Event. Shared by tests/unit/test_status.py and test_incident_views.py, so
+given bounds and an Event. Shared by tests/unit/cli/test_status.py and test_incident_views.py, so
 neither imports the other (docs/development.md, "Where the test helpers live")."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The zones the engine's property tests draw from, each for a rule that breaks engines, and
-the instants at which their offsets change (tests/unit/test_engine_properties.py,
+the instants at which their offsets change (tests/unit/schedule/test_engine_properties.py,
 tests/unit/calendar_reference.py)."""
 
 from __future__ import annotations
