@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 .PHONY: venv lint typecheck check test unit test-latest plan run bench soak clean manifests test-parity \
 	test-reliability screenshots test-compat test-karpenter test-bench-smoke
 .PHONY: lock helm packaging-deps test-packaging test-helm test-prometheus test-image krew krew-tool \
-	test-krew bench-capacity bench-nodes bench-suggest release release-check
+	test-krew bench-capacity bench-nodes bench-suggest bench-fleet release release-check
 
 # The venv is the lock, exactly (docs/development.md, "The locked environment"): made anew
 # whenever the lock or the package's metadata changes, and everything installed by hash from
@@ -202,6 +202,13 @@ BENCH_LOAD_ARGS ?= $(if $(FULL),$(BENCH_FULL_ARGS),$(BENCH_QUICK_ARGS))
 bench: venv testenv
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/load.py $(BENCH_LOAD_ARGS)
+
+# Raises ahead of a shared boundary (docs/schedules.md, issue 38): 1,000 SPAs x 4 Schedules at
+# one boundary, the first window start written at B, the last ahead of B, side by side on one
+# plane (docs/performance.md, "Raises ahead of a shared boundary").
+BENCH_FLEET_ARGS ?= --sizes 1000 --early --out docs/results/fleet-early-1000.json
+bench-fleet: venv testenv
+	$(BIN)/python bench/load.py $(BENCH_FLEET_ARGS)
 
 # The soak with an oracle (docs/reliability.md, "Soak"): two `spa run` replicas, 200 SPAs whose
 # windows open and close every minute, random faults; every HPA write checked against the engine.

@@ -97,7 +97,13 @@ from bench.plane import (  # noqa: E402
 from bench.report import loadavg, log, machine, smoke_verdict, summary, write_json  # noqa: E402
 from spa.api import wire  # noqa: E402
 from spa.controller.decide import ParsedAutoscaler  # noqa: E402
+from spa.controller.decide.fleet import fleet_advance  # noqa: E402
 from spa.controller.desired import FIELD_MANAGER, hpa_patch  # noqa: E402
+from spa.controller.fleet import (  # noqa: E402
+    DEFAULT_MARGIN,
+    DEFAULT_MAX_ADVANCE,
+    DEFAULT_WRITE_SECONDS,
+)
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
 from spa.kube import (  # noqa: E402
     HPA_V2,
@@ -430,8 +436,14 @@ class Scenario:
         margin: float = 30.0,
         transitions: int = 3,
         pinned: bool = False,
+        early: bool = False,
     ) -> None:
         self.n = n
+        # `--early`: the first window start with raises written at B (as before issue 38),
+        # the last one with them written ahead of B (docs/schedules.md, "Raises ahead of a
+        # shared boundary"), side by side on this plane; without it, every run at B.
+        self.early = early
+        self.controller_early = False
         self.pinned = pinned
         self.margin = margin
         self.transitions = transitions
@@ -454,6 +466,7 @@ class Scenario:
             # The probe's HPAs are watched as the fleet's are (see _run).
             "probe_watched": True,
             "loadavg": {"begin": loadavg()},
+            "early": early,
         }
         self.hpa_changed: dict[str, float] = {}  # name -> first time minReplicas == wanted
         self.wanted_min = FLIP_MIN
@@ -546,6 +559,9 @@ class Scenario:
             extra = ["--kube-api-qps", str(throttle[0]), "--kube-api-burst", str(throttle[1])]
         if self.workers is not None:
             extra += ["--workers", str(self.workers)]
+        if self.spa_src is None:
+            # This tree's controller: its raises at B unless this run writes them ahead.
+            extra += ["--fleet-early" if self.controller_early else "--no-fleet-early"]
         process = start_spa_run(
             kubeconfig,
             NAMESPACE,
@@ -619,8 +635,10 @@ class Scenario:
         scheds: Watcher,
         active: bool,
         timeout: float,
+        lookback: float = 1.0,
     ) -> dict[str, Any]:
-        """Wait for the whole fleet's transition at `boundary`; lags and requests."""
+        """Wait for the whole fleet's transition at `boundary`; lags and requests (from
+        `lookback` seconds before it: a fleet's raises written ahead of it)."""
         while time.time() < boundary + timeout:
             if self._transition_done(names, spas, scheds, active):
                 break
@@ -630,7 +648,7 @@ class Scenario:
         with self._lock:
             changed = dict(self.hpa_changed)
         watched = [changed[name] - boundary for name in names if name in changed]
-        events = controller_events(audit, since=boundary - 1, until=done + 3)
+        events = controller_events(audit, since=boundary - lookback, until=done + 3)
         patches = [
             event
             for event in events
@@ -638,6 +656,8 @@ class Scenario:
         ]
         writes = [event for event in events if event.is_write]
         last_patch = max((event.completed for event in patches), default=math.nan)
+        first_patch = min((event.received for event in patches), default=math.nan)
+        ahead = first_patch < boundary
         result: dict[str, Any] = {
             "label": label,
             "complete": len(watched) == len(names),
@@ -645,7 +665,14 @@ class Scenario:
             "hpa_lag_audit": summary([event.completed - boundary for event in patches]),
             # The fleet's HPA write rate: its HPA patches over the time from the boundary to
             # the last one's completion (what the last SPA's lag is made of).
-            "hpa_patches_per_second": len(patches) / (last_patch - boundary),
+            "hpa_patches_per_second": len(patches)
+            / ((last_patch - first_patch) if ahead else (last_patch - boundary)),
+            # The first and the last HPA changed, as the watch saw them, against B (negative:
+            # before it), and the time the fleet's HPA writes took, first sent to last done.
+            "first_hpa_seconds": min(watched, default=math.nan),
+            "last_hpa_watch_seconds": max(watched, default=math.nan),
+            "first_hpa_sent_seconds": first_patch - boundary,
+            "fleet_write_seconds": last_patch - min(first_patch, boundary),
             # The last HPA written, by the API server's clock: what issue 24 holds against the
             # time the server needs for as many patches (the capacity probe).
             "last_hpa_seconds": last_patch - boundary,
@@ -730,9 +757,11 @@ class Scenario:
         move = {"seconds": settled - moved, "requests": requests(moving)}
         log(f"windows moved and taken in after {settled - moved:.1f} s")
 
-        # Idle: from a little after that to a little before the boundary.
+        # Idle: from a little after that to a little before the boundary (before the fleet's
+        # start, for a controller that writes its raises ahead of it).
+        advance = self._expected_advance(n) if self.controller_early and opens else 0
         idle_from = settled + 3
-        idle_to = boundary - 3
+        idle_to = boundary - 3 - advance
         cpu_before_idle = sampler.cpu
         time.sleep(max(0.0, idle_to - time.time()))
         sampler.sample()
@@ -755,7 +784,10 @@ class Scenario:
             scheds,
             opens,
             timeout=window_minutes(n) * 60 - 30,
+            lookback=1.0 + 2 * advance,
         )
+        result["controller_early"] = self.controller_early
+        result["expected_advance_seconds"] = advance
         sampler.sample()
         result |= {
             "boundary": boundary_time.isoformat(),
@@ -791,6 +823,34 @@ class Scenario:
         }
         log(f"{label}: transition CPU {result['transition_cpu']}")
         return result
+
+    @staticmethod
+    def _expected_advance(n: int) -> int:
+        """How far ahead of B a restarted controller starts n raises: it has written no HPA
+        since its start, so it goes by the default write time (docs/schedules.md)."""
+        return fleet_advance(
+            n, DEFAULT_WRITE_SECONDS, margin=DEFAULT_MARGIN, max_advance=DEFAULT_MAX_ADVANCE
+        )
+
+    def _restart(
+        self, kubeconfig: Path, logfile: Path, names: list[str]
+    ) -> tuple[subprocess.Popen[bytes], ProcessSampler]:
+        """A controller started anew (everything in sync), once it has reconciled every SPA."""
+        port = free_port()
+        started = time.time()
+        process = self._start_controller(kubeconfig, logfile, None, metrics_port=port)
+        sampler = ProcessSampler(process.pid)
+        while _reconciled_count(port) < len(names):
+            if process.poll() is not None:
+                raise RuntimeError(f"spa run exited with {process.returncode}")
+            if time.time() > started + 1800:
+                raise RuntimeError("restarted controller not ready within 30 min")
+            time.sleep(0.1)
+        log(
+            f"controller restarted (fleet early: {self.controller_early}) in "
+            f"{time.time() - started:.1f} s"
+        )
+        return process, sampler
 
     def _probe(self, probe: CapacityProbe, audit: AuditLog, label: str) -> dict[str, Any]:
         """One burst of the capacity probe once the controller is quiet; with what the audit
@@ -900,6 +960,16 @@ class Scenario:
             opened, length = datetime.now(UTC), window_minutes(len(names))
             for k in range(self.transitions):
                 opens = k % 2 == 0
+                if self.early and opens and k == self.transitions - 1 and k > 0:
+                    # The same plane, the same fleet: the last window start with its raises
+                    # written ahead of B, against the first, written at B.
+                    process.send_signal(signal.SIGTERM)
+                    process.wait(timeout=30)
+                    sampler.stop()
+                    self.controller_early = True
+                    process, sampler = self._restart(
+                        kubeconfig, self.workdir / "spa-run-early.log", names
+                    )
                 if opens:
                     # A window whose end is moved next lasts 3 times as long, so that it cannot
                     # end by itself before its move (a transition, a probe and the move's own
@@ -935,6 +1005,8 @@ class Scenario:
                 transitions.append(transition)
             self.result["transitions"] = transitions
             self.result["probes"] = probes
+            if self.early:
+                self.result["fleet_early"] = early_comparison(transitions)
             self.result["start"] = transitions[0]
             self.result["move"] = transitions[0]["move"]
             self.result["idle"] = transitions[0]["idle"]
@@ -1002,6 +1074,62 @@ class Scenario:
         log(f"peak RSS {self.result['peak_rss_mib']:.0f} MiB")
         self.result["loadavg"]["end"] = loadavg()
         return self.result
+
+
+def early_comparison(transitions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first window start (raises at B) beside the last (raises ahead of B): first, p99
+    and last HPA changed against B, and how early the fleet began against what it needed
+    (the time the raises took when written at B)."""
+    at_b, ahead = transitions[0], transitions[-1]
+
+    def figures(transition: dict[str, Any]) -> dict[str, Any]:
+        lag = transition["hpa_lag_watch"]
+        return {
+            "boundary": transition["boundary"],
+            "controller_early": transition["controller_early"],
+            "first_seconds": transition["first_hpa_seconds"],
+            "p50_seconds": lag["p50"],
+            "p99_seconds": lag["p99"],
+            "last_seconds": lag["max"],
+            "last_hpa_audit_seconds": transition["last_hpa_seconds"],
+            "first_hpa_sent_seconds": transition["first_hpa_sent_seconds"],
+            "fleet_write_seconds": transition["fleet_write_seconds"],
+            "hpa_patches_per_second": transition["hpa_patches_per_second"],
+            "expected_advance_seconds": transition["expected_advance_seconds"],
+            "idle_requests": transition["idle"]["requests"],
+        }
+
+    off, on = figures(at_b), figures(ahead)
+    # What the fleet needed: its raises' time when written at B (the last against B).
+    need = max(off["last_hpa_audit_seconds"], 1e-9)
+    on["earliness_over_need"] = -on["first_hpa_sent_seconds"] / need
+    on["all_before_b"] = on["last_seconds"] <= 0 and on["last_hpa_audit_seconds"] <= 0
+    return {"at_boundary": off, "ahead": on, "need_seconds": need}
+
+
+def early_markdown(result: dict[str, Any]) -> str:
+    """The side-by-side table of `--early`."""
+    comparison = result["fleet_early"]
+    rows = [
+        "| run | first | p50 | p99 | last (watch) | last (audit) | first sent | HPA writes/s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for label, key in (("at B (before)", "at_boundary"), ("ahead of B", "ahead")):
+        f = comparison[key]
+        rows.append(
+            f"| {label} | {f['first_seconds']:+.2f} s | {f['p50_seconds']:+.2f} s | "
+            f"{f['p99_seconds']:+.2f} s | {f['last_seconds']:+.2f} s | "
+            f"{f['last_hpa_audit_seconds']:+.2f} s | {f['first_hpa_sent_seconds']:+.2f} s | "
+            f"{f['hpa_patches_per_second']:.0f} |"
+        )
+    ahead = comparison["ahead"]
+    rows.append("")
+    rows.append(
+        f"N={result['n']}: the fleet began {-ahead['first_hpa_sent_seconds']:.2f} s before B, "
+        f"{ahead['earliness_over_need']:.2f} x what it needed at B "
+        f"({comparison['need_seconds']:.2f} s); every HPA before B: {ahead['all_before_b']}"
+    )
+    return "\n".join(rows)
 
 
 def _reconciled_count(port: int) -> int:
@@ -1257,6 +1385,13 @@ def main() -> int:
         "capacity probe on CPU 1: an API server with a core of its own (needs CPUs 0 and 1)",
     )
     parser.add_argument(
+        "--early",
+        action="store_true",
+        help="the first window start with raises written at B, the last written ahead of B "
+        "(docs/schedules.md, 'Raises ahead of a shared boundary'), side by side; needs 3 "
+        "transitions or more (make bench-fleet)",
+    )
+    parser.add_argument(
         "--smoke",
         action="store_true",
         help=f"a tiny run that checks itself ({SMOKE_SPAS} SPAs, no throttled run, "
@@ -1268,6 +1403,10 @@ def main() -> int:
         parser.error("--transitions must be odd (1, 3, 5, ...)")
     if args.smoke:
         args.sizes, args.throttled = [SMOKE_SPAS], None
+    if args.early and args.transitions < 3:
+        parser.error("--early needs --transitions 3 or more")
+    if args.early and args.spa_src is not None:
+        parser.error("--early runs this tree's controller: no --spa-src")
 
     if args.pin:
         if not (SERVER_CPUS | CONTROLLER_CPUS).issubset(os.sched_getaffinity(0)):
@@ -1291,6 +1430,7 @@ def main() -> int:
                 margin=SMOKE_MARGIN if args.smoke else 30.0,
                 transitions=args.transitions,
                 pinned=args.pin,
+                early=args.early,
             )
             results.append(scenario.run())
         finally:
@@ -1304,6 +1444,9 @@ def main() -> int:
         svg_plot(results, args.plot)
     print(json.dumps(report["machine"]))
     print(markdown(results))
+    for result in results:
+        if "fleet_early" in result:
+            print(early_markdown(result))
     if args.smoke:
         failures = [failure for result in results for failure in smoke_failures(result)]
         return smoke_verdict(failures, ok=f"{len(results)} size(s), every check passed")

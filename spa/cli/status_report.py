@@ -134,6 +134,9 @@ class AutoscalerStatus:
     leads: LeadsInForce | None = None
     """The SPA's lead times in force, when it sets any (docs/schedules.md, "Auto lead
     times")."""
+    # Why the bounds in force were written ahead of their boundary (its RaisedAhead condition,
+    # docs/schedules.md, "Raises ahead of a shared boundary"; None: they were not).
+    raised_ahead: str | None = None
 
 
 @dataclass(slots=True)
@@ -186,6 +189,7 @@ def build_status(
         entry.leads = _leads(autoscaler)
         own = wanting.get(key, [])
         _problems(entry, autoscaler, own)
+        entry.raised_ahead = _raised_ahead(autoscaler)
         entry.events = sorted(
             [
                 *events.get((key[0], SCHEDULED_POD_AUTOSCALER, key[1]), []),
@@ -352,6 +356,14 @@ def _not_owned(
         else f"cannot be adopted: {verdict.why}"
     )
     return Hpa(HpaState.NOT_OWNED, **seen, detail=detail)
+
+
+def _raised_ahead(autoscaler: Mapping[str, Any]) -> str | None:
+    """The message of the SPA's RaisedAhead condition while it is True."""
+    for condition in (autoscaler.get("status") or {}).get("conditions") or ():
+        if condition.get("type") == "RaisedAhead" and condition.get("status") == "True":
+            return str(condition.get("message") or "raised ahead of its boundary")
+    return None
 
 
 def _problems(

@@ -169,6 +169,10 @@ async def _run(arguments: argparse.Namespace, loop: EventLoop, shard: Shard | No
         capacity_namespace=arguments.capacity_namespace or pod_namespace(PLACEHOLDER_NAMESPACE),
         freeze_after_sync=True,
         shard=shard,
+        fleet_early=arguments.fleet_early,
+        fleet_write_seconds=arguments.fleet_write_seconds,
+        fleet_max_advance=arguments.fleet_max_advance,
+        kube_api_qps=arguments.kube_api_qps,
     )
 
     install_signal_handlers(manager)

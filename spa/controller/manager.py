@@ -32,6 +32,12 @@ from spa.controller.capacity import (
     placeholder_keys,
 )
 from spa.controller.desired import MANAGED_BY_SELECTOR
+from spa.controller.fleet import (
+    DEFAULT_MAX_ADVANCE,
+    DEFAULT_WRITE_SECONDS,
+    FleetIndex,
+    WriteTime,
+)
 from spa.controller.metrics import (
     CACHED_OBJECTS,
     SHARD_INFO,
@@ -150,6 +156,13 @@ class Manager:
     # Where the placeholder Deployments of node capacity are (docs/install.md, "Placeholder
     # pods"): the controller's namespace, where its Role lets it write Deployments.
     capacity_namespace: str = PLACEHOLDER_NAMESPACE
+    # Raises ahead of a shared boundary (docs/schedules.md): on or off, a fixed write time
+    # instead of the measured one, and the most any raise is written early; the client's rate
+    # limit, which no write can beat.
+    fleet_early: bool = True
+    fleet_write_seconds: float | None = None
+    fleet_max_advance: int = DEFAULT_MAX_ADVANCE
+    kube_api_qps: float | None = None
 
     def __post_init__(self) -> None:
         self._stopping = asyncio.Event()
@@ -344,6 +357,20 @@ class Manager:
         summary = WriteSummary(
             clock=system_clock, logger=logging.getLogger("spa.controller.writes")
         )
+        fleet = FleetIndex(
+            write_time=WriteTime(
+                workers=self.workers,
+                default=max(DEFAULT_WRITE_SECONDS, 1 / self.kube_api_qps)
+                if self.kube_api_qps
+                else DEFAULT_WRITE_SECONDS,
+                fixed=self.fleet_write_seconds,
+            ),
+            clock=self.clock,
+            wake=queue.add_at,
+            max_advance=self.fleet_max_advance,
+            enabled=self.fleet_early,
+            observed=ControllerMetrics.fleet_raised,
+        )
         reconciler = Reconciler(
             actuator=Actuator(
                 kube=self.client,
@@ -373,6 +400,7 @@ class Manager:
             calendars=optional[CALENDAR_KIND],
             cluster_calendars=optional[CLUSTER_CALENDAR_KIND],
             terminating=terminating,
+            fleet=fleet,
         )
         watches.watch(
             autoscalers=autoscalers,

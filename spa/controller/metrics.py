@@ -105,6 +105,22 @@ BOUNDARY_LAG = Histogram(
     "From a window boundary to the HPA write that applies it.",
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300),
 )
+FLEET_BOUNDARY = Gauge(
+    "spa_fleet_boundary_timestamp_seconds",
+    "The last boundary whose fleet of raises was written ahead of it (Unix time).",
+)
+FLEET_SIZE = Gauge(
+    "spa_fleet_size",
+    "The SPAs with a raise due at that boundary.",
+)
+FLEET_FIRST_RAISE = Gauge(
+    "spa_fleet_first_raise_seconds",
+    "When the fleet's first raise landed, relative to its boundary (negative: before it).",
+)
+FLEET_LAST_RAISE = Gauge(
+    "spa_fleet_last_raise_seconds",
+    "When the fleet's last raise so far landed, relative to its boundary (negative: before it).",
+)
 CAPACITY_REQUESTED = ReconciledSeries(
     "spa_capacity_requested_pods",
     "Pods' worth of node capacity the ScheduledPodAutoscaler holds ahead of a window "
@@ -436,6 +452,16 @@ class ControllerMetrics:
     @staticmethod
     def hpa_not_converging() -> None:
         HPA_NOT_CONVERGING.inc()
+
+    @staticmethod
+    def fleet_raised(boundary: int, fleet: int, first: float, last: float) -> None:
+        """A raise of a fleet moved ahead of `boundary` landed: how early the fleet began,
+        and when its last raise so far landed (docs/schedules.md, "Raises ahead of a shared
+        boundary")."""
+        FLEET_BOUNDARY.set(boundary)
+        FLEET_SIZE.set(fleet)
+        FLEET_FIRST_RAISE.set(first - boundary)
+        FLEET_LAST_RAISE.set(last - boundary)
 
     @staticmethod
     def boundary_lag(seconds: float) -> None:

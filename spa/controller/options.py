@@ -119,6 +119,33 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="requests allowed in a burst above --kube-api-qps",
     )
+    fleet = parser.add_argument_group(
+        "raises ahead of a shared boundary",
+        "a fleet of SPAs raised at the same instant has its raises written early enough that "
+        'the last lands before it (docs/schedules.md, "Raises ahead of a shared boundary")',
+    )
+    fleet.add_argument(
+        "--fleet-early",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="write a shared boundary's raises ahead of it (default on; --no-fleet-early "
+        "writes every raise at its boundary)",
+    )
+    fleet.add_argument(
+        "--fleet-write-seconds",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="the time one HPA write takes of the controller's throughput (default: measured, "
+        "0.005 until measured)",
+    )
+    fleet.add_argument(
+        "--fleet-max-advance",
+        type=_positive_int,
+        default=120,
+        metavar="SECONDS",
+        help="no raise is written more than this before its boundary (default 120)",
+    )
     shards = parser.add_argument_group(
         "shards",
         "run several controllers, each the only writer of part of the fleet, each with a Lease "
@@ -149,3 +176,24 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K",
         help="with --shards: this shard's index, from 0 to N-1",
     )
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        message = f"must be a whole number of seconds, got {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value

@@ -42,10 +42,11 @@ from spa.controller.decide import (
     changed_by,
 )
 from spa.controller.decide.scaleup import scale_up_outcome
+from spa.controller.fleet import FleetIndex
 from spa.controller.metrics import ControllerMetrics
 from spa.controller.writes import Refused
 from spa.kube import Conflict
-from spa.runtime import ObjectLogger, Store, UrgentWrites
+from spa.runtime import Clock, ObjectLogger, Store, UrgentWrites
 
 __all__ = ["Performer"]
 
@@ -61,7 +62,11 @@ class Performer:
         autoscalers: Store,
         metrics: ControllerMetrics,
         urgent: UrgentWrites,
+        clock: Clock | None = None,
+        fleet: FleetIndex | None = None,
     ) -> None:
+        self._clock = clock
+        self._fleet = fleet
         self._act = actuator
         self._autoscalers = autoscalers
         self._metrics = metrics
@@ -126,6 +131,7 @@ class Performer:
                 # garbage collector removes it again. The SPA's deletion event follows.
                 logger.info("not creating the HPA: the ScheduledPodAutoscaler no longer exists")
                 return AutoscalerGone()
+        started = None if self._clock is None else self._clock.now()
         try:
             match write:
                 case CreateHpa(desired):
@@ -144,6 +150,13 @@ class Performer:
             self._metrics.hpa_refused(refused.status)
             return HpaRefused(Refusal(refused.status, refused.message))
         changed = changed_by(write, answer)
+        if self._fleet is not None and self._clock is not None and started is not None:
+            # The write time of this API server, and when each fleet's raises landed
+            # (docs/schedules.md, "Raises ahead of a shared boundary").
+            done = self._clock.now()
+            self._fleet.write_time.observe(done - started, in_flight=self._urgent.in_flight)
+            if changed:
+                self._fleet.written(key, done)
         operation = "create" if isinstance(write, CreateHpa) else "patch" if changed else "noop"
         self._metrics.hpa_written(operation)
         boundary = expected_boundary

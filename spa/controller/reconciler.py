@@ -58,6 +58,7 @@ from spa.controller.decide import (
 )
 from spa.controller.derived import Derived
 from spa.controller.desired import controller_owner_uid
+from spa.controller.fleet import FleetIndex
 from spa.controller.metrics import ControllerMetrics
 from spa.controller.optional import KindCache
 from spa.controller.perform import Performer
@@ -102,6 +103,8 @@ class Reconciler:
         gathered from their caches into the snapshot, and while one has none (its CRD not
         served) a reference to it says so. None: not watched, so every reference to one is
         unresolved.
+    :param fleet: the fleets at each upcoming boundary, whose raises are written ahead of it
+        (None: every raise at its boundary).
     :param terminating: where a create refused because the SPA's namespace is being deleted
         (or is gone) is reported (the manager shares one with the Event recorder).
     """
@@ -122,6 +125,7 @@ class Reconciler:
         cluster_calendars: KindCache | None = None,
         urgent: UrgentWrites | None = None,
         terminating: TerminatingNamespaces | None = None,
+        fleet: FleetIndex | None = None,
     ) -> None:
         self._autoscalers = autoscalers
         self._terminating = terminating or TerminatingNamespaces()
@@ -137,8 +141,16 @@ class Reconciler:
         # Capacity first, fleet-wide: the HPA and /scale writes are urgent, and the statuses
         # and Events wait until none is in flight (docs/architecture.md, "Capacity first").
         self._urgent = urgent or UrgentWrites(clock=clock)
+        # The fleets at each upcoming boundary (docs/schedules.md, "Raises ahead of a shared
+        # boundary"); None: every raise is written at its boundary.
+        self._fleet = fleet
         self._performer = Performer(
-            actuator=actuator, autoscalers=autoscalers, metrics=self._metrics, urgent=self._urgent
+            actuator=actuator,
+            autoscalers=autoscalers,
+            metrics=self._metrics,
+            urgent=self._urgent,
+            clock=clock,
+            fleet=fleet,
         )
         # The validated SPAs, compiled Schedules and capacity Timelines, memoised.
         self._derived = Derived()
@@ -269,6 +281,7 @@ class Reconciler:
             calendars=calendars,
             capacity=None if autoscaler is None else self._act.capacity_view(autoscaler),
             orphaned_capacity=autoscaler is None and self._act.orphaned_capacity(namespace, name),
+            fleet=None if self._fleet is None else self._fleet.raise_for(key),
         )
 
     def _gather_calendars(
@@ -297,6 +310,8 @@ class Reconciler:
             assert namespace is not None
             self._metrics.forget_autoscaler(namespace=namespace, name=name)
             self._memory.pop(key, None)
+            if self._fleet is not None:
+                self._fleet.forget(key)
         else:
             self._memory[key] = plan.memory
 
@@ -314,6 +329,8 @@ class Reconciler:
         """Write the statuses, record the Events and metrics, and say when to run again."""
         namespace, name = split_key(key)
         assert namespace is not None
+        if self._fleet is not None:
+            self._fleet.place(key, final.raise_at)
         if final.events or final.statuses:
             await self._urgent.settled()
         for event in final.events:

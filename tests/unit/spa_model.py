@@ -34,6 +34,7 @@ from spa.controller.decide import (
     decide,
 )
 from spa.controller.desired import MANAGED_BY_LABEL, owner_reference
+from spa.controller.fleet import FleetIndex
 from spa.controller.optional import Complete, KindCache
 from spa.controller.reconciler import Reconciler
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
@@ -207,6 +208,8 @@ class Server(UnexpectedRequests):
     calendar_kinds: tuple[KindCache, KindCache] | None = None
     # The SPA cache of the last Reconciler made (a test may put a new version of the SPA in).
     autoscaler_cache: Store | None = None
+    # The fleets at each boundary the reconciler places the key in (None: not wired).
+    fleet: FleetIndex | None = None
 
     # -- one reconcile ---------------------------------------------------------------------------
 
@@ -285,6 +288,7 @@ class Server(UnexpectedRequests):
             decide=decision,
             calendars=kinds[0],
             cluster_calendars=kinds[1],
+            fleet=self.fleet,
         )
 
     # -- the requests the actuator sends --------------------------------------------------------

@@ -24,6 +24,7 @@ from spa.controller.decide.capacity import (
     CapacityTask,
     capacity_intent,
 )
+from spa.controller.decide.fleet import adds_capacity, early_state, fleet_message
 from spa.controller.decide.holding import Holding, holding
 from spa.controller.decide.hpa import FOREIGN_HPA_RECHECK_SECONDS, Standing, converge
 from spa.controller.decide.incident import held, incident_conditions
@@ -76,6 +77,28 @@ def decide(snapshot: Snapshot) -> Plan:
     base = autoscaler_base(model)
     state = state_at(base, rules, snapshot.instant)
     upcoming = next_transition(base, rules, snapshot.instant)
+    # A raise at the next transition may be written ahead of it when a fleet shares it
+    # (docs/schedules.md, "Raises ahead of a shared boundary"); what it removes waits for it.
+    ahead = None if upcoming is None else state_at(base, rules, upcoming)
+    raise_at = upcoming if ahead is not None and adds_capacity(state, ahead) else None
+    early = (
+        None
+        if ahead is None
+        else early_state(
+            state, ahead, instant=snapshot.instant, raise_=snapshot.fleet, upcoming=upcoming
+        )
+    )
+    fleet_start: int | None = None
+    if early is not None:
+        state = early
+    elif (
+        raise_at is not None
+        and snapshot.fleet is not None
+        and snapshot.fleet.boundary == raise_at
+        and snapshot.fleet.start > snapshot.instant
+    ):
+        # Wake up when the fleet starts, to write this raise then.
+        fleet_start = snapshot.fleet.start
     # Pause and override for incidents (spa/api/incident.py, docs/operations.md): a pause
     # leaves the HPA alone, an override holds its bounds instead of the schedule's; either
     # ends by itself at its `until`, when the key wakes up to return to the schedule.
@@ -104,8 +127,13 @@ def decide(snapshot: Snapshot) -> Plan:
             # sync and writes the statuses and Events. Only a write that changed the HPA comes
             # back at once, so this cannot loop; the next transition is `upcoming`, which the
             # write's outcome keeps (`absorb`), so the Schedules are not evaluated again for it.
+            why_ahead = (
+                fleet_message(snapshot.fleet)
+                if early is not None and snapshot.fleet is not None
+                else standing.memory.raised_ahead
+            )
             return Plan(
-                replace(standing.memory, following_boundary=upcoming),
+                replace(standing.memory, following_boundary=upcoming, raised_ahead=why_ahead),
                 replace(standing.action, then=BackOfQueue()),
             )
         return standing
@@ -114,6 +142,7 @@ def decide(snapshot: Snapshot) -> Plan:
     capacity, wake = _capacity(
         snapshot, autoscaler, model, evaluated, base, rules, state, upcoming, paused=paused
     )
+    wake = _earliest(wake, fleet_start)
     held_capacity: Holding | None = None
     if snapshot.capacity is not None:
         # Node capacity, after the HPA and before the statuses: its reads and writes are
@@ -165,7 +194,14 @@ def decide(snapshot: Snapshot) -> Plan:
         capacity=None if held_capacity is None else held_capacity.condition,
         windows=recorded.windows,
         leads=(recorded.lead_time, recorded.capacity_lead_time),
+        raised_early=(
+            fleet_message(snapshot.fleet)
+            if early is not None and snapshot.fleet is not None and standing.applied
+            else None
+        ),
+        raised_before=memory.raised_ahead,
     )
+    memory = replace(memory, raised_ahead=None)
     statuses: list[StatusWrite] = [AutoscalerStatusWrite(autoscaler, autoscaler_status)]
     events += recorded.events
     events += incident_events
@@ -207,6 +243,7 @@ def decide(snapshot: Snapshot) -> Plan:
             capacity_report=None if held_capacity is None else held_capacity.report,
             windows=recorded.report,
             problem=standing.problem,
+            raise_at=None if paused else raise_at,
         ),
     )
 

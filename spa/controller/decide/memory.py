@@ -97,6 +97,11 @@ class Memory:
     # (None: unknown, after a start): what it holds when the caches cannot tell
     # (docs/schedules.md, "Node capacity").
     capacity_held: tuple[int, CapacityMode | None] | None = None
+    # Why the HPA's last raise was written ahead of its boundary, until a status has said so:
+    # at a large boundary the statuses pass may come after the boundary, which the decision
+    # then cannot tell from the schedule (docs/schedules.md, "Raises ahead of a shared
+    # boundary").
+    raised_ahead: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -266,6 +266,8 @@ class Final:
     windows: WindowReport | None = None
     # Why the SPA is Degraded, for the log.
     problem: str | None = None
+    # The next transition, when it raises the HPA's bounds (the fleet index counts it).
+    raise_at: int | None = None
 
 
 # -- one decision ---------------------------------------------------------------------------------

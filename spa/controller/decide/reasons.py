@@ -50,6 +50,9 @@ class Reason(enum.StrEnum):
     SCALE_FORBIDDEN = "ScaleForbidden"
     TARGET_NOT_FOUND = "TargetNotFound"
     NO_SCALE_SUBRESOURCE = "NoScaleSubresource"
+    # Raises ahead of a shared boundary (the RaisedAhead condition).
+    FLEET_AHEAD = "FleetAhead"
+    BOUNDARY_REACHED = "BoundaryReached"
     # Pause and override for incidents (spa/api/incident.py): the SPA's Paused and Overridden
     # conditions, their Events, and the Ready reason while one holds.
     PAUSED = "Paused"

@@ -29,6 +29,7 @@ from spa.api.calendars import CalendarKey, calendar_lookup
 from spa.api.membership import MAX_SCHEDULES_PER_AUTOSCALER
 from spa.api.validation.compile import with_learned_leads
 from spa.controller.decide.capacity import CapacityView, window_capacity_lead
+from spa.controller.decide.fleet import FleetRaise
 from spa.controller.decide.memory import Attempts, Memory
 from spa.controller.desired import desired_hpa
 from spa.schedule import State, Timeline, with_lead
@@ -132,6 +133,9 @@ class Snapshot:
     # The SPA does not exist (as cached) and a placeholder Deployment labelled for its key is
     # cached: what no garbage collector deletes (docs/schedules.md, "Node capacity").
     orphaned_capacity: bool = False
+    # The advance of the SPA's next raise, from the fleet due at the same boundary (None: not
+    # known, or not moved): docs/schedules.md, "Raises ahead of a shared boundary".
+    fleet: FleetRaise | None = None
 
 
 def dying(obj: wire.ScheduledPodAutoscaler) -> bool:

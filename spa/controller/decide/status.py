@@ -9,7 +9,7 @@ one place, so that a status and its Event can never disagree and each Warning is
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import overload
+from typing import Literal, overload
 
 from spa.api import (
     Condition,
@@ -31,7 +31,11 @@ from spa.controller.decide.snapshot import Snapshot
 from spa.controller.desired import with_condition
 from spa.schedule import State, format_instant
 
+# The SPA's condition that says a raise was written ahead of its boundary.
+RAISED_AHEAD_CONDITION = "RaisedAhead"
+
 __all__ = [
+    "RAISED_AHEAD_CONDITION",
     "autoscaler_status",
     "refused_statuses",
     "schedule_status",
@@ -113,11 +117,16 @@ def autoscaler_status(
     capacity: CapacityOutcome | None = None,
     windows: Sequence[WindowRecord] | None = None,
     leads: tuple[LeadInForce | None, LeadInForce | None] | None = None,
+    raised_early: str | None = None,
+    raised_before: str | None = None,
 ) -> tuple[ScheduledPodAutoscalerStatus, list[Event]]:
     """The SPA's status (Available or Degraded with `problem`; its Ready condition with
     `reason`; the last immediate scale-up's condition; the `incident` conditions; the
     CapacityReady condition, `capacity`, for an SPA that orders node capacity), and a
-    Warning when a Ready reason worth one is new.
+    Warning when a Ready reason worth one is new. `raised_early` says why the bounds in
+    force were written ahead of their boundary (docs/schedules.md, "Raises ahead of a shared
+    boundary"), in the RaisedAhead condition; `raised_before`, why the last raise was, when
+    its boundary came before this status said so.
 
     While `paused`, the bounds in force are those the HPA keeps (`held`, None without an HPA)
     and Ready is False: the HPA has whatever it had, not necessarily what the schedule wants.
@@ -143,6 +152,8 @@ def autoscaler_status(
         incident=incident,
         scale_up=snapshot.memory.scale_up,
         capacity=capacity,
+        raised_ahead=raised_early if problem is None and not paused else None,
+        raised_before=raised_before,
         generation=metadata.get("generation"),
         now=now,
     )
@@ -223,6 +234,8 @@ def _conditions(
     capacity: CapacityOutcome | None,
     generation: int | None,
     now: str,
+    raised_ahead: str | None = None,
+    raised_before: str | None = None,
 ) -> list[wire.Condition]:
     """The SPA's conditions as they are to be written: Ready (True when bounds are in force),
     the `incident` conditions, the last immediate scale-up's, and CapacityReady
@@ -241,6 +254,7 @@ def _conditions(
         others.append((SCALE_UP_CONDITION, *scale_up))
     if capacity is not None:
         others.append((CAPACITY_CONDITION, *capacity))
+    others.extend(_raised_ahead(current, raised_ahead, raised_before))
     for type_, status, why, text in others:
         conditions = with_condition(
             conditions,
@@ -319,6 +333,23 @@ def refused_statuses(
         statuses.append(write)
         events += warning
     return statuses, events
+
+
+def _raised_ahead(
+    current: Sequence[wire.Condition] | None, raised_ahead: str | None, before: str | None
+) -> list[tuple[str, Literal["True", "False"], Reason, str]]:
+    """The RaisedAhead condition: True while the bounds in force were written ahead of their
+    boundary for its fleet (docs/schedules.md, "Raises ahead of a shared boundary"); False,
+    with the last such raise, from the boundary on (also when the boundary came before a
+    status said it: `before`); absent for an SPA never raised ahead."""
+    if raised_ahead is not None:
+        return [(RAISED_AHEAD_CONDITION, "True", Reason.FLEET_AHEAD, raised_ahead)]
+    last = next((c for c in current or () if c.get("type") == RAISED_AHEAD_CONDITION), None)
+    if before is None and (last is None or last.get("status") != "True"):
+        return []
+    said = before if before is not None else last.get("message") if last is not None else ""
+    message = f"its boundary came; the last raise ahead of one: {said}"
+    return [(RAISED_AHEAD_CONDITION, "False", Reason.BOUNDARY_REACHED, message)]
 
 
 def _condition(entry: wire.Condition) -> Condition | None:

@@ -276,3 +276,24 @@ def test_a_name_and_a_selector_are_refused(capsys: pytest.CaptureFixture[str]) -
         main(["status", "web", "-l", "team=shop"])
     assert exited.value.code == 2
     assert "error: status: NAME cannot be given with -l/--selector" in capsys.readouterr().err
+
+
+def test_a_raise_written_ahead_of_its_boundary_is_said() -> None:
+    """The RaisedAhead condition while True (docs/schedules.md, "Raises ahead of a shared
+    boundary"), in the text and the JSON; not once it is False."""
+    message = (
+        "raised ahead of 2026-11-23T08:00:00Z for a fleet of 3,200 SPAs at that boundary: "
+        "written from 2026-11-23T07:59:36Z"
+    )
+    ahead = {"type": "RaisedAhead", "status": "True", "reason": "FleetAhead", "message": message}
+    spa = _autoscaler(status={"condition": "Available", "conditions": [ahead]})
+    report = build_status(objects(autoscalers=[spa], schedules=[PUSH]), at=AT)
+    [entry] = report.autoscalers
+    assert entry.raised_ahead == message
+    assert f"  raised ahead: {message}" in render_status(report, output="table").splitlines()
+    document = json.loads(render_status(report, output="json"))
+    assert document["autoscalers"][0]["raisedAhead"] == message
+    past = {**ahead, "status": "False", "reason": "BoundaryReached"}
+    spa = _autoscaler(status={"condition": "Available", "conditions": [past]})
+    [entry] = build_status(objects(autoscalers=[spa], schedules=[PUSH]), at=AT).autoscalers
+    assert entry.raised_ahead is None

@@ -1,0 +1,210 @@
+"""The fleets at each upcoming boundary, and the controller's own write time.
+
+Why runtime state: how early a fleet's raises start depends on how many SPAs share the
+boundary and on how fast this API server takes this controller's writes, neither of which a
+decision can know. :class:`FleetIndex` keeps, for each upcoming raise instant, the SPAs whose
+next raise falls there (each reconcile says its own, `Final.raise_at`: no scan of the fleet),
+and :class:`WriteTime`, the time each HPA write takes of the throughput in a burst. Together
+they give each snapshot a plain :class:`~spa.controller.decide.fleet.FleetRaise`; the rule of
+what may be written early is the decision's (spa/controller/decide/fleet.py). When the writes
+turn out slower than estimated, the fleets still to come start sooner: their start is
+recomputed, and the keys woken earlier (docs/schedules.md, "Raises ahead of a shared
+boundary").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from spa.controller.decide.fleet import FleetRaise, fleet_advance
+from spa.runtime import Clock
+
+__all__ = [
+    "DEFAULT_MARGIN",
+    "DEFAULT_MAX_ADVANCE",
+    "DEFAULT_WRITE_SECONDS",
+    "FleetIndex",
+    "WriteTime",
+]
+
+# The write time assumed before one is measured: one HPA write every 5 ms of the controller's
+# throughput (about 200 a second; docs/performance.md measured 322 on the test plane).
+DEFAULT_WRITE_SECONDS = 0.005
+# The estimate is multiplied by this: the fleet is started 1.5 times its estimated need early.
+DEFAULT_MARGIN = 1.5
+# Nobody's raise is written more than this many seconds before its boundary.
+DEFAULT_MAX_ADVANCE = 120
+# Weight of the latest write in the EWMA.
+_ALPHA = 0.1
+# The fleets' starts are recomputed from a new estimate at most this often.
+_REFRESH_SECONDS = 1.0
+
+
+class WriteTime:
+    """The time one HPA write takes of the controller's throughput, measured in the bursts of
+    HPA writes: each write's latency divided by the HPA writes in flight with it, an EWMA of
+    those made while all `workers` were writing (a boundary's burst, when the API server's
+    rate is what limits). A write made alone is left out: its latency says how fast the
+    server answers one request, not how many it takes a second, and would make the next
+    fleet's estimate too short. :data:`DEFAULT_WRITE_SECONDS` until a burst is measured;
+    `fixed` replaces the measurement (tests, benchmarks)."""
+
+    def __init__(
+        self,
+        *,
+        workers: int,
+        default: float = DEFAULT_WRITE_SECONDS,
+        fixed: float | None = None,
+    ) -> None:
+        self._workers = max(1, workers)
+        self._measured: float | None = None
+        self._default = default
+        self._fixed = fixed
+
+    def observe(self, seconds: float, *, in_flight: int) -> None:
+        """One HPA write took `seconds` from request to answer, `in_flight` HPA writes (itself
+        included) being made at its end."""
+        if in_flight < self._workers:
+            return
+        each = max(0.0, seconds) / in_flight
+        if self._measured is None:
+            self._measured = each
+        else:
+            self._measured += _ALPHA * (each - self._measured)
+
+    @property
+    def seconds(self) -> float:
+        if self._fixed is not None:
+            return self._fixed
+        return self._default if self._measured is None else self._measured
+
+
+@dataclass
+class _Fleet:
+    keys: dict[str, None] = field(default_factory=dict)  # in the order they were placed
+    start: int | None = None  # when its keys were woken (None: not moved)
+    first: float | None = None  # the first and last raise written for it
+    last: float | None = None
+
+
+class FleetIndex:
+    """The SPAs by the instant of their next raise, and when each fleet starts.
+
+    :param wake: queues a key at an instant (the work queue's `add_at`: earlier wins).
+    :param observed: called with (boundary, fleet, first, last) after each raise written for
+        a moved fleet (the metrics).
+    """
+
+    def __init__(
+        self,
+        *,
+        write_time: WriteTime,
+        clock: Clock,
+        wake: Callable[[str, float], None] | None = None,
+        margin: float = DEFAULT_MARGIN,
+        max_advance: int = DEFAULT_MAX_ADVANCE,
+        enabled: bool = True,
+        observed: Callable[[int, int, float, float], None] | None = None,
+    ) -> None:
+        self.write_time = write_time
+        self._clock = clock
+        self._wake = wake
+        self._margin = margin
+        self._max_advance = max_advance
+        self._enabled = enabled
+        self._observed = observed
+        self._fleets: dict[int, _Fleet] = {}
+        self._boundary: dict[str, int] = {}
+        self._refreshed = 0.0
+
+    def connect(self, wake: Callable[[str, float], None]) -> None:
+        """Wake keys through `wake` (the queue is made after the reconciler)."""
+        self._wake = wake
+
+    def raise_for(self, key: str) -> FleetRaise | None:
+        """The advance of `key`'s next raise as last placed (None: none known)."""
+        boundary = self._boundary.get(key)
+        if boundary is None or not self._enabled:
+            return None
+        fleet = self._fleets[boundary]
+        advance = self._advance(len(fleet.keys))
+        if fleet.start is not None:
+            # Never later than the keys were woken for: a key reconciled after its fleet
+            # started is written early like the others.
+            advance = max(advance, boundary - fleet.start)
+        if advance <= 0:
+            return None  # a quiet boundary: written at B, as ever
+        return FleetRaise(boundary, advance, len(fleet.keys))
+
+    def place(self, key: str, boundary: int | None) -> None:
+        """`key`'s next raise is at `boundary` (None: it has none coming)."""
+        previous = self._boundary.get(key)
+        if previous == boundary:
+            return
+        if previous is not None:
+            self._remove(key, previous)
+        if boundary is None:
+            return
+        self._boundary[key] = boundary
+        fleet = self._fleets.setdefault(boundary, _Fleet())
+        fleet.keys[key] = None
+        if self._enabled:
+            self._schedule(boundary, fleet, key)
+
+    def forget(self, key: str) -> None:
+        self.place(key, None)
+
+    def written(self, key: str, at: float) -> None:
+        """A write raised `key`'s HPA at `at`: the metrics of its fleet, and, as the write
+        time may have changed, the fleets still to come started sooner when they must."""
+        boundary = self._boundary.get(key)
+        if boundary is not None:
+            fleet = self._fleets[boundary]
+            if fleet.start is not None and at >= fleet.start:
+                fleet.first = at if fleet.first is None else min(fleet.first, at)
+                fleet.last = at if fleet.last is None else max(fleet.last, at)
+                if self._observed is not None:
+                    self._observed(boundary, len(fleet.keys), fleet.first, fleet.last)
+        if at - self._refreshed >= _REFRESH_SECONDS:
+            self._refreshed = at
+            self.refresh(at)
+
+    def refresh(self, now: float) -> None:
+        """Start sooner each fleet still to come whose start moved earlier (the writes are
+        slower than estimated); a fleet already started has every key due."""
+        if not self._enabled:
+            return
+        for boundary, fleet in list(self._fleets.items()):
+            if boundary <= now or (fleet.start is not None and fleet.start <= now):
+                continue
+            self._schedule(boundary, fleet, None)
+
+    def _advance(self, size: int) -> int:
+        return fleet_advance(
+            size, self.write_time.seconds, margin=self._margin, max_advance=self._max_advance
+        )
+
+    def _schedule(self, boundary: int, fleet: _Fleet, key: str | None) -> None:
+        """Wake the fleet's keys at its start: all of them, in the order they were placed,
+        when the start moved earlier; else only the new `key`."""
+        advance = self._advance(len(fleet.keys))
+        if advance <= 0 or self._wake is None:
+            return
+        start = boundary - advance
+        if fleet.start is None or start < fleet.start:
+            fleet.start = start
+            for each in fleet.keys:
+                self._wake(each, start)
+        elif key is not None:
+            self._wake(key, fleet.start)
+
+    def _remove(self, key: str, boundary: int) -> None:
+        del self._boundary[key]
+        fleet = self._fleets[boundary]
+        fleet.keys.pop(key, None)
+        if not fleet.keys:
+            del self._fleets[boundary]
+
+    def __len__(self) -> int:
+        return len(self._fleets)

@@ -1,0 +1,298 @@
+"""Raises ahead of a shared boundary (docs/schedules.md): the pure rule (what is written early,
+what never is, how early), the fleet index and the write time it is fed, and the reconciler
+that places each key and writes a fleet's raise from its start."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+
+from spa.controller.decide import (
+    AutoscalerStatusWrite,
+    Final,
+    Memory,
+    Plan,
+    Snapshot,
+    WakeUp,
+    decide,
+)
+from spa.controller.decide.fleet import (
+    QUIET_SECONDS,
+    FleetRaise,
+    early_state,
+    fleet_advance,
+    fleet_message,
+)
+from spa.controller.fleet import DEFAULT_WRITE_SECONDS, FleetIndex, WriteTime
+from spa.runtime import FakeClock
+from spa.schedule import State
+from tests.unit.spa_model import KEY, OURS, Server, at, autoscaler, hpa_writes, schedule
+
+B = 1_800_000_000
+
+# -- the pure rule ---------------------------------------------------------------------------------
+
+
+def test_a_quiet_boundary_is_written_at_its_instant() -> None:
+    assert fleet_advance(1, 10.0, margin=1.5, max_advance=120) == 0  # one SPA, however slow
+    small = int(QUIET_SECONDS / DEFAULT_WRITE_SECONDS) - 1
+    assert fleet_advance(small, DEFAULT_WRITE_SECONDS, margin=1.5, max_advance=120) == 0
+
+
+def test_the_advance_is_the_need_times_the_margin_rounded_up_and_bounded() -> None:
+    # 1,000 writes of 5 ms: 5 s of need, 7.5 s with the margin, started 8 s ahead.
+    assert fleet_advance(1000, 0.005, margin=1.5, max_advance=120) == 8
+    assert fleet_advance(3200, 0.005, margin=1.5, max_advance=120) == 24
+    # Never more than the bound, however large the fleet.
+    assert fleet_advance(10**6, 0.005, margin=1.5, max_advance=120) == 120
+    # The bound of earliness: at most margin x need + 1 s.
+    for fleet in (60, 100, 999, 5000):
+        need = fleet * 0.005
+        advance = fleet_advance(fleet, 0.005, margin=1.5, max_advance=120)
+        assert need <= advance <= 1.5 * need + 1
+
+
+def test_what_a_boundary_adds_is_written_from_the_fleets_start() -> None:
+    now, ahead = State(3, 10, ()), State(5, 20, ("peak",))
+    fleet = FleetRaise(B, 30, 1000)
+    early = early_state(now, ahead, instant=B - 30, raise_=fleet, upcoming=B)
+    assert early == State(5, 20, ())  # the window is not active yet: only its bounds
+    # Not before the start, nor for another boundary, nor without an advance.
+    assert early_state(now, ahead, instant=B - 31, raise_=fleet, upcoming=B) is None
+    assert early_state(now, ahead, instant=B - 10, raise_=fleet, upcoming=B + 60) is None
+    assert early_state(now, ahead, instant=B - 10, raise_=None, upcoming=B) is None
+    quiet = FleetRaise(B, 0, 1)
+    assert early_state(now, ahead, instant=B - 10, raise_=quiet, upcoming=B) is None
+
+
+def test_what_a_boundary_removes_is_never_written_early() -> None:
+    fleet = FleetRaise(B, 30, 1000)
+    # A window's end (lower min and max): nothing before B.
+    ending = early_state(
+        State(5, 20, ("peak",)), State(3, 10, ()), instant=B - 5, raise_=fleet, upcoming=B
+    )
+    assert ending is None
+    # A raise of min with a lower max (a cap window): the min early, the max waits for B.
+    mixed = early_state(
+        State(3, 10, ()), State(5, 8, ("cap",)), instant=B - 5, raise_=fleet, upcoming=B
+    )
+    assert mixed == State(5, 10, ())
+
+
+def test_the_message_says_the_fleet_the_boundary_and_the_start() -> None:
+    message = fleet_message(FleetRaise(B, 19, 3200))
+    assert "fleet of 3,200" in message
+    assert "written from" in message
+
+
+# -- the write time --------------------------------------------------------------------------------
+
+
+def test_the_write_time_is_measured_in_bursts_of_every_worker_writing() -> None:
+    time = WriteTime(workers=4)
+    assert time.seconds == DEFAULT_WRITE_SECONDS
+    # A write made alone says nothing of the throughput: left out.
+    time.observe(0.002, in_flight=1)
+    assert time.seconds == DEFAULT_WRITE_SECONDS
+    time.observe(0.04, in_flight=4)
+    assert time.seconds == pytest.approx(0.01)
+    for _ in range(100):
+        time.observe(0.2, in_flight=4)  # the API server slowed down
+    assert time.seconds == pytest.approx(0.05, rel=1e-3)
+    assert WriteTime(workers=4, fixed=0.1).seconds == 0.1
+
+
+# -- the fleet index -------------------------------------------------------------------------------
+
+
+def _index(
+    clock: FakeClock, *, fixed: float | None = 0.005, workers: int = 4
+) -> tuple[FleetIndex, list[tuple[str, float]]]:
+    woken: list[tuple[str, float]] = []
+    index = FleetIndex(
+        write_time=WriteTime(workers=workers, fixed=fixed),
+        clock=clock,
+        wake=lambda key, when: woken.append((key, when)),
+    )
+    return index, woken
+
+
+def test_a_single_spa_at_a_quiet_boundary_is_not_moved() -> None:
+    clock = FakeClock(B - 600)
+    index, woken = _index(clock)
+    index.place("shop/one", B)
+    assert index.raise_for("shop/one") is None
+    assert woken == []
+
+
+def test_a_fleet_starts_early_enough_in_the_order_its_keys_came() -> None:
+    clock = FakeClock(B - 600)
+    index, woken = _index(clock)
+    keys = [f"shop/web-{i}" for i in range(1000)]
+    for key in keys:
+        index.place(key, B)
+    fleet = index.raise_for(keys[0])
+    assert fleet == FleetRaise(B, 8, 1000)
+    # Every key is woken at the fleet's start (the last wake of each), in the order placed.
+    last: dict[str, float] = {}
+    for key, when in woken:
+        last[key] = when
+    assert set(last.values()) == {B - 8}
+    order = [key for key, when in woken if when == B - 8]
+    assert order[: len(keys)] == keys
+    # The start moved earlier a few times, never later: at most once per second of advance,
+    # each time every key of the fleet (no storm).
+    assert len(woken) <= 1000 * 9
+    # A key whose next raise moves elsewhere leaves the fleet.
+    index.place(keys[0], B + 3600)
+    assert index.raise_for(keys[1]) == FleetRaise(B, 8, 999)
+    index.forget(keys[1])
+    assert index.raise_for(keys[1]) is None
+
+
+def test_writes_slower_than_estimated_start_the_fleets_to_come_sooner() -> None:
+    clock = FakeClock(B - 600)
+    index, woken = _index(clock, fixed=None, workers=1)
+    for i in range(200):
+        index.place(f"shop/web-{i}", B)  # 200 x 5 ms: 1 s of need, started 2 s ahead
+    assert index.raise_for("shop/web-0") == FleetRaise(B, 2, 200)
+    woken.clear()
+    # A fleet at an earlier boundary is written and its writes take 50 ms each.
+    for i in range(30):
+        clock.advance(1.0)
+        index.write_time.observe(0.05, in_flight=1)
+        index.written(f"shop/other-{i}", clock.now())
+    fleet = index.raise_for("shop/web-0")
+    assert fleet is not None
+    assert fleet.advance > 2
+    assert {when for _, when in woken} <= {B - a for a in range(3, 121)}
+    assert woken[-1][1] == fleet.start
+    # Once started, a fleet's keys are all due: a slower estimate wakes nobody again.
+    clock.set(fleet.start)
+    woken.clear()
+    for _ in range(5):
+        index.write_time.observe(5.0, in_flight=1)
+        clock.advance(1.0)
+        index.written("shop/web-0", clock.now())
+    assert woken == []
+
+
+# -- the decision and the reconciler ---------------------------------------------------------------
+
+
+def _with(fleet: FleetRaise | None) -> Callable[[Snapshot], Plan]:
+    def decision(snapshot: Snapshot) -> Plan:
+        return decide(replace(snapshot, fleet=fleet))
+
+    return decision
+
+
+def _in_sync_before_the_peak() -> tuple[Server, Memory]:
+    """shop/web (3/10) with its HPA, its Schedule peak (5/20) from 10:00 to 11:00."""
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)])
+    _, memory, _ = server.reconcile(at(9))
+    plan, memory, _ = server.reconcile(at(9), memory)
+    assert isinstance(plan.requeue, WakeUp)
+    assert plan.requeue.at == at(10)
+    assert plan.raise_at == at(10)
+    server.writes.clear()
+    return server, memory
+
+
+def raised_ahead(final: Final) -> tuple[str, str, str] | None:
+    """The SPA's RaisedAhead condition in the final plan: status, reason, message."""
+    write = final.statuses[0]
+    assert isinstance(write, AutoscalerStatusWrite)
+    for condition in write.status.conditions or []:
+        if condition.type == "RaisedAhead":
+            return str(condition.status), str(condition.reason), str(condition.message)
+    return None
+
+
+def test_a_raise_is_written_from_its_fleets_start_and_the_status_says_why() -> None:
+    server, memory = _in_sync_before_the_peak()
+    fleet = FleetRaise(at(10), 30, 3200)
+    # Before the start: nothing written, a wake-up at the start.
+    plan, memory, _ = server.reconcile(at(10) - 31, memory, decision=_with(fleet))
+    assert hpa_writes(server) == []
+    assert isinstance(plan.requeue, WakeUp)
+    assert plan.requeue.at == at(10) - 30
+    # From the start: the raise, then the statuses saying why it came early.
+    _, memory, _ = server.reconcile(at(10) - 30, memory, decision=_with(fleet))
+    assert hpa_writes(server) == ["patch"]
+    assert server.hpa is not None
+    assert (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"]) == (5, 20)
+    plan, memory, _ = server.reconcile(at(10) - 29, memory, decision=_with(fleet))
+    assert hpa_writes(server) == ["patch"]
+    condition = raised_ahead(plan)
+    assert condition is not None
+    assert condition[:2] == ("True", "FleetAhead")
+    assert "fleet of 3,200" in condition[2]
+    assert "written from 2026-11-16T09:59:30Z" in condition[2]
+    # The window starts at its instant, as ever: the bounds are in force already, so only
+    # the statuses change, and the condition says the boundary came.
+    assert isinstance(plan.requeue, WakeUp)
+    assert plan.requeue.at == at(10)
+    plan, _, _ = server.reconcile(at(10), memory, decision=_with(fleet))
+    assert hpa_writes(server) == ["patch"]
+    assert plan.report is not None
+    assert plan.report.schedules == {"peak": True}
+    condition = raised_ahead(plan)
+    assert condition is not None
+    assert condition[:2] == ("False", "BoundaryReached")
+
+
+def test_without_a_fleet_the_raise_waits_for_its_boundary_as_today() -> None:
+    server, memory = _in_sync_before_the_peak()
+    plan, memory, _ = server.reconcile(at(10) - 10, memory)
+    assert hpa_writes(server) == []
+    assert isinstance(plan.requeue, WakeUp)
+    assert plan.requeue.at == at(10)
+    server.reconcile(at(10), memory)
+    assert hpa_writes(server) == ["patch"]
+
+
+def test_a_windows_end_is_never_written_early_whatever_the_fleet() -> None:
+    server, memory = _in_sync_before_the_peak()
+    _, memory, _ = server.reconcile(at(10), memory)
+    plan, memory, _ = server.reconcile(at(10), memory)
+    assert plan.raise_at is None  # the next transition (11:00) removes capacity
+    server.writes.clear()
+    plan, _, _ = server.reconcile(at(11) - 5, memory, decision=_with(FleetRaise(at(11), 30, 5000)))
+    assert hpa_writes(server) == []
+    assert raised_ahead(plan) is None
+    assert server.hpa is not None
+    assert server.hpa["spec"]["minReplicas"] == 5
+
+
+def test_the_reconciler_places_the_key_at_its_next_raise() -> None:
+    clock = FakeClock(at(9))
+    index, woken = _index(clock)
+    server = Server(autoscaler(), [schedule("peak", owner=OURS)], fleet=index)
+    for i in range(999):
+        index.place(f"shop/other-{i}", at(10))
+    _, memory, _ = server.reconcile(at(9))
+    server.reconcile(at(9), memory)
+    fleet = index.raise_for(KEY)
+    assert fleet == FleetRaise(at(10), 8, 1000)
+    assert (KEY, at(10) - 8) in woken
+
+
+def test_a_raise_whose_statuses_come_after_its_boundary_still_says_it_came_early() -> None:
+    """At a large boundary the statuses pass of an SPA raised ahead may come after B: the
+    Memory keeps why it was raised ahead until a status said it."""
+    server, memory = _in_sync_before_the_peak()
+    fleet = FleetRaise(at(10), 30, 3200)
+    _, memory, _ = server.reconcile(at(10) - 30, memory, decision=_with(fleet))
+    assert hpa_writes(server) == ["patch"]
+    assert memory.raised_ahead is not None
+    # The statuses pass, after B.
+    plan, memory, _ = server.reconcile(at(10), memory, decision=_with(fleet))
+    assert hpa_writes(server) == ["patch"]
+    condition = raised_ahead(plan)
+    assert condition is not None
+    assert condition[:2] == ("False", "BoundaryReached")
+    assert "fleet of 3,200" in condition[2]
+    assert memory.raised_ahead is None
