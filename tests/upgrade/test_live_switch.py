@@ -13,8 +13,9 @@
    Deployment's arguments, as a second ServiceAccount with the same bindings (so that the
    audit log tells the two apart); then the old one is stopped as a kubelet stops a pod
    (SIGTERM), and the Lease moves to the new one.
-4. The downgrade: the old release started again, the new one stopped; the Lease moves back;
-   then a quiet minute without boundaries.
+4. The downgrade: the old release's RBAC applied (`kubectl apply --server-side -k
+   config/rbac` of that commit; the newer CRDs stay), the old release started again, the new
+   one stopped; the Lease moves back; then a quiet minute without boundaries.
 
 Checked with the soak's oracle (the engine on the very manifests, against the audit log):
 no transition missed, no write that changed nothing, no wrong value, no write by a replica
@@ -318,6 +319,11 @@ def test_switch_up_and_down(previous: Previous, plane: ControlPlane, tmp_path: P
         # The downgrade, after the last boundary.
         sleep_until(last + DOWNGRADE_AFTER_LAST_S)
         under_new = kept(admin)
+        # Its own RBAC first (docs/install.md, "Version skew"): 0.1.0 lists Deployments in all
+        # namespaces, which 0.2.0's ClusterRole no longer grants; the newer CRDs stay.
+        plane.run_kubectl(
+            "apply", "--server-side", "-k", str(previous.source / "config" / "rbac"), check=True
+        )
         old.start()
         wait(lambda: identity(old.log_path) != "", within=60, what="the old release campaigns")
         downgrade_identity = identity(old.log_path)
