@@ -20,7 +20,8 @@
 Checked with the soak's oracle (the engine on the very manifests, against the audit log):
 no transition missed, no write that changed nothing, no wrong value, no write by a replica
 that did not hold the Lease; every HPA has the UID it was created with; no status field or
-annotation the one release wrote is gone under the other; the old release, reading what the
+annotation the one release wrote is gone once the other has taken over (compared between two
+boundaries, so that the state is the same); the old release, reading what the
 new one wrote, logs no error and writes nothing to any SPA, Schedule or HPA in the quiet minute.
 """
 
@@ -65,6 +66,8 @@ BASE_MIN, BASE_MAX = 2, 10
 # the old one stops at F+95, so F and F+1 min are the old release's boundaries, F+2 and F+3
 # min the new one's; the downgrade begins 10 s after the last boundary.
 NEW_STARTS_S, OLD_STOPS_S = 70.0, 95.0
+# Statuses and annotations are compared before the old one stops and here, before F+2 min.
+TAKEN_OVER_S = 110.0
 WINDOW_MINUTES = 3
 DOWNGRADE_AFTER_LAST_S = 10.0
 # After the old release takes the Lease back: time to catch up, then the quiet minute.
@@ -315,10 +318,13 @@ def test_switch_up_and_down(previous: Previous, plane: ControlPlane, tmp_path: P
             within=30,
             what="the Lease moves to the new release",
         )
+        # Compared with what the old release left, in the same state (no boundary between).
+        sleep_until(first + TAKEN_OVER_S)
+        under_new = kept(admin)
 
         # The downgrade, after the last boundary.
         sleep_until(last + DOWNGRADE_AFTER_LAST_S)
-        under_new = kept(admin)
+        before_downgrade = kept(admin)
         # Its own RBAC first (docs/install.md, "Version skew"): 0.1.0 lists Deployments in all
         # namespaces, which 0.2.0's ClusterRole no longer grants; the newer CRDs stay.
         plane.run_kubectl(
@@ -364,7 +370,7 @@ def test_switch_up_and_down(previous: Previous, plane: ControlPlane, tmp_path: P
     assert final == {name: oracle.at_instant(name, end) for name in oracle.steps}
     assert final_uids == uids, "an HPA was recreated"
     assert lost(under_old, under_new) == {}, "the new release dropped what the old one wrote"
-    assert lost(under_new, after_downgrade) == {}, "the old release dropped what the new wrote"
+    assert lost(before_downgrade, after_downgrade) == {}, "the old release dropped the new's"
 
     audit = AuditLog(plane.audit_log)
     old_user = service_account_user(CONTROLLER_NAMESPACE, OLD_ACCOUNT)
