@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
 .PHONY: venv lint typecheck check test unit test-latest plan run bench soak clean manifests test-parity \
-	test-reliability screenshots test-compat test-karpenter test-bench-smoke
+	test-reliability screenshots test-compat test-karpenter test-bench-smoke test-upgrade
 .PHONY: lock helm packaging-deps test-packaging test-helm test-prometheus test-image krew krew-tool \
 	test-krew bench-capacity bench-nodes bench-suggest bench-fleet release release-check
 
@@ -67,7 +67,7 @@ test-latest:
 test: check testenv
 	hack/system/install.sh test
 	$(BIN)/pytest --ignore=tests/reliability --ignore=tests/packaging --ignore=tests/compat \
-	  --ignore=tests/bench -m "not karpenter" $(PYTEST_ARGS)
+	  --ignore=tests/bench --ignore=tests/upgrade -m "not karpenter" $(PYTEST_ARGS)
 
 # Every bench/ entry point's --smoke (tests/bench): the real run at its smallest scale, 2 to 3
 # minutes of real minute boundaries, out of `make test` to keep it under 15 minutes warm.
@@ -79,6 +79,12 @@ test-bench-smoke: venv testenv
 test-reliability: venv testenv
 	hack/system/install.sh test-reliability
 	$(BIN)/pytest tests/reliability $(PYTEST_ARGS)
+
+# A live switch from the previous release to this one and back on the real control plane
+# (docs/install.md, "Version skew"): about 6 minutes, most of it real minute boundaries; the
+# previous release's venv is built once into ~/.cache/scheduled-pod-autoscaler/upgrade.
+test-upgrade: venv testenv
+	$(BIN)/pytest tests/upgrade $(PYTEST_ARGS)
 
 # `spa plan` against the API server on 3,000 generated documents, new ones on every run (`make
 # test` runs the same test on 300 fixed ones); see tests/integration/test_plan_parity.py.

@@ -477,8 +477,10 @@ class Faults:
 # -- the truth: the audit log -------------------------------------------------------------------
 
 
-def audit_policy_for_soak() -> dict[str, Any]:
-    users = list(USERS)
+def audit_policy_for_soak(users_by_name: dict[str, str] | None = None) -> dict[str, Any]:
+    """HPA writes with their bodies, every other request at Metadata level, of `users_by_name`
+    (user name: replica; the soak's two replicas by default; tests/upgrade passes its own)."""
+    users = list(USERS if users_by_name is None else users_by_name)
     return {
         "apiVersion": "audit.k8s.io/v1",
         "kind": "Policy",
@@ -518,7 +520,11 @@ class Truth:
     requests: Counter[tuple[str, str, str, int]]  # (replica, verb, resource, code)
 
 
-def read_audit(path: Path) -> Truth:
+def read_audit(
+    path: Path, users: dict[str, str] | None = None, lease_name: str = LEASE_NAME
+) -> Truth:
+    """What `users` (user name: replica; the soak's by default) wrote, from the audit log."""
+    replicas = USERS if users is None else users
     writes: list[Write] = []
     lease: list[tuple[float, float, str]] = []
     requests: Counter[tuple[str, str, str, int]] = Counter()
@@ -530,7 +536,7 @@ def read_audit(path: Path) -> Truth:
                 continue
             if entry.get("stage") != "ResponseComplete":
                 continue
-            replica = USERS.get((entry.get("user") or {}).get("username", ""))
+            replica = replicas.get((entry.get("user") or {}).get("username", ""))
             if replica is None:
                 continue
             ref = entry.get("objectRef") or {}
@@ -545,7 +551,7 @@ def read_audit(path: Path) -> Truth:
                 continue
             received = _instant(entry["requestReceivedTimestamp"])
             completed = _instant(entry["stageTimestamp"])
-            if resource == "leases" and ref.get("name") == LEASE_NAME:
+            if resource == "leases" and ref.get("name") == lease_name:
                 lease.append((received, completed, replica))
             elif resource == "horizontalpodautoscalers":
                 stored = entry.get("responseObject") or {}
