@@ -32,7 +32,9 @@ from kubernetes import client as k8s
 
 from spa.controller.capacity import (
     CAPACITY_BUFFER_GROUP,
+    PLACEHOLDER_LABEL,
     PLACEHOLDER_NAMESPACE,
+    PLACEHOLDER_NAMESPACE_LABEL,
     buffer_name,
     placeholder_name,
 )
@@ -290,15 +292,16 @@ async def test_a_capacity_lead_has_the_node_and_the_pods_ready_before_the_window
         capacity_object = await eventually(held, within=20, what=f"the {mode}")
         assert capacity_object is not None
         created_before_boundary = boundary - time.time()
-        # Sized to what the window adds over what runs, owned by the SPA.
+        # Sized to what the window adds over what runs.
         assert capacity_object["spec"]["replicas"] == window_minimum - 1
-        owner = capacity_object["metadata"]["ownerReferences"][0]
-        assert (owner["kind"], owner["name"], owner["controller"]) == (
-            "ScheduledPodAutoscaler",
-            "web",
-            True,
-        )
         if mode == "CapacityBuffer":
+            # Beside the target, owned by the SPA.
+            owner = capacity_object["metadata"]["ownerReferences"][0]
+            assert (owner["kind"], owner["name"], owner["controller"]) == (
+                "ScheduledPodAutoscaler",
+                "web",
+                True,
+            )
             # Shaped like the target's pods by the node autoscaler itself.
             assert capacity_object["spec"]["scalableRef"] == {
                 "apiGroup": "apps",
@@ -306,6 +309,14 @@ async def test_a_capacity_lead_has_the_node_and_the_pods_ready_before_the_window
                 "name": "web",
             }
         else:
+            # In the controller's namespace: its labels, not an ownerReference, name the SPA
+            # (docs/install.md, "Placeholder pods").
+            assert "ownerReferences" not in capacity_object["metadata"]
+            labels = capacity_object["metadata"]["labels"]
+            assert (labels[PLACEHOLDER_NAMESPACE_LABEL], labels[PLACEHOLDER_LABEL]) == (
+                namespace,
+                "web",
+            )
             # Shaped and placed like the target's pods by the controller.
             pod = capacity_object["spec"]["template"]["spec"]
             assert pod["nodeSelector"] == pool.node_selector
