@@ -56,6 +56,7 @@ from spa.controller.decide import (
     replicas_to_set,
 )
 from spa.controller.desired import FIELD_MANAGER, owner_reference
+from spa.controller.permissions import TEMPLATE_KINDS, Permission, PlaceholderAccess
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.controller.writes import REFUSALS, FencedRecorder, Recorder, Refused, brief, refusable
 from spa.kube import ApiError, Client, Conflict, NamespaceDeleted, NotFound, Resource
@@ -182,9 +183,13 @@ class Actuator:
         fence: WriteFence = unfenced,
         summary: WriteSummary | None = None,
         capacity: CapacityActuator | None = None,
+        access: PlaceholderAccess | None = None,
     ) -> None:
         self._kube = kube
         self._capacity = capacity
+        # What the start's access reviews answered (None: not asked, or no answer): a target
+        # read they refused is not made (docs/install.md, "Window readiness").
+        self._access = access
         # Where each write is counted for the log's one line per burst of writes (the
         # per-write lines are DEBUG: docs/operations.md, "Logs").
         self._summary = summary
@@ -475,6 +480,14 @@ class Actuator:
         namespace = step.autoscaler["metadata"]["namespace"]
         try:
             resource = await self._scalable_resource(api_version, kind)
+            if (
+                self._access is not None
+                and resource.group == "apps"
+                and resource.plural in TEMPLATE_KINDS
+                and not self._access.may_get(resource.plural, namespace)
+            ):
+                refused = Permission("get", resource.plural, namespace)
+                return ReadinessRead(problem=f"not allowed to {refused}", forbidden=True)
             obj = await self._kube.get(resource, namespace, name)
         except NotScalable as problem:
             return ReadinessRead(problem=problem.message)

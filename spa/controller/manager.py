@@ -391,6 +391,7 @@ class Manager:
                     placeholders_denied=None if access is None else access.denied,
                     buffers=optional[CAPACITY_BUFFER_KIND],
                 ),
+                access=access,
             ),
             autoscalers=autoscalers.store,
             schedules=schedules.store,

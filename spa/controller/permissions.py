@@ -84,6 +84,16 @@ class PlaceholderAccess:
             for p in self.missing
         )
 
+    def may_get(self, resource: str, namespace: str) -> bool:
+        """Whether a `get` of the apps/v1 `resource` in `namespace` was allowed (one asked
+        about, TEMPLATE_KINDS; the answer for all namespaces counts for each). Window
+        readiness goes by it so as to make no request that would be refused
+        (docs/install.md, "Window readiness")."""
+        return not any(
+            p.verb == "get" and p.resource == resource and p.namespace in ("", namespace)
+            for p in self.missing
+        )
+
     @property
     def denied(self) -> str | None:
         """Why placeholder pods cannot be held, naming what is missing; None when they can."""

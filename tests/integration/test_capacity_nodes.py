@@ -12,6 +12,11 @@ the boundary would prove nothing about being on time. Where timing is the point,
 :class:`ShiftedClock`: real time, shifted so that the window starts a known number of real
 seconds after the test begins. Where only the end state matters (the buffer removed on
 deletion, on a window edited away, after a restart), the stepped FakeClock is used.
+
+The permissions. In mode CapacityBuffer the controller runs as its ServiceAccount with exactly
+the default install's RBAC (config/rbac, without config/components/placeholders), and the API
+server's audit log of that account says it wrote no Deployment, read no pod template and was
+refused nothing (docs/install.md, "RBAC review"). The other tests run it as admin.
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ from kubernetes import client as k8s
 
 from spa.controller.capacity import (
     CAPACITY_BUFFER_GROUP,
+    PLACEHOLDER_LABEL,
     PLACEHOLDER_NAMESPACE,
+    PLACEHOLDER_NAMESPACE_LABEL,
     buffer_name,
     placeholder_name,
 )
@@ -42,6 +49,8 @@ from tests.integration.harness import (
     running_controller,
     utc,
 )
+from tests.testenv.audit import AuditLog
+from tests.testenv.fixtures import KARPENTER_AUDITED
 from tests.testenv.karpenter import Karpenter, NodePool, served_version
 
 pytestmark = [pytest.mark.integration, pytest.mark.karpenter]
@@ -54,13 +63,11 @@ POD_START = "2s"
 # The window: OneShot, 12:00-13:00 on the controller's clock.
 WINDOW_START = utc("2026-11-16T12:00:00")
 PLURAL = "capacitybuffers"
-PRIORITY_CLASS = (
-    Path(__file__).resolve().parents[2]
-    / "config"
-    / "install"
-    / "manager"
-    / "capacity_priority_class.yaml"
-)
+REPO = Path(__file__).resolve().parents[2]
+PRIORITY_CLASS = REPO / "config" / "install" / "manager" / "capacity_priority_class.yaml"
+# The kinds whose pod template only the placeholder option may read (docs/install.md,
+# "Placeholder pods").
+WORKLOADS = frozenset({"deployments", "statefulsets", "replicasets"})
 
 
 class ShiftedClock:
@@ -102,6 +109,37 @@ def priority_class(karpenter: Karpenter) -> None:
     controller's namespace, where the placeholders are (docs/install.md, "Placeholder pods")."""
     karpenter.plane.run_kubectl("apply", "--server-side", "-f", str(PRIORITY_CLASS), check=True)
     karpenter.plane.run_kubectl("create", "namespace", PLACEHOLDER_NAMESPACE)
+
+
+@pytest.fixture(scope="module")
+def default_rbac(karpenter: Karpenter, priority_class: None) -> Path:
+    """config/rbac applied as the default install applies it (no placeholder option), and a
+    kubeconfig of its ServiceAccount, the account the plane's audit log records."""
+    plane = karpenter.plane
+    plane.run_kubectl("apply", "--server-side", "-k", str(REPO / "config" / "rbac"), check=True)
+    return plane.service_account_kubeconfig(
+        PLACEHOLDER_NAMESPACE, "scheduled-pod-autoscaler", create=False
+    )
+
+
+def _assert_least_privilege(karpenter: Karpenter, *, since: float) -> None:
+    """What the controller's ServiceAccount asked since `since`, from the API server's audit
+    log: its CapacityBuffer created and deleted; no write on a Deployment, no read of a
+    workload (its pod template) outside the controller's namespace, nothing refused."""
+    assert karpenter.plane.audit_log is not None
+    asked = AuditLog(karpenter.plane.audit_log).select(user=KARPENTER_AUDITED, since=since)
+    buffer_writes = {e.verb for e in asked if e.is_write and e.resource == PLURAL}
+    assert {"create", "delete"} <= buffer_writes, buffer_writes
+    refused = [(e.verb, e.resource, e.namespace) for e in asked if e.code == 403]
+    assert not refused, f"refused: {refused}"
+    deployment_writes = [e for e in asked if e.is_write and e.resource == "deployments"]
+    assert not deployment_writes, deployment_writes
+    templates = [
+        (e.verb, e.resource, e.namespace)
+        for e in asked
+        if e.resource in WORKLOADS and e.namespace != PLACEHOLDER_NAMESPACE
+    ]
+    assert not templates, f"workloads read: {templates}"
 
 
 @pytest.fixture
@@ -215,9 +253,17 @@ def _condition_with(kube: Kube, namespace: str, kind: str, reason: str | None) -
 
 @pytest.mark.parametrize("mode", ["CapacityBuffer", "Placeholder"])
 async def test_a_capacity_lead_has_the_node_and_the_pods_ready_before_the_window(
-    karpenter: Karpenter, karpenter_namespace: str, kube: Kube, priority_class: None, mode: str
+    karpenter: Karpenter,
+    karpenter_namespace: str,
+    kube: Kube,
+    priority_class: None,
+    default_rbac: Path,
+    mode: str,
 ) -> None:
+    """In mode CapacityBuffer under the default install's RBAC exactly (the module's
+    docstring); placeholders as admin (their RBAC is tested in test_capacity_placeholder.py)."""
     namespace = karpenter_namespace
+    test_start = time.time()
     # One pod runs before the window, on a node of the pool made quickly; the pool's later
     # nodes take NODE_DELAY_SECONDS, like a cloud VM's boot.
     pool = karpenter.add_node_pool(f"lead-{mode.lower()}", node_delay_seconds=3)
@@ -240,22 +286,22 @@ async def test_a_capacity_lead_has_the_node_and_the_pods_ready_before_the_window
             return _buffer(karpenter, namespace, buffer_name("web"))
         return _placeholder(karpenter, namespace)
 
-    async with running_controller(
-        karpenter.plane.kubeconfig, [namespace], start=0, clock=cast(FakeClock, clock)
-    ):
+    kubeconfig = default_rbac if mode == "CapacityBuffer" else karpenter.plane.kubeconfig
+    async with running_controller(kubeconfig, [namespace], start=0, clock=cast(FakeClock, clock)):
         boundary = clock.real(WINDOW_START)
         capacity_object = await eventually(held, within=20, what=f"the {mode}")
         assert capacity_object is not None
         created_before_boundary = boundary - time.time()
-        # Sized to what the window adds over what runs, owned by the SPA.
+        # Sized to what the window adds over what runs.
         assert capacity_object["spec"]["replicas"] == window_minimum - 1
-        owner = capacity_object["metadata"]["ownerReferences"][0]
-        assert (owner["kind"], owner["name"], owner["controller"]) == (
-            "ScheduledPodAutoscaler",
-            "web",
-            True,
-        )
         if mode == "CapacityBuffer":
+            # Beside the target, owned by the SPA.
+            owner = capacity_object["metadata"]["ownerReferences"][0]
+            assert (owner["kind"], owner["name"], owner["controller"]) == (
+                "ScheduledPodAutoscaler",
+                "web",
+                True,
+            )
             # Shaped like the target's pods by the node autoscaler itself.
             assert capacity_object["spec"]["scalableRef"] == {
                 "apiGroup": "apps",
@@ -263,6 +309,14 @@ async def test_a_capacity_lead_has_the_node_and_the_pods_ready_before_the_window
                 "name": "web",
             }
         else:
+            # In the controller's namespace: its labels, not an ownerReference, name the SPA
+            # (docs/install.md, "Placeholder pods").
+            assert "ownerReferences" not in capacity_object["metadata"]
+            labels = capacity_object["metadata"]["labels"]
+            assert (labels[PLACEHOLDER_NAMESPACE_LABEL], labels[PLACEHOLDER_LABEL]) == (
+                namespace,
+                "web",
+            )
             # Shaped and placed like the target's pods by the controller.
             pod = capacity_object["spec"]["template"]["spec"]
             assert pod["nodeSelector"] == pool.node_selector
@@ -304,6 +358,8 @@ async def test_a_capacity_lead_has_the_node_and_the_pods_ready_before_the_window
     reasons = [e["reason"] for e in kube.events(namespace) if e["involvedObject"]["name"] == "web"]
     assert "CapacityCreated" in reasons
     assert "CapacityRemoved" in reasons
+    if mode == "CapacityBuffer":
+        _assert_least_privilege(karpenter, since=test_start)
     print(
         f"\n{mode}: created {created_before_boundary:.1f}s before the boundary; node Ready "
         f"{boundary - node_ready:.1f}s before it; {window_minimum} pods Ready "

@@ -199,8 +199,9 @@ async def test_with_the_default_rbac_ready_is_not_measured_and_says_what_to_gran
     cluster: Any, controller_kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
 ) -> None:
     """config/rbac's bindings for an account of its own (the shared ServiceAccount may hold
-    the placeholder option's grant from another test): one refused read at the window start,
-    recorded NotReadable, no Event, no alert, and nothing read after it."""
+    the placeholder option's grant from another test): the window start recorded NotReadable,
+    no Event, no alert, no request refused (the start's access review said no), and the
+    target never read."""
     account = f"spa-ready-{namespace[-6:]}"
     kubeconfig = cluster.service_account_kubeconfig(
         CONTROLLER_NAMESPACE, account, path=tmp_path / "default.kubeconfig"
@@ -225,6 +226,10 @@ async def test_with_the_default_rbac_ready_is_not_measured_and_says_what_to_gran
     async with running_controller(
         kubeconfig, [namespace], start=utc("2026-11-16T11:00:00")
     ) as running:
+        refused: list[RequestRecord] = []
+        running.manager.client.add_request_hook(
+            lambda record: refused.append(record) if record.code == 403 else None
+        )
         await _web(kube, namespace, start_delay="1s")
         running.clock.set(utc("2026-11-16T12:00:00"))
         await eventually(lambda: _outcome(kube, namespace) == "Missed", what="not measured")
@@ -233,6 +238,7 @@ async def test_with_the_default_rbac_ready_is_not_measured_and_says_what_to_gran
         assert "grant get on its kind" in entry["message"]
         assert "readyAt" not in entry
         assert _late(namespace) == 0
+        assert refused == []
         requests: list[RequestRecord] = []
         running.manager.client.add_request_hook(requests.append)
         running.clock.set(utc("2026-11-16T12:30:00"))

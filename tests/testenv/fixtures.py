@@ -33,10 +33,14 @@ from typing import Any, Protocol
 import pytest
 from kubernetes import client as k8s
 
+from tests.testenv.audit import audit_policy, service_account_user
 from tests.testenv.binaries import find_binaries, find_karpenter
 from tests.testenv.controlplane import Cluster, ControlPlane
 from tests.testenv.karpenter import Karpenter
 from tests.testenv.proxy import TCPProxy
+
+# The install's ServiceAccount (config/rbac), whose requests the `karpenter` plane audits.
+KARPENTER_AUDITED = service_account_user("scheduled-pod-autoscaler", "scheduled-pod-autoscaler")
 
 
 class RunKubectl(Protocol):
@@ -182,9 +186,11 @@ def karpenter() -> Iterator[Karpenter]:
     Its own plane, because Karpenter acts on every unschedulable pod of the cluster: on the
     session's plane it would buy nodes for other tests' pods. One static node makes the plane
     run kube-scheduler and kwok; the pods of a test select a Karpenter pool, never that node.
+    The API server's audit log (`plane.audit_log`) holds the requests of the controller's
+    ServiceAccount alone (KARPENTER_AUDITED), so a test run under it can say what it asked.
     """
     binaries = find_karpenter()  # the `make testenv-karpenter` message, before any plane starts
-    plane = _start("karpenter", nodes=1)
+    plane = _start("karpenter", nodes=1, audit_policy=audit_policy(users=[KARPENTER_AUDITED]))
     running = Karpenter(plane, binaries=binaries)
     try:
         running.start()

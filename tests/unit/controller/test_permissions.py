@@ -112,3 +112,19 @@ def test_without_the_role_of_the_controllers_namespace_placeholders_are_not_cach
     access = check(Reviews(granted=without_list | TEMPLATES))
     assert not access.may_cache
     assert "list deployments.apps in namespace scheduled-pod-autoscaler" in access.denied
+
+
+def test_the_read_of_a_target_goes_by_the_answer_for_its_namespace_or_all() -> None:
+    """Window readiness makes no request the start's reviews said no to (docs/install.md,
+    "Window readiness")."""
+    assert check(Reviews(granted=WRITES | TEMPLATES)).may_get("deployments", "shop")
+    default = check(Reviews(granted=set(WRITES)))
+    assert not default.may_get("deployments", "shop")
+    assert not default.may_get("statefulsets", "shop")
+    namespaced = check(
+        Reviews(granted=set(WRITES) | {Permission("get", "deployments", "shop")}),
+        ["shop", "payments"],
+    )
+    assert namespaced.may_get("deployments", "shop")
+    assert not namespaced.may_get("deployments", "payments")
+    assert not namespaced.may_get("replicasets", "shop")
