@@ -16,10 +16,13 @@ from spa.api import wire
 from spa.controller.actuator import Act, OwnerNotChanged
 from spa.controller.decide import (
     AutoscalerGone,
+    AutoscalerStatusWrite,
     BoundsWritten,
     CreateHpa,
     DryRunAnswered,
     DryRunHpa,
+    EventType,
+    Final,
     HoldCapacity,
     HpaNameTaken,
     HpaRefused,
@@ -40,13 +43,14 @@ from spa.controller.decide import (
     SetOwners,
     Step,
     changed_by,
+    status_fields,
 )
 from spa.controller.decide.scaleup import scale_up_outcome
 from spa.controller.fleet import FleetIndex
 from spa.controller.metrics import ControllerMetrics
 from spa.controller.writes import Refused
 from spa.kube import Conflict
-from spa.runtime import Clock, ObjectLogger, Store, UrgentWrites
+from spa.runtime import Clock, ObjectLogger, Store, UrgentWrites, split_key
 
 __all__ = ["Performer"]
 
@@ -102,6 +106,46 @@ class Performer:
                 return await self._act.release_capacity(release)
             case ReleaseOrphaned() as orphaned:
                 return await self._act.release_orphaned(orphaned)
+
+    async def finish(self, key: str, final: Final, now: float, logger: ObjectLogger) -> None:
+        """Perform the final plan: its Events and statuses once no urgent write is in flight
+        (capacity first), then the SPA's series and the problem's log line."""
+        namespace, name = split_key(key)
+        assert namespace is not None
+        if final.events or final.statuses:
+            await self._urgent.settled()
+        for event in final.events:
+            if event.type is EventType.WARNING:
+                self._act.warning(event.obj, event.reason, event.message)
+            else:
+                self._act.normal(event.obj, event.reason, event.message)
+        for write in final.statuses:
+            if isinstance(write, AutoscalerStatusWrite):
+                await self._act.patch_autoscaler_status(write.obj, status_fields(write.status))
+            else:
+                await self._act.patch_schedule_status(write.obj, status_fields(write.status))
+        if final.report is not None:
+            self._metrics.autoscaler(
+                namespace=namespace,
+                name=name,
+                replicas=final.report.replicas,
+                schedules=dict(final.report.schedules),
+                reconciled_at=now,
+            )
+        if final.capacity_report is not None:
+            pods = final.capacity_report.requested
+            if pods:
+                logger.debug("holding node capacity for %d pods", pods)
+            self._metrics.capacity_requested(namespace=namespace, name=name, pods=pods)
+            self._metrics.capacity_not_ready(
+                namespace=namespace, name=name, late=final.capacity_report.late
+            )
+        if final.windows is not None:
+            for outcome, ready_seconds in final.windows.measured:
+                self._metrics.window_measured(outcome=outcome, ready_seconds=ready_seconds)
+            self._metrics.window_late(namespace=namespace, name=name, late=final.windows.late)
+        if final.problem is not None:
+            logger.warning("%s", final.problem)
 
     async def _set_owners(self, changes: tuple[SetOwner, ...]) -> OwnersSet:
         failures: dict[str, str] = {}

@@ -13,9 +13,8 @@ status, the generated HPA, the status of every Schedule whose `scaleTargetRef` n
 those Schedules' controller ownerReferences and the SPA's node capacity. The key of a missing
 SPA is reconciled too: that is where Schedules created before their SPA are marked Degraded.
 
-What stays here is the loop and what needs the caches or the clock: the snapshot (reading the
-API server only where a cache cannot answer), the key's Memory, and the final plan turned into
-Events, statuses, metrics and the runtime's Result.
+What stays here is the loop and the key's Memory: reading the snapshot is
+spa/controller/reading.py's, performing steps and the final plan spa/controller/perform.py's.
 """
 
 from __future__ import annotations
@@ -23,23 +22,17 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, MutableMapping
-from typing import Any
 
 from spa.api import wire
-from spa.api.calendars import CalendarKey, referenced_calendars
-from spa.api.resources import CALENDAR_KIND, CLUSTER_CALENDAR_KIND
 from spa.controller.actuator import Act
 from spa.controller.decide import (
     MAX_SCHEDULES_PER_AUTOSCALER,
     Attempts,
     AutoscalerGone,
-    AutoscalerStatusWrite,
     BackOfQueue,
     BoundsWritten,
     CreateHpa,
-    EventType,
     Final,
-    ForeignHpaGone,
     HpaNameTaken,
     HpaWritten,
     Memory,
@@ -52,17 +45,14 @@ from spa.controller.decide import (
     absorb,
     attempted,
     decide,
-    dying,
     ends_after,
-    status_fields,
 )
 from spa.controller.derived import Derived
-from spa.controller.desired import controller_owner_uid
 from spa.controller.fleet import FleetIndex
 from spa.controller.metrics import ControllerMetrics
 from spa.controller.optional import KindCache
 from spa.controller.perform import Performer
-from spa.controller.watches import TARGET_INDEX, UID_INDEX
+from spa.controller.reading import SnapshotReader
 from spa.kube import NamespaceDeleted, NotFound
 from spa.runtime import (
     Clock,
@@ -129,14 +119,9 @@ class Reconciler:
     ) -> None:
         self._autoscalers = autoscalers
         self._terminating = terminating or TerminatingNamespaces()
-        kinds = ((CALENDAR_KIND, calendars), (CLUSTER_CALENDAR_KIND, cluster_calendars))
-        self._calendar_kinds = {kind: cache for kind, cache in kinds if cache is not None}
-        self._schedules = schedules
-        self._hpas = hpas
         self._act = actuator
         self._clock = clock
         self._metrics = metrics or ControllerMetrics()
-        self._max_schedules = max_schedules
         self._decide = decide
         # Capacity first, fleet-wide: the HPA and /scale writes are urgent, and the statuses
         # and Events wait until none is in flight (docs/architecture.md, "Capacity first").
@@ -154,6 +139,17 @@ class Reconciler:
         )
         # The validated SPAs, compiled Schedules and capacity Timelines, memoised.
         self._derived = Derived()
+        self._reader = SnapshotReader(
+            actuator=actuator,
+            autoscalers=autoscalers,
+            schedules=schedules,
+            hpas=hpas,
+            derived=self._derived,
+            max_schedules=max_schedules,
+            calendars=calendars,
+            cluster_calendars=cluster_calendars,
+            fleet=fleet,
+        )
         self._memory: MutableMapping[str, Memory] = {} if memory is None else memory
 
     # -- entry points ---------------------------------------------------------------------------
@@ -191,7 +187,13 @@ class Reconciler:
         attempts = Attempts()
         fetched: wire.HorizontalPodAutoscaler | None = None
         for _step in range(_MAX_STEPS):
-            snapshot = await self._snapshot(key, math.floor(now), attempts, fetched)
+            snapshot = await self._reader.read(
+                key,
+                instant=math.floor(now),
+                memory=self._memory.get(key, Memory()),
+                attempts=attempts,
+                fetched=fetched,
+            )
             plan = self._decide(snapshot)
             self._remember(key, plan)
             if isinstance(plan.action, Final):
@@ -226,80 +228,6 @@ class Reconciler:
         """Drop what was derived of a deleted Schedule."""
         self._derived.forget_schedule(uid)
 
-    # -- reading --------------------------------------------------------------------------------
-
-    async def _snapshot(
-        self,
-        key: str,
-        instant: int,
-        attempts: Attempts,
-        fetched: wire.HorizontalPodAutoscaler | None,
-    ) -> Snapshot:
-        namespace, name = split_key(key)
-        assert namespace is not None
-        memory = self._memory.get(key, Memory())
-        # The caches hold raw JSON: this is where it becomes typed for the decision.
-        autoscaler = wire.typed_optional(wire.ScheduledPodAutoscaler, self._autoscalers.get(key))
-        schedules = wire.typed_list(wire.Schedule, self._schedules.by_index(TARGET_INDEX, key))
-        hpa = fetched or wire.typed_optional(wire.HorizontalPodAutoscaler, self._hpas.get(key))
-        if hpa is None and memory.foreign_hpa and autoscaler is not None and not dying(autoscaler):
-            # Somebody else's HPA has the name; our label-filtered cache cannot see it go.
-            try:
-                hpa = await self._act.get_hpa(namespace, name)
-            except NotFound:
-                memory = absorb(memory, ForeignHpaGone())
-        live_owners: frozenset[str] = frozenset()
-        if autoscaler is None:
-            owners = {controller_owner_uid(schedule) for schedule in schedules}
-            live_owners = frozenset(
-                uid
-                for uid in owners
-                if uid is not None
-                and (found := self._autoscalers.by_index(UID_INDEX, uid))
-                and not any(
-                    dying(owner) for owner in wire.typed_list(wire.ScheduledPodAutoscaler, found)
-                )
-            )
-        calendars = self._gather_calendars(schedules)
-        unserved = {
-            kind: cache.missing
-            for kind, cache in self._calendar_kinds.items()
-            if cache.store is None
-        }
-        return Snapshot(
-            key=key,
-            instant=instant,
-            autoscaler=autoscaler,
-            schedules=schedules,
-            hpa=hpa,
-            live_owners=live_owners,
-            hpa_api_version=self._act.hpa_resource.api_version,
-            derived=self._derived.derive(autoscaler, schedules, calendars, unserved=unserved),
-            memory=memory,
-            attempts=attempts,
-            max_schedules=self._max_schedules,
-            calendars=calendars,
-            capacity=None if autoscaler is None else self._act.capacity_view(autoscaler),
-            orphaned_capacity=autoscaler is None and self._act.orphaned_capacity(namespace, name),
-            fleet=None if self._fleet is None else self._fleet.raise_for(key),
-        )
-
-    def _gather_calendars(
-        self, schedules: list[wire.Schedule]
-    ) -> dict[CalendarKey, dict[str, Any]]:
-        """The cached calendars the Schedules refer to (a missing one is left out)."""
-        found: dict[CalendarKey, dict[str, Any]] = {}
-        for schedule in schedules:
-            for key in referenced_calendars(schedule):
-                cache = self._calendar_kinds.get(key.kind)
-                store = None if cache is None else cache.store
-                cluster = key.kind == CLUSTER_CALENDAR_KIND
-                name = key.name if cluster else f"{key.namespace}/{key.name}"
-                document = None if store is None else store.get(name)
-                if document is not None:
-                    found[key] = document
-        return found
-
     # -- remembering ----------------------------------------------------------------------------
 
     def _remember(self, key: str, plan: Plan) -> None:
@@ -326,45 +254,11 @@ class Reconciler:
     # -- acting ---------------------------------------------------------------------------------
 
     async def _finish(self, key: str, final: Final, now: float, logger: ObjectLogger) -> Result:
-        """Write the statuses, record the Events and metrics, and say when to run again."""
-        namespace, name = split_key(key)
-        assert namespace is not None
+        """Perform the final plan, place the key's next raise among its fleet, and say when to
+        run again."""
         if self._fleet is not None:
             self._fleet.place(key, final.raise_at)
-        if final.events or final.statuses:
-            await self._urgent.settled()
-        for event in final.events:
-            if event.type is EventType.WARNING:
-                self._act.warning(event.obj, event.reason, event.message)
-            else:
-                self._act.normal(event.obj, event.reason, event.message)
-        for write in final.statuses:
-            if isinstance(write, AutoscalerStatusWrite):
-                await self._act.patch_autoscaler_status(write.obj, status_fields(write.status))
-            else:
-                await self._act.patch_schedule_status(write.obj, status_fields(write.status))
-        if final.report is not None:
-            self._metrics.autoscaler(
-                namespace=namespace,
-                name=name,
-                replicas=final.report.replicas,
-                schedules=dict(final.report.schedules),
-                reconciled_at=now,
-            )
-        if final.capacity_report is not None:
-            pods = final.capacity_report.requested
-            if pods:
-                logger.debug("holding node capacity for %d pods", pods)
-            self._metrics.capacity_requested(namespace=namespace, name=name, pods=pods)
-            self._metrics.capacity_not_ready(
-                namespace=namespace, name=name, late=final.capacity_report.late
-            )
-        if final.windows is not None:
-            for outcome, ready_seconds in final.windows.measured:
-                self._metrics.window_measured(outcome=outcome, ready_seconds=ready_seconds)
-            self._metrics.window_late(namespace=namespace, name=name, late=final.windows.late)
-        if final.problem is not None:
-            logger.warning("%s", final.problem)
+        await self._performer.finish(key, final, now, logger)
         return _result(final.requeue)
 
 
