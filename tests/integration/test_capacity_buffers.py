@@ -22,6 +22,7 @@ from spa.controller.capacity import (
     CAPACITY_BUFFER_PLURAL,
     DEPLOYMENTS,
     buffer_name,
+    placeholder_name,
 )
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from spa.kube import NotFound, Resource, connect_blocking
@@ -33,6 +34,8 @@ from tests.testenv.controlplane import ControlPlane
 pytestmark = pytest.mark.integration
 
 SA_NAMESPACE = "scheduled-pod-autoscaler"
+# The option that grants the read of the targets' pod templates placeholders copy.
+PLACEHOLDERS = REPO / "config" / "components" / "placeholders" / "placeholders.yaml"
 SA_NAME = "scheduled-pod-autoscaler"
 NAMESPACE = "shop"
 BUFFERS = Resource(
@@ -41,8 +44,11 @@ BUFFERS = Resource(
 
 
 def _held(kube: Kube, resource: Resource) -> dict[str, Any] | None:
-    """`web`'s CapacityBuffer (BUFFERS) or placeholder Deployment (DEPLOYMENTS), if any."""
+    """`web`'s CapacityBuffer (BUFFERS) or placeholder Deployment (DEPLOYMENTS, in the
+    controller's namespace: docs/install.md, "Placeholder pods"), if any."""
     try:
+        if resource is DEPLOYMENTS:
+            return kube.get(resource, SA_NAMESPACE, placeholder_name(NAMESPACE, "web"))
         return kube.get(resource, NAMESPACE, buffer_name("web"))
     except NotFound:
         return None
@@ -142,6 +148,8 @@ async def test_a_crd_installed_after_the_start_is_watched_from_then_on(
     crd = _capacity_buffer_crd()
     plane = control_plane_factory()
     with _shop(plane) as (kubeconfig, kube, wanted):
+        # Placeholders are an install option (docs/install.md, "Placeholder pods"): granted.
+        plane.run_kubectl("apply", "--server-side", "-f", str(PLACEHOLDERS), check=True)
         async with running_controller(
             kubeconfig, [NAMESPACE], start=utc("2026-11-16T11:30:00"), discovery_interval=0.5
         ):
