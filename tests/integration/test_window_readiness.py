@@ -51,8 +51,17 @@ def _outcome(kube: Kube, namespace: str) -> str | None:
     return windows[0].get("outcome") if windows else None
 
 
-def _counted(outcome: str) -> float:
-    return REGISTRY.get_sample_value("spa_windows_total", {"outcome": outcome}) or 0.0
+def _counted(outcome: str, reason: str | None = None) -> float:
+    """Windows counted with `outcome` (and `reason`; None: any)."""
+    return sum(
+        sample.value
+        for metric in REGISTRY.collect()
+        if metric.name == "spa_windows"
+        for sample in metric.samples
+        if sample.name == "spa_windows_total"
+        and sample.labels["outcome"] == outcome
+        and reason in (None, sample.labels["reason"])
+    )
 
 
 def _late(namespace: str) -> float | None:

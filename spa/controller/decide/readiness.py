@@ -48,9 +48,9 @@ class MissedReason(StrEnum):
     """Why a window was missed, most fundamental first: the first that applies is given
     (docs/api.md, "status.windows")."""
 
-    NoReadyReplicas = "NoReadyReplicas"
     NotReadable = "NotReadable"
     NoTarget = "NoTarget"
+    NoReadyReplicas = "NoReadyReplicas"
     Paused = "Paused"
     MaxReplicas = "MaxReplicas"
     Overridden = "Overridden"

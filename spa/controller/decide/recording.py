@@ -235,7 +235,7 @@ def recording(
         for entry in evaluated
         if entry.compiled is not None and entry.rule is not None
     }
-    measured: list[tuple[str, int | None]] = []
+    measured: list[tuple[str, str | None, int | None]] = []
     # New window starts: their raise has come (or would have, but for a pause).
     if applied or paused:
         for entry in evaluated:
@@ -268,7 +268,7 @@ def recording(
             )
             windows = with_record(windows, entered)
             if entered.outcome != Outcome.Pending:
-                measured.append((str(entered.outcome), entered.ready_seconds))
+                measured.append((str(entered.outcome), entered.reason, entered.ready_seconds))
     pending = [w for w in windows if w.outcome == Outcome.Pending]
     read = snapshot.attempts.readiness
     if pending and read is None:
@@ -328,7 +328,7 @@ def recording(
             again = _recheck(instant, observation.raised_at)
             recheck = again if recheck is None else min(recheck, again)
             continue
-        measured.append((str(updated.outcome), updated.ready_seconds))
+        measured.append((str(updated.outcome), updated.reason, updated.ready_seconds))
         event = _event(autoscaler, updated)
         if event is not None:
             events.append(event)

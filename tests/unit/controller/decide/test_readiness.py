@@ -4,6 +4,7 @@ docs/api.md "status.windows"), and the bounded history it is kept in."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -170,8 +171,20 @@ def test_the_history_is_bounded_newest_first(days: list[int]) -> None:
         windows = with_record(
             windows, record(replace(WINDOW, boundary=start, end=start + 3600), now=B, lead=LEAD)
         )
-    boundaries = [w.boundary for w in windows]
+    boundaries = [w.boundary or "" for w in windows]
     assert len(windows) == min(MAX_WINDOWS, len(set(days)))
     assert boundaries == sorted(set(boundaries), reverse=True)
     newest = sorted(set(days), reverse=True)[:MAX_WINDOWS]
     assert len(boundaries) == len(newest)
+
+
+def test_docs_give_every_reason_in_the_order_it_is_given() -> None:
+    """docs/api.md, "status.windows", lists the reasons in the order `classify` picks them."""
+    text = (Path(__file__).resolve().parents[4] / "docs" / "api.md").read_text()
+    table = text[text.index("| reason | when | late? |") :].split("\n\n")[0]
+    rows = [line.split("`")[1] for line in table.splitlines()[2:]]
+    assert rows == [why.value for why in MissedReason]
+    late = {row.split("`")[1]: row.endswith("| yes |") for row in table.splitlines()[2:]}
+    for why in MissedReason:
+        entry = record(SCALED, now=WINDOW.end, lead=LEAD).model_copy(update={"reason": why})
+        assert is_late(entry) == late[why.value], why

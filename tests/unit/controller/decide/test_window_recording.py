@@ -19,8 +19,17 @@ def _windows(server: Server) -> list[dict[str, Any]]:
     return list(server.autoscaler.get("status", {}).get("windows") or [])
 
 
-def _counted(outcome: str) -> float:
-    return REGISTRY.get_sample_value("spa_windows_total", {"outcome": outcome}) or 0.0
+def _counted(outcome: str, reason: str | None = None) -> float:
+    """Windows counted with `outcome` (and `reason`; None: any)."""
+    return sum(
+        sample.value
+        for metric in REGISTRY.collect()
+        if metric.name == "spa_windows"
+        for sample in metric.samples
+        if sample.name == "spa_windows_total"
+        and sample.labels["outcome"] == outcome
+        and reason in (None, sample.labels["reason"])
+    )
 
 
 def _late_gauge() -> float | None:
@@ -253,7 +262,9 @@ def test_a_window_whose_pods_a_quota_refused_is_missed_for_the_quota() -> None:
     server, memory = _server()
     server.target_spec_replicas, server.target_created, server.target_ready = 5, 2, 2
     server.target_failure = QUOTA_REFUSAL
+    counted = _counted("Missed", "Quota")
     entry, warnings = _missed_at_the_end(server, memory)
+    assert _counted("Missed", "Quota") == counted + 1
     assert (entry["outcome"], entry["reason"]) == ("Missed", "Quota")
     assert entry["message"] == f"a ResourceQuota refused the window's pods: {QUOTA_REFUSAL}"
     assert warnings == [
@@ -294,7 +305,7 @@ def test_a_window_that_starts_while_paused_is_recorded_paused_and_never_read() -
     not late, no Event; the pause ending within the window does not record it again."""
     until = "2026-11-16T10:20:00Z"
     server, memory = _server(annotations={PAUSED_UNTIL_ANNOTATION: until})
-    missed = _counted("Missed")
+    missed = _counted("Missed", "Paused")
     plan, memory = _window_start(server, memory, at(10))
     (entry,) = _windows(server)
     assert (entry["outcome"], entry["reason"]) == ("Missed", "Paused")
@@ -303,7 +314,7 @@ def test_a_window_that_starts_while_paused_is_recorded_paused_and_never_read() -
     assert server.target_reads == 0
     assert not [e for e in plan.events if e.reason.startswith("Window")]
     assert _late_gauge() == 0
-    assert _counted("Missed") == missed + 1
+    assert _counted("Missed", "Paused") == missed + 1
     assert plan.requeue.recheck_after is None
     # The pause ends at 10:20: the schedule applies, the window is not recorded again.
     _, memory = _window_start(server, memory, at(10, 20))
