@@ -353,6 +353,106 @@ example, is [schedules.md](schedules.md), "Shared calendars". What was decided, 
 """
 
 
+# Why a window was missed, in the order given when several apply (the decision's
+# MissedReason, spa/controller/decide/readiness.py): (reason, when, counts against readiness).
+_MISSED_REASONS = (
+    (
+        "NotReadable",
+        (
+            "the controller may not read the target: Ready is not measured (the default "
+            'install, [install.md](install.md), "Window readiness"); said at the raise'
+        ),
+        "no",
+    ),
+    (
+        "NoTarget",
+        (
+            "the scale target was not found, or its kind is not served (its "
+            "`ImmediateScaleUp` condition says so too); said at the raise"
+        ),
+        "no",
+    ),
+    (
+        "NoReadyReplicas",
+        (
+            "the target does not report `status.readyReplicas` (apps/v1 kinds and Argo "
+            "Rollouts do): for another kind every window is recorded so at once, never "
+            "learned from"
+        ),
+        "no",
+    ),
+    (
+        "Paused",
+        (
+            "the SPA was paused when the window's raise came (recorded at once, without "
+            "`raisedAt`: its HPA was not raised for it, and nothing is measured, even if "
+            "the pause ends within the window), or at a reconcile while the window was open"
+        ),
+        "no",
+    ),
+    (
+        "MaxReplicas",
+        (
+            "while the window was open, the maxReplicas in force on the HPA was below the "
+            "window's minReplicas; a Schedule's own maxReplicas never is (the max is raised "
+            "to the min, `MaxRaisedToMin`), so this is an override's `max`"
+        ),
+        "no",
+    ),
+    (
+        "Overridden",
+        ("while the window was open, an override held the HPA's minReplicas below the window's"),
+        "no",
+    ),
+    (
+        "NotScaled",
+        (
+            "the target's `spec.replicas` never reached the window's minimum (`replicasAt` "
+            "is empty): its HPA did not scale it (see the HPA's conditions), or something "
+            "scaled it back, such as a GitOps sync of `spec.replicas`; not given for a kind "
+            "without `spec.replicas`"
+        ),
+        "yes",
+    ),
+    (
+        "Quota",
+        (
+            "at the window's end, the target's `ReplicaFailure` condition (a Deployment "
+            "copies its ReplicaSet's) is a ResourceQuota's refusal (\"exceeded quota\"); the "
+            "message quotes it"
+        ),
+        "yes",
+    ),
+    (
+        "FailedCreate",
+        (
+            "at the window's end, the target has another `ReplicaFailure` condition (an "
+            "admission webhook, a LimitRange, Pod Security); the message quotes it"
+        ),
+        "yes",
+    ),
+    (
+        "PodsPending",
+        (
+            "at the window's end, the target's `status.replicas` reached the minimum and "
+            "its `readyReplicas` did not: the pods exist but are not Ready"
+        ),
+        "yes",
+    ),
+    (
+        "NotReady",
+        (
+            "none of the above is known: the target did not have the window's minimum Ready "
+            "before the window ended"
+        ),
+        "yes",
+    ),
+)
+_MISSED_TABLE = "| reason | when | late? |\n|---|---|---|\n" + "\n".join(
+    f"| `{name}` | {when} | {late} |" for name, when, late in _MISSED_REASONS
+)
+
+
 WINDOWS = """\
 ### status.windows
 
@@ -368,16 +468,23 @@ and the timestamps that say why. One entry is about 600 bytes, so the list adds 
 | `Missed` | it did not reach it before the window ended; `reason` says why |
 | `Pending` | the window has started (or its lead has) and is being measured |
 
-The reasons of a `Missed` window: `NotReadable` (the controller may not read the target: Ready
-is not measured; the default install, [install.md](install.md), "Window readiness"),
-`NoTarget` (the scale target was not found, or its kind is not served: its `ImmediateScaleUp`
-condition says so too), `NoReadyReplicas` (the target does not report `status.readyReplicas`:
-apps/v1 kinds and Argo Rollouts do; for another kind, Ready is not measured and every window of
-it is recorded with this reason, never learned from), `Paused` (the SPA was paused during the
-window) and `NotReady` (the target did not have the window's minimum Ready before the window
-ended). The values `PodsPending`, `Quota` and `MaxReplicas` are reserved for telling
-`NotReady` apart (pods unschedulable, a ResourceQuota, the HPA's maxReplicas): this version
-does not read pods or quotas, and records those windows `NotReady`.
+The reasons of a `Missed` window, from what is known without reading more than the target
+itself; when several apply, the first in this order is given:
+
+@MISSED_TABLE@
+
+What is not known: the controller reads neither pods nor nodes nor quotas, so `PodsPending`
+does not tell a pod waiting for a node from one pulling its image or failing its readiness
+probe (the target's own status does not say which), and a quota or failure that came and went
+during the window is not kept: `Quota`, `FailedCreate` and `PodsPending` are what the target
+shows at the read that finds the window over. `Paused`, `MaxReplicas` and `Overridden` are what
+the decision knows of itself while the window is open: the first of them in this order that was
+seen is kept on the `Pending` entry (its `reason` and `message` say what holds it back so far,
+and `kubectl spa status` shows it), since at the window's end the pause or override may be over
+and the bounds in force are those after the window. A window that became Ready all the same
+is `Early` or `Late`, whatever held it back. The last column says whether the reason counts against
+readiness (`spa_window_late`, the `SpaWindowLate` alert, and a `WindowMissed` Event): a pause,
+an override and a target whose readiness is not measured do not.
 
 **How it is measured.** A window start is recorded, `Pending`, by the reconcile at its raise
 (the lead's start; B without a lead) of each Schedule that sets `minReplicas`: `raisedAt` is
@@ -393,8 +500,8 @@ first seen more than 2 minutes after its raise (the controller was not running t
 Schedule was created during the window) is not recorded: when its HPA was raised is unknown.
 Every status the controller writes carries the list as it stands, so it survives restarts and
 leader changes. A window found `Late` records a Warning `WindowLate`, one found `Missed` a
-Warning `WindowMissed` (not for `Paused`, `NotReadable`, `NoTarget` or `NoReadyReplicas`: the
-entry says those), both on the SPA.
+Warning `WindowMissed` with its reason in words (not for the reasons that do not count against
+readiness, above: the entry says those), both on the SPA.
 
 Each entry carries the lead in force and where it came from (`lead`, and `capacityLead` when
 node capacity was ordered: `Fixed`, `Default` or `Learned`, with the explanation), and the
@@ -408,9 +515,11 @@ lead times"), so the learned leads survive a restart and a change of leader.
 The list is informational: no condition depends on it. A late or missed window changes neither
 `condition` nor the `Ready` condition, so kstatus (Flux, `kubectl wait`) and Argo CD's health
 never flap with a window; it shows in `kubectl spa status`, in the metrics
-`spa_windows_total` and `spa_window_ready_seconds`, and in the `SpaWindowLate` alert
+`spa_windows_total` (by `outcome`, and `reason` for `Missed`) and `spa_window_ready_seconds`,
+and in the `SpaWindowLate` alert
 ([operations.md](operations.md)).
 """
+WINDOWS = WINDOWS.replace("@MISSED_TABLE@", _MISSED_TABLE)
 
 
 def render() -> str:

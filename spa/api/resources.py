@@ -250,9 +250,9 @@ class WindowRecord(LenientModel):
     """Early (Ready by B), Late (Ready after B, before the window ended), Missed (not Ready
     before the window ended) or Pending (being measured)."""
     reason: StatusText | None = None
-    """Why a window was missed: NotReadable (the controller may not read the target),
-    NoTarget (not found), NoReadyReplicas (the target reports no readyReplicas), Paused or
-    NotReady; PodsPending, Quota and MaxReplicas are reserved."""
+    """Why a window was missed: NotReadable, NoTarget, NoReadyReplicas, Paused, MaxReplicas,
+    Overridden, NotScaled, Quota, FailedCreate, PodsPending or NotReady; on a Pending window,
+    what holds it back so far (Paused, MaxReplicas, Overridden)."""
     message: Annotated[str, Field(max_length=256)] | None = None
     """The reason in words."""
 

@@ -141,9 +141,12 @@ def _block(report: StatusReport, entry: AutoscalerStatus, *, wide: bool) -> list
 
 # How a missed window's reason reads (docs/api.md, "status.windows").
 _MISSED = {
-    "PodsPending": "pods Pending",
+    "PodsPending": "pods Pending or not Ready",
     "Quota": "a ResourceQuota refused pods",
-    "MaxReplicas": "the HPA's maxReplicas is below the window's minimum",
+    "FailedCreate": "pods could not be created (the target's ReplicaFailure)",
+    "NotScaled": "the target's spec.replicas never reached the minimum",
+    "MaxReplicas": "the HPA's maxReplicas (an override's) is below the window's minimum",
+    "Overridden": "an override held minReplicas below the window's",
     "Paused": "paused",
     "NoReadyReplicas": "the target reports no readyReplicas",
     "NotReadable": "Ready not measured (grant get on the target, docs/install.md)",
@@ -180,6 +183,8 @@ def window_line(window: WindowRecord) -> str:
         return f"{head} late: {ready}"
     if window.outcome == "Missed":
         return f"{head} missed: {_MISSED.get(window.reason or '', window.reason or 'not Ready')}"
+    if window.outcome == "Pending" and window.reason:
+        return f"{head} being measured, held back: {_MISSED.get(window.reason, window.reason)}"
     if window.outcome == "Pending":
         return f"{head} being measured"
     return f"{head} {window.outcome}"

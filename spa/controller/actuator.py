@@ -498,12 +498,18 @@ class Actuator:
                 raise
             return ReadinessRead(problem=brief(error.message), forbidden=True)
         spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        apps = resource.group == "apps"
         ready = status.get("readyReplicas")
-        if ready is None and (resource.group == "apps" or "replicas" in status):
+        if ready is None and (apps or "replicas" in status):
             ready = 0  # omitted when 0 (omitempty)
+        created = status.get("replicas")
+        if created is None and apps:
+            created = 0
         return ReadinessRead(
-            replicas=int(spec.get("replicas") or 0),
-            ready=None if ready is None else int(ready),
+            replicas=_count(spec.get("replicas", 0 if apps else None)),
+            ready=_count(ready),
+            created=_count(created),
+            failure=_replica_failure(status.get("conditions")),
         )
 
     async def hold_capacity(self, step: HoldCapacity) -> CapacityHeld:
@@ -670,6 +676,30 @@ class Actuator:
             raise
         if what is not None and self._summary is not None:
             self._summary.note(what)
+
+
+def _count(value: object) -> int | None:
+    """A replica count as a target's spec or status gives it (None: none, or not a count)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return max(0, value)
+
+
+def _replica_failure(conditions: object) -> str | None:
+    """The message of a target's ReplicaFailure condition when it is True (its pods could not
+    be created: a Deployment copies its ReplicaSet's; docs/api.md, "status.windows")."""
+    if not isinstance(conditions, list):
+        return None
+    for condition in conditions:
+        if (
+            isinstance(condition, dict)
+            and condition.get("type") == "ReplicaFailure"
+            and condition.get("status") == "True"
+        ):
+            message = condition.get("message")
+            reason = condition.get("reason")
+            return str(message or reason or "ReplicaFailure")
+    return None
 
 
 def _target_not_found(kind: str, namespace: str, name: str) -> NotScalable:

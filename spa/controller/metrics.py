@@ -18,6 +18,7 @@ from prometheus_client.registry import Collector
 
 from spa import __version__
 from spa.controller.decide.incident import OVERRIDDEN_CONDITION, PAUSED_CONDITION
+from spa.controller.decide.readiness import MissedReason
 from spa.runtime import Store, split_key
 
 __all__ = [
@@ -137,11 +138,15 @@ CAPACITY_NOT_READY = ReconciledSeries(
 WINDOWS = Counter(
     "spa_windows_total",
     "Window starts measured, by outcome: Early (Ready by the boundary), Late (Ready after it) "
-    'or Missed (not Ready before the window ended); docs/api.md, "status.windows".',
-    ["outcome"],
+    "or Missed (not Ready before the window ended), and for Missed the reason (empty "
+    'otherwise); docs/api.md, "status.windows".',
+    ["outcome", "reason"],
 )
-for _outcome in ("Early", "Late", "Missed"):
-    WINDOWS.labels(_outcome)  # every outcome has a series from the start, for ratios
+# Every outcome and reason has a series from the start, for ratios (a bounded set).
+for _outcome in ("Early", "Late"):
+    WINDOWS.labels(_outcome, "")
+for _reason in MissedReason:
+    WINDOWS.labels("Missed", _reason.value)
 # Ready relative to the boundary B, negative when early: the buckets span half an hour either
 # side, finest around B, where an SLO ("Ready by B") draws its line (docs/operations.md).
 WINDOW_READY_BUCKETS = (
@@ -412,10 +417,10 @@ class ControllerMetrics:
             CAPACITY_NOT_READY.set((namespace, name), 1 if late else 0)
 
     @staticmethod
-    def window_measured(*, outcome: str, ready_seconds: int | None) -> None:
-        """Count a window start once its outcome is final (Early, Late, Missed), and when
-        it was Ready relative to its boundary (None: never Ready)."""
-        WINDOWS.labels(outcome).inc()
+    def window_measured(*, outcome: str, reason: str | None, ready_seconds: int | None) -> None:
+        """Count a window start once its outcome is final (Early, Late, Missed, with why),
+        and when it was Ready relative to its boundary (None: never Ready)."""
+        WINDOWS.labels(outcome, reason or "").inc()
         if ready_seconds is not None:
             WINDOW_READY.observe(ready_seconds)
 

@@ -141,8 +141,10 @@ class Performer:
                 namespace=namespace, name=name, late=final.capacity_report.late
             )
         if final.windows is not None:
-            for outcome, ready_seconds in final.windows.measured:
-                self._metrics.window_measured(outcome=outcome, ready_seconds=ready_seconds)
+            for outcome, reason, ready_seconds in final.windows.measured:
+                self._metrics.window_measured(
+                    outcome=outcome, reason=reason, ready_seconds=ready_seconds
+                )
             self._metrics.window_late(namespace=namespace, name=name, late=final.windows.late)
         if final.problem is not None:
             logger.warning("%s", final.problem)

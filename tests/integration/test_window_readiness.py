@@ -21,6 +21,7 @@ import pytest
 import yaml
 from prometheus_client import REGISTRY
 
+from spa.api.incident import INDEFINITE, PAUSED_UNTIL_ANNOTATION
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from spa.kube import RequestRecord, Resource
 from tests.builders import DAILY_NOON, autoscaler, deployment, schedule
@@ -32,6 +33,7 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
 
 DEPLOYMENT = Resource("apps", "v1", "deployments", "Deployment", True)
+RESOURCE_QUOTA = Resource("", "v1", "resourcequotas", "ResourceQuota", True)
 REQUESTS = {"cpu": "50m", "memory": "32Mi"}
 
 
@@ -39,6 +41,10 @@ def _ready(kube: Kube, namespace: str) -> int:
     return int(
         (kube.get(DEPLOYMENT, namespace, "web").get("status") or {}).get("readyReplicas") or 0
     )
+
+
+def _created(kube: Kube, namespace: str) -> int:
+    return int((kube.get(DEPLOYMENT, namespace, "web").get("status") or {}).get("replicas") or 0)
 
 
 def _windows(kube: Kube, namespace: str) -> list[dict[str, Any]]:
@@ -51,8 +57,17 @@ def _outcome(kube: Kube, namespace: str) -> str | None:
     return windows[0].get("outcome") if windows else None
 
 
-def _counted(outcome: str) -> float:
-    return REGISTRY.get_sample_value("spa_windows_total", {"outcome": outcome}) or 0.0
+def _counted(outcome: str, reason: str | None = None) -> float:
+    """Windows counted with `outcome` (and `reason`; None: any)."""
+    return sum(
+        sample.value
+        for metric in REGISTRY.collect()
+        if metric.name == "spa_windows"
+        for sample in metric.samples
+        if sample.name == "spa_windows_total"
+        and sample.labels["outcome"] == outcome
+        and reason in (None, sample.labels["reason"])
+    )
 
 
 def _late(namespace: str) -> float | None:
@@ -129,11 +144,13 @@ async def test_a_target_never_ready_is_missed_and_not_read_between_windows(
     missed = _counted("Missed")
     controller.clock.set(utc("2026-11-16T12:00:00"))
     await eventually(lambda: _outcome(kube, namespace) == "Pending", what="being measured")
+    await eventually(lambda: _created(kube, namespace) == 3, what="3 pods", within=60)
     controller.clock.set(utc("2026-11-16T12:30:00"))
     controller.clock.set(utc("2026-11-16T13:00:00"))  # the window ends, nothing Ready
     await eventually(lambda: _outcome(kube, namespace) == "Missed", what="Missed")
     (entry,) = _windows(kube, namespace)
-    assert (entry["reason"], entry.get("readyAt")) == ("NotReady", None)
+    # The pods exist (status.replicas 3) but are not Ready: the Deployment says no more.
+    assert (entry["reason"], entry.get("readyAt")) == ("PodsPending", None)
     assert _counted("Missed") == missed + 1
     assert _late(namespace) == 1
     [warning] = await eventually(lambda: _warnings(kube, namespace, "WindowMissed"))
@@ -151,6 +168,88 @@ async def test_a_target_never_ready_is_missed_and_not_read_between_windows(
         )
         assert status["windows"][0]["outcome"] == "Missed"
     assert [r for r in requests if r.resource == "deployments"] == []
+
+
+async def test_a_window_whose_pods_a_resource_quota_refuses_is_missed_for_the_quota(
+    kube: Kube, namespace: str, controller: Running
+) -> None:
+    """A ResourceQuota of 2 pods: the ReplicaSet creates the second and is refused the third,
+    and the Deployment's ReplicaFailure condition (copied from its ReplicaSet) says so; the
+    window ends missed for the quota, in the quota's own words."""
+    kube.client.create(
+        RESOURCE_QUOTA,
+        namespace,
+        {"metadata": {"name": "two-pods", "namespace": namespace}, "spec": {"hard": {"pods": "2"}}},
+    )
+    await eventually(
+        lambda: kube.get(RESOURCE_QUOTA, namespace, "two-pods").get("status", {}).get("hard"),
+        within=30,
+        what="the quota counted",
+    )
+    await _web(kube, namespace, start_delay="1s")
+    missed = _counted("Missed", "Quota")
+    controller.clock.set(utc("2026-11-16T12:00:00"))
+    await eventually(lambda: _outcome(kube, namespace) == "Pending", what="being measured")
+
+    def refused() -> bool:
+        conditions = (kube.get(DEPLOYMENT, namespace, "web").get("status") or {}).get(
+            "conditions"
+        ) or []
+        return any(c["type"] == "ReplicaFailure" and c["status"] == "True" for c in conditions)
+
+    await eventually(refused, what="the Deployment's ReplicaFailure", within=60)
+    await eventually(lambda: _ready(kube, namespace) == 2, what="2 Ready", within=60)
+    controller.clock.set(utc("2026-11-16T13:00:00"))
+    await eventually(lambda: _outcome(kube, namespace) == "Missed", what="Missed")
+    (entry,) = _windows(kube, namespace)
+    assert entry["reason"] == "Quota", entry
+    assert entry["message"].startswith("a ResourceQuota refused the window's pods: ")
+    assert "exceeded quota: two-pods" in entry["message"]
+    assert len(entry["message"]) <= 256
+    assert _counted("Missed", "Quota") == missed + 1
+    assert _late(namespace) == 1
+    [warning] = await eventually(lambda: _warnings(kube, namespace, "WindowMissed"))
+    assert "exceeded quota: two-pods" in warning["message"]
+
+
+async def test_a_window_that_starts_while_paused_is_recorded_paused_and_not_read(
+    kube: Kube, namespace: str, controller: Running
+) -> None:
+    """Paused before the window: the HPA is left alone, the window is recorded Missed, Paused
+    at its start without a read of the target, with no Event and no alert."""
+    await _web(kube, namespace, start_delay="1s")
+    kube.merge(
+        SCHEDULED_POD_AUTOSCALERS,
+        namespace,
+        "web",
+        {"metadata": {"annotations": {PAUSED_UNTIL_ANNOTATION: INDEFINITE}}},
+    )
+
+    def paused() -> bool:
+        conditions = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web").get("conditions")
+        return any(c["type"] == "Paused" and c["status"] == "True" for c in conditions or [])
+
+    await eventually(paused, what="Paused")
+    requests: list[RequestRecord] = []
+    controller.manager.client.add_request_hook(requests.append)
+    missed = _counted("Missed", "Paused")
+    controller.clock.set(utc("2026-11-16T12:00:00"))
+    await eventually(lambda: _outcome(kube, namespace) == "Missed", what="recorded Missed")
+    (entry,) = _windows(kube, namespace)
+    assert entry["reason"] == "Paused"
+    assert "paused when the window started" in entry["message"]
+    assert "raisedAt" not in entry
+    assert kube.bounds(namespace, "web") == (1, 10)  # left alone
+    controller.clock.set(utc("2026-11-16T12:30:00"))
+    controller.clock.set(utc("2026-11-16T13:00:00"))
+    await eventually(
+        lambda: kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")["windows"] == [entry],
+        what="the entry kept",
+    )
+    assert [r for r in requests if r.resource == "deployments"] == []
+    assert _counted("Missed", "Paused") == missed + 1
+    assert _late(namespace) == 0
+    assert not _warnings(kube, namespace, "WindowMissed")
 
 
 async def test_auto_learns_from_a_late_window_and_the_next_is_early(

@@ -181,6 +181,11 @@ class Server(UnexpectedRequests):
     target_ready: int | None = 100
     target_forbidden: bool = False
     target_reads: int = 0
+    # What the target object itself says besides: its spec.replicas (None: `target_replicas`),
+    # status.replicas (None: left out) and the message of a True ReplicaFailure condition.
+    target_spec_replicas: int | None = None
+    target_created: int | None = None
+    target_failure: str | None = None
     # The HPA's status.desiredReplicas, as the HPA controller's last sync left it (None: no
     # status, the HPA controller has not synced it; a value other than `target_replicas`:
     # somebody scaled the target since).
@@ -319,10 +324,27 @@ class Server(UnexpectedRequests):
                 raise _status_error(403, 'deployments.apps "web" is forbidden')
             if self.target_missing:
                 raise NotFound(404, "NotFound", f"deployments.apps {name!r} not found")
-            status = {} if self.target_ready is None else {"readyReplicas": self.target_ready}
+            status: dict[str, Any] = (
+                {} if self.target_ready is None else {"readyReplicas": self.target_ready}
+            )
+            if self.target_created is not None:
+                status["replicas"] = self.target_created
+            if self.target_failure is not None:
+                status["conditions"] = [
+                    {"type": "Progressing", "status": "True", "reason": "ReplicaSetUpdated"},
+                    {
+                        "type": "ReplicaFailure",
+                        "status": "True",
+                        "reason": "FailedCreate",
+                        "message": self.target_failure,
+                    },
+                ]
+            replicas = self.target_replicas
+            if self.target_spec_replicas is not None:
+                replicas = self.target_spec_replicas
             return {
                 "metadata": {"name": name},
-                "spec": {"replicas": self.target_replicas},
+                "spec": {"replicas": replicas},
                 "status": status,
             }
         if resource == HPA_V2 and self.hpa is not None:

@@ -157,7 +157,14 @@ def decide(snapshot: Snapshot) -> Plan:
     # Every window start measured (docs/api.md, "status.windows"): the read of the target is a
     # step, made only while one is being measured.
     recorded = recording(
-        snapshot, autoscaler, model, evaluated, applied=standing.applied, paused=paused
+        snapshot,
+        autoscaler,
+        model,
+        evaluated,
+        applied=standing.applied,
+        paused=paused,
+        bounds=(state.min_replicas, state.max_replicas),
+        overridden=incident.override is not None and not paused,
     )
     if isinstance(recorded, ReadReadiness):
         return Plan(snapshot.memory, recorded)

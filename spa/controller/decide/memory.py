@@ -228,12 +228,15 @@ class CapacityHeld:
 @dataclass(frozen=True, slots=True)
 class ReadinessRead:
     """What the scale target showed of a window's readiness (docs/api.md, "status.windows"):
-    its spec.replicas and status.readyReplicas (None: it reports none), or why it could not
-    be read (`problem`; `forbidden`: RBAC refused the read, docs/install.md, "Window
-    readiness")."""
+    its spec.replicas, status.replicas (`created`) and status.readyReplicas (None: it reports
+    none), the message of its ReplicaFailure condition (`failure`: its pods could not be
+    created), or why it could not be read (`problem`; `forbidden`: RBAC refused the read,
+    docs/install.md, "Window readiness")."""
 
     replicas: int | None = None
     ready: int | None = None
+    created: int | None = None
+    failure: str | None = None
     problem: str | None = None
     forbidden: bool = False
 

@@ -243,10 +243,10 @@ class CapacityReport:
 @dataclass(frozen=True, slots=True)
 class WindowReport:
     """What the window series show after a final plan (docs/operations.md): the window starts
-    whose outcome this plan made final, as (outcome, Ready relative to B in seconds), and
-    whether the last measured window was late (None: none measured)."""
+    whose outcome this plan made final, as (outcome, why it was missed, Ready relative to B
+    in seconds), and whether the last measured window was late (None: none measured)."""
 
-    measured: tuple[tuple[str, int | None], ...] = ()
+    measured: tuple[tuple[str, str | None, int | None], ...] = ()
     late: bool | None = None
 
 

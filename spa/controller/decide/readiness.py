@@ -3,7 +3,10 @@
 The project promises capacity *Ready* before a known peak; this module says, for one window
 start, whether it was (docs/api.md, "status.windows"): Early when the target's readyReplicas
 reached the window's minimum by the boundary B, Late when after B but before the window ended,
-Missed when not before it ended (with why), Pending while that is not known yet. It is pure:
+Missed when not before it ended (with why), Pending while that is not known yet. Why is the
+first cause that applies, most fundamental first (:class:`MissedReason`), from what the
+decision knows (a pause, the bounds in force on the HPA) and what the read of the target
+itself showed (its spec and status replicas, its ReplicaFailure condition). It is pure:
 what the target showed is read elsewhere (at the requeues around a window), and handed in as
 an :class:`Observation`; the result is the status entry, kept in status.windows, newest first,
 at most `MAX_WINDOWS`, from which the Auto lead times are learned
@@ -21,11 +24,13 @@ from spa.api.resources import MAX_WINDOWS, LeadInForce, WindowRecord
 from spa.schedule import format_instant
 
 __all__ = [
+    "HELD_BACK",
     "MissedReason",
     "Observation",
     "Outcome",
     "classify",
     "is_late",
+    "is_quota",
     "record",
     "stored_windows",
     "with_record",
@@ -40,17 +45,26 @@ class Outcome(StrEnum):
 
 
 class MissedReason(StrEnum):
-    """Why a window was missed, most fundamental first: the first that applies is given."""
+    """Why a window was missed, most fundamental first: the first that applies is given
+    (docs/api.md, "status.windows")."""
 
-    NoReadyReplicas = "NoReadyReplicas"
     NotReadable = "NotReadable"
     NoTarget = "NoTarget"
+    NoReadyReplicas = "NoReadyReplicas"
     Paused = "Paused"
     MaxReplicas = "MaxReplicas"
+    Overridden = "Overridden"
+    NotScaled = "NotScaled"
     Quota = "Quota"
+    FailedCreate = "FailedCreate"
     PodsPending = "PodsPending"
     NotReady = "NotReady"
 
+
+# The causes the decision knows of, not the target: kept on a Pending entry when seen while
+# the window is open, since at its end the pause or override may be over and the bounds in
+# force are the next window's.
+HELD_BACK = (MissedReason.Paused, MissedReason.MaxReplicas, MissedReason.Overridden)
 
 _MESSAGES = {
     MissedReason.NoReadyReplicas: "the target reports no status.readyReplicas: Ready is not "
@@ -60,11 +74,30 @@ _MESSAGES = {
     MissedReason.NoTarget: "the scale target cannot be read (not found, or its kind is not "
     "served): Ready is not measured",
     MissedReason.Paused: "the ScheduledPodAutoscaler was paused during the window",
-    MissedReason.MaxReplicas: "the HPA's maxReplicas is below the window's minReplicas",
+    MissedReason.MaxReplicas: "the maxReplicas in force on the HPA (an override's) was below "
+    "the window's minReplicas",
+    MissedReason.Overridden: "an override held the HPA's minReplicas below the window's",
+    MissedReason.NotScaled: "the target's spec.replicas never reached the window's minimum "
+    "(its HPA did not scale it, or something scaled it back: see the HPA's conditions)",
     MissedReason.Quota: "a ResourceQuota refused the window's pods",
-    MissedReason.PodsPending: "pods stayed Pending: no node had room for them",
+    MissedReason.FailedCreate: "the window's pods could not be created",
+    MissedReason.PodsPending: "the window's pods were created but not Ready: Pending (no node "
+    "with room, an image pull) or failing their readiness probe",
     MissedReason.NotReady: "the pods were not Ready before the window ended",
 }
+# Started paused: the HPA was not raised for the window, so nothing is measured.
+_STARTED_PAUSED = (
+    "the ScheduledPodAutoscaler was paused when the window started: its HPA was not raised "
+    "for it, and Ready is not measured"
+)
+# A message is at most 256 characters (docs/api.md, "status.windows").
+_MESSAGE_LENGTH = 256
+
+
+def is_quota(failure: str) -> bool:
+    """Whether a ReplicaFailure condition's message is a ResourceQuota's refusal (the
+    admission's "exceeded quota" or "failed quota")."""
+    return "exceeded quota" in failure or "failed quota" in failure
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,46 +124,83 @@ class Observation:
     found: bool = True
     """False when the target cannot be read: not found, or its kind not served."""
     paused: bool = False
+    """The SPA is paused (at the raise: `started_paused`)."""
+    started_paused: bool = False
+    """The window's raise came while the SPA was paused: its HPA was not raised for it."""
     max_below_min: bool = False
+    """The maxReplicas in force on the HPA is below the window's minimum."""
+    overridden: bool = False
+    """An override holds the HPA's minReplicas below the window's minimum."""
+    reports_replicas: bool = True
+    """False for a target without spec.replicas (whether it was scaled is not known)."""
     quota_refused: bool = False
-    pods_unschedulable: bool = False
+    """The target's ReplicaFailure condition is a ResourceQuota's refusal."""
+    create_failure: str | None = None
+    """The message of the target's ReplicaFailure condition, when it has one."""
+    pods_pending: bool = False
+    """The target's status.replicas reached the minimum, its readyReplicas did not."""
+    held_back: MissedReason | None = None
+    """A cause kept on the Pending entry (one of HELD_BACK), with its message."""
+    held_back_message: str | None = None
+
+
+def _causes(observation: Observation, *, final: bool) -> list[MissedReason]:
+    """What held the window back, most fundamental first; `final`: at its end, when what did
+    not happen in it (its spec reaching the minimum) is a cause too."""
+    facts = (
+        (observation.paused or observation.started_paused, MissedReason.Paused),
+        (observation.max_below_min, MissedReason.MaxReplicas),
+        (observation.overridden, MissedReason.Overridden),
+        (
+            final and observation.reports_replicas and observation.replicas_at is None,
+            MissedReason.NotScaled,
+        ),
+        (observation.quota_refused, MissedReason.Quota),
+        (observation.create_failure is not None, MissedReason.FailedCreate),
+        (observation.pods_pending, MissedReason.PodsPending),
+    )
+    found = {why for applies, why in facts if applies}
+    if observation.held_back is not None:
+        found.add(observation.held_back)
+    return [why for why in MissedReason if why in found]
 
 
 def classify(observation: Observation, *, now: int) -> tuple[Outcome, MissedReason | None]:
-    """The outcome of a window start at `now`, and why it was missed."""
+    """The outcome of a window start at `now`, and why it was missed (for a Pending one: what
+    the decision saw hold it back so far, one of HELD_BACK, if any)."""
     if not observation.readable:
         return Outcome.Missed, MissedReason.NotReadable
     if not observation.found:
         return Outcome.Missed, MissedReason.NoTarget
+    if observation.started_paused:
+        return Outcome.Missed, MissedReason.Paused
     if observation.ready_at is not None and observation.reports_ready:
         if observation.ready_at <= observation.boundary:
             return Outcome.Early, None
         if observation.ready_at < observation.end:
             return Outcome.Late, None
     elif now < observation.end and observation.reports_ready:
-        return Outcome.Pending, None
+        held = [why for why in _causes(observation, final=False) if why in HELD_BACK]
+        return Outcome.Pending, held[0] if held else None
     elif now < observation.end:
         # A target that reports no readiness: said at once, nothing to wait for.
         return Outcome.Missed, MissedReason.NoReadyReplicas
-    causes = (
-        (not observation.reports_ready, MissedReason.NoReadyReplicas),
-        (observation.paused, MissedReason.Paused),
-        (observation.max_below_min, MissedReason.MaxReplicas),
-        (observation.quota_refused, MissedReason.Quota),
-        (observation.pods_unschedulable, MissedReason.PodsPending),
-    )
-    reason = next((why for applies, why in causes if applies), MissedReason.NotReady)
-    return Outcome.Missed, reason
+    if not observation.reports_ready:
+        return Outcome.Missed, MissedReason.NoReadyReplicas
+    causes = _causes(observation, final=True)
+    return Outcome.Missed, causes[0] if causes else MissedReason.NotReady
 
 
 def is_late(window: WindowRecord) -> bool:
     """Whether a recorded window counts against readiness (the SpaWindowLate alert,
-    docs/operations.md): Late, or Missed for a reason other than a pause or a target whose
-    readiness is not measured."""
+    docs/operations.md): Late, or Missed for a reason other than a pause, an override (what
+    somebody chose to hold) or a target whose readiness is not measured."""
     if window.outcome == Outcome.Late:
         return True
     return window.outcome == Outcome.Missed and window.reason not in (
         MissedReason.Paused,
+        MissedReason.MaxReplicas,
+        MissedReason.Overridden,
         MissedReason.NoReadyReplicas,
         MissedReason.NotReadable,
         MissedReason.NoTarget,
@@ -139,6 +209,20 @@ def is_late(window: WindowRecord) -> bool:
 
 def _time(instant: int | None) -> str | None:
     return None if instant is None else format_instant(instant)
+
+
+def _message(observation: Observation, reason: MissedReason) -> str:
+    """The reason in words, with the target's own words for a failure to create pods."""
+    if reason == MissedReason.Paused and observation.started_paused:
+        return _STARTED_PAUSED
+    if reason == observation.held_back and observation.held_back_message:
+        return observation.held_back_message
+    text = _MESSAGES[reason]
+    if reason in (MissedReason.Quota, MissedReason.FailedCreate) and observation.create_failure:
+        text = f"{text}: {observation.create_failure}"
+    if len(text) > _MESSAGE_LENGTH:
+        text = text[: _MESSAGE_LENGTH - 3] + "..."
+    return text
 
 
 def record(
@@ -168,7 +252,7 @@ def record(
         ready_seconds=None if ready is None else ready - observation.boundary,
         outcome=outcome.value,
         reason=None if reason is None else reason.value,
-        message=None if reason is None else _MESSAGES[reason],
+        message=None if reason is None else _message(observation, reason),
     )
 
 

@@ -32,10 +32,12 @@ from spa.controller.decide.capacity import window_capacity_lead
 from spa.controller.decide.membership import Evaluated
 from spa.controller.decide.plan import ReadReadiness, WindowReport
 from spa.controller.decide.readiness import (
+    HELD_BACK,
     MissedReason,
     Observation,
     Outcome,
     is_late,
+    is_quota,
     record,
     with_record,
 )
@@ -126,7 +128,13 @@ def _end_of(compiled: CompiledSchedule, boundary: int) -> int | None:
     return None
 
 
+def _held_back(entry: WindowRecord) -> MissedReason | None:
+    """The cause a Pending entry keeps (one of HELD_BACK), if any."""
+    return next((why for why in HELD_BACK if why == entry.reason), None)
+
+
 def _observation(entry: WindowRecord, *, end: int, paused: bool) -> Observation:
+    held_back = _held_back(entry)
     return Observation(
         schedule=str(entry.schedule),
         boundary=_instant(entry.boundary) or 0,
@@ -139,7 +147,9 @@ def _observation(entry: WindowRecord, *, end: int, paused: bool) -> Observation:
         capacity_released_at=_instant(entry.capacity_released_at),
         nodes_ready_at=_instant(entry.nodes_ready_at),
         pods_waited_seconds=entry.pods_waited_seconds,
-        paused=paused or entry.reason == MissedReason.Paused,
+        paused=paused,
+        held_back=held_back,
+        held_back_message=None if held_back is None else entry.message,
     )
 
 
@@ -200,6 +210,8 @@ def recording(
     *,
     applied: bool,
     paused: bool,
+    bounds: tuple[int, int],
+    overridden: bool = False,
 ) -> ReadReadiness | Recording:
     """The read of the target the window starts being measured need first, or what the final
     plan says of them.
@@ -207,7 +219,12 @@ def recording(
     A window start is recorded (Pending) when the raise of a Schedule that sets minReplicas
     has come, unless it is first seen more than FIRST_SEEN_GRACE_SECONDS after it; while one
     is Pending, each decision reads the target (once per reconcile) and the entry becomes
-    Early, Late or Missed (spa/controller/decide/readiness.py)."""
+    Early, Late or Missed (spa/controller/decide/readiness.py). A raise that comes while the
+    SPA is paused is recorded Missed, Paused, at once: its HPA is not raised for it.
+
+    `bounds` are the (minReplicas, maxReplicas) in force on the HPA now, `overridden` whether
+    an override holds them: while a window is open, bounds below its minimum say why it is
+    held back (after its end they are the next window's, so they are not looked at then)."""
     instant = snapshot.instant
     # As validated with the SPA (no second validation per decision).
     stored = list(model.status.windows or []) if model.status is not None else []
@@ -218,8 +235,9 @@ def recording(
         for entry in evaluated
         if entry.compiled is not None and entry.rule is not None
     }
-    # New window starts: their raise has come.
-    if applied:
+    measured: list[tuple[str, str | None, int | None]] = []
+    # New window starts: their raise has come (or would have, but for a pause).
+    if applied or paused:
         for entry in evaluated:
             compiled = entry.compiled
             if compiled is None or entry.rule is None or not entry.rule.min_replicas:
@@ -239,7 +257,8 @@ def recording(
                 boundary=current[0],
                 end=current[1],
                 min_replicas=entry.rule.min_replicas,
-                raised_at=instant,
+                raised_at=None if paused else instant,
+                started_paused=paused,
             )
             entered = record(
                 observation,
@@ -248,13 +267,14 @@ def recording(
                 capacity_lead=_capacity_lead(compiled, model),
             )
             windows = with_record(windows, entered)
+            if entered.outcome != Outcome.Pending:
+                measured.append((str(entered.outcome), entered.reason, entered.ready_seconds))
     pending = [w for w in windows if w.outcome == Outcome.Pending]
     read = snapshot.attempts.readiness
     if pending and read is None:
         ref = spec.horizontal_pod_autoscaler_spec.scale_target_ref
         return ReadReadiness(autoscaler, (ref.api_version or "v1", ref.kind, ref.name))
     events: list[Event] = []
-    measured: list[tuple[str, int | None]] = []
     wake_at: int | None = None
     recheck: float | None = None
     for window in pending:
@@ -264,6 +284,14 @@ def recording(
         # A window whose Schedule is gone, or no longer starts then, is over.
         observation = _observation(window, end=end if end is not None else instant, paused=paused)
         minimum = observation.min_replicas
+        if instant < observation.end:
+            # The window is open: the bounds in force are its own, unless something holds
+            # them below it (docs/api.md, "status.windows").
+            observation = replace(
+                observation,
+                max_below_min=bounds[1] < minimum,
+                overridden=overridden and bounds[0] < minimum,
+            )
         assert read is not None  # read above while a window start is pending
         if read.forbidden:
             observation = replace(observation, readable=False)
@@ -273,6 +301,17 @@ def recording(
         else:
             if read.ready is None:
                 observation = replace(observation, reports_ready=False)
+            if read.replicas is None:
+                observation = replace(observation, reports_replicas=False)
+            failure = read.failure
+            observation = replace(
+                observation,
+                quota_refused=failure is not None and is_quota(failure),
+                create_failure=failure,
+                pods_pending=read.created is not None
+                and read.created >= minimum
+                and (read.ready or 0) < minimum,
+            )
             if observation.replicas_at is None and (read.replicas or 0) >= minimum:
                 observation = replace(observation, replicas_at=instant)
             if observation.ready_at is None and (read.ready or 0) >= minimum:
@@ -289,7 +328,7 @@ def recording(
             again = _recheck(instant, observation.raised_at)
             recheck = again if recheck is None else min(recheck, again)
             continue
-        measured.append((str(updated.outcome), updated.ready_seconds))
+        measured.append((str(updated.outcome), updated.reason, updated.ready_seconds))
         event = _event(autoscaler, updated)
         if event is not None:
             events.append(event)

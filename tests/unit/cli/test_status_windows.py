@@ -57,7 +57,7 @@ def test_the_table_has_one_line_per_window_newest_first() -> None:
     assert lines[start + 1 : start + 4] == [
         "2026-11-23 02:50 push: Ready at B-42 s",
         "2026-11-22 02:50 push: late: Ready at B+75 s",
-        "2026-11-21 02:50 push: missed: pods Pending",
+        "2026-11-21 02:50 push: missed: pods Pending or not Ready",
     ]
     assert "lead:" not in table  # no Auto lead: the spec says it
 
@@ -92,3 +92,26 @@ def test_a_window_not_measured_says_what_to_grant() -> None:
         "2026-11-23 02:50 push: missed: Ready not measured (grant get on the target, "
         "docs/install.md)"
     )
+
+
+def test_each_reason_reads_as_words_and_a_pending_window_says_what_holds_it_back() -> None:
+    def line(**entry: Any) -> str:
+        return window_line(
+            WindowRecord.model_validate(
+                {"schedule": "push", "boundary": "2026-11-21T02:50:00Z", **entry}
+            )
+        )
+
+    assert line(outcome="Missed", reason="Quota") == (
+        "2026-11-21 02:50 push: missed: a ResourceQuota refused pods"
+    )
+    assert line(outcome="Missed", reason="NotScaled") == (
+        "2026-11-21 02:50 push: missed: the target's spec.replicas never reached the minimum"
+    )
+    assert line(outcome="Missed", reason="Overridden").endswith(
+        "missed: an override held minReplicas below the window's"
+    )
+    assert line(outcome="Pending", reason="Paused") == (
+        "2026-11-21 02:50 push: being measured, held back: paused"
+    )
+    assert line(outcome="Pending") == "2026-11-21 02:50 push: being measured"

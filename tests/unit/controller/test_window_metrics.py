@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from prometheus_client import REGISTRY
 
+from spa.controller.decide.readiness import MissedReason
 from spa.controller.metrics import WINDOW_READY_BUCKETS, ControllerMetrics
 
 
@@ -14,19 +15,25 @@ def _sample(metric: str, **labels: str) -> float:
     return 0.0 if value is None else value
 
 
-def test_every_outcome_has_a_series_before_any_window() -> None:
-    for outcome in ("Early", "Late", "Missed"):
-        assert REGISTRY.get_sample_value("spa_windows_total", {"outcome": outcome}) is not None
+def test_every_outcome_and_reason_has_a_series_before_any_window() -> None:
+    for outcome in ("Early", "Late"):
+        labels = {"outcome": outcome, "reason": ""}
+        assert REGISTRY.get_sample_value("spa_windows_total", labels) is not None
+    for reason in MissedReason:
+        labels = {"outcome": "Missed", "reason": reason.value}
+        assert REGISTRY.get_sample_value("spa_windows_total", labels) is not None
 
 
 def test_a_window_is_counted_and_its_readiness_observed() -> None:
-    late_before = _sample("spa_windows_total", outcome="Late")
+    late_before = _sample("spa_windows_total", outcome="Late", reason="")
+    quota_before = _sample("spa_windows_total", outcome="Missed", reason="Quota")
     early_bucket = _sample("spa_window_ready_seconds_bucket", le="-30.0")
     late_bucket = _sample("spa_window_ready_seconds_bucket", le="60.0")
-    ControllerMetrics.window_measured(outcome="Late", ready_seconds=45)
-    ControllerMetrics.window_measured(outcome="Early", ready_seconds=-42)
-    ControllerMetrics.window_measured(outcome="Missed", ready_seconds=None)
-    assert _sample("spa_windows_total", outcome="Late") == late_before + 1
+    ControllerMetrics.window_measured(outcome="Late", reason=None, ready_seconds=45)
+    ControllerMetrics.window_measured(outcome="Early", reason=None, ready_seconds=-42)
+    ControllerMetrics.window_measured(outcome="Missed", reason="Quota", ready_seconds=None)
+    assert _sample("spa_windows_total", outcome="Late", reason="") == late_before + 1
+    assert _sample("spa_windows_total", outcome="Missed", reason="Quota") == quota_before + 1
     # -42 s is in the bucket of "at most 30 s early"; both are at most 60 s late.
     assert _sample("spa_window_ready_seconds_bucket", le="-30.0") == early_bucket + 1
     assert _sample("spa_window_ready_seconds_bucket", le="60.0") == late_bucket + 2

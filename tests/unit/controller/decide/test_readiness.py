@@ -4,6 +4,7 @@ docs/api.md "status.windows"), and the bounded history it is kept in."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -43,37 +44,93 @@ def test_ready_after_the_boundary_is_late() -> None:
 
 
 def test_pending_until_the_window_ends_then_missed_with_why() -> None:
-    observed = replace(WINDOW, raised_at=B - 120, pods_unschedulable=True)
+    observed = replace(WINDOW, raised_at=B - 120, replicas_at=B - 110, pods_pending=True)
     assert classify(observed, now=B + 3599) == (Outcome.Pending, None)
     assert classify(observed, now=B + 3600) == (Outcome.Missed, MissedReason.PodsPending)
     entry = record(observed, now=B + 3600, lead=LEAD)
     assert (entry.outcome, entry.reason) == ("Missed", "PodsPending")
-    assert entry.message == "pods stayed Pending: no node had room for them"
+    assert entry.message is not None
+    assert entry.message.startswith("the window's pods were created but not Ready")
+
+
+SCALED = replace(WINDOW, raised_at=B - 120, replicas_at=B - 110)
 
 
 @pytest.mark.parametrize(
     ("facts", "reason"),
     [
-        ({"paused": True, "pods_unschedulable": True}, MissedReason.Paused),
+        ({"paused": True, "pods_pending": True}, MissedReason.Paused),
         ({"max_below_min": True, "quota_refused": True}, MissedReason.MaxReplicas),
-        ({"quota_refused": True, "pods_unschedulable": True}, MissedReason.Quota),
+        ({"overridden": True, "pods_pending": True}, MissedReason.Overridden),
+        ({"replicas_at": None, "quota_refused": True}, MissedReason.NotScaled),
+        ({"quota_refused": True, "create_failure": "x", "pods_pending": True}, MissedReason.Quota),
+        ({"create_failure": "x", "pods_pending": True}, MissedReason.FailedCreate),
+        ({"pods_pending": True}, MissedReason.PodsPending),
+        ({"held_back": MissedReason.Paused, "pods_pending": True}, MissedReason.Paused),
+        ({"held_back": MissedReason.Overridden, "max_below_min": True}, MissedReason.MaxReplicas),
+        ({"replicas_at": None, "reports_replicas": False}, MissedReason.NotReady),
         ({}, MissedReason.NotReady),
     ],
 )
-def test_the_most_fundamental_reason_is_given(facts: dict[str, bool], reason: MissedReason) -> None:
-    observed = replace(
-        WINDOW,
-        paused=facts.get("paused", False),
-        max_below_min=facts.get("max_below_min", False),
-        quota_refused=facts.get("quota_refused", False),
-        pods_unschedulable=facts.get("pods_unschedulable", False),
-    )
+def test_the_most_fundamental_reason_is_given(
+    facts: dict[str, object], reason: MissedReason
+) -> None:
+    observed = replace(SCALED, **facts)  # type: ignore[arg-type]
     assert classify(observed, now=WINDOW.end) == (Outcome.Missed, reason)
 
 
 def test_ready_only_after_the_end_is_missed() -> None:
-    observed = replace(WINDOW, ready_at=WINDOW.end + 5)
+    observed = replace(SCALED, ready_at=WINDOW.end + 5)
     assert classify(observed, now=WINDOW.end + 5) == (Outcome.Missed, MissedReason.NotReady)
+
+
+def test_a_quota_refusal_is_said_in_the_targets_own_words_within_the_bound() -> None:
+    failure = (
+        'pods "web-7d4b9c-x2x" is forbidden: exceeded quota: pods, requested: pods=1, '
+        "used: pods=2, limited: pods=2"
+    )
+    entry = record(
+        replace(SCALED, quota_refused=True, create_failure=failure), now=WINDOW.end, lead=LEAD
+    )
+    assert (entry.outcome, entry.reason) == ("Missed", "Quota")
+    assert entry.message == f"a ResourceQuota refused the window's pods: {failure}"
+    assert is_late(entry)
+    long = record(replace(SCALED, create_failure="y" * 400), now=WINDOW.end, lead=LEAD)
+    assert long.reason == "FailedCreate"
+    assert long.message is not None
+    assert len(long.message) == 256
+    assert long.message.endswith("...")
+
+
+def test_a_bound_held_below_the_window_is_kept_while_pending() -> None:
+    """Seen while the window is open, an override (or a pause) is kept on the Pending entry:
+    at the window's end the override may be over, and the bounds are the next window's."""
+    held = record(replace(SCALED, overridden=True), now=B + 60, lead=LEAD)
+    assert (held.outcome, held.reason) == ("Pending", "Overridden")
+    later = replace(SCALED, held_back=MissedReason.Overridden, held_back_message=held.message)
+    assert classify(later, now=B + 120) == (Outcome.Pending, MissedReason.Overridden)
+    missed = record(replace(later, pods_pending=True), now=WINDOW.end, lead=LEAD)
+    assert (missed.outcome, missed.reason, missed.message) == (
+        "Missed",
+        "Overridden",
+        held.message,
+    )
+    assert not is_late(missed)
+    # What the target shows is not kept: a Pending entry says nothing of it.
+    assert record(replace(SCALED, pods_pending=True), now=B, lead=LEAD).reason is None
+    # Ready all the same: the window is what it was.
+    ready = record(replace(later, ready_at=B - 5), now=B, lead=LEAD)
+    assert (ready.outcome, ready.reason) == ("Early", None)
+
+
+def test_a_window_started_while_paused_is_missed_at_once_and_not_learned_from() -> None:
+    entry = record(replace(WINDOW, started_paused=True), now=B - 120, lead=LEAD)
+    assert (entry.outcome, entry.reason) == ("Missed", "Paused")
+    assert entry.message is not None
+    assert "paused when the window started" in entry.message
+    assert entry.raised_at is None
+    assert not is_late(entry)
+    assert pod_needs([entry]) == []
 
 
 def test_a_target_without_ready_replicas_is_said_at_once_and_not_learned_from() -> None:
@@ -90,7 +147,14 @@ def test_late_and_missed_count_against_readiness_but_a_pause_does_not() -> None:
     paused = record(replace(WINDOW, paused=True), now=WINDOW.end, lead=LEAD)
     missed = record(WINDOW, now=WINDOW.end, lead=LEAD)
     early = record(replace(WINDOW, ready_at=B), now=B, lead=LEAD)
-    assert [is_late(w) for w in (late, paused, missed, early)] == [True, False, True, False]
+    capped = record(replace(WINDOW, max_below_min=True), now=WINDOW.end, lead=LEAD)
+    assert [is_late(w) for w in (late, paused, missed, early, capped)] == [
+        True,
+        False,
+        True,
+        False,
+        False,
+    ]
 
 
 def test_a_window_measured_again_replaces_its_entry() -> None:
@@ -107,8 +171,20 @@ def test_the_history_is_bounded_newest_first(days: list[int]) -> None:
         windows = with_record(
             windows, record(replace(WINDOW, boundary=start, end=start + 3600), now=B, lead=LEAD)
         )
-    boundaries = [w.boundary for w in windows]
+    boundaries = [w.boundary or "" for w in windows]
     assert len(windows) == min(MAX_WINDOWS, len(set(days)))
     assert boundaries == sorted(set(boundaries), reverse=True)
     newest = sorted(set(days), reverse=True)[:MAX_WINDOWS]
     assert len(boundaries) == len(newest)
+
+
+def test_docs_give_every_reason_in_the_order_it_is_given() -> None:
+    """docs/api.md, "status.windows", lists the reasons in the order `classify` picks them."""
+    text = (Path(__file__).resolve().parents[4] / "docs" / "api.md").read_text()
+    table = text[text.index("| reason | when | late? |") :].split("\n\n")[0]
+    rows = [line.split("`")[1] for line in table.splitlines()[2:]]
+    assert rows == [why.value for why in MissedReason]
+    late = {row.split("`")[1]: row.endswith("| yes |") for row in table.splitlines()[2:]}
+    for why in MissedReason:
+        entry = record(SCALED, now=WINDOW.end, lead=LEAD).model_copy(update={"reason": why})
+        assert is_late(entry) == late[why.value], why

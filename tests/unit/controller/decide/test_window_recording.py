@@ -9,6 +9,7 @@ from typing import Any
 
 from prometheus_client import REGISTRY
 
+from spa.api.incident import INDEFINITE, OVERRIDE_ANNOTATION, PAUSED_UNTIL_ANNOTATION
 from spa.controller.decide import Memory, WakeUp
 from tests.unit.spa_model import OURS, Server, at, autoscaler, schedule
 
@@ -18,18 +19,27 @@ def _windows(server: Server) -> list[dict[str, Any]]:
     return list(server.autoscaler.get("status", {}).get("windows") or [])
 
 
-def _counted(outcome: str) -> float:
-    return REGISTRY.get_sample_value("spa_windows_total", {"outcome": outcome}) or 0.0
+def _counted(outcome: str, reason: str | None = None) -> float:
+    """Windows counted with `outcome` (and `reason`; None: any)."""
+    return sum(
+        sample.value
+        for metric in REGISTRY.collect()
+        if metric.name == "spa_windows"
+        for sample in metric.samples
+        if sample.name == "spa_windows_total"
+        and sample.labels["outcome"] == outcome
+        and reason in (None, sample.labels["reason"])
+    )
 
 
 def _late_gauge() -> float | None:
     return REGISTRY.get_sample_value("spa_window_late", {"namespace": "shop", "name": "web"})
 
 
-def _server(**spec: Any) -> tuple[Server, Memory]:
+def _server(annotations: dict[str, str] | None = None, **spec: Any) -> tuple[Server, Memory]:
     """shop/web with a Daily window 10:00-11:00 of minReplicas 5, its HPA made at 9:00 and its
     target not Ready yet."""
-    obj = autoscaler()
+    obj = autoscaler() if annotations is None else autoscaler(annotations=annotations)
     obj["spec"].update(spec)
     server = Server(obj, [schedule("peak", owner=OURS)], target_ready=0)
     _, memory, _ = server.reconcile(at(9))
@@ -87,6 +97,7 @@ def test_a_window_ready_after_its_boundary_is_late_with_a_warning() -> None:
 
 def test_a_window_never_ready_is_missed_when_it_ends_and_never_read_again() -> None:
     server, memory = _server()
+    server.target_spec_replicas = 5  # scaled, no pod reported
     _, memory = _window_start(server, memory, at(10))
     _, memory, _ = server.reconcile(at(10, 30), memory)
     assert _windows(server)[0]["outcome"] == "Pending"
@@ -226,3 +237,134 @@ def test_a_window_that_orders_node_capacity_records_its_capacity_lead() -> None:
     _window_start(server, memory, at(10))
     (entry,) = _windows(server)
     assert entry["capacityLead"] == {"seconds": 600, "source": "Fixed", "explanation": "fixed 10m"}
+
+
+QUOTA_REFUSAL = (
+    'pods "web-7d4b9c-x2x" is forbidden: exceeded quota: pods, requested: pods=1, used: '
+    "pods=2, limited: pods=2"
+)
+
+
+def _missed_at_the_end(server: Server, memory: Memory) -> tuple[dict[str, Any], list[str]]:
+    """The window started at 10:00 and read at 10:30, then its end: its entry and the
+    messages of its WindowMissed Events."""
+    _, memory = _window_start(server, memory, at(10))
+    _, memory, _ = server.reconcile(at(10, 30), memory)
+    assert _windows(server)[0]["outcome"] == "Pending"
+    plan, _ = _window_start(server, memory, at(11))
+    (entry,) = _windows(server)
+    return entry, [e.message for e in plan.events if e.reason == "WindowMissed"]
+
+
+def test_a_window_whose_pods_a_quota_refused_is_missed_for_the_quota() -> None:
+    """The Deployment's ReplicaFailure condition (copied from its ReplicaSet) says why only 2
+    of the 5 pods exist: the window says it, in the quota's own words."""
+    server, memory = _server()
+    server.target_spec_replicas, server.target_created, server.target_ready = 5, 2, 2
+    server.target_failure = QUOTA_REFUSAL
+    counted = _counted("Missed", "Quota")
+    entry, warnings = _missed_at_the_end(server, memory)
+    assert _counted("Missed", "Quota") == counted + 1
+    assert (entry["outcome"], entry["reason"]) == ("Missed", "Quota")
+    assert entry["message"] == f"a ResourceQuota refused the window's pods: {QUOTA_REFUSAL}"
+    assert warnings == [
+        "Schedule peak, window start 2026-11-16T10:00:00Z: 5 replicas not Ready before the "
+        f"window ended: a ResourceQuota refused the window's pods: {QUOTA_REFUSAL}"
+    ]
+    assert _late_gauge() == 1
+
+
+def test_pods_created_but_not_ready_are_pods_pending() -> None:
+    server, memory = _server()
+    server.target_spec_replicas, server.target_created, server.target_ready = 5, 5, 1
+    entry, warnings = _missed_at_the_end(server, memory)
+    assert (entry["outcome"], entry["reason"]) == ("Missed", "PodsPending")
+    assert len(warnings) == 1
+
+
+def test_another_failure_to_create_pods_is_failed_create() -> None:
+    server, memory = _server()
+    server.target_spec_replicas, server.target_created, server.target_ready = 5, 1, 1
+    server.target_failure = 'admission webhook "policy.example" denied the request'
+    entry, _ = _missed_at_the_end(server, memory)
+    assert (entry["outcome"], entry["reason"]) == ("Missed", "FailedCreate")
+    assert entry["message"].endswith("denied the request")
+
+
+def test_a_target_never_scaled_to_the_minimum_is_not_scaled() -> None:
+    server, memory = _server()
+    server.target_spec_replicas, server.target_created, server.target_ready = 3, 3, 3
+    entry, warnings = _missed_at_the_end(server, memory)
+    assert (entry["outcome"], entry["reason"]) == ("Missed", "NotScaled")
+    assert "replicasAt" not in entry
+    assert len(warnings) == 1
+
+
+def test_a_window_that_starts_while_paused_is_recorded_paused_and_never_read() -> None:
+    """The HPA is not raised for it: recorded at once, not measured (no read of the target),
+    not late, no Event; the pause ending within the window does not record it again."""
+    until = "2026-11-16T10:20:00Z"
+    server, memory = _server(annotations={PAUSED_UNTIL_ANNOTATION: until})
+    missed = _counted("Missed", "Paused")
+    plan, memory = _window_start(server, memory, at(10))
+    (entry,) = _windows(server)
+    assert (entry["outcome"], entry["reason"]) == ("Missed", "Paused")
+    assert "paused when the window started" in entry["message"]
+    assert "raisedAt" not in entry
+    assert server.target_reads == 0
+    assert not [e for e in plan.events if e.reason.startswith("Window")]
+    assert _late_gauge() == 0
+    assert _counted("Missed", "Paused") == missed + 1
+    assert plan.requeue.recheck_after is None
+    # The pause ends at 10:20: the schedule applies, the window is not recorded again.
+    _, memory = _window_start(server, memory, at(10, 20))
+    assert server.hpa is not None
+    assert server.hpa["spec"]["minReplicas"] == 5
+    assert _windows(server) == [entry]
+    assert server.target_reads == 0
+
+
+def test_a_pause_during_the_window_is_kept_and_is_why_it_was_missed() -> None:
+    server, memory = _server()
+    server.target_spec_replicas = 5
+    _, memory = _window_start(server, memory, at(10))
+    assert server.autoscaler is not None
+    server.autoscaler["metadata"]["annotations"] = {PAUSED_UNTIL_ANNOTATION: INDEFINITE}
+    _, memory, _ = server.reconcile(at(10, 30), memory)
+    (entry,) = _windows(server)
+    assert (entry["outcome"], entry["reason"]) == ("Pending", "Paused")
+    server.autoscaler["metadata"]["annotations"] = {}
+    plan, _ = _window_start(server, memory, at(11))
+    (entry,) = _windows(server)
+    assert (entry["outcome"], entry["reason"]) == ("Missed", "Paused")
+    assert not [e for e in plan.events if e.reason.startswith("Window")]
+    assert _late_gauge() == 0
+
+
+def test_an_override_below_the_window_is_why_it_was_missed_though_it_ended_with_it() -> None:
+    """min=2 until the window's end: at the end the override is over (and the bounds are the
+    base's), so what the window saw of it was kept on its Pending entry."""
+    override = "min=2,until=2026-11-16T11:00:00Z"
+    server, memory = _server(annotations={OVERRIDE_ANNOTATION: override})
+    server.target_spec_replicas = 5
+    _, memory = _window_start(server, memory, at(10))
+    (entry,) = _windows(server)
+    assert (entry["outcome"], entry["reason"]) == ("Pending", "Overridden")
+    plan, _ = _window_start(server, memory, at(11))
+    (entry,) = _windows(server)
+    assert (entry["outcome"], entry["reason"]) == ("Missed", "Overridden")
+    assert entry["message"] == "an override held the HPA's minReplicas below the window's"
+    assert not [e for e in plan.events if e.reason.startswith("Window")]
+    assert _late_gauge() == 0
+
+
+def test_an_overrides_max_below_the_window_is_max_replicas() -> None:
+    server, memory = _server(
+        annotations={OVERRIDE_ANNOTATION: "min=2,max=3,until=2026-11-16T12:00:00Z"}
+    )
+    server.target_spec_replicas = 3
+    _, memory = _window_start(server, memory, at(10))
+    assert _windows(server)[0]["reason"] == "MaxReplicas"
+    entry, warnings = _missed_at_the_end(server, memory)
+    assert (entry["outcome"], entry["reason"]) == ("Missed", "MaxReplicas")
+    assert warnings == []
