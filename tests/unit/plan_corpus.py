@@ -672,6 +672,14 @@ NEWCOMER: dict[str, tuple[str, tuple[str, ...]]] = {
         ),
         ("the alias *daily has no anchor &daily before it",),
     ),
+    "a Monday window on a Tuesday": (
+        _newcomer(
+            "  type: Weekly\n  startDayOfWeek: Monday\n  endDayOfWeek: Monday\n"
+            "  startTime: '09:00'\n  endTime: '17:00'\n  startDate: 2026-03-10\n"
+            "  endDate: 2026-03-10\n"
+        ),
+        ("spec.endDate: the window never starts: its type and times give no window",),
+    ),
     "a date for a pause": (
         _SHOP_AUTOSCALER.replace(
             "  namespace: shop\n",
