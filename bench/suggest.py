@@ -37,6 +37,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.measured import positive_int  # noqa: E402
 from bench.report import conditions, smoke_verdict, write_json  # noqa: E402
 from spa.schedule import format_instant  # noqa: E402
 from tests.history.corpus import Corpus, Workload, desired_replicas, standard_corpus  # noqa: E402
@@ -185,9 +186,11 @@ def _timed_suggest(
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--autoscalers", type=int, default=500)
-    parser.add_argument("--weeks", type=int, default=4)
-    parser.add_argument("--repeats", type=int, default=2, help="runs of spa suggest (the best)")
+    parser.add_argument("--autoscalers", type=positive_int, default=500)
+    parser.add_argument("--weeks", type=positive_int, default=4)
+    parser.add_argument(
+        "--repeats", type=positive_int, default=2, help="runs of spa suggest (the best)"
+    )
     parser.add_argument("--out", help="write the raw results (JSON) here")
     parser.add_argument("--smoke", action="store_true", help="5 autoscalers, 2 weeks, once")
     arguments = parser.parse_args()

@@ -128,15 +128,45 @@ class SnapshotReader:
     def _gather_calendars(
         self, schedules: list[wire.Schedule]
     ) -> dict[CalendarKey, dict[str, Any]]:
-        """The cached calendars the Schedules refer to (a missing one is left out)."""
+        """The cached calendars the Schedules refer to. A missing one is left out, and the
+        calendars of its name are gathered instead, of either kind and in any namespace: the
+        "not found" then says where one is, as `spa plan` says it (docs/schedules.md, "Shared
+        calendars")."""
         found: dict[CalendarKey, dict[str, Any]] = {}
         for schedule in schedules:
             for key in referenced_calendars(schedule):
-                cache = self._calendar_kinds.get(key.kind)
-                store = None if cache is None else cache.store
-                cluster = key.kind == CLUSTER_CALENDAR_KIND
-                name = key.name if cluster else f"{key.namespace}/{key.name}"
-                document = None if store is None else store.get(name)
+                document = self._cached_calendar(key)
                 if document is not None:
                     found[key] = document
+                    continue
+                for namesake in self._namesakes(key.name):
+                    if (elsewhere := self._cached_calendar(namesake)) is not None:
+                        found[namesake] = elsewhere
         return found
+
+    def _cached_calendar(self, key: CalendarKey) -> dict[str, Any] | None:
+        cache = self._calendar_kinds.get(key.kind)
+        store = None if cache is None else cache.store
+        cluster = key.kind == CLUSTER_CALENDAR_KIND
+        name = key.name if cluster else f"{key.namespace}/{key.name}"
+        return None if store is None else store.get(name)
+
+    def _namesakes(self, name: str) -> list[CalendarKey]:
+        """The keys of the cached calendars named `name`: the ClusterCalendar, and the Calendars
+        of every namespace (found by the stores' keys; asked only for a reference that is not
+        found)."""
+        keys = []
+        for kind, cache in self._calendar_kinds.items():
+            store = cache.store
+            if store is None:
+                continue
+            if kind == CLUSTER_CALENDAR_KIND:
+                if name in store:
+                    keys.append(CalendarKey(kind, "", name))
+                continue
+            keys += [
+                CalendarKey(kind, namespace, name)
+                for namespace, _, stored in (key.partition("/") for key in store)
+                if stored == name
+            ]
+        return keys

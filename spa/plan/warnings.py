@@ -10,7 +10,7 @@ opens). They are listed like errors, by file and field, and do not change the ex
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime, timedelta
+from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from spa.api import SCHEDULED_POD_AUTOSCALER, FieldError, wire
@@ -23,6 +23,7 @@ from spa.schedule import (
     Window,
     skipped_between,
 )
+from spa.schedule.wallclock import shift_date, wall_instant
 from spa.schedule.windows import DEFAULT_HORIZON_YEARS
 
 __all__ = ["hpa_conflict", "hpa_key", "never_starts"]
@@ -124,6 +125,9 @@ def never_starts(window: Window, at: int) -> FieldError | None:
         return None
     if not isinstance(window, CalendarWindow):
         return None
+    bounded = _none_within_bounds(window, at)
+    if bounded is not None:
+        return bounded
     # A year ahead, never past the end of the calendar (9999-12-31: no date after it exists).
     ahead = min(at + 366 * 86400, LAST_INSTANT)
     first = window.calendar.start_date
@@ -142,6 +146,45 @@ def never_starts(window: Window, at: int) -> FieldError | None:
         f"no window starts in the next {DEFAULT_HORIZON_YEARS} years: its calendars remove "
         f"every one{said}",
     )
+
+
+# How much of the window's own occurrences is asked for at a time, looking for one between the
+# bounds: the search stops at the first.
+_BOUNDS_STEP = 31 * 86400
+
+
+def _none_within_bounds(window: CalendarWindow, at: int) -> FieldError | None:
+    """For a recurring window with an `endDate` within the engine's look-ahead: that its type
+    and times give no window on any date from `startDate` (or `at`) to `endDate`, which no
+    calendar is needed to explain (a Monday window from a Tuesday to the same Tuesday, a
+    29 February cron from December to the next December). None when one is there."""
+    first, last = window.calendar.start_date, window.calendar.end_date
+    if last is None:
+        return None
+    zone = window.zone
+    horizon = at + DEFAULT_HORIZON_YEARS * 366 * 86400
+    after = shift_date(last, 2)
+    high = None if after is None else wall_instant(after, time(), zone)
+    if high is None or high > horizon:
+        return None
+    opens = None if first is None else wall_instant(first, time(), zone)
+    from_start = opens is not None and opens >= at
+    before = None if first is None else shift_date(first, -1)
+    begin = None if before is None else wall_instant(before, time(), zone)
+    low = begin if begin is not None and from_start else at
+    earliest = first or date.min
+    while low < high:
+        step = min(low + _BOUNDS_STEP, high)
+        if any(earliest <= o.day <= last for o in window.window.occurrences(low, step)):
+            return None
+        low = step
+    if from_start:
+        said = "the window never starts: its type and times give no window on a date from "
+        said += f"startDate {first} to endDate {last}"
+    else:
+        said = f"no window starts from now to endDate {last}: its type and times give none "
+        said += "on those dates"
+    return FieldError("spec.endDate", said)
 
 
 _CAUSE_FIELDS = {

@@ -1,4 +1,5 @@
-"""Inputs for `spa plan`: the seeds that once broke it, and generators of manifests.
+"""Inputs for `spa plan`: the seeds that once broke it, manifests as a newcomer writes them with
+what the plan must say of each (`NEWCOMER`), and generators of manifests.
 
 Shared by the fuzz tests (tests/unit/plan/test_plan_input.py: nothing crashes, hangs or grows) and
 the parity test against the API server (tests/integration/test_plan_parity.py: `spa plan` and
@@ -465,3 +466,232 @@ def files(draw: st.DrawFn) -> str:
     )
     separator = draw(st.sampled_from(["---\n", "--- # c\n", "...\n---\n", "---"]))
     return separator.join(parts)
+
+
+# -- Newcomer inputs ------------------------------------------------------------------------------
+
+_SHOP_AUTOSCALER = TARGET_AUTOSCALER.replace("  name: web\n", "  name: web\n  namespace: shop\n")
+
+
+def _newcomer(spec: str, *more: str) -> str:
+    """The SPA shop/web, a Schedule `s` of it with `spec` (indented lines), and `more`
+    documents."""
+    schedule = (
+        f"apiVersion: {GROUP_VERSION}\nkind: Schedule\nmetadata: {{name: s, namespace: shop}}\n"
+        f"spec:\n  scaleTargetRef: {{name: web}}\n{spec}"
+    )
+    return "---\n".join([_SHOP_AUTOSCALER, schedule, *more])
+
+
+_NINE_TO_FIVE = "  type: Daily\n  startTime: '09:00'\n  endTime: '17:00'\n"
+
+
+NEWCOMER: dict[str, tuple[str, tuple[str, ...]]] = {
+    # name: (the file, what the plan must say: fragments of its errors and warnings, in
+    # order; none for a file that plans cleanly)
+    "unquoted times are text": (
+        _newcomer("  type: Daily\n  startTime: 08:00\n  endTime: 18:30\n"),
+        (),
+    ),
+    "yes is true": (_newcomer(_NINE_TO_FIVE + "  suspend: yes\n"), ()),
+    "BOM and CRLF": ("\ufeff" + _newcomer(_NINE_TO_FIVE).replace("\n", "\r\n"), ()),
+    "empty documents and comments": (
+        "---\n---\n# only a comment\n---\n" + _newcomer(_NINE_TO_FIVE) + "---\n",
+        (),
+    ),
+    "a List of kubectl get": (
+        "apiVersion: v1\nkind: List\nitems:\n"
+        + "".join(
+            "- " + "\n  ".join(document.strip("\n").split("\n")) + "\n"
+            for document in _newcomer(_NINE_TO_FIVE).split("---\n")
+        ),
+        (),
+    ),
+    "a time of 12 hours": (
+        _newcomer("  type: Daily\n  startTime: '8:00'\n  endTime: 6pm\n"),
+        ("spec.endTime: '6pm' is not a time of day in the form HH:mm",),
+    ),
+    "tabs": (
+        _newcomer("  type: Daily\n\tstartTime: '08:00'\n"),
+        ("invalid YAML: found a tab character that violates indentation",),
+    ),
+    "spec as a list": (
+        _SHOP_AUTOSCALER + f"---\napiVersion: {GROUP_VERSION}\nkind: Schedule\n"
+        "metadata: {name: s, namespace: shop}\nspec:\n- type: Daily\n",
+        ("spec: must be an object, got a list",),
+    ),
+    "accents in a name": (
+        _newcomer(_NINE_TO_FIVE).replace("name: s,", "name: wéb-peak,"),
+        ("metadata.name: must be at most 253 characters of lowercase letters",),
+    ),
+    "two Schedules of one name": (
+        _newcomer(_NINE_TO_FIVE, _newcomer(_NINE_TO_FIVE).split("---\n")[1]),
+        ("metadata.name: duplicate Schedule shop/s, first defined in",),
+    ),
+    "numbers beyond int32": (
+        _newcomer(_NINE_TO_FIVE + "  minReplicas: 1000000000000\n  maxReplicas: 2147483648\n"),
+        (
+            "spec.minReplicas: must be at most 2147483647, got 1000000000000",
+            "spec.maxReplicas: must be at most 2147483647, got 2147483648",
+        ),
+    ),
+    "a negative minimum": (
+        _newcomer(_NINE_TO_FIVE + "  minReplicas: -3\n"),
+        ("spec.minReplicas: must be at least 0, got -3",),
+    ),
+    "min above max": (
+        _newcomer(_NINE_TO_FIVE + "  minReplicas: 20\n  maxReplicas: 5\n"),
+        ("spec.maxReplicas: must not be less than minReplicas (20), got 5",),
+    ),
+    "a type in lower case": (
+        _newcomer("  type: daily\n  startTime: '09:00'\n  endTime: '17:00'\n"),
+        (
+            "spec.type: must be one of Weekly, Daily, OneShot, WeeklySpan, Cron, got 'daily'; "
+            "did you mean 'Daily'?",
+        ),
+    ),
+    "the target as a string": (
+        _newcomer(_NINE_TO_FIVE).replace("scaleTargetRef: {name: web}", "scaleTargetRef: web"),
+        ("spec.scaleTargetRef: must be an object, got 'web'",),
+    ),
+    "days abbreviated": (
+        _newcomer(
+            "  type: Weekly\n  startDayOfWeek: Mon\n  endDayOfWeek: friday\n"
+            "  startTime: '09:00'\n  endTime: '17:00'\n"
+        ),
+        ("did you mean 'Monday'?", "did you mean 'Friday'?"),
+    ),
+    "a OneShot with times of day": (
+        _newcomer("  type: OneShot\n  startTime: '08:00'\n  endTime: '18:00'\n"),
+        ("spec.startTime: '08:00' is not a date and time in the form yyyy-MM-ddTHH:mm",),
+    ),
+    "cron with seconds": (
+        _newcomer("  type: Cron\n  schedule: '0 0 9 * * MON-FRI'\n  duration: 8h\n"),
+        ("has 6 fields (seconds are not supported)",),
+    ),
+    "cron without a duration": (
+        _newcomer("  type: Cron\n  schedule: '@hourly'\n"),
+        ("spec.duration: is required for a Cron schedule",),
+    ),
+    "Quartz cron": (
+        _newcomer("  type: Cron\n  schedule: '0 9 ? * MON#2'\n  duration: 1h\n"),
+        ("bad day-of-month field '?'",),
+    ),
+    "a day duration": (
+        _newcomer("  type: Cron\n  schedule: '0 9 * * 1'\n  duration: 1d\n"),
+        ("spec.duration: '1d' is not a duration: write hours, minutes and seconds",),
+    ),
+    "a zone with a trailing space": (
+        _newcomer(_NINE_TO_FIVE + "  timeZone: 'Asia/Kolkata '\n"),
+        ("did you mean 'Asia/Kolkata'?",),
+    ),
+    "the local zone": (
+        _newcomer(_NINE_TO_FIVE + "  timeZone: Local\n"),
+        ("spec.timeZone: 'Local' (the controller machine's own zone) is not supported",),
+    ),
+    "GMT+1": (
+        _newcomer(_NINE_TO_FIVE + "  timeZone: GMT+1\n"),
+        ("use an IANA zone such as Etc/GMT-1 (the sign is inverted: Etc/GMT-1 is UTC+01:00)",),
+    ),
+    "holidays as a country code": (
+        _newcomer(_NINE_TO_FIVE + "  holidays: US\n"),
+        ("spec.holidays: must be an object, got 'US'",),
+    ),
+    "a subdivision by its name": (
+        _newcomer(_NINE_TO_FIVE + "  holidays: {country: GB, subdivision: England}\n"),
+        ("unknown subdivision 'England' of GB: use one of ENG, NIR, SCT, WLS",),
+    ),
+    "calendars as a name": (
+        _newcomer(_NINE_TO_FIVE + "  calendars: freeze\n"),
+        ("spec.calendars: must be a list, got 'freeze'",),
+    ),
+    "an instant as an excluded date": (
+        _newcomer(_NINE_TO_FIVE + "  excludeDates: [2026-12-25T00:00:00Z]\n"),
+        (
+            "spec.excludeDates[0]: must be a date in the form yyyy-MM-dd, got "
+            "'2026-12-25T00:00:00Z'; write the date alone, 2026-12-25",
+        ),
+    ),
+    "a calendar of impossible dates": (
+        _newcomer(
+            _NINE_TO_FIVE + "  calendars: [{name: freeze}]\n",
+            f"apiVersion: {GROUP_VERSION}\nkind: Calendar\n"
+            "metadata: {name: freeze, namespace: shop}\nspec:\n  dates: [2026-02-29]\n"
+            "  dateRanges: [{start: 2026-12-31, end: 2026-12-24}]\n",
+        ),
+        (
+            'spec.calendars[0]: Calendar "freeze" in namespace shop is invalid',
+            "spec.dates[0]: '2026-02-29' is not a valid date: day is out of range for month",
+            "spec.dateRanges[0].end: must not be before start (2026-12-31)",
+        ),
+    ),
+    "a ClusterCalendar referred to without its kind": (
+        _newcomer(
+            _NINE_TO_FIVE + "  calendars: [{name: peak, mode: Only}]\n",
+            f"apiVersion: {GROUP_VERSION}\nkind: ClusterCalendar\nmetadata: {{name: peak}}\n"
+            "spec: {dates: ['2026-12-21']}\n",
+        ),
+        ("a ClusterCalendar of that name exists: write kind: ClusterCalendar",),
+    ),
+    "lead time in ISO 8601": (
+        _newcomer(_NINE_TO_FIVE + "  leadTime: P1D\n"),
+        ("must be Auto or a duration such as 90s, 5m or 1h30m",),
+    ),
+    "auto in lower case": (
+        _newcomer(_NINE_TO_FIVE + "  leadTime: auto\n"),
+        ("(write Auto, with a capital A)",),
+    ),
+    "a plural kind": (
+        _newcomer(_NINE_TO_FIVE).replace("kind: Schedule\n", "kind: Schedules\n"),
+        ("unknown kind 'Schedules' in autoscaling.d-kuro.github.io/v1; did you mean 'Schedule'?",),
+    ),
+    "a Schedule of another namespace": (
+        _newcomer(_NINE_TO_FIVE).replace("namespace: shop}", "namespace: other}"),
+        ("ScheduledPodAutoscaler other/web is not among the given manifests",),
+    ),
+    "the end before the start": (
+        _newcomer(_NINE_TO_FIVE + "  startDate: 2026-12-31\n  endDate: 2026-12-01\n"),
+        ("spec.endDate: must not be before startDate (2026-12-31)",),
+    ),
+    "a quoted number": (
+        _newcomer(_NINE_TO_FIVE + "  minReplicas: '4'\n"),
+        ("spec.minReplicas: must be an integer, got '4' (write it without quotes)",),
+    ),
+    "midnight as 24:00": (
+        _newcomer("  type: Daily\n  startTime: '00:00'\n  endTime: '24:00'\n"),
+        ("for a window that ends at midnight write 00:00",),
+    ),
+    "a description of 5000 characters": (
+        _newcomer(_NINE_TO_FIVE + "  description: " + "x" * 5000 + "\n"),
+        ("spec.description: must be at most 1024 characters, got 5,000",),
+    ),
+    "an anchor of another document": (
+        _newcomer(
+            "  <<: &daily {type: Daily, startTime: '08:00', endTime: '18:00'}\n",
+            _newcomer("  <<: *daily\n").split("---\n")[1],
+        ),
+        ("the alias *daily has no anchor &daily before it",),
+    ),
+    "a Monday window on a Tuesday": (
+        _newcomer(
+            "  type: Weekly\n  startDayOfWeek: Monday\n  endDayOfWeek: Monday\n"
+            "  startTime: '09:00'\n  endTime: '17:00'\n  startDate: 2026-03-10\n"
+            "  endDate: 2026-03-10\n"
+        ),
+        ("spec.endDate: the window never starts: its type and times give no window",),
+    ),
+    "a date for a pause": (
+        _SHOP_AUTOSCALER.replace(
+            "  namespace: shop\n",
+            "  namespace: shop\n  annotations:\n"
+            "    autoscaling.d-kuro.github.io/pause-until: 2026-12-01\n",
+        ),
+        (
+            "unknown annotation: the controller does not read it; did you mean "
+            "'autoscaling.d-kuro.github.io/paused-until'?",
+        ),
+    ),
+}
+"""Manifests as a newcomer writes them (issue 35's hidden set is of this kind), each with what
+`spa plan` must say of it: every one a clear answer addressed to its field, none a traceback
+(tests/unit/plan/test_plan_input.py)."""

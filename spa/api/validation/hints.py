@@ -18,7 +18,15 @@ from spa.api.resources import ScheduleType
 from spa.schedule import WallClockError, Weekday, load_zone, parse_date
 from spa.schedule.wallclock import WELL_KNOWN_ZONES, zone_names, zones_abbreviated
 
-__all__ = ["TIME_SHAPE", "midnight_hint", "suggestion", "time_form_hint", "zone_hint"]
+__all__ = [
+    "TIME_SHAPE",
+    "date_form_hint",
+    "is_date_field",
+    "midnight_hint",
+    "suggestion",
+    "time_form_hint",
+    "zone_hint",
+]
 
 _MIDNIGHT_AT_END = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T24:00")
 
@@ -101,6 +109,43 @@ def time_form_hint(field: str, value: object) -> str:
     if found["offset"]:
         fix += " and give the zone in spec.timeZone (an IANA name such as Europe/Berlin)"
     return f"; it has {' and '.join(parts)}, which the API does not take: {fix}"
+
+
+# The fields that hold a date alone (a Schedule's bounds and excludeDates, a calendar's dates
+# and ranges), by the path a message gives them.
+_DATE_FIELD = re.compile(
+    r"spec\.(startDate|endDate|excludeDates\[[0-9]+\]|dates\[[0-9]+\]"
+    r"|dateRanges\[[0-9]+\]\.(start|end))"
+)
+
+# A date and more: a time of day or a UTC offset after it, a sign or a fifth digit of the year.
+_DATE_AND_MORE = re.compile(
+    r"(?P<sign>[+-])?(?P<year>[0-9]{4,})-(?P<month>[0-9]{2})-(?P<day>[0-9]{2})(?P<more>.*)",
+    re.DOTALL,
+)
+
+
+def is_date_field(field: str) -> bool:
+    """Whether the field at `field` (`spec.excludeDates[0]`) holds a date alone."""
+    return _DATE_FIELD.fullmatch(field) is not None
+
+
+def date_form_hint(value: object) -> str:
+    """For a date written with more than the date (`2026-12-25T00:00`, `2026-12-25Z`,
+    `+2026-12-25`), which a date field does not take: the date alone; for a year of five
+    digits, the years there are; nothing for any other value."""
+    found = _DATE_AND_MORE.fullmatch(value) if isinstance(value, str) else None
+    if found is None:
+        return ""
+    if len(found["year"]) > 4:
+        return "; the years are 0001 to 9999"
+    alone = f"{found['year']}-{found['month']}-{found['day']}"
+    if not found["more"]:
+        return f"; write it without the sign: {alone}"
+    return (
+        f"; write the date alone, {alone}: a date field takes no time of day or UTC offset "
+        "(dates are judged in the Schedule's timeZone)"
+    )
 
 
 def _midnight_date_hint(value: object) -> str:

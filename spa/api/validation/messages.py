@@ -19,7 +19,13 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from spa.api.resources import GO_DURATION_PATTERN, LEAD_TIME_PATTERN
-from spa.api.validation.hints import TIME_SHAPE, suggestion, time_form_hint
+from spa.api.validation.hints import (
+    TIME_SHAPE,
+    date_form_hint,
+    is_date_field,
+    suggestion,
+    time_form_hint,
+)
 from spa.api.window_types import TimeFormat, listed
 from spa.schedule import MAX_LEAD_SECONDS
 
@@ -170,6 +176,9 @@ def _field_error(
         if form is not None and form["date"] is None:
             time_format = TimeFormat.HOUR_MINUTE
         message = f"must be {time_format.described}{got}{time_form_hint(path, value)}"
+    elif kind == "string_too_long" and isinstance(value, str) and is_date_field(path):
+        # A date with a time, an offset or a long year: its form, rather than only its length.
+        message = f"must be a date in the form yyyy-MM-dd{got}{date_form_hint(value)}"
     elif kind == "string_too_long" and isinstance(value, str):
         message = f"must be at most {context.get('max_length')} characters, got {len(value):,}"
     elif kind == "too_long":

@@ -126,7 +126,8 @@ class Snapshot:
     memory: Memory = field(default_factory=Memory)
     attempts: Attempts = field(default_factory=Attempts)
     max_schedules: int = MAX_SCHEDULES_PER_AUTOSCALER
-    # The calendars the Schedules refer to (docs/schedules.md, "Shared calendars").
+    # The calendars the Schedules refer to (docs/schedules.md, "Shared calendars"); for one
+    # not found, those of its name, of either kind and in any namespace (said in its error).
     calendars: Calendars = field(default_factory=dict)
     # What the caches show of the SPA's node capacity (None: node capacity is not wired).
     capacity: CapacityView | None = None

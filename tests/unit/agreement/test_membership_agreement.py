@@ -323,3 +323,61 @@ def test_the_controller_the_plan_and_the_status_agree_on_shared_calendars() -> N
     windows = {s.name: s.window for s in entry.plan.schedules}
     assert windows["peak"] == "daily 10:00-11:00, only on ClusterCalendar/black-friday"
     assert windows["quiet"] == "daily 10:00-11:00, skipping Calendar/freeze"
+
+
+def test_a_calendar_not_found_says_where_one_of_its_name_is_in_all_three() -> None:
+    """The controller's "not found" is the plan's, hint included: a ClusterCalendar of the name
+    referred to as a Calendar, a Calendar of the name referred to as a ClusterCalendar, a
+    Calendar of another namespace (docs/schedules.md, "Shared calendars"). The controller's
+    caches hold every calendar; it used to look up the referred key alone and say nothing
+    more."""
+    calendars = [
+        calendar(name="black-friday", dates=["2026-11-16"]),
+        calendar(name="freeze", namespace="shop", dates=["2026-11-16"]),
+        calendar(name="retail", namespace="ops", dates=["2026-11-16"]),
+        calendar(name="retail", namespace="web-team", dates=["2026-11-16"]),
+    ]
+    objects = [
+        schedule("no-kind", owner=OURS, calendars=[{"name": "black-friday"}]),
+        schedule(
+            "as-cluster", owner=OURS, calendars=[{"kind": "ClusterCalendar", "name": "freeze"}]
+        ),
+        schedule("elsewhere", owner=OURS, calendars=[{"name": "retail"}]),
+        schedule("nowhere", owner=OURS, calendars=[{"name": "gone"}]),
+    ]
+    server = Server(autoscaler(), copy.deepcopy(objects), calendars=copy.deepcopy(calendars))
+    _, memory, _ = server.reconcile(NOW)
+    server.reconcile(NOW, memory)
+    said = {
+        obj["metadata"]["name"]: (obj["status"]["condition"], obj["status"].get("message"))
+        for obj in server.schedules
+    }
+    assert said == {
+        "no-kind": (
+            "Degraded",
+            'spec.calendars[0]: Calendar "black-friday" in namespace shop not found; a '
+            "ClusterCalendar of that name exists: write kind: ClusterCalendar",
+        ),
+        "as-cluster": (
+            "Degraded",
+            'spec.calendars[0]: ClusterCalendar "freeze" not found; a Calendar of that name '
+            "exists in namespace shop: leave out kind (or write kind: Calendar)",
+        ),
+        "elsewhere": (
+            "Degraded",
+            'spec.calendars[0]: Calendar "retail" in namespace shop not found; a Calendar of '
+            "that name exists in namespaces ops, web-team (a Calendar serves the Schedules of "
+            "its own namespace only)",
+        ),
+        "nowhere": ("Degraded", 'spec.calendars[0]: Calendar "gone" in namespace shop not found'),
+    }
+    warnings = sorted(m for kind, _, m in server.recorded.events if kind == "Warning")
+    assert warnings == sorted(message for _, message in said.values())
+
+    plan = plan_of([autoscaler(), *calendars, *objects])
+    planned = {
+        e.name: str(FieldError(e.field, e.message)) for e in plan.errors if e.kind == "Schedule"
+    }
+    assert planned == {name: message for name, (_, message) in said.items()}
+    (entry,) = status_of(server).autoscalers
+    assert {p.name: p.message for p in entry.problems} == planned

@@ -84,6 +84,20 @@ def days_started(window: Any, low: int, high: int) -> list[str]:
         (calendar(holidays={"country": "US", "subdivision": "XX"}), ["spec.holidays.subdivision"]),
         (calendar(holidays={"country": "US", "mode": "Only"}), ["spec.holidays.mode"]),
         (calendar(namespace="shop", dateRange=[]), ["spec.dateRange: unknown field"]),
+        (
+            calendar(
+                dates=["2026-11-27T00:00"],
+                dateRanges=[{"start": "2026-11-27Z", "end": "10000-01-01"}],
+            ),
+            [
+                "spec.dates[0]: must be a date in the form yyyy-MM-dd, got '2026-11-27T00:00'; "
+                "write the date alone, 2026-11-27",
+                "spec.dateRanges[0].start: must be a date in the form yyyy-MM-dd, got "
+                "'2026-11-27Z'; write the date alone, 2026-11-27",
+                "spec.dateRanges[0].end: must be a date in the form yyyy-MM-dd, got "
+                "'10000-01-01'; the years are 0001 to 9999",
+            ],
+        ),
     ],
 )
 def test_a_calendar_is_checked_field_by_field(

@@ -693,3 +693,34 @@ def test_a_list_in_a_date_field_says_the_api_server_lets_it_through(field: str) 
         "must be a string, got a list (the API server admits a list in a date field; "
         "the controller refuses it)"
     )
+
+
+@pytest.mark.parametrize(
+    ("written", "hint"),
+    [
+        (
+            "2026-12-25T00:00",
+            "; write the date alone, 2026-12-25: a date field takes no time of day or UTC "
+            "offset (dates are judged in the Schedule's timeZone)",
+        ),
+        (
+            "2026-12-25T00:00:00Z",
+            "; write the date alone, 2026-12-25: a date field takes no time of day or UTC "
+            "offset (dates are judged in the Schedule's timeZone)",
+        ),
+        ("+2026-12-25", "; write it without the sign: 2026-12-25"),
+        ("10000-01-01", "; the years are 0001 to 9999"),
+        ("the 25th of December", ""),
+    ],
+)
+@pytest.mark.parametrize("field", ["startDate", "endDate", "excludeDates"])
+def test_a_date_with_more_than_the_date_says_its_form(field: str, written: str, hint: str) -> None:
+    """A date field holds at most 10 characters: a date with a time or an offset (as an
+    RFC 3339 instant is written), a sign or a year of five digits said only `must be at most 10
+    characters, got 16`."""
+    value: Any = [written] if field == "excludeDates" else written
+    with pytest.raises(InvalidObject) as caught:
+        parse_schedule(_push(**{field: value}))
+    [error] = caught.value.errors
+    assert error.field == f"spec.{field}" + ("[0]" if field == "excludeDates" else "")
+    assert error.message == f"must be a date in the form yyyy-MM-dd, got {written!r}{hint}"

@@ -25,11 +25,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from spa.plan import Plan, build_plan, read_documents, render_table
+from spa.plan import Plan, build_plan, read_documents, render_html, render_json, render_table
 from spa.plan.decoding import MAX_DEPTH
 from spa.plan.render import describe_error
 from spa.schedule import instant_of
-from tests.unit.plan_corpus import SEEDS, TARGET_AUTOSCALER, files, manifests
+from tests.unit.plan_corpus import NEWCOMER, SEEDS, TARGET_AUTOSCALER, files, manifests
 
 SCRIPTS = Path(sys.executable).parent
 AT = "2026-03-08T06:30:00Z"
@@ -799,3 +799,22 @@ def test_generated_files(tmp_path: Path, text: str) -> None:
 @given(text=manifests(max_mutations=5))
 def test_generated_manifests(tmp_path: Path, text: str) -> None:
     check_any_input(tmp_path, TARGET_AUTOSCALER + "---\n" + text.replace("__NAME__", "m"))
+
+
+@pytest.mark.parametrize("name", sorted(NEWCOMER))
+def test_a_newcomers_manifest_gets_a_clear_answer(tmp_path: Path, name: str) -> None:
+    """Each manifest of the newcomer corpus is planned, in every output, and what the plan says
+    of it (its errors and warnings, one line each, in order) holds every fragment expected: the
+    field, what is wrong and what to write; a file expected to plan cleanly says nothing."""
+    text, expected = NEWCOMER[name]
+    check_any_input(tmp_path, text)
+    plan = plan_of(tmp_path, text)
+    said = [describe_error(problem) for problem in (*plan.warnings, *plan.errors)]
+    if not expected:
+        assert said == []
+        assert plan.autoscalers[0].schedules
+    remaining = iter(said)
+    for fragment in expected:
+        assert any(fragment in line for line in remaining), (fragment, said)
+    assert json.loads(render_json(plan))["autoscalers"] is not None
+    assert render_html(plan).rstrip().endswith("</html>")

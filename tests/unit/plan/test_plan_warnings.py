@@ -248,6 +248,56 @@ def test_a_window_that_can_never_start_says_why() -> None:
     ]
 
 
+def test_a_window_its_bounds_hold_none_of_says_so_on_end_date() -> None:
+    """startDate and endDate around no date the type and times give: the warning names the
+    bounds, not calendars the Schedule does not have (it said "its calendars remove every one
+    (a holidays or calendar mode Only keeps none of its dates)" of the Monday window, and
+    nothing of the 29 February one, which has no occurrence in the year the old check looked
+    at). NOW is Sunday 2026-03-08."""
+    mondays: dict[str, Any] = {
+        "type": "Weekly",
+        "startDayOfWeek": "Monday",
+        "endDayOfWeek": "Monday",
+        "startTime": "08:00",
+        "endTime": "10:00",
+        "minReplicas": 5,
+    }
+    leap_day: dict[str, Any] = {
+        "type": "Cron",
+        "schedule": "0 9 29 2 *",
+        "duration": "1h",
+        "minReplicas": 5,
+    }
+    plan = plan_of(
+        autoscaler(),
+        schedule(name="a-tuesday", startDate="2026-03-10", endDate="2026-03-10", **mondays),
+        schedule(name="no-leap-day", startDate="2026-03-09", endDate="2027-12-31", **leap_day),
+        schedule(name="over", startDate="2026-03-01", endDate="2026-03-08", **mondays),
+        schedule(name="leap-day-2028", endDate="2028-12-31", **leap_day),  # starts in 2028
+    )
+    assert plan.errors == []
+    assert warned(plan) == [
+        (
+            "a-tuesday",
+            "spec.endDate",
+            "the window never starts: its type and times give no window on a date from "
+            "startDate 2026-03-10 to endDate 2026-03-10",
+        ),
+        (
+            "no-leap-day",
+            "spec.endDate",
+            "the window never starts: its type and times give no window on a date from "
+            "startDate 2026-03-09 to endDate 2027-12-31",
+        ),
+        (
+            "over",
+            "spec.endDate",
+            "no window starts from now to endDate 2026-03-08: its type and times give none on "
+            "those dates",
+        ),
+    ]
+
+
 # -- how they are shown -------------------------------------------------------------------------
 
 

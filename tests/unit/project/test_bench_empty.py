@@ -103,6 +103,9 @@ REFUSED = [
     ("soak", ["--minutes", "0"], "--minutes"),
     ("soak", ["--spas", "x"], "--spas"),
     ("soak", ["--faults", ""], "--faults"),
+    ("suggest", ["--repeats", "0"], "--repeats"),
+    ("suggest", ["--autoscalers", "0"], "--autoscalers"),
+    ("suggest", ["--weeks", "-1"], "--weeks"),
 ]
 
 
