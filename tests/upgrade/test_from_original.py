@@ -215,10 +215,13 @@ def original_process(
 def window(rng: random.Random, start: datetime, minutes: int) -> dict[str, Any]:
     """A Schedule spec for [start, start + minutes), as the original's README writes one:
     a zone, the type's own fields only (a Daily has no days), both bounds."""
-    zone = rng.choice(ZONES)
+    kind = rng.choice(["Daily", "Weekly", "OneShot"])
+    # The original decides that a OneShot is over by reading its endTime in its own process's
+    # zone, not the Schedule's (docs/install.md, "Going back to the original controller"):
+    # west of that zone it never applies one, so its OneShots here are in UTC, the pod's zone.
+    zone = "UTC" if kind == "OneShot" else rng.choice(ZONES)
     begin = start.astimezone(ZoneInfo(zone))
     end = (start + timedelta(minutes=minutes)).astimezone(ZoneInfo(zone))
-    kind = rng.choice(["Daily", "Weekly", "OneShot"])
     spec: dict[str, Any] = {"type": kind, "timeZone": zone}
     if kind == "OneShot":
         spec |= {"startTime": f"{begin:%Y-%m-%dT%H:%M}", "endTime": f"{end:%Y-%m-%dT%H:%M}"}
