@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
 .PHONY: venv lint typecheck check test unit test-latest plan run bench soak clean manifests test-parity \
-	test-reliability screenshots test-compat test-karpenter test-bench-smoke test-upgrade
+	test-reliability screenshots test-compat test-karpenter test-bench-smoke test-upgrade \
+	test-from-original
 .PHONY: lock helm packaging-deps test-packaging test-helm test-prometheus test-image krew krew-tool \
 	test-krew bench-capacity bench-nodes bench-suggest bench-fleet release release-check
 
@@ -84,7 +85,17 @@ test-reliability: venv testenv
 # (docs/install.md, "Version skew"): about 6 minutes, most of it real minute boundaries; the
 # previous release's venv is built once into ~/.cache/scheduled-pod-autoscaler/upgrade.
 test-upgrade: venv testenv
-	$(BIN)/pytest tests/upgrade $(PYTEST_ARGS)
+	$(BIN)/pytest tests/upgrade --ignore=tests/upgrade/test_from_original.py $(PYTEST_ARGS)
+
+# From the original Go controller to this one and back on a real Kubernetes 1.21 (docs/install.md,
+# "Upgrading from the original Go controller"): about 5 minutes. Not in .ci/run: the original's
+# source is a checkout of its GitHub repository, given as SPA_ORIGINAL_SRC, which CI cannot fetch
+# (docs/development.md, "From the original Go controller").
+test-from-original: venv
+	@test -n "$(SPA_ORIGINAL_SRC)" || { echo "SPA_ORIGINAL_SRC=<a checkout of github.com/d-kuro/scheduled-pod-autoscaler> is required"; exit 2; }
+	hack/testenv/build.sh v1.21.14
+	hack/go-original/build.sh "$(SPA_ORIGINAL_SRC)"
+	SPA_ORIGINAL_SRC="$(abspath $(SPA_ORIGINAL_SRC))" $(BIN)/pytest tests/upgrade/test_from_original.py $(PYTEST_ARGS)
 
 # `spa plan` against the API server on 3,000 generated documents, new ones on every run (`make
 # test` runs the same test on 300 fixed ones); see tests/integration/test_plan_parity.py.

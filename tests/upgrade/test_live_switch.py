@@ -31,13 +31,12 @@ import json
 import random
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from bench.fleet import create_all
 from bench.soak import Oracle, audit_policy_for_soak, compare, read_audit, window
@@ -48,6 +47,14 @@ from tests.testenv.audit import AuditLog, service_account_user
 from tests.testenv.controlplane import ControlPlane
 from tests.testenv.processes import ManagedProcess
 from tests.upgrade.previous import PREVIOUS_VERSION, Previous, build, clean_env
+from tests.upgrade.switch import (
+    deployment_args,
+    documents,
+    errors_in,
+    identity,
+    sleep_until,
+    wait,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 # What both releases' install.yaml create and their Deployments run with.
@@ -94,23 +101,6 @@ def fleet(rng: random.Random, first: datetime) -> list[dict[str, Any]]:
     return objects
 
 
-def documents(path: Path) -> list[dict[str, Any]]:
-    return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
-
-
-def deployment_args(install: Path) -> list[str]:
-    """The controller's arguments as the release's Deployment gives them, with the pod's
-    namespace filled in and the ports on the loopback (two replicas on one machine)."""
-    (deployment,) = (doc for doc in documents(install) if doc["kind"] == "Deployment")
-    (container,) = deployment["spec"]["template"]["spec"]["containers"]
-    args = [arg.replace("$(POD_NAMESPACE)", CONTROLLER_NAMESPACE) for arg in container["args"]]
-    ports = {"--metrics-addr": "127.0.0.1:0", "--probe-addr": "127.0.0.1:0"}
-    return [
-        f"{arg.split('=')[0]}={ports[arg.split('=')[0]]}" if arg.split("=")[0] in ports else arg
-        for arg in args
-    ]
-
-
 def bind_second_account(plane: ControlPlane, install: Path) -> None:
     """NEW_ACCOUNT, bound to every role the release binds its own ServiceAccount to."""
     plane.run_kubectl("create", "serviceaccount", NEW_ACCOUNT, "-n", CONTROLLER_NAMESPACE)
@@ -149,30 +139,6 @@ def lease_holder(admin: BlockingKubeClient) -> str:
             return ""
         raise
     return str(lease.get("spec", {}).get("holderIdentity") or "")
-
-
-def wait(check: Callable[[], bool], *, within: float, what: str) -> None:
-    deadline = time.monotonic() + within
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {within:.0f} s: {what}")
-        time.sleep(0.5)
-
-
-def sleep_until(instant: float) -> None:
-    time.sleep(max(0.0, instant - time.time()))
-
-
-def identity(log: Path) -> str:
-    """The Lease identity the process last started campaigns as (its log says it)."""
-    text = log.read_text(errors="replace")
-    for line in text[text.rfind("\n=== ") :].splitlines():  # ManagedProcess marks each start
-        if "campaigning for lease" in line:
-            try:
-                return str(json.loads(line)["msg"]).rsplit(" as ", 1)[1]
-            except (ValueError, KeyError, IndexError):
-                continue
-    return ""
 
 
 def hpa_uids(admin: BlockingKubeClient) -> dict[str, str]:
@@ -215,22 +181,6 @@ def lost(before: dict[str, set[str]], after: dict[str, set[str]]) -> dict[str, l
     }
 
 
-def errors_in(log: Path) -> list[str]:
-    """Error lines of a JSON log, and any traceback printed outside one."""
-    found = []
-    for line in log.read_text(errors="replace").splitlines():
-        if line.startswith("Traceback"):
-            found.append(line)
-        elif line.startswith("{"):
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            if str(entry.get("level", "")).lower() in ("error", "critical"):
-                found.append(line[:300])
-    return found
-
-
 @pytest.fixture(scope="module")
 def previous() -> Previous:
     built = build()
@@ -263,7 +213,12 @@ def test_switch_up_and_down(previous: Previous, plane: ControlPlane, tmp_path: P
         env = clean_env() | ({"PYTHONPATH": str(REPO)} if name == "new" else {})
         process = ManagedProcess(
             f"spa-{name}",
-            [*command, *deployment_args(install), "--kubeconfig", str(kubeconfig)],
+            [
+                *command,
+                *deployment_args(install, CONTROLLER_NAMESPACE),
+                "--kubeconfig",
+                str(kubeconfig),
+            ],
             tmp_path / f"{name}.log",
             env=env,
         )
