@@ -95,6 +95,8 @@ class Workload:
     gaps: list[tuple[datetime, datetime]] = field(default_factory=list)
     restarts: list[datetime] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
+    climb: int = CLIMB
+    """Seconds its HPA takes to climb to a new floor after the demand rises."""
 
     @property
     def key(self) -> str:
@@ -306,8 +308,8 @@ def desired_replicas(
         for burst_start, burst_end, burst_level in bursts:
             if burst_start <= instant < burst_end:
                 level = max(level, float(burst_level))
-        if 0 <= climbing < CLIMB and level > previous:
-            wanted = previous + (level - previous) * (climbing + SAMPLE) / CLIMB
+        if 0 <= climbing < workload.climb and level > previous:
+            wanted = previous + (level - previous) * (climbing + SAMPLE) / workload.climb
         elif level > workload.base:
             wanted = level - rng.uniform(0, 0.12 * (level - workload.base))
         else:

@@ -9,6 +9,9 @@ The Prometheus is Debian's (`hack/system/install.sh test` installs it), its hist
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import ssl
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,9 +24,10 @@ import yaml
 from spa.cli import main
 from spa.schedule import format_instant, to_instant
 from tests.history.corpus import PER_POD, Corpus, Workload, openmetrics, standard_corpus
-from tests.history.prometheus import MISSING, RealPrometheus, running_prometheus, tools
+from tests.history.prometheus import MISSING, RealPrometheus, load_blocks, serving, tools
 from tests.history.targets import measure
 from tests.testenv.controlplane import free_port
+from tests.testenv.pki import Pki, ensure_pki
 
 pytestmark = pytest.mark.integration
 
@@ -35,10 +39,20 @@ BY = "namespace, horizontalpodautoscaler"
 
 
 @pytest.fixture(scope="module")
-def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealPrometheus]:
+def blocks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The corpus's history as TSDB blocks, before any server opens them."""
     if tools() is None:
         pytest.fail(MISSING, pytrace=False)
-    with running_prometheus(openmetrics(CORPUS), tmp_path_factory.mktemp("prometheus")) as server:
+    data = load_blocks(openmetrics(CORPUS), tmp_path_factory.mktemp("blocks"))
+    # A copy for the TLS server of test_tls_options_as_kubectl_names_them (a TSDB has one
+    # server).
+    shutil.copytree(data, data.parent / "copy")
+    return data
+
+
+@pytest.fixture(scope="module")
+def prometheus(blocks: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealPrometheus]:
+    with serving(blocks, tmp_path_factory.mktemp("prometheus")) as server:
         yield server
 
 
@@ -331,3 +345,90 @@ def test_with_manifests_the_suggestion_is_shown_as_a_plan_diff(
     assert status == 0, err
     assert "shop/web: changed: transitions 26 added" in out
     assert "batch/importer: changed: transitions 14 added" in out
+
+
+# --- TLS and client certificates, as kubectl names them --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tls_prometheus(
+    blocks: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[RealPrometheus, Pki]]:
+    """The same history behind TLS that asks for a client certificate of its CA (Prometheus's
+    `--web.config.file`)."""
+    directory = tmp_path_factory.mktemp("tls")
+    pki = ensure_pki(directory / "pki")
+    config = directory / "web.yml"
+    config.write_text(
+        "tls_server_config:\n"
+        f"  cert_file: {pki.serving_cert}\n"
+        f"  key_file: {pki.serving_key}\n"
+        "  client_auth_type: RequireAndVerifyClientCert\n"
+        f"  client_ca_file: {pki.ca_cert}\n"
+    )
+    context = ssl.create_default_context(cafile=str(pki.ca_cert))
+    context.load_cert_chain(str(pki.admin.cert), str(pki.admin.key))
+    with serving(blocks.parent / "copy", directory, web_config=config, context=context) as server:
+        yield server, pki
+
+
+def _tls_flags(pki: Pki, *names: str) -> list[str]:
+    given = {
+        "ca": ["--certificate-authority", str(pki.ca_cert)],
+        "cert": ["--client-certificate", str(pki.admin.cert), "--client-key", str(pki.admin.key)],
+        "insecure": ["--insecure-skip-tls-verify"],
+    }
+    return [flag for name in names for flag in given[name]]
+
+
+@pytest.mark.parametrize("trust", ["ca", "insecure"])
+def test_tls_options_as_kubectl_names_them(
+    tls_prometheus: tuple[RealPrometheus, Pki], capsys: pytest.CaptureFixture[str], trust: str
+) -> None:
+    server, pki = tls_prometheus
+    assert server.url.startswith("https://")
+    status, out, err = _run(capsys, "--prometheus", server.url, *_tls_flags(pki, trust, "cert"),
+                            "--autoscaler", "shop/web", "--time-zone", ZONE, "--until", UNTIL,
+                            "-o", "json")  # fmt: skip
+    assert status == 0, err
+    [web] = json.loads(out)["autoscalers"]
+    assert len(web["schedules"]) == 4
+
+
+def test_tls_that_fails_is_a_clean_error(
+    tls_prometheus: tuple[RealPrometheus, Pki],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    server, pki = tls_prometheus
+    other = ensure_pki(tmp_path / "other")
+    cases = [
+        # Prometheus's certificate is of a CA the client does not trust.
+        (_tls_flags(pki, "cert"), 4,
+         f"TLS with Prometheus at {server.url} failed: its certificate is not trusted "
+         "(unable to get local issuer certificate): give its CA with --certificate-authority"),
+        (["--certificate-authority", str(other.ca_cert), *_tls_flags(pki, "cert")], 4,
+         "its certificate is not trusted (certificate signature failure)"),
+        # The client has no certificate, or one of another CA: Prometheus refuses it.
+        (_tls_flags(pki, "ca"), 5,
+         f"Prometheus at {server.url} ended the TLS handshake (EOF occurred in violation of "
+         "protocol"),
+        (_tls_flags(pki, "ca"), 5,
+         "): it asks for a client certificate: give one with --client-certificate and "
+         "--client-key"),
+        (["--client-certificate", str(other.admin.cert), "--client-key", str(other.admin.key),
+          *_tls_flags(pki, "ca")], 5,
+         f"Prometheus at {server.url} refused the client certificate {other.admin.cert} ("),
+        # Plain HTTP to a TLS port.
+        ([], 4, "('Client sent an HTTP request to an HTTPS server.'): give its https:// URL"),
+    ]  # fmt: skip
+    found = []
+    for flags, _, _ in cases:
+        url = server.url if flags else server.url.replace("https://", "http://")
+        status, _, err = _run(capsys, "--prometheus", url, *flags, "--autoscaler", "shop/web",
+                              "--until", UNTIL)  # fmt: skip
+        found.append((status, err))
+    for (_, expected, message), (status, err) in zip(cases, found, strict=True):
+        assert (status, "Traceback" in err, err.count("\n")) == (expected, False, 1), found
+        assert err.startswith("error: "), found
+        assert message in err, found
