@@ -386,8 +386,7 @@ def _refused(
         raise _api_error(connection, answer, status, form.get("query", ""))
     if status == 400 and b"HTTP request to an HTTPS server" in body:
         raise PrometheusError(
-            f"Prometheus at {connection.url} answered 400 ({_excerpt(body)}): give its "
-            "https:// URL"
+            f"Prometheus at {connection.url} answered 400 ({_excerpt(body)}): give its https:// URL"
         )
     if status == 404:
         raise PrometheusError(

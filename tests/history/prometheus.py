@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import shutil
+import signal
 import ssl
 import subprocess
 import time
@@ -24,6 +25,7 @@ import urllib.request
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import FrameType
 from typing import IO
 
 from tests.testenv.controlplane import free_port
@@ -181,8 +183,6 @@ def serving(
         server.stop()
 
 
-
-
 def http_ok(url: str, context: ssl.SSLContext | None = None) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2, context=context) as answer:
@@ -200,6 +200,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="A real Prometheus holding the standard corpus.")
     parser.add_argument("--port", type=int, default=9090, help="on 127.0.0.1 (default 9090)")
     arguments = parser.parse_args()
+
+    def interrupted(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    # Ctrl-C or a kill stops the server and removes its blocks (even where the shell that
+    # started it in the background ignores SIGINT).
+    signal.signal(signal.SIGINT, interrupted)
+    signal.signal(signal.SIGTERM, interrupted)
     with tempfile.TemporaryDirectory(prefix="spa-corpus-") as workdir:
         print("loading four weeks of history with promtool...", flush=True)
         with running_prometheus(

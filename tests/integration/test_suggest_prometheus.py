@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 import ssl
 import subprocess
@@ -432,3 +433,86 @@ def test_tls_that_fails_is_a_clean_error(
         assert (status, "Traceback" in err, err.count("\n")) == (expected, False, 1), found
         assert err.startswith("error: "), found
         assert message in err, found
+
+
+# --- docs/suggest.md's example, as a new user runs it ------------------------------------------
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "suggest.md"
+DOCS_URL = "http://127.0.0.1:9090"
+
+
+def _example_blocks() -> list[tuple[list[str], list[str]]]:
+    """Each `$ spa ...` block of docs/suggest.md's "An example": the command's words and the
+    output lines shown."""
+    text = DOCS.read_text(encoding="utf-8")
+    section = text[text.index("## An example") :]
+    section = section[: section.index("\n## ", 1)]
+    found = []
+    for block in re.findall(r"\n```\n(.*?)\n```", section, re.S):
+        lines = block.split("\n")
+        if not lines[0].startswith("$ spa "):
+            continue
+        command = lines.pop(0)
+        while command.endswith("\\"):
+            command = command[:-1] + lines.pop(0)
+        found.append((shlex.split(command[len("$ spa ") :]), lines))
+    return found
+
+
+def _shows(shown: list[str], out: str) -> str | None:
+    """Why the output `out` is not what the docs show, or None: each line shown is the next
+    line of the output; `...` (a line of its own, or within a line) stands for anything."""
+    position, skipping = 0, False
+    for line in shown:
+        if line.strip() == "...":
+            skipping = True
+            continue
+        if "..." in line:
+            parts = [part.strip() for part in line.split("...")]
+            pattern = re.compile(".*?".join(re.escape(part) for part in parts), re.S)
+            match = pattern.search(out, position)
+            if match is None or (not skipping and match.start() != position):
+                return f"no output matches {line!r} after {out[position : position + 200]!r}"
+            position = out.find("\n", match.end()) + 1 or len(out)
+            skipping = True
+            continue
+        at = out.find(line + "\n", position) if skipping else position
+        while skipping and at > 0 and out[at - 1] != "\n":
+            at = out.find(line + "\n", at + 1)
+        if at < 0 or not out.startswith(line + "\n", at):
+            return f"expected {line!r}, found {out[position : position + 200]!r}"
+        position, skipping = at + len(line) + 1, False
+    return None
+
+
+def test_the_docs_example_is_what_the_commands_print(
+    prometheus: RealPrometheus,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """docs/suggest.md's example, run as shown (the URL of the corpus's Prometheus
+    replaced): `spa suggest` prints what the docs show; its Schedules and the SPA in deploy/,
+    `spa backtest` too."""
+    [(suggest, suggested), (backtest, replayed)] = _example_blocks()
+    assert suggest[0] == "suggest"
+    assert backtest[0] == "backtest"
+    assert DOCS_URL in suggest
+    assert DOCS_URL in backtest
+    monkeypatch.chdir(tmp_path)
+
+    def run(words: list[str], shown: list[str]) -> str:
+        status = main([prometheus.url if word == DOCS_URL else word for word in words])
+        out, err = capsys.readouterr()
+        assert status == 0, err
+        problem = _shows(shown, out)
+        assert problem is None, problem
+        return out
+
+    schedules = run(suggest, suggested)
+    deploy = tmp_path / "deploy"
+    deploy.mkdir()
+    (deploy / "schedules.yaml").write_text(schedules)
+    (deploy / "spa.yaml").write_text(yaml.safe_dump_all(_workload("shop/web").manifests(
+        schedules=False)))  # fmt: skip
+    run(backtest, replayed)
