@@ -25,6 +25,7 @@ import yaml
 from spa.cli import main
 from spa.schedule import format_instant, to_instant
 from tests.history.corpus import PER_POD, Corpus, Workload, openmetrics, standard_corpus
+from tests.history.pages import self_contained
 from tests.history.prometheus import MISSING, RealPrometheus, load_blocks, serving, tools
 from tests.history.targets import measure
 from tests.testenv.controlplane import free_port
@@ -516,3 +517,28 @@ def test_the_docs_example_is_what_the_commands_print(
     (deploy / "spa.yaml").write_text(yaml.safe_dump_all(_workload("shop/web").manifests(
         schedules=False)))  # fmt: skip
     run(backtest, replayed)
+
+
+def test_the_pages_of_both_commands_from_the_real_history(
+    prometheus: RealPrometheus, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`-o html` of `spa suggest -A` and of `spa backtest --compare`, as the commands print
+    them from the real Prometheus: self-contained pages with a chart per weekday of each
+    autoscaler, and a timeline per autoscaler with both floors (tests/browser renders the
+    same renderers' pages in Chromium)."""
+    status, page, err = _run(capsys, "--prometheus", prometheus.url, "-A", "--time-zone", ZONE,
+                             "--until", UNTIL, "-o", "html")  # fmt: skip
+    assert status == 0, err
+    self_contained(page)
+    for key in ("shop/web", "batch/importer", "shop/quiet"):
+        assert f'data-autoscaler="{key}"' in page, key
+    assert page.count('<svg class="weekday"') == 7 * 3
+    truth = _manifests_file(tmp_path / "truth.yaml", schedules=True)
+    empty = _manifests_file(tmp_path / "empty.yaml", schedules=False)
+    status, page, err = _backtest(capsys, "-f", str(truth), "--compare", str(empty),
+                                  "--prometheus", prometheus.url, "-o", "html")  # fmt: skip
+    assert status == 0, err
+    self_contained(page)
+    assert page.count('<section class="backtest"') == 3
+    assert 'class="old-floor"' in page
+    assert "old: held 0 of 25" in page
