@@ -46,7 +46,9 @@ from tests.builders import autoscaler, schedule
 
 __all__ = [
     "CLIMB",
+    "JITTER",
     "LEAD",
+    "OFFSET",
     "PER_POD",
     "Corpus",
     "Workload",
@@ -97,6 +99,8 @@ class Workload:
     labels: dict[str, str] = field(default_factory=dict)
     climb: int = CLIMB
     """Seconds its HPA takes to climb to a new floor after the demand rises."""
+    jitter: int = JITTER
+    """Seconds a day's demand may come before or after its windows start."""
 
     @property
     def key(self) -> str:
@@ -290,7 +294,7 @@ def desired_replicas(
             continue
         day = datetime.fromtimestamp(instant, zone).date()
         if day not in shifts:
-            shifts[day] = rng.randint(-JITTER, JITTER)
+            shifts[day] = rng.randint(-workload.jitter, workload.jitter)
         # The demand of a window comes at its start shifted by the day's jitter (its end does
         # not move): the floor of `instant`, or of the rise just after or just before it.
         shift = shifts[day]
