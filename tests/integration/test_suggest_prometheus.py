@@ -16,6 +16,7 @@ import ssl
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from spa.schedule import format_instant, to_instant
 from tests.history.corpus import PER_POD, Corpus, Workload, openmetrics, standard_corpus
 from tests.history.pages import self_contained
 from tests.history.prometheus import MISSING, RealPrometheus, load_blocks, serving, tools
-from tests.history.targets import measure
+from tests.history.targets import measure, occurrences
 from tests.testenv.controlplane import free_port
 from tests.testenv.pki import Pki, ensure_pki
 
@@ -272,6 +273,10 @@ def test_the_true_schedules_replay_without_shortfall(
         assert not any(s["neverNeeded"] for s in found[name]["schedules"]), name
 
 
+def _utc(text: str) -> int:
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp())
+
+
 def test_no_schedule_replays_every_peak_short(
     prometheus: RealPrometheus, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -288,6 +293,27 @@ def test_no_schedule_replays_every_peak_short(
         assert len(recurring) >= 25
         assert all(p["raisedBefore"] is None and p["shortfallMinutes"] > 0 for p in recurring)
         assert autoscaler["held"] == 0
+        # Every true window that came (not on a holiday, not in a gap) is in a peak reported,
+        # and every one-off peak is reported as one.
+        workload = _workload(f"{autoscaler['namespace']}/{autoscaler['name']}")
+        # (A one-off peak on top of a recurring one, the monthly batch after the nightly
+        # import, is that peak's one-off minutes.)
+        spans = [(_utc(p["start"]), _utc(p["end"]), p["oneOff"],
+                  p["oneOff"] or p["oneOffShortfallMinutes"] > 0)
+                 for p in autoscaler["peaks"]]  # fmt: skip
+        gaps = [(to_instant(a, CORPUS.zone), to_instant(b, CORPUS.zone)) for a, b in workload.gaps]
+        windows = occurrences(workload.manifests(), namespace=workload.namespace,
+                              name=workload.name, start=CORPUS.start,
+                              until=CORPUS.until)  # fmt: skip
+        assert windows
+        for start, end in windows:
+            if any(a <= start and end <= b for a, b in gaps):
+                continue
+            assert any(a < end and start < b and not one_off for a, b, one_off, _ in spans), (
+                format_instant(start), autoscaler["name"])  # fmt: skip
+        for start, end in _one_offs(CORPUS, workload):
+            assert any(a < end and start < b and short for a, b, _, short in spans), (
+                format_instant(start), autoscaler["name"])  # fmt: skip
 
 
 def test_compare_the_branch_with_a_git_revision(
