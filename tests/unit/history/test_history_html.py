@@ -35,4 +35,4 @@ def test_the_backtest_pages_are_self_contained() -> None:
         assert page.count('<section class="backtest"') == 1
     compare = render_compare_html(empty, truth)
     assert 'class="old-floor"' in compare
-    assert "old: held 0 of 25" in compare
+    assert "old: held 0 of 24" in compare
