@@ -56,6 +56,9 @@ class Peak:
     peak)."""
     one_off: bool
     """A peak that does not recur (most of it one-off steps, as `spa suggest` reports them)."""
+    after_gap: bool = False
+    """It starts where data resumes after a gap: its demand came in the gap, when is not
+    known, and `raised_before` is counted from the gap's end."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,6 +297,7 @@ def _peak(
         shortfall=len(recurring_short) * need.step,
         one_off_shortfall=(len(short) - len(recurring_short)) * need.step,
         one_off=is_one_off,
+        after_gap=first > 0 and values[first - 1] is None,
     )
 
 
