@@ -17,7 +17,8 @@ The rules are docs/suggest.md, "How it decides"; in short:
    consecutive days a Weekly one, a window of a day or more a WeeklySpan.
 5. Each window's minReplicas is a high quantile (`quantile`) of what was needed in the slots
    it alone holds, over all the weeks it came from; its leadTime is how long the need took to
-   climb to that level at its starts (at least one step).
+   climb to that level at its starts, to the end of the step that reached it (so at least one
+   step).
 6. A day on which a window's peak did not come (a dip) is left out and the windows found
    again; the dips that the country's public holidays explain are proposed as `holidays`
    (or, when other holidays had the peak, as `excludeDates` of the next year's same
@@ -115,7 +116,8 @@ class SuggestedWindow:
     lead: int
     """Suggested leadTime, seconds."""
     climb: int
-    """The median climb at its starts, seconds."""
+    """The median climb at its starts, seconds: to the end of the step that reached the level
+    (the need is the most of each step, so the climb ended within it)."""
     quantile: float
     steps: int
     """How many values of need its minReplicas is the quantile of."""
@@ -547,7 +549,9 @@ def _describe(
                 climbs.append(climb)
     values.sort()
     minimum = max(quiet + 1, math.ceil(_quantile(values, settings.quantile) - 1e-9))
-    climb_steps = statistics.median_low(climbs) if climbs else 0
+    # The climb ended within the step that reached the level: counting that step whole errs
+    # on the safe side (its start would make a climb of 5 to 10 minutes a lead of 5).
+    climb_steps = statistics.median_low(climbs) + 1 if climbs else 1
     climb = climb_steps * step
     lead = max(step, math.ceil(climb / 60) * 60)
     days = tuple(member.weekday for member in group)

@@ -56,6 +56,9 @@ class Peak:
     peak)."""
     one_off: bool
     """A peak that does not recur (most of it one-off steps, as `spa suggest` reports them)."""
+    after_gap: bool = False
+    """It starts where data resumes after a gap: its demand came in the gap, when is not
+    known, and `raised_before` is counted from the gap's end."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,9 +191,7 @@ def _replay(
         if value is None or value < threshold:
             index += 1
             continue
-        end = index
-        while end < len(values) and (found := values[end]) is not None and found >= threshold:
-            end += 1
+        end = _peak_end(values, index, threshold)
         result.peaks.append(_peak(need, floor, one_off, rises, index, end, threshold, result))
         index = end
     for position, value in enumerate(values):
@@ -202,6 +203,27 @@ def _replay(
         for schedule in autoscaler.schedules
     ]  # fmt: skip
     return result
+
+
+def _peak_end(values: list[float | None], first: int, threshold: float) -> int:
+    """The step after the peak that starts at `first`. A gap in the data does not end it when
+    the first step after the gap is a peak too: the demand did not start again after the gap,
+    the scrapes did (docs/suggest.md, "spa backtest")."""
+    end = first
+    while end < len(values):
+        value = values[end]
+        if value is None:
+            resume = end
+            while resume < len(values) and values[resume] is None:
+                resume += 1
+            after = values[resume] if resume < len(values) else None
+            if after is None or after < threshold:
+                break
+            end = resume
+        elif value < threshold:
+            break
+        end += 1
+    return end
 
 
 def _floor_by_step(steps: list[tuple[int, State]], need: Need) -> list[int]:
@@ -275,6 +297,7 @@ def _peak(
         shortfall=len(recurring_short) * need.step,
         one_off_shortfall=(len(short) - len(recurring_short)) * need.step,
         one_off=is_one_off,
+        after_gap=first > 0 and values[first - 1] is None,
     )
 
 

@@ -374,7 +374,7 @@ def _backtest_section(autoscaler: AutoscalerBacktest, old: AutoscalerBacktest | 
     rows = "".join(
         f"<tr><td>{escape(format_local(p.start, autoscaler.zone))}</td>"
         f'<td class="num">{p.highest:g}</td><td class="num">{p.floor}</td>'
-        f"<td>{escape(_raised_text(p.raised_before, p.late_by))}</td>"
+        f"<td>{escape(_raised_text(p.raised_before, p.late_by, after_gap=p.after_gap))}</td>"
         f'<td class="num">{p.shortfall // 60}</td><td>{"one-off" if p.one_off else ""}</td></tr>'
         for p in autoscaler.peaks
     )
@@ -392,9 +392,9 @@ def _backtest_section(autoscaler: AutoscalerBacktest, old: AutoscalerBacktest | 
     )
 
 
-def _raised_text(before: int | None, late: int | None) -> str:
+def _raised_text(before: int | None, late: int | None, *, after_gap: bool = False) -> str:
     if before is not None:
-        return f"{go_duration(before)} before"
+        return "after a gap" if after_gap else f"{go_duration(before)} before"
     if late is not None:
         return f"{go_duration(late)} late"
     return "not raised"

@@ -253,11 +253,11 @@ def _request(
         if isinstance(reason, TimeoutError):
             raise _timed_out(connection) from None
         if isinstance(reason, ssl.SSLError | ssl.CertificateError):
-            raise PrometheusError(
-                f"TLS with Prometheus at {connection.url} failed: {reason} (the CA is "
-                "--certificate-authority)"
-            ) from None
+            raise _tls_failed(connection, reason) from None
         raise PrometheusError(f"cannot reach Prometheus at {connection.url}: {reason}") from None
+    except ssl.SSLError as error:
+        # TLS 1.3 tells a refused client certificate after the handshake, at the first read.
+        raise _tls_failed(connection, error) from None
     except (OSError, ValueError, http.client.HTTPException) as error:
         # A connection reset or cut in the middle of an answer, a status line that is not
         # HTTP, a URL urllib cannot send.
@@ -265,6 +265,42 @@ def _request(
     if status != 200:
         return _refused(connection, status, body, form)
     return _decode(body, connection)
+
+
+_CLIENT_REFUSED = ("CERTIFICATE", "UNKNOWN_CA", "ACCESS_DENIED")
+"""Parts of the names of the TLS alerts a server sends when it refuses the client's
+certificate (or its absence)."""
+
+
+def _tls_failed(
+    connection: Connection, error: ssl.SSLError | ssl.CertificateError
+) -> PrometheusError:
+    """The error of a TLS handshake that failed: Prometheus's certificate is not trusted (the
+    CA, exit 4), or Prometheus refused the client's (exit 5, as refused credentials), or
+    something else of TLS."""
+    url = connection.url
+    if isinstance(error, ssl.SSLCertVerificationError | ssl.CertificateError):
+        said = getattr(error, "verify_message", None) or error
+        return PrometheusError(
+            f"TLS with Prometheus at {url} failed: its certificate is not trusted ({said}): give "
+            "its CA with --certificate-authority (or --insecure-skip-tls-verify)"
+        )
+    reason = str(getattr(error, "reason", None) or "")
+    # A server that requires a client certificate ends the handshake (TLS 1.3 often without
+    # an alert Python can read: an EOF) when it has none or one it does not trust.
+    if isinstance(error, ssl.SSLEOFError) or any(part in reason for part in _CLIENT_REFUSED):
+        if connection.client_certificate is None:
+            return PrometheusError(
+                f"Prometheus at {url} ended the TLS handshake ({error}): it asks for a client "
+                "certificate: give one with --client-certificate and --client-key",
+                EXIT_UNAUTHORIZED,
+            )
+        return PrometheusError(
+            f"Prometheus at {url} refused the client certificate "
+            f"{connection.client_certificate} ({error}): give one of a CA it trusts",
+            EXIT_UNAUTHORIZED,
+        )
+    return PrometheusError(f"TLS with Prometheus at {url} failed: {error}")
 
 
 def _timed_out(connection: Connection) -> PrometheusError:
@@ -348,6 +384,10 @@ def _refused(
         )
     if isinstance(answer, dict) and answer.get("status") == "error":
         raise _api_error(connection, answer, status, form.get("query", ""))
+    if status == 400 and b"HTTP request to an HTTPS server" in body:
+        raise PrometheusError(
+            f"Prometheus at {connection.url} answered 400 ({_excerpt(body)}): give its https:// URL"
+        )
     if status == 404:
         raise PrometheusError(
             f"{connection.url} has no Prometheus API (404 for {connection.endpoint('/api/v1/')}"

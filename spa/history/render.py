@@ -185,14 +185,8 @@ def window_words(window: SuggestedWindow, autoscaler: AutoscalerSuggestion) -> s
         f"minReplicas {window.min_replicas}: the {_ordinal(window.quantile)} percentile of the "
         f"{window.steps:,} steps it alone holds (median {window.median:g}, most "
         f"{window.highest:g}).",
-        f"leadTime {go_duration(window.lead)}: "
-        + (
-            f"the need took {go_duration(window.climb)} (median) to climb to that level at the "
-            "starts."
-            if window.climb
-            else "the need reached that level within the first step at the starts, and the "
-            "lead is never less than a step."
-        ),
+        f"leadTime {go_duration(window.lead)}: the need reached that level within "
+        f"{go_duration(window.climb)} of the starts (the median of the days).",
     ]
     if window.moved:
         lines.append(

@@ -53,7 +53,9 @@ def _summary(autoscaler: AutoscalerBacktest) -> list[str]:
     zone = autoscaler.zone.key or "UTC"
     recurring = autoscaler.recurring
     one_offs = len(autoscaler.peaks) - len(recurring)
-    leads = sorted(p.raised_before for p in recurring if p.raised_before is not None)
+    leads = sorted(
+        p.raised_before for p in recurring if p.raised_before is not None and not p.after_gap
+    )
     raised = (
         f", the floor raised {go_duration(leads[0])} to {go_duration(leads[-1])} before the demand"
         if leads
@@ -128,6 +130,8 @@ def _raised(peak: Peak, autoscaler: AutoscalerBacktest) -> str:
     if peak.raised_before is not None:
         if peak.start == autoscaler.need.start:
             return "from the start"
+        if peak.after_gap:
+            return "after a gap"
         return f"{go_duration(peak.raised_before)} before"
     if peak.late_by is not None:
         return f"{go_duration(peak.late_by)} late"
@@ -198,6 +202,7 @@ def _fields(autoscaler: AutoscalerBacktest) -> dict[str, Any]:
                 "shortfallMinutes": peak.shortfall // 60,
                 "oneOffShortfallMinutes": peak.one_off_shortfall // 60,
                 "oneOff": peak.one_off,
+                "afterGap": peak.after_gap,
             }
             for peak in autoscaler.peaks
         ],

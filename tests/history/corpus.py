@@ -46,7 +46,9 @@ from tests.builders import autoscaler, schedule
 
 __all__ = [
     "CLIMB",
+    "JITTER",
     "LEAD",
+    "OFFSET",
     "PER_POD",
     "Corpus",
     "Workload",
@@ -95,6 +97,10 @@ class Workload:
     gaps: list[tuple[datetime, datetime]] = field(default_factory=list)
     restarts: list[datetime] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
+    climb: int = CLIMB
+    """Seconds its HPA takes to climb to a new floor after the demand rises."""
+    jitter: int = JITTER
+    """Seconds a day's demand may come before or after its windows start."""
 
     @property
     def key(self) -> str:
@@ -288,7 +294,7 @@ def desired_replicas(
             continue
         day = datetime.fromtimestamp(instant, zone).date()
         if day not in shifts:
-            shifts[day] = rng.randint(-JITTER, JITTER)
+            shifts[day] = rng.randint(-workload.jitter, workload.jitter)
         # The demand of a window comes at its start shifted by the day's jitter (its end does
         # not move): the floor of `instant`, or of the rise just after or just before it.
         shift = shifts[day]
@@ -306,8 +312,8 @@ def desired_replicas(
         for burst_start, burst_end, burst_level in bursts:
             if burst_start <= instant < burst_end:
                 level = max(level, float(burst_level))
-        if 0 <= climbing < CLIMB and level > previous:
-            wanted = previous + (level - previous) * (climbing + SAMPLE) / CLIMB
+        if 0 <= climbing < workload.climb and level > previous:
+            wanted = previous + (level - previous) * (climbing + SAMPLE) / workload.climb
         elif level > workload.base:
             wanted = level - rng.uniform(0, 0.12 * (level - workload.base))
         else:

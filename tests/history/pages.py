@@ -1,6 +1,7 @@
 """The pages of `spa suggest -o html` and `spa backtest -o html` for the standard corpus, made
 in memory (the same analysis and renderers as the commands, without a Prometheus): for
-tests/browser and for the picture of docs/suggest.md (`make screenshots`).
+tests/browser and for the picture of docs/suggest.md (`make screenshots`); and the check that
+a page is self-contained, for those pages and for the commands' own.
 
     python -m tests.history.pages suggest OUT.html     # shop/web's suggestion
     python -m tests.history.pages backtest OUT.html    # no Schedule against the true ones
@@ -9,6 +10,7 @@ tests/browser and for the picture of docs/suggest.md (`make screenshots`).
 from __future__ import annotations
 
 import argparse
+from html.parser import HTMLParser
 from pathlib import Path
 
 from spa.history.analysis import Settings
@@ -21,9 +23,30 @@ from spa.plan import Document, build_plan
 from spa.schedule import PublicHolidays
 from tests.history.corpus import Corpus, desired_replicas, in_memory, standard_corpus
 
-__all__ = ["backtests", "needs", "suggestions"]
+__all__ = ["backtests", "needs", "self_contained", "suggestions"]
 
 SOURCE = "kube_horizontalpodautoscaler_status_desired_replicas (kube-state-metrics)"
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: set[str] = set()
+        self.attributes: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.attributes.update(name for name, _ in attrs)
+
+
+def self_contained(page: str) -> None:
+    """Asserts that `page` fetches nothing and runs nothing (docs/suggest.md, "The output")."""
+    assert page.startswith("<!DOCTYPE html>")
+    parsed = _Tags()
+    parsed.feed(page)
+    assert not parsed.tags & {"script", "img", "link", "iframe", "object"}, parsed.tags
+    assert not parsed.attributes & {"src", "href"}, parsed.attributes
+    assert "url(http" not in page
 
 
 def needs(corpus: Corpus, keys: list[str] | None = None) -> dict[Key, Need]:

@@ -4,6 +4,7 @@ reports instead of scheduling, across a change of clocks."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from datetime import date, datetime
 from typing import Any
@@ -18,6 +19,7 @@ from spa.plan import Document, build_plan
 from spa.schedule import PublicHolidays, to_instant
 from tests.builders import schedule
 from tests.history.corpus import (
+    OFFSET,
     Burst,
     Corpus,
     Workload,
@@ -304,3 +306,39 @@ def test_a_nightly_peak_at_the_end_of_the_repeated_hour_starts_on_time_that_day(
         start=corpus.start, until=corpus.until,
     )  # fmt: skip
     assert measured.starts_missed == []
+
+
+def _reached(workload: Workload, *, window: int) -> int:
+    """Seconds from a true window's start to the first scrape at which the HPA wanted 90 % of
+    its level, for a workload whose demand comes on time: tests/history/corpus.py's linear
+    climb from the base, scraped OFFSET seconds after each minute, each scrape a minute ahead,
+    rounded up to whole replicas."""
+    level = workload.schedules[window]["spec"]["minReplicas"]
+    before = workload.base
+    for scrape in range(OFFSET, workload.climb, 60):
+        wanted = before + (level - before) * (scrape + 60) / workload.climb
+        if math.ceil(wanted) >= 0.9 * level:
+            return scrape
+    return workload.climb
+
+
+@pytest.mark.parametrize("climb", [300, 600, 900, 1200, 1800])
+def test_the_lead_is_how_long_the_hpa_took_to_climb(climb: int) -> None:
+    """docs/suggest.md, "How it decides", 6: the suggested leadTime is the climb the HPA
+    needed at the window's starts (to 90 % of the level), to the end of the step in which it
+    got there: never shorter than the climb."""
+    corpus = standard_corpus()
+    web = replace(corpus.workloads[0], climb=climb, jitter=0)
+    importer = replace(corpus.workloads[1], climb=climb, jitter=0)
+    for workload in (web, importer):
+        found = _analyse(corpus, workload, holidays=PublicHolidays("US")).windows[0]
+        reached = _reached(workload, window=0)
+        hours, minutes = workload.schedules[0]["spec"]["startTime"].split(":")
+        # A window starts when the need reaches a peak: a step late when the first step of a
+        # slow climb is not one yet (from the importer's base of 1, 30 minutes to 6).
+        late = found.start - (int(hours) * 3600 + int(minutes) * 60)
+        said = (workload.key, climb, found.lead, late, reached)
+        assert late in (0, STEP), said
+        assert found.lead == ((reached - late) // STEP + 1) * STEP, said
+        assert found.lead == found.climb, said
+        assert found.lead > reached - late, said

@@ -5,6 +5,7 @@ holds none; a Schedule no peak needs is said (docs/suggest.md, "spa backtest")."
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import date, datetime
 from typing import Any
 
@@ -136,7 +137,7 @@ def test_the_reports() -> None:
     table = render_backtest_table(replay)
     assert "shop/web (America/New_York; base 2, a peak is 4 replicas or more)" in table
     # To the step: a demand that came in the step the floor rose is "0s before".
-    assert "  recurring peaks held: 25 of 25, the floor raised 0s to " in table
+    assert "  recurring peaks held: 24 of 24, the floor raised 0s to " in table
     assert "  Sat 2026-10-17 10:00 EDT   Sun 20:00   20     8       5m before      0 min" in table
     assert (
         "  Thu 2026-10-29 03:00 EDT   03:30       30     2       not raised     30 min (one-off)"
@@ -147,3 +148,56 @@ def test_the_reports() -> None:
     assert (web["shortfallMinutes"], web["oneOffShortfallMinutes"]) == (0, 30)
     compared = render_compare_table(replay, replay)
     assert "  under-provisioned at recurring peaks   0 min      0 min" in compared
+
+
+def test_a_gap_inside_a_peak_does_not_split_it() -> None:
+    """shop/web has no data on Tuesday 2026-10-20 from 09:00 to 13:00 (tests/history/corpus.py),
+    in the middle of its office hours: one peak, whose floor was raised before the demand came
+    at 08:00, not a second one 'raised 5 hours before' the end of the gap."""
+    web = _replay(_all(True))["shop/web"]
+    tuesday = [
+        p
+        for p in web.recurring
+        if datetime.fromtimestamp(p.start, CORPUS.zone).date() == date(2026, 10, 20)
+    ]
+    assert [(p.start, p.end) for p in tuesday] == [
+        (
+            to_instant(datetime(2026, 10, 20, 7, 55), CORPUS.zone),
+            to_instant(datetime(2026, 10, 20, 18), CORPUS.zone),
+        )
+    ], [(datetime.fromtimestamp(p.start, CORPUS.zone), p.raised_before) for p in tuesday]
+    assert tuesday[0].raised_before is not None
+    assert tuesday[0].raised_before <= 300
+    # 19 office days, the lunch of Columbus Day and 4 weekends.
+    assert len(web.recurring) == web.held == 24
+
+
+def test_a_peak_that_starts_in_a_gap_is_said_to_come_after_it() -> None:
+    """No data on Wednesday 2026-10-21 from 07:00 to 09:00: the office hours' demand came in
+    the gap, when is not known. Its peak starts at 09:00 with the floor up, 'after a gap', not
+    'raised 1h5m before the demand', and its lead is not in the summary's range."""
+    [web, *others] = CORPUS.workloads
+    gapped = replace(web, gaps=[(datetime(2026, 10, 21, 7), datetime(2026, 10, 21, 9))])
+    corpus = replace(CORPUS, workloads=[gapped, *others])
+    replay = _replay([m for w in corpus.workloads for m in w.manifests()], corpus)["shop/web"]
+    nine = to_instant(datetime(2026, 10, 21, 9), CORPUS.zone)
+    [after] = [p for p in replay.recurring if p.start == nine]
+    assert after.after_gap
+    assert not any(p.after_gap for p in replay.peaks if p is not after)
+    assert replay.held == len(replay.recurring)
+    result = backtest(
+        build_plan([Document("m", n, b) for n, b in enumerate(
+            [m for w in corpus.workloads for m in w.manifests()], start=1)], [],
+            at=corpus.start, until=corpus.until),
+        {("shop", "web"): replay.need}, label="m", source="s", query="q", weeks=4, step=300,
+        zone_of=lambda autoscaler: CORPUS.zone, holidays_of=lambda zone: PublicHolidays("US"),
+        settings=Settings(),
+    )  # fmt: skip
+    table = render_backtest_table(result)
+    assert "  recurring peaks held: 24 of 24, the floor raised 0s to 5m before the demand" in table
+    assert "  Wed 2026-10-21 09:00 EDT   18:00       20     12      after a gap    0 min" in table
+    [peak] = [
+        p for p in json.loads(render_backtest_json(result))["autoscalers"][0]["peaks"]
+        if p["afterGap"]
+    ]  # fmt: skip
+    assert peak["start"] == "2026-10-21T13:00:00Z"

@@ -346,3 +346,32 @@ def test_a_bad_zone_or_calendar_is_named_before_prometheus_is_asked(
     assert code == EXIT_BAD_QUERY
     assert capsys.readouterr().err.startswith(said)
     assert fake.requests == []
+
+
+def test_the_token_file_is_sent_as_a_bearer_token(
+    fake: Fake, capsys: pytest.CaptureFixture[str], tmp_path: Any
+) -> None:
+    """--token-file as kubectl's: the file's token (without its newline) on every request; a
+    token the server refuses is exit 5, an empty file an argument error before any request."""
+
+    def answer(form: dict[str, str], path: str) -> Answer:
+        if fake.requests[-1][2].get("Authorization") != "Bearer s3cret":
+            return Answer(401, b"Unauthorized", "text/plain")
+        return Answer(body=_matrix([]))
+
+    fake.answer = answer
+    until = ["--until", "1970-01-15T00:00:00Z", "--weeks", "1"]
+    token = tmp_path / "token"
+    for text, status, said in [
+        ("s3cret\n", 1, "error: the query returned no series between"),
+        ("wrong\n", 5, f"error: Prometheus at {fake.url} refused the credentials (401): give a "
+                       "token it accepts with --token-file"),
+        ("\n", 2, f"error: --token-file: {token} is empty"),
+    ]:  # fmt: skip
+        token.write_text(text)
+        asked = len(fake.requests)
+        code = main(["suggest", "--prometheus", fake.url, "-A", "--token-file", str(token), *until])
+        err = capsys.readouterr().err
+        assert (code, err.startswith(said)) == (status, True), err
+        sent = {headers.get("Authorization") for _, _, headers in fake.requests[asked:]}
+        assert sent == ({f"Bearer {text.strip()}"} if text.strip() else set()), sent
