@@ -510,7 +510,9 @@ raise on, which fills `raisedAt` on the same entry and measures it as above. `no
 the reconcile that finds every placeholder pod Ready (the placeholder Deployment's
 `status.readyReplicas` reaching the pods held: each was scheduled on a node and started); that
 status write of the Deployment controller wakes the SPA (its other status writes do not), so
-`nodesReadyAt` is within a reconcile of the nodes standing. `capacityReleasedAt` is the reconcile
+`nodesReadyAt` is within a reconcile of the nodes standing (a controller started while they
+already stood records its first reconcile: later than they stood, an outlier the learned lead
+ignores among four windows or more). `capacityReleasedAt` is the reconcile
 that holds no capacity for the window any more: placeholders handed over 5 s before the raise, a
 CapacityBuffer deleted once the target has been raised, or a pause. All three come from what the
 decision holds and its caches show, without a request. Not measured: `nodesReadyAt` for a
