@@ -499,7 +499,31 @@ which counts as 0; for another kind, a status with `replicas` and no `readyRepli
 first seen more than 2 minutes after its raise (the controller was not running then, or the
 Schedule was created during the window) is not recorded: when its HPA was raised is unknown.
 Every status the controller writes carries the list as it stands, so it survives restarts and
-leader changes. A window found `Late` records a Warning `WindowLate`, one found `Missed` a
+leader changes.
+
+**Node capacity, per window.** With a capacity lead ([schedules.md](schedules.md), "Node
+capacity"), the entry is made earlier: by the reconcile that first holds capacity for the window
+(its capacity lead's start, when the target has fewer replicas than the window's minimum), with
+`capacityHeldAt` that reconcile's time and no `raisedAt`; `kubectl spa status` says `nodes
+ordered, pods not raised yet`. Nothing is read for it then: the target is read only from its
+raise on, which fills `raisedAt` on the same entry and measures it as above. `nodesReadyAt` is
+the reconcile that finds every placeholder pod Ready (the placeholder Deployment's
+`status.readyReplicas` reaching the pods held: each was scheduled on a node and started); that
+status write of the Deployment controller wakes the SPA (its other status writes do not), so
+`nodesReadyAt` is within a reconcile of the nodes standing (a controller started while they
+already stood records its first reconcile: later than they stood, an outlier the learned lead
+ignores among four windows or more). `capacityReleasedAt` is the reconcile
+that holds no capacity for the window any more: placeholders handed over 5 s before the raise, a
+CapacityBuffer deleted once the target has been raised, or a pause. All three come from what the
+decision holds and its caches show, without a request. Not measured: `nodesReadyAt` for a
+CapacityBuffer, whose status (its conditions and `replicas`, in Karpenter and cluster-autoscaler)
+says the buffer was taken into account, not that nodes for it stand; `nodesReadyAt` when the
+placeholders are handed over before all of them were Ready (the lead was too short for the
+nodes: the window's pods then wait for them, which shows in their own `readyAt`); and
+`podsWaitedSeconds`, which would need reading pods (this version reads none). An entry made at
+the capacity lead whose raise is not seen within 2 minutes (the controller was not running), or
+whose window no longer starts then (its Schedule edited or deleted), is removed: what was not
+measured is not kept. A window found `Late` records a Warning `WindowLate`, one found `Missed` a
 Warning `WindowMissed` with its reason in words (not for the reasons that do not count against
 readiness, above: the entry says those), both on the SPA.
 

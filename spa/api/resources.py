@@ -229,21 +229,22 @@ class WindowRecord(LenientModel):
     capacity_lead: LeadInForce | None = None
     """The node capacity lead in force for this window, when one applies."""
     raised_at: Timestamp | None = None
-    """When the HPA's minReplicas was raised to the window's."""
+    """When the HPA's minReplicas was raised to the window's (unset on an entry made when node
+    capacity was held, until the raise)."""
     replicas_at: Timestamp | None = None
     """When the target's spec.replicas reached the window's minimum."""
     ready_at: Timestamp | None = None
     """When the target's status.readyReplicas reached the window's minimum."""
     capacity_held_at: Timestamp | None = None
-    """When node capacity was ordered for the window (capacity lead only)."""
+    """When node capacity was first held for the window (capacity lead only)."""
     capacity_released_at: Timestamp | None = None
-    """When that capacity was released."""
+    """When that capacity was handed over to the window's pods or released."""
     nodes_ready_at: Timestamp | None = None
-    """When the ordered capacity stood on nodes (its placeholder pods all scheduled), if
-    measured."""
+    """When the ordered capacity stood on nodes: its placeholder pods all Ready (not measured
+    for a CapacityBuffer)."""
     pods_waited_seconds: int | None = None
     """The longest time one of the window's new pods waited for a node (Pending,
-    unschedulable)."""
+    unschedulable); not measured by this version."""
     ready_seconds: int | None = None
     """Ready relative to the boundary, in seconds: negative is early (Ready at B-42 s)."""
     outcome: StatusText | None = None

@@ -171,9 +171,24 @@ def _relative(seconds: int) -> str:
     return f"B{'+' if seconds > 0 else '-' if seconds < 0 else ''}{abs(seconds)} s"
 
 
+def _nodes(window: WindowRecord) -> str:
+    """ ", nodes Ready 40 s after the order" when the node capacity's wait was measured."""
+    try:
+        held = datetime.fromisoformat(window.capacity_held_at or "")
+        stood = datetime.fromisoformat(window.nodes_ready_at or "")
+    except ValueError:
+        return ""
+    return f", nodes Ready {round((stood - held).total_seconds())} s after the order"
+
+
 def window_line(window: WindowRecord) -> str:
     """One window start in words: "08:00 peak: Ready at B-42 s", "late: Ready at B+75 s",
-    "missed: pods Pending" (docs/status.md)."""
+    "missed: pods Pending", with ", nodes Ready 40 s after the order" when measured
+    (docs/status.md)."""
+    return _window_words(window) + _nodes(window)
+
+
+def _window_words(window: WindowRecord) -> str:
     when = (window.boundary or "").replace("T", " ").removesuffix("Z")[:16]
     head = f"{when} {window.schedule}:"
     ready = "" if window.ready_seconds is None else f"Ready at {_relative(window.ready_seconds)}"
@@ -185,6 +200,8 @@ def window_line(window: WindowRecord) -> str:
         return f"{head} missed: {_MISSED.get(window.reason or '', window.reason or 'not Ready')}"
     if window.outcome == "Pending" and window.reason:
         return f"{head} being measured, held back: {_MISSED.get(window.reason, window.reason)}"
+    if window.outcome == "Pending" and window.raised_at is None and window.capacity_held_at:
+        return f"{head} nodes ordered, pods not raised yet"
     if window.outcome == "Pending":
         return f"{head} being measured"
     return f"{head} {window.outcome}"

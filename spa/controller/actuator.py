@@ -448,7 +448,11 @@ class Actuator:
         if self._capacity is None:
             return None
         served = True if self._capacity.buffers_found else None
-        return CapacityView(self._capacity.cached(autoscaler), served)
+        return CapacityView(
+            self._capacity.cached(autoscaler),
+            served,
+            placeholders_ready=self._capacity.placeholders_ready(autoscaler),
+        )
 
     async def read_capacity(self, step: ReadCapacity) -> CapacityRead:
         """The target's replicas from its /scale (when `step.target` is given), then, if they

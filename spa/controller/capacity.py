@@ -233,6 +233,18 @@ class CapacityActuator:
                 held[mode] = int((obj.get("spec") or {}).get("replicas") or 0)
         return held
 
+    def placeholders_ready(self, autoscaler: wire.ScheduledPodAutoscaler) -> int | None:
+        """The Ready pods of the SPA's placeholder Deployment as its cache shows them (None:
+        no cache, or no placeholder Deployment of the SPA's)."""
+        if self._placeholders is None:
+            return None
+        namespace, name = self._where(autoscaler, CapacityMode.Placeholder)
+        obj = self._placeholders.get(f"{namespace}/{name}")
+        if obj is None or not self._controlled_by(obj, autoscaler, CapacityMode.Placeholder):
+            return None
+        ready = (obj.get("status") or {}).get("readyReplicas")
+        return ready if isinstance(ready, int) else 0
+
     def _where(
         self, autoscaler: wire.ScheduledPodAutoscaler, mode: CapacityMode
     ) -> tuple[str, str]:

@@ -65,6 +65,7 @@ __all__ = [
     "cached_object",
     "calendar_index_value",
     "compact_codec",
+    "owned_changed",
     "owner_keys",
     "target_keys",
     "watch",
@@ -123,13 +124,16 @@ def cached_hpa(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 # Of a CapacityBuffer's or placeholder Deployment's metadata, what the reconcile and the event
-# mapping read; of its spec, the replicas. Nothing else is kept: each is a few hundred bytes.
+# mapping read; of its spec, the replicas; of a placeholder's status, its ready pods (when the
+# capacity stood on nodes: docs/api.md, "status.windows"). Nothing else is kept: each is a few
+# hundred bytes.
 _CAPACITY_METADATA = ("name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences")
 
 
 def cached_capacity(obj: dict[str, Any]) -> dict[str, Any]:
     """A CapacityBuffer or placeholder Deployment as its cache keeps it: its name, namespace,
-    uid, resourceVersion, labels and ownerReferences, and `spec.replicas`."""
+    uid, resourceVersion, labels and ownerReferences, `spec.replicas` and
+    `status.readyReplicas`."""
     metadata = obj.get("metadata") or {}
     kept: dict[str, Any] = {
         "metadata": {key: metadata[key] for key in _CAPACITY_METADATA if key in metadata}
@@ -140,7 +144,25 @@ def cached_capacity(obj: dict[str, Any]) -> dict[str, Any]:
     spec = obj.get("spec")
     if isinstance(spec, dict) and "replicas" in spec:
         kept["spec"] = {"replicas": spec["replicas"]}
+    status = obj.get("status")
+    if isinstance(status, dict) and "readyReplicas" in status:
+        kept["status"] = {"readyReplicas": status["readyReplicas"]}
     return kept
+
+
+def _stands(obj: dict[str, Any]) -> bool:
+    """Whether a placeholder Deployment has every pod it asks for Ready (on a node)."""
+    wanted = (obj.get("spec") or {}).get("replicas")
+    ready = (obj.get("status") or {}).get("readyReplicas")
+    return isinstance(wanted, int) and isinstance(ready, int) and 0 < wanted <= ready
+
+
+def owned_changed(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether an update of a CapacityBuffer or placeholder Deployment wakes its SPA: a change
+    beyond its status, or the status write that makes every placeholder pod Ready (the nodes
+    for the window's capacity stand: its nodesReadyAt). The other status writes (each pod's
+    progress, a buffer's conditions) wake nothing."""
+    return changed_beyond_status(old, new) or (_stands(new) and not _stands(old))
 
 
 def owner_keys(obj: dict[str, Any]) -> list[str]:
@@ -213,7 +235,8 @@ def _schedule_keys(obj: dict[str, Any], autoscalers: Store) -> set[str]:
 
 def watch_owned(informer: Informer, *, enqueue: Callable[[str], None]) -> None:
     """Wake the SPAs that own what `informer` caches (a CapacityBuffer or placeholder
-    Deployment) at every change but a status write; also for an informer started after the
+    Deployment) at every change but a status write, and at the one that makes all of a
+    placeholder's pods Ready (:func:`owned_changed`); also for an informer started after the
     others (a CapacityBuffer CRD installed later: spa/controller/optional.py)."""
 
     def wake(keys: Iterable[str]) -> None:
@@ -224,7 +247,7 @@ def watch_owned(informer: Informer, *, enqueue: Callable[[str], None]) -> None:
         on_add=lambda obj: wake(owner_keys(obj)),
         on_update=lambda old, new: wake(set(owner_keys(old)) | set(owner_keys(new))),
         on_delete=lambda obj: wake(owner_keys(obj)),
-        update_filter=changed_beyond_status,
+        update_filter=owned_changed,
     )
 
 

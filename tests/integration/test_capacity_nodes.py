@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
@@ -370,6 +371,88 @@ async def test_a_capacity_lead_has_the_node_and_the_pods_ready_before_the_window
     # The window's pods run on the node bought for them.
     on_new = {p["spec"]["nodeName"] for p in _ready_pods(karpenter, namespace)} - nodes_before
     assert on_new, "no pod of the window runs on the node bought for it"
+
+
+def _with(entry: dict[str, Any], field: str) -> dict[str, Any] | None:
+    return entry if field in entry else None
+
+
+def _instant(text: str) -> float:
+    return datetime.fromisoformat(text).timestamp()
+
+
+async def test_an_auto_capacity_lead_is_learned_from_when_the_placeholders_stood(
+    karpenter: Karpenter, karpenter_namespace: str, kube: Kube, priority_class: None
+) -> None:
+    """`capacity.leadTime: Auto` with placeholder pods on the real Karpenter (docs/schedules.md,
+    "Auto lead times"): the window's status entry records when the capacity was held, when
+    every placeholder pod was Ready on the new node, and when it was handed over; the capacity
+    lead in force is then learned from that wait (the pod lead plus the nodes' wait plus the
+    margin), where it was the default before."""
+    namespace = karpenter_namespace
+    pool = karpenter.add_node_pool("auto-capacity", node_delay_seconds=3)
+    _create_web(karpenter, namespace, pool, replicas=1)
+    await eventually(
+        lambda: len(_ready_pods(karpenter, namespace)) == 1, within=90, what="web's first pod"
+    )
+    pool = karpenter.add_node_pool(pool.name, node_delay_seconds=NODE_DELAY_SECONDS)
+    # The default 3m is bounded to 1m30s, to keep the test short.
+    pod_lead, capacity_lead, window_minimum = 10, 90, 4
+    capacity = {"leadTime": "Auto", "mode": "Placeholder", "leadTimeBounds": {"max": "1m30s"}}
+    kube.create(_spa(namespace, leadTime=f"{pod_lead}s", capacity=capacity))
+    kube.create(_one_shot(namespace, minimum=window_minimum))
+    clock = ShiftedClock(WINDOW_START - capacity_lead - 2)
+
+    def entry() -> dict[str, Any]:
+        windows = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web").get("windows")
+        assert windows, "no window recorded"
+        return cast(dict[str, Any], windows[0])
+
+    async with running_controller(
+        karpenter.plane.kubeconfig, [namespace], start=0, clock=cast(FakeClock, clock)
+    ):
+        held = await eventually(entry, within=20, what="the window's entry")
+        assert "raisedAt" not in held
+        lead = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")["capacityLeadTime"]
+        assert (lead["seconds"], lead["source"]) == (capacity_lead, "Default")
+        stood = await eventually(
+            lambda: _with(entry(), "nodesReadyAt"), within=capacity_lead + 30, what="nodesReadyAt"
+        )
+        assert stood is not None
+        assert "raisedAt" not in stood
+        done = await eventually(
+            lambda: entry() if entry()["outcome"] != "Pending" else None,
+            within=capacity_lead + 60,
+            what="the window measured",
+        )
+        learned = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")["capacityLeadTime"]
+    assert done is not None
+    boundary = WINDOW_START
+    held_at = _instant(done["capacityHeldAt"])
+    nodes_at = _instant(done["nodesReadyAt"])
+    released_at = _instant(done["capacityReleasedAt"])
+    raised_at = _instant(done["raisedAt"])
+    waited = nodes_at - held_at
+    print(
+        f"\nAuto capacity lead: held at B-{boundary - held_at:.0f}s, nodes Ready "
+        f"{waited:.0f}s later (B-{boundary - nodes_at:.0f}s), released at "
+        f"B-{boundary - released_at:.0f}s, raised at B-{boundary - raised_at:.0f}s, "
+        f"{done['outcome']} at B{done.get('readySeconds')}s; capacity lead learned "
+        f"{learned['seconds']}s ({learned['explanation']})"
+    )
+    # Held at the capacity lead's start (the controller's first reconcile of it), the nodes
+    # standing after Karpenter's delay, handed over 5 s before the raise.
+    assert boundary - capacity_lead <= held_at <= boundary - capacity_lead + 5
+    assert NODE_DELAY_SECONDS <= waited < capacity_lead - 5
+    assert boundary - pod_lead - 5 <= released_at < raised_at
+    assert boundary - pod_lead <= raised_at <= boundary - pod_lead + 2
+    assert done["outcome"] == "Early"
+    # Learned: the pod lead, plus the nodes' wait, plus the 15 s margin.
+    assert learned["source"] == "Learned"
+    assert learned["seconds"] == pod_lead + int(waited) + 15
+    assert learned["explanation"] == (
+        f"leadTime {pod_lead}s + nodes learned: p90 of 1 window {int(waited)} s + 15 s"
+    )
 
 
 async def test_without_a_capacity_lead_the_pods_wait_for_the_node_past_the_window(

@@ -60,6 +60,10 @@ class CapacityView:
     # Whether a CapacityBuffer API is served, for mode Auto (None: not known without asking
     # discovery, which a read step does).
     buffers_served: bool | None = None
+    # The Ready pods (status.readyReplicas) of its placeholder Deployment: placeholders Ready
+    # stand on nodes (None: it has none, or the caches cannot tell). A CapacityBuffer's status
+    # says nothing of nodes (docs/api.md, "status.windows").
+    placeholders_ready: int | None = None
 
 
 def window_capacity_lead(

@@ -45,7 +45,7 @@ from spa.controller.decide.plan import (
     WakeUp,
 )
 from spa.controller.decide.reasons import Event, Reason
-from spa.controller.decide.recording import recording
+from spa.controller.decide.recording import HeldCapacity, recording
 from spa.controller.decide.snapshot import Snapshot, dying
 from spa.controller.desired import controller_owner_uid
 from spa.schedule import Base, Rule, State, next_transition, state_at
@@ -156,6 +156,13 @@ def decide(snapshot: Snapshot) -> Plan:
 
     # Every window start measured (docs/api.md, "status.windows"): the read of the target is a
     # step, made only while one is being measured.
+    held_now = None
+    if held_capacity is not None and capacity.enabled:
+        held_now = HeldCapacity(
+            schedules=() if capacity.intent is None else capacity.intent.windows,
+            held=bool(held_capacity.report.requested),
+            stood=held_capacity.stood,
+        )
     recorded = recording(
         snapshot,
         autoscaler,
@@ -165,6 +172,7 @@ def decide(snapshot: Snapshot) -> Plan:
         paused=paused,
         bounds=(state.min_replicas, state.max_replicas),
         overridden=incident.override is not None and not paused,
+        capacity=held_now,
     )
     if isinstance(recorded, ReadReadiness):
         return Plan(snapshot.memory, recorded)

@@ -55,6 +55,9 @@ class Holding:
     report: CapacityReport
     recheck: float | None
     memory: Memory
+    stood: bool = False
+    """The capacity held stands on nodes: every placeholder pod Ready (never known of a
+    CapacityBuffer: docs/api.md, "status.windows")."""
 
 
 def holding(
@@ -130,4 +133,6 @@ def holding(
     # target's pods have not taken the capacity (or there is none to take).
     late = task.raised and condition[0] == "False"
     recheck = CAPACITY_RECHECK_SECONDS if pods > 0 and task.raised else None
-    return Holding(condition, CapacityReport(pods, late), recheck, memory)
+    ready = view.placeholders_ready
+    stood = held_mode is CapacityMode.Placeholder and ready is not None and 0 < pods <= ready
+    return Holding(condition, CapacityReport(pods, late), recheck, memory, stood=stood)

@@ -6,10 +6,11 @@ what only a request can tell (the target's spec.replicas and status.readyReplica
 /scale does not give), and that read is a step of the decision like node capacity's
 (docs/architecture.md, "Decide, then act"), made only while a window start is being measured:
 at its raise, at its boundary B, then every 5 to 30 s until it is Ready or the window ends, and
-never between windows. Everything is kept in the SPA's status, never in process memory, so a
-restarted controller or a new leader goes on measuring where the last one stopped, and the
-Auto leads are learned from it (docs/api.md, "status.windows"; docs/schedules.md, "Auto lead
-times").
+never between windows. With a capacity lead, the entry is made when the capacity is held, and
+the capacity's times (held, standing on nodes, released) come from the decision's own data.
+Everything is kept in the SPA's status, never in process memory, so a restarted controller or a
+new leader goes on measuring where the last one stopped, and the Auto leads are learned from it
+(docs/api.md, "status.windows"; docs/schedules.md, "Auto lead times").
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ __all__ = [
     "FIRST_SEEN_GRACE_SECONDS",
     "READY_RECHECK_MAX_SECONDS",
     "READY_RECHECK_MIN_SECONDS",
+    "HeldCapacity",
     "Recording",
     "recording",
 ]
@@ -76,6 +78,17 @@ class Recording:
     report: WindowReport
     wake_at: int | None = None
     recheck: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HeldCapacity:
+    """Node capacity as the final plan leaves it, for an SPA that orders some: the Schedules
+    whose windows are in their capacity lead (`schedules`), whether capacity is held for them
+    (`held`) and whether it stands on nodes (`stood`: every placeholder pod Ready)."""
+
+    schedules: tuple[str, ...] = ()
+    held: bool = False
+    stood: bool = False
 
 
 def _instant(text: str | None) -> int | None:
@@ -153,6 +166,89 @@ def _observation(entry: WindowRecord, *, end: int, paused: bool) -> Observation:
     )
 
 
+def _capacity_records(
+    windows: list[WindowRecord],
+    model: ScheduledPodAutoscaler,
+    evaluated: Sequence[Evaluated],
+    capacity: HeldCapacity,
+    instant: int,
+) -> list[WindowRecord]:
+    """status.windows with what node capacity did for each window start: an entry made when
+    capacity is first held for it in its capacity lead (`capacityHeldAt`, no `raisedAt` until
+    its raise), and `nodesReadyAt` and `capacityReleasedAt` on the entries whose capacity was
+    held (docs/api.md, "status.windows"). From the decision's own data: no request."""
+    if capacity.held:
+        for entry in evaluated:
+            compiled, rule = entry.compiled, entry.rule
+            if compiled is None or rule is None or not rule.min_replicas:
+                continue
+            if rule.name not in capacity.schedules:
+                continue
+            seconds = window_capacity_lead(compiled, model)
+            current = None if seconds is None else _current_start(compiled, seconds, instant)
+            if seconds is None or current is None:
+                continue
+            if instant > current[0] - seconds + FIRST_SEEN_GRACE_SECONDS:
+                continue  # first seen late: when the capacity was ordered is not known
+            pod_seconds, lead = _lead(compiled, model)
+            if instant >= current[0] - pod_seconds:
+                continue  # its raise has come: recorded as every window start is
+            boundary = format_instant(current[0])
+            if any((w.schedule, w.boundary) == (rule.name, boundary) for w in windows):
+                continue
+            observation = Observation(
+                schedule=rule.name,
+                boundary=current[0],
+                end=current[1],
+                min_replicas=rule.min_replicas,
+                capacity_held_at=instant,
+            )
+            entered = record(
+                observation,
+                now=instant,
+                lead=lead,
+                capacity_lead=_capacity_lead(compiled, model),
+            )
+            windows = with_record(windows, entered)
+    now = format_instant(instant)
+    for window in list(windows):
+        if window.capacity_held_at is None or window.capacity_released_at is not None:
+            continue
+        holds = capacity.held and window.schedule in capacity.schedules
+        update: dict[str, str] = {}
+        if holds and capacity.stood and window.nodes_ready_at is None:
+            update["nodes_ready_at"] = now
+        if not holds:
+            update["capacity_released_at"] = now
+        if update:
+            windows = with_record(windows, window.model_copy(update=update))
+    return windows
+
+
+def _awaiting_raise(
+    windows: list[WindowRecord],
+    model: ScheduledPodAutoscaler,
+    by_name: dict[str, CompiledSchedule],
+    instant: int,
+) -> list[WindowRecord]:
+    """status.windows without the entries made at a capacity lead whose raise was not seen
+    in time (FIRST_SEEN_GRACE_SECONDS after it: the controller was not running then) or whose
+    window no longer starts then (its Schedule deleted or edited): what is not measured is not
+    kept."""
+    kept = []
+    for window in windows:
+        if window.outcome == Outcome.Pending and window.raised_at is None:
+            compiled = by_name.get(str(window.schedule))
+            start = _instant(window.boundary)
+            end = None if compiled is None or start is None else _end_of(compiled, start)
+            if compiled is None or start is None or end is None or instant >= end:
+                continue
+            if instant > start - _lead(compiled, model)[0] + FIRST_SEEN_GRACE_SECONDS:
+                continue
+        kept.append(window)
+    return kept
+
+
 def _recheck(instant: int, raised_at: int | None) -> float:
     since = instant - (instant if raised_at is None else raised_at)
     return min(READY_RECHECK_MAX_SECONDS, max(READY_RECHECK_MIN_SECONDS, since / 4))
@@ -212,6 +308,7 @@ def recording(
     paused: bool,
     bounds: tuple[int, int],
     overridden: bool = False,
+    capacity: HeldCapacity | None = None,
 ) -> ReadReadiness | Recording:
     """The read of the target the window starts being measured need first, or what the final
     plan says of them.
@@ -224,7 +321,11 @@ def recording(
 
     `bounds` are the (minReplicas, maxReplicas) in force on the HPA now, `overridden` whether
     an override holds them: while a window is open, bounds below its minimum say why it is
-    held back (after its end they are the next window's, so they are not looked at then)."""
+    held back (after its end they are the next window's, so they are not looked at then).
+
+    `capacity` is the node capacity the final plan holds (None: the SPA orders none): a
+    window start for which it is held is recorded at its capacity lead's start, Pending
+    without `raisedAt`, and the target is read for it only from its raise on."""
     instant = snapshot.instant
     # As validated with the SPA (no second validation per decision).
     stored = list(model.status.windows or []) if model.status is not None else []
@@ -236,7 +337,10 @@ def recording(
         if entry.compiled is not None and entry.rule is not None
     }
     measured: list[tuple[str, str | None, int | None]] = []
-    # New window starts: their raise has come (or would have, but for a pause).
+    if capacity is not None:
+        windows = _capacity_records(windows, model, evaluated, capacity, instant)
+    # New window starts: their raise has come (or would have, but for a pause); one entered
+    # at its capacity lead gets its raise now.
     if applied or paused:
         for entry in evaluated:
             compiled = entry.compiled
@@ -250,26 +354,35 @@ def recording(
             if current is None or instant > current[0] - seconds + FIRST_SEEN_GRACE_SECONDS:
                 continue
             boundary = format_instant(current[0])
-            if any((w.schedule, w.boundary) == (name, boundary) for w in windows):
+            early = next((w for w in windows if (w.schedule, w.boundary) == (name, boundary)), None)
+            raised = early is not None and early.raised_at is not None
+            if raised or (early is not None and early.outcome != Outcome.Pending):
                 continue
             observation = Observation(
                 schedule=name,
                 boundary=current[0],
                 end=current[1],
                 min_replicas=entry.rule.min_replicas,
-                raised_at=None if paused else instant,
-                started_paused=paused,
+            )
+            if early is not None:
+                observation = _observation(early, end=current[1], paused=False)
+            observation = replace(
+                observation, raised_at=None if paused else instant, started_paused=paused
             )
             entered = record(
                 observation,
                 now=instant,
                 lead=lead,
-                capacity_lead=_capacity_lead(compiled, model),
+                capacity_lead=_capacity_lead(compiled, model)
+                if early is None
+                else early.capacity_lead,
             )
             windows = with_record(windows, entered)
             if entered.outcome != Outcome.Pending:
                 measured.append((str(entered.outcome), entered.reason, entered.ready_seconds))
-    pending = [w for w in windows if w.outcome == Outcome.Pending]
+    windows = _awaiting_raise(windows, model, by_name, instant)
+    # The target is read only for the window starts whose raise has come.
+    pending = [w for w in windows if w.outcome == Outcome.Pending and w.raised_at is not None]
     read = snapshot.attempts.readiness
     if pending and read is None:
         ref = spec.horizontal_pod_autoscaler_spec.scale_target_ref

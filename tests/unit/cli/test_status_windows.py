@@ -115,3 +115,25 @@ def test_each_reason_reads_as_words_and_a_pending_window_says_what_holds_it_back
         "2026-11-21 02:50 push: being measured, held back: paused"
     )
     assert line(outcome="Pending") == "2026-11-21 02:50 push: being measured"
+
+
+def test_a_window_in_its_capacity_lead_says_nodes_ordered_and_then_how_long_they_took() -> None:
+    """An entry made when node capacity was held, before the pods' raise (docs/status.md)."""
+    ordered = {
+        "schedule": "push",
+        "boundary": "2026-11-21T02:50:00Z",
+        "outcome": "Pending",
+        "capacityHeldAt": "2026-11-21T02:47:00Z",
+    }
+    assert window_line(WindowRecord.model_validate(ordered)) == (
+        "2026-11-21 02:50 push: nodes ordered, pods not raised yet"
+    )
+    stood = {**ordered, "nodesReadyAt": "2026-11-21T02:47:40Z"}
+    assert window_line(WindowRecord.model_validate(stood)) == (
+        "2026-11-21 02:50 push: nodes ordered, pods not raised yet, nodes Ready 40 s after "
+        "the order"
+    )
+    early = {**stood, "raisedAt": "2026-11-21T02:48:00Z", "outcome": "Early", "readySeconds": -90}
+    assert window_line(WindowRecord.model_validate(early)) == (
+        "2026-11-21 02:50 push: Ready at B-90 s, nodes Ready 40 s after the order"
+    )

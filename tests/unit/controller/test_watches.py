@@ -273,13 +273,35 @@ def test_a_capacity_object_wakes_the_autoscaler_that_controls_it() -> None:
     # Edited by hand: its owner must put it back.
     owned.fire("update", _capacity(), _capacity(replicas=5, resourceVersion="2"))
     assert woken == ["shop/web"] * 3
-    # The Deployment controller's status writes wake nothing.
-    ready = _capacity(resourceVersion="3")
-    ready["status"] = {"readyReplicas": 2}
-    owned.fire("update", _capacity(), ready)
+    # The Deployment controller's status writes wake nothing while pods are still coming ...
+    progress = _capacity(replicas=3, resourceVersion="3")
+    progress["status"] = {"readyReplicas": 2}
+    owned.fire("update", _capacity(replicas=3), progress)
+    # ... nor once they all stand.
+    stood = _capacity(resourceVersion="4")
+    stood["status"] = {"readyReplicas": 2}
+    later = _capacity(resourceVersion="5")
+    later["status"] = {"readyReplicas": 2, "availableReplicas": 2}
+    owned.fire("update", stood, later)
     # Nor does an object no SPA controls.
     owned.fire("add", _capacity(ownerReferences=[]))
     assert woken == ["shop/web"] * 3
+
+
+def test_the_status_write_that_makes_every_placeholder_ready_wakes_its_autoscaler() -> None:
+    """The nodes for a window's capacity stand when every placeholder pod is Ready: that one
+    status write wakes the SPA, to record its nodesReadyAt (docs/api.md, "status.windows")."""
+    owned = FakeInformer(DEPLOYMENTS)
+    *_, woken, _ = wired(owned=(owned,))
+    stood = _capacity(replicas=3, resourceVersion="2")
+    stood["status"] = {"readyReplicas": 3}
+    owned.fire("update", _capacity(replicas=3), stood)
+    assert woken == ["shop/web"]
+    # Scaled down to what stands: a spec change, which wakes it anyway, once.
+    fewer = _capacity(replicas=2, resourceVersion="3")
+    fewer["status"] = {"readyReplicas": 3}
+    owned.fire("update", stood, fewer)
+    assert woken == ["shop/web"] * 2
 
 
 def test_the_capacity_cache_keeps_the_owner_and_the_replicas_only() -> None:
@@ -291,6 +313,7 @@ def test_the_capacity_cache_keeps_the_owner_and_the_replicas_only() -> None:
         "kind": "Deployment",
         "metadata": metadata,
         "spec": {"replicas": 4},
+        "status": {"readyReplicas": 1},
     }
     assert cached_capacity(kept) == kept
     assert owner_keys(kept) == ["shop/web"]
