@@ -23,7 +23,7 @@ from spa.controller.capacity import DEPLOYMENTS, PLACEHOLDER_LABEL, placeholder_
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
 from spa.kube import BlockingKubeClient, Forbidden, connect_blocking
 from tests.builders import autoscaler, deployment, schedule
-from tests.compat.test_releases import (
+from tests.compat.install import (
     CRD_NAMES,
     get_or_none,
     install_command,

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from spa.api.crd import schedule_crd, scheduled_pod_autoscaler_crd
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
@@ -34,11 +33,11 @@ from spa.kube import (
     HPA_V2BETA2,
     LEASE,
     BlockingKubeClient,
-    NotFound,
     Resource,
     connect_blocking,
 )
 from tests.builders import autoscaler, deployment, schedule
+from tests.compat.install import CRD_NAMES, get_or_none, install_command, kubectl, manifest
 from tests.integration.processes import (
     CONTROLLER_NAMESPACE,
     log_lines,
@@ -54,23 +53,6 @@ REPO = Path(__file__).resolve().parents[2]
 FIELD_MANAGER = "scheduled-pod-autoscaler"
 # The Lease of the installed Deployment's arguments (spa/controller/options.py's default id).
 LEASE_NAME = "scheduled-pod-autoscaler-leader"
-CRD_NAMES = (
-    "scheduledpodautoscalers.autoscaling.d-kuro.github.io",
-    "schedules.autoscaling.d-kuro.github.io",
-)
-
-
-def install_command(manifests: str, minor: int) -> tuple[str, ...]:
-    """What docs/install.md tells a user of this release to run."""
-    if manifests == "legacy":
-        return ("apply", "-f", str(REPO / "config/legacy/install.yaml"))
-    if minor < 23:
-        # Before 1.23 the CRD schema has no x-kubernetes-validations: kubectl's schema check
-        # and server-side apply refuse the CEL rules; a plain apply lets the server drop them.
-        return ("apply", "--validate=false", "-f", str(REPO / "config/install/install.yaml"))
-    return ("apply", "--server-side", "-f", str(REPO / "config/install/install.yaml"))
-
-
 # A window must be in force this soon after its boundary (as in tests/integration/test_spa_run).
 LAG = 2.0
 
@@ -89,12 +71,6 @@ def enforces_cel_rules(minor: int) -> bool:
 def hpa_resource(minor: int) -> Resource:
     """autoscaling/v2 came in 1.23; before it the newest HPA version is v2beta2."""
     return HPA_V2 if minor >= 23 else HPA_V2BETA2
-
-
-def kubectl(plane: ControlPlane, *args: str, input: str | None = None) -> str:
-    result = plane.run_kubectl(*args, input=input)
-    assert result.returncode == 0, f"kubectl {' '.join(args)}:\n{result.stderr}"
-    return result.stdout
 
 
 def table(text: str) -> list[dict[str, str]]:
@@ -167,17 +143,6 @@ def window_objects(namespace: str, boundary: datetime) -> list[dict[str, Any]]:
         *autoscaler_and_schedule(namespace, "opening", boundary, boundary + minute),
         *autoscaler_and_schedule(namespace, "closing", boundary - 2 * minute, boundary),
     ]
-
-
-def manifest(objects: list[dict[str, Any]]) -> str:
-    return yaml.safe_dump_all(objects, sort_keys=False)
-
-
-def get_or_none(client: BlockingKubeClient, resource: Resource, namespace: str, name: str) -> Any:
-    try:
-        return client.get(resource, namespace, name)
-    except NotFound:
-        return None
 
 
 def bounds(client: BlockingKubeClient, hpa: Resource, namespace: str, name: str) -> tuple[int, int]:

@@ -96,11 +96,11 @@ def test_no_doc_names_a_file_the_repository_does_not_have() -> None:
 def _server_side_from() -> int:
     """The first Kubernetes minor on which tests/compat installs config/install server-side
     (read from its source: importing it would start nothing, but needs the test plane)."""
-    source = (ROOT / "tests" / "compat" / "test_releases.py").read_text(encoding="utf-8")
+    source = (ROOT / "tests" / "compat" / "install.py").read_text(encoding="utf-8")
     match = re.search(
         r"if minor < (\d+):\n(?:\s*#.*\n)*\s*return \(\"apply\", \"--validate=false\"", source
     )
-    assert match, "tests/compat/test_releases.py: install_command changed; update this test"
+    assert match, "tests/compat/install.py: install_command changed; update this test"
     return int(match.group(1))
 
 
