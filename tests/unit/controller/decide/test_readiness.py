@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -72,10 +73,8 @@ SCALED = replace(WINDOW, raised_at=B - 120, replicas_at=B - 110)
         ({}, MissedReason.NotReady),
     ],
 )
-def test_the_most_fundamental_reason_is_given(
-    facts: dict[str, object], reason: MissedReason
-) -> None:
-    observed = replace(SCALED, **facts)  # type: ignore[arg-type]
+def test_the_most_fundamental_reason_is_given(facts: dict[str, Any], reason: MissedReason) -> None:
+    observed = replace(SCALED, **facts)
     assert classify(observed, now=WINDOW.end) == (Outcome.Missed, reason)
 
 
