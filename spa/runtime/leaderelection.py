@@ -17,6 +17,11 @@ whatever the wall clocks say. The price: a failover takes up to ``lease_duration
 ``retry_period``s (the follower sees the last renewal up to one retry period late). The
 renewTime written is still the wall clock, for people and other tools.
 
+What a leader learned can outlive it: ``memo`` gives annotations that each acquire and renewal
+writes into the Lease's metadata (in the same update, so it costs no request), and
+:attr:`annotations` shows the next leader what the last one wrote. Annotations, because the
+Lease's spec is client-go's record and other tools read it.
+
 On graceful shutdown the leader releases the Lease so failover is immediate. All writes are
 compare-and-swap updates on ``metadata.resourceVersion``: two candidates racing for an expired
 Lease cannot both win.
@@ -29,7 +34,7 @@ import inspect
 import logging
 import socket
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -67,6 +72,8 @@ class LeaderElector:
     :param on_stopped_leading: called once when leadership ends (lost or released).
     :param release_on_cancel: when :meth:`run` is cancelled while leading, hand the Lease back
         (``holderIdentity`` empty, duration 1 s) so another replica takes over at once.
+    :param memo: annotations to write into the Lease at every acquire and renewal (merged over
+        those it has; a key left out keeps the value the last leader wrote).
     """
 
     def __init__(
@@ -82,6 +89,7 @@ class LeaderElector:
         on_started_leading: Callable[[], Awaitable[None] | None] | None = None,
         on_stopped_leading: Callable[[], None] | None = None,
         release_on_cancel: bool = True,
+        memo: Callable[[], Mapping[str, str]] | None = None,
         clock: Clock | None = None,
     ) -> None:
         if not retry_period < renew_deadline < lease_duration:
@@ -96,6 +104,7 @@ class LeaderElector:
         self._on_started = on_started_leading
         self._on_stopped = on_stopped_leading
         self._release_on_cancel = release_on_cancel
+        self._memo = memo
         self._clock: Clock = clock or SystemClock()
         self._leading = False
         # When the last successful acquire or renew was sent (our monotonic clock).
@@ -133,6 +142,23 @@ class LeaderElector:
         if self._lease is None:
             return None
         return str((self._lease.get("spec") or {}).get("holderIdentity") or "")
+
+    @property
+    def annotations(self) -> dict[str, str]:
+        """The Lease's annotations as last read or written by this replica: on becoming leader,
+        what the previous leaders' ``memo`` left there (and ours, once written)."""
+        if self._lease is None:
+            return {}
+        return dict((self._lease.get("metadata") or {}).get("annotations") or {})
+
+    def _annotated(self, metadata: Mapping[str, Any]) -> dict[str, Any]:
+        """`metadata` with the memo's annotations merged in."""
+        if self._memo is None:
+            return dict(metadata)
+        memo = self._memo()
+        if not memo:
+            return dict(metadata)
+        return {**metadata, "annotations": {**(metadata.get("annotations") or {}), **memo}}
 
     async def run(self) -> None:
         """Acquire the Lease (waiting as long as needed), lead, and return when leadership is
@@ -229,7 +255,7 @@ class LeaderElector:
             renewTime=format_micro_time(now),
             leaseTransitions=transitions,
         )
-        updated = {**lease, "spec": spec}
+        updated = {**lease, "metadata": self._annotated(lease.get("metadata") or {}), "spec": spec}
         try:
             self._lease = await self.client.update(
                 LEASE,
@@ -250,7 +276,7 @@ class LeaderElector:
         body = {
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
-            "metadata": {"name": self.name, "namespace": self.namespace},
+            "metadata": self._annotated({"name": self.name, "namespace": self.namespace}),
             "spec": {
                 "holderIdentity": self.identity,
                 "leaseDurationSeconds": int(self.lease_duration),
@@ -343,7 +369,7 @@ class LeaderElector:
                 LEASE,
                 self.namespace,
                 self.name,
-                {**lease, "spec": spec},
+                {**lease, "metadata": self._annotated(lease.get("metadata") or {}), "spec": spec},
                 request_timeout=self.retry_period,
             )
             log.info("released lease %s/%s", self.namespace, self.name)

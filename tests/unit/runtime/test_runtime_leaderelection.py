@@ -32,6 +32,10 @@ class LeaseStore:
     def client(self) -> PartitionableClient:
         return PartitionableClient(self)
 
+    def lease_metadata(self) -> dict[str, Any]:
+        assert self.lease is not None
+        return dict(self.lease["metadata"])
+
 
 class PartitionableClient(UnexpectedRequests):
     def __init__(self, store: LeaseStore) -> None:
@@ -352,3 +356,52 @@ async def test_stepping_the_leaders_wall_clock_back_does_not_extend_its_leadersh
     for candidate in (a, b):
         candidate.task.cancel()
     await asyncio.gather(a.task, b.task, return_exceptions=True)
+
+
+async def test_what_a_leader_learned_is_in_the_lease_for_the_next_one() -> None:
+    """The memo's annotations ride on the acquire, every renewal and the release (no request
+    of their own), and the next leader reads them when it takes over."""
+    clock = FakeClock(start=START)
+    store = LeaseStore()
+    learned: dict[str, str] = {}
+    first = LeaderElector(
+        store.client(),
+        namespace="kube-system",
+        name="spa-leader",
+        identity="a",
+        clock=clock,
+        memo=lambda: learned,
+    )
+    task = asyncio.create_task(first.run())
+    await run_for(clock, 3)
+    assert first.is_leader
+    assert "annotations" not in store.lease_metadata()  # nothing learned yet: nothing written
+    learned["example.com/write-seconds"] = "0.007"
+    updates = store.updates
+    await run_for(clock, 2.25)  # the next renewal carries it
+    assert store.updates == updates + 1
+    assert store.lease_metadata()["annotations"] == {"example.com/write-seconds": "0.007"}
+    learned["example.com/write-seconds"] = "0.009"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert store.lease_metadata()["annotations"] == {"example.com/write-seconds": "0.009"}
+
+    # Another process, which has learned nothing: it keeps and shows what the last one wrote.
+    second = LeaderElector(
+        store.client(),
+        namespace="kube-system",
+        name="spa-leader",
+        identity="b",
+        clock=clock,
+        memo=dict,
+    )
+    assert second.annotations == {}
+    task = asyncio.create_task(second.run())
+    await run_for(clock, 2.25)
+    assert second.is_leader
+    assert second.annotations == {"example.com/write-seconds": "0.009"}
+    assert store.lease_metadata()["annotations"] == {"example.com/write-seconds": "0.009"}
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
