@@ -48,7 +48,13 @@ class WriteTime:
     rate is what limits). A write made alone is left out: its latency says how fast the
     server answers one request, not how many it takes a second, and would make the next
     fleet's estimate too short. :data:`DEFAULT_WRITE_SECONDS` until a burst is measured;
-    `fixed` replaces the measurement (tests, benchmarks)."""
+    `fixed` replaces the measurement (tests, benchmarks).
+
+    `floor` is the least a write can take of the throughput whatever was measured: 1 /
+    `--kube-api-qps` under a client rate limit. A burst the limiter's saved-up tokens let
+    through at the server's own speed measures less than that, but a fleet larger than the
+    burst is written at the limiter's rate (docs/schedules.md, "Raises ahead of a shared
+    boundary")."""
 
     def __init__(
         self,
@@ -56,11 +62,13 @@ class WriteTime:
         workers: int,
         default: float = DEFAULT_WRITE_SECONDS,
         fixed: float | None = None,
+        floor: float = 0.0,
     ) -> None:
         self._workers = max(1, workers)
         self._measured: float | None = None
         self._default = default
         self._fixed = fixed
+        self._floor = floor
 
     def observe(self, seconds: float, *, in_flight: int) -> None:
         """One HPA write took `seconds` from request to answer, `in_flight` HPA writes (itself
@@ -77,7 +85,7 @@ class WriteTime:
     def seconds(self) -> float:
         if self._fixed is not None:
             return self._fixed
-        return self._default if self._measured is None else self._measured
+        return max(self._floor, self._default if self._measured is None else self._measured)
 
 
 @dataclass

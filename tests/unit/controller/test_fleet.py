@@ -104,6 +104,27 @@ def test_the_write_time_is_measured_in_bursts_of_every_worker_writing() -> None:
     assert WriteTime(workers=4, fixed=0.1).seconds == 0.1
 
 
+def test_no_write_is_estimated_faster_than_the_client_rate_limit() -> None:
+    # --kube-api-qps 50: a write takes at least 20 ms of the throughput. A burst the limiter's
+    # saved-up tokens let through at the server's speed (2 ms each) does not lower that: a
+    # fleet larger than the burst is written at 50 a second.
+    time = WriteTime(workers=4, floor=0.02)
+    assert time.seconds == 0.02  # before any burst, too
+    for _ in range(100):
+        time.observe(0.008, in_flight=4)
+    assert time.seconds == 0.02
+    for _ in range(100):
+        time.observe(0.4, in_flight=4)  # slower than the limit: the measurement wins
+    assert time.seconds == pytest.approx(0.1, rel=1e-3)
+    # So 1,000 SPAs at 50 a second start 30 s ahead (20 s of need, times 1.5), not 3 s.
+    clock = FakeClock(B - 600)
+    index = FleetIndex(write_time=WriteTime(workers=4, floor=0.02), clock=clock)
+    index.write_time.observe(0.008, in_flight=4)
+    for i in range(1000):
+        index.place(f"shop/web-{i}", B)
+    assert index.raise_for("shop/web-0") == FleetRaise(B, 30, 1000)
+
+
 # -- the fleet index -------------------------------------------------------------------------------
 
 
