@@ -91,6 +91,9 @@ class WriteTime:
 @dataclass
 class _Fleet:
     keys: dict[str, None] = field(default_factory=dict)  # in the order they were placed
+    # The SPAs with a raise due at the boundary, as counted before it: from the boundary on,
+    # each key leaves for its next raise as it is reconciled, but the fleet was this large.
+    size: int = 0
     start: int | None = None  # when its keys were woken (None: not moved)
     first: float | None = None  # the first and last raise written for it
     last: float | None = None
@@ -157,6 +160,7 @@ class FleetIndex:
         self._boundary[key] = boundary
         fleet = self._fleets.setdefault(boundary, _Fleet())
         fleet.keys[key] = None
+        self._count(boundary, fleet)
         if self._enabled:
             self._schedule(boundary, fleet, key)
 
@@ -173,7 +177,7 @@ class FleetIndex:
                 fleet.first = at if fleet.first is None else min(fleet.first, at)
                 fleet.last = at if fleet.last is None else max(fleet.last, at)
                 if self._observed is not None:
-                    self._observed(boundary, len(fleet.keys), fleet.first, fleet.last)
+                    self._observed(boundary, fleet.size, fleet.first, fleet.last)
         if at - self._refreshed >= _REFRESH_SECONDS:
             self._refreshed = at
             self.refresh(at)
@@ -213,6 +217,13 @@ class FleetIndex:
         fleet.keys.pop(key, None)
         if not fleet.keys:
             del self._fleets[boundary]
+        else:
+            self._count(boundary, fleet)
+
+    def _count(self, boundary: int, fleet: _Fleet) -> None:
+        """The fleet's size, while its boundary is still to come."""
+        if self._clock.now() < boundary:
+            fleet.size = len(fleet.keys)
 
     def __len__(self) -> int:
         return len(self._fleets)

@@ -200,6 +200,32 @@ def test_writes_slower_than_estimated_start_the_fleets_to_come_sooner() -> None:
     assert woken == []
 
 
+def test_a_fleet_that_lands_late_is_reported_at_its_size_and_by_how_much_it_missed() -> None:
+    clock = FakeClock(B - 600)
+    seen: list[tuple[int, int, float, float]] = []
+    index = FleetIndex(
+        write_time=WriteTime(workers=4, fixed=0.005),
+        clock=clock,
+        wake=lambda key, when: None,
+        observed=lambda *fleet: seen.append(fleet),
+    )
+    keys = [f"shop/web-{i}" for i in range(200)]
+    for key in keys:
+        index.place(key, B)
+    fleet = index.raise_for(keys[0])
+    assert fleet is not None
+    clock.set(fleet.start)
+    index.written(keys[0], clock.now())
+    # The server slowed down: at B most raises are still to come. Each key reconciled from B
+    # on leaves for its next raise (tomorrow's); the others are raised late.
+    clock.set(B + 1)
+    for key in keys[1:150]:
+        index.place(key, B + 86400)
+    clock.set(B + 12.5)
+    index.written(keys[150], clock.now())
+    assert seen[-1] == (B, 200, fleet.start, B + 12.5)  # 12.5 s late, the fleet was 200
+
+
 # -- the decision and the reconciler ---------------------------------------------------------------
 
 
