@@ -105,6 +105,8 @@ class FleetIndex:
     :param wake: queues a key at an instant (the work queue's `add_at`: earlier wins).
     :param observed: called with (boundary, fleet, first, last) after each raise written for
         a moved fleet (the metrics).
+    :param estimated: called with the write time whenever the fleets' starts are recomputed
+        from it (at most once a second; the metrics).
     """
 
     def __init__(
@@ -117,6 +119,7 @@ class FleetIndex:
         max_advance: int = DEFAULT_MAX_ADVANCE,
         enabled: bool = True,
         observed: Callable[[int, int, float, float], None] | None = None,
+        estimated: Callable[[float], None] | None = None,
     ) -> None:
         self.write_time = write_time
         self._clock = clock
@@ -125,6 +128,7 @@ class FleetIndex:
         self._max_advance = max_advance
         self._enabled = enabled
         self._observed = observed
+        self._estimated = estimated
         self._fleets: dict[int, _Fleet] = {}
         self._boundary: dict[str, int] = {}
         self._refreshed = 0.0
@@ -180,6 +184,8 @@ class FleetIndex:
                     self._observed(boundary, fleet.size, fleet.first, fleet.last)
         if at - self._refreshed >= _REFRESH_SECONDS:
             self._refreshed = at
+            if self._estimated is not None:
+                self._estimated(self.write_time.seconds)
             self.refresh(at)
 
     def refresh(self, now: float) -> None:

@@ -368,6 +368,7 @@ class Manager:
             max_advance=self.fleet_max_advance,
             enabled=self.fleet_early,
             observed=ControllerMetrics.fleet_raised,
+            estimated=ControllerMetrics.fleet_write_time,
         )
         reconciler = Reconciler(
             actuator=Actuator(

@@ -226,6 +226,26 @@ def test_a_fleet_that_lands_late_is_reported_at_its_size_and_by_how_much_it_miss
     assert seen[-1] == (B, 200, fleet.start, B + 12.5)  # 12.5 s late, the fleet was 200
 
 
+def test_the_write_time_the_starts_come_from_is_reported_as_it_rises() -> None:
+    clock = FakeClock(B - 600)
+    estimates: list[float] = []
+    index = FleetIndex(
+        write_time=WriteTime(workers=4),
+        clock=clock,
+        wake=lambda key, when: None,
+        estimated=estimates.append,
+    )
+    for second in range(5):
+        clock.set(B - 600 + second)
+        for _ in range(10):
+            index.write_time.observe(0.4, in_flight=4)  # 100 ms each, from 5 ms
+        index.written("shop/other", clock.now())
+    assert len(estimates) == 5  # once a second
+    assert estimates == sorted(estimates)
+    assert estimates[0] > DEFAULT_WRITE_SECONDS
+    assert estimates[-1] == pytest.approx(0.1, rel=0.01)
+
+
 # -- the decision and the reconciler ---------------------------------------------------------------
 
 
