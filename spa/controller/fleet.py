@@ -39,6 +39,8 @@ DEFAULT_MAX_ADVANCE = 120
 _ALPHA = 0.1
 # The fleets' starts are recomputed from a new estimate at most this often.
 _REFRESH_SECONDS = 1.0
+# A moved fleet's own pace counts once this many of its raises have landed.
+_PACE_RAISES = 20
 
 
 class WriteTime:
@@ -49,6 +51,11 @@ class WriteTime:
     server answers one request, not how many it takes a second, and would make the next
     fleet's estimate too short. :data:`DEFAULT_WRITE_SECONDS` until a burst is measured;
     `fixed` replaces the measurement (tests, benchmarks).
+
+    The latency of an HPA write leaves out the rest of the work a raise takes of a worker (the
+    reconcile, an immediate scale-up's request): a fleet written ahead of its boundary gives
+    its own pace, the time between its first raise and its latest over the raises between
+    (:meth:`observe_pace`), and the estimate is never below the latest fleet's pace.
 
     `floor` is the least a write can take of the throughput whatever was measured: 1 /
     `--kube-api-qps` under a client rate limit. A burst the limiter's saved-up tokens let
@@ -69,6 +76,7 @@ class WriteTime:
         self._default = default
         self._fixed = fixed
         self._floor = floor
+        self._pace: float | None = None
 
     def observe(self, seconds: float, *, in_flight: int) -> None:
         """One HPA write took `seconds` from request to answer, `in_flight` HPA writes (itself
@@ -81,11 +89,17 @@ class WriteTime:
         else:
             self._measured += _ALPHA * (each - self._measured)
 
+    def observe_pace(self, seconds: float) -> None:
+        """A fleet written ahead of its boundary has had a raise land every `seconds`, every
+        part of a raise included: the estimate is at least that until the next fleet's."""
+        self._pace = max(0.0, seconds)
+
     @property
     def seconds(self) -> float:
         if self._fixed is not None:
             return self._fixed
-        return max(self._floor, self._default if self._measured is None else self._measured)
+        measured = self._default if self._measured is None else self._measured
+        return max(self._floor, measured, self._pace or 0.0)
 
 
 @dataclass
@@ -97,6 +111,7 @@ class _Fleet:
     start: int | None = None  # when its keys were woken (None: not moved)
     first: float | None = None  # the first and last raise written for it
     last: float | None = None
+    raised: int = 0  # the raises written for it from its start
 
 
 class FleetIndex:
@@ -180,6 +195,11 @@ class FleetIndex:
             if fleet.start is not None and at >= fleet.start:
                 fleet.first = at if fleet.first is None else min(fleet.first, at)
                 fleet.last = at if fleet.last is None else max(fleet.last, at)
+                fleet.raised += 1
+                if fleet.raised >= _PACE_RAISES:
+                    # How fast this fleet is really written, every part of a raise included:
+                    # the fleets still to come start from it when it is slower.
+                    self.write_time.observe_pace((fleet.last - fleet.first) / (fleet.raised - 1))
                 if self._observed is not None:
                     self._observed(boundary, fleet.size, fleet.first, fleet.last)
         if at - self._refreshed >= _REFRESH_SECONDS:

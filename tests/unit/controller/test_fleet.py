@@ -246,6 +246,40 @@ def test_the_write_time_the_starts_come_from_is_reported_as_it_rises() -> None:
     assert estimates[-1] == pytest.approx(0.1, rel=0.01)
 
 
+def test_a_fleet_written_slower_than_its_writes_measured_starts_the_next_sooner() -> None:
+    # Each HPA write measured 5 ms of the throughput, but the fleet's raises land 20 ms apart
+    # (its immediate scale-ups, its reconciles): the next fleet starts from 20 ms.
+    clock = FakeClock(B - 600)
+    woken: list[tuple[str, float]] = []
+    index = FleetIndex(
+        write_time=WriteTime(workers=4),
+        clock=clock,
+        wake=lambda key, when: woken.append((key, when)),
+    )
+    for _ in range(10):
+        index.write_time.observe(0.02, in_flight=4)
+    first = [f"shop/web-{i}" for i in range(400)]
+    later = [f"shop/api-{i}" for i in range(1000)]
+    for key in first:
+        index.place(key, B)
+    for key in later:
+        index.place(key, B + 3600)
+    assert index.raise_for(later[0]) == FleetRaise(B + 3600, 8, 1000)  # 1,000 x 5 ms x 1.5
+    fleet = index.raise_for(first[0])
+    assert fleet is not None
+    for number, key in enumerate(first):
+        clock.set(fleet.start + 0.02 * number)
+        index.written(key, clock.now())
+    assert index.write_time.seconds == pytest.approx(0.02)
+    # 1,000 x 20 ms x 1.5 (rounded up: the pace is 20 ms to a float's precision).
+    ahead = index.raise_for(later[0])
+    assert ahead is not None
+    assert ahead.advance in (30, 31)
+    # Its keys were woken at the earlier start (recomputed at most once a second).
+    assert woken[-1][0] == later[-1]
+    assert woken[-1][1] <= B + 3600 - 30
+
+
 # -- the decision and the reconciler ---------------------------------------------------------------
 
 
