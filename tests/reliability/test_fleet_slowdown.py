@@ -1,4 +1,4 @@
-"""Fault 8: the API server turns slower than measured while a fleet's raises are written ahead
+"""Fault 9: the API server turns slower than measured while a fleet's raises are written ahead
 of their shared boundary (docs/schedules.md, "Raises ahead of a shared boundary").
 
 200 SPAs share 12:00. The fault proxy (tests/testenv/httpfaults.py) holds every HPA write
@@ -228,6 +228,8 @@ async def test_a_fleet_slowed_beyond_the_margin_says_by_how_much_it_missed(
     # The controller saw its writes lag: the fleets still to come start from a longer write
     # time.
     assert fleet.estimated_after > 2 * fleet.estimated_before
+    # At least about the pace the fleet was written at, every part of a raise included.
+    assert fleet.estimated_after >= 0.8 * fleet.took / len(FLEET)
     # The fleet missed its boundary, and the controller reports by how much: its gauge is the
     # last raise's answer on its own clock, a little after the proxy passed it on.
     assert fleet.last_landed > 0
