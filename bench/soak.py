@@ -7,7 +7,12 @@ every minute, random faults, and a check of every HPA write against the engine.
 2. N ScheduledPodAutoscalers (base 2/10), each with Schedules of 1-4 minute windows at random
    minutes of the run, in five time zones (UTC, Europe/Berlin, America/New_York, Asia/Kolkata,
    Australia/Lord_Howe), mostly Daily, some Weekly and OneShot, setting min, max or both (a few
-   min-only ones above the base max, so max is raised to min).
+   min-only ones above the base max, so max is raised to min). A share of the SPAs (`--shared`,
+   a quarter) have one more window that raises them at one instant in the middle of the run,
+   a shared boundary: the replicas write a fleet's raises ahead of it (docs/schedules.md,
+   "Raises ahead of a shared boundary"), with a write time set (`--fleet-write-seconds`) so
+   that this fleet of tens starts seconds early, as one of thousands would on a real API
+   server, and at most `FLEET_MAX_ADVANCE_S` early.
 3. Two replicas of `spa run` with leader election, each as its own ServiceAccount (so the audit
    log says which replica sent what) through its own TCP proxy (so its connections can be cut),
    started through bench/steppedclock.py (so its wall clock can be stepped).
@@ -21,7 +26,9 @@ every minute, random faults, and a check of every HPA write against the engine.
    very manifests created gives every HPA's min/max at every instant. The truth: the audit
    log's HPA writes (each with its time, its author and the object the server stored), and the
    HPAs listed at the end. Reported: transitions never applied (missed), writes that changed
-   nothing (duplicates), writes of values the oracle never held around that time (wrong),
+   nothing (duplicates), writes of values the oracle never held around that time (wrong; a
+   raise written ahead of its boundary by the rule and within `FLEET_MAX_ADVANCE_S` is not,
+   and is counted apart; a removal before its boundary is),
    writes by a replica that was not the last to write the Lease (two leaders), writes that
    reached the server after their writer's renew deadline (the fence), and the lag
    from each transition to the write that applied it (p50/p99/max; all, near a fault, quiet).
@@ -99,6 +106,9 @@ FAULTS = {  # name: weight
 }
 # A write may have been decided just before a boundary and landed just after it.
 BOUNDARY_RACE_S = 2.0
+# The replicas' --fleet-max-advance: no raise is written earlier than this before its boundary
+# (docs/schedules.md, "Raises ahead of a shared boundary"); the oracle accepts no earlier one.
+FLEET_MAX_ADVANCE_S = 30
 # `spa run`'s renew deadline: a leader stops writing this long after it sent its last successful
 # renewal (docs/runtime.md), so no write of it may reach the server later than that.
 RENEW_DEADLINE_S = 10.0
@@ -118,6 +128,9 @@ SMOKE = {
     "fault_window": (3.0, 10.0),
     "clock_undo": (10.0, 20.0),
     "each_kind_once": True,
+    # Half the SPAs share one boundary, with a write time that starts those 4 about 3 s ahead.
+    "shared": 0.5,
+    "fleet_write_seconds": 0.5,
 }
 
 
@@ -150,9 +163,13 @@ def window(rng: random.Random, start: datetime, minutes: int) -> dict[str, Any]:
     return spec
 
 
-def fleet(rng: random.Random, spas: int, first: datetime, minutes: int) -> list[dict[str, Any]]:
+def fleet(
+    rng: random.Random, spas: int, first: datetime, minutes: int, shared: float = 0.0
+) -> list[dict[str, Any]]:
     """The SPAs and their Schedules: about one window per 4 minutes of run per SPA, starting
-    at random minutes in [first, first + minutes), lasting 1-4 minutes."""
+    at random minutes in [first, first + minutes), lasting 1-4 minutes; then, for a `shared`
+    share of the SPAs, one more window (`-fleet`) that raises them at the run's middle minute,
+    drawn after the others so that those are a run's without it."""
     objects: list[dict[str, Any]] = []
     per_spa = max(2, minutes // 4)
     for index in range(spas):
@@ -170,6 +187,15 @@ def fleet(rng: random.Random, spas: int, first: datetime, minutes: int) -> list[
                     **window(rng, start, rng.randint(1, 4)),
                 )
             )
+    shared_start = first + timedelta(minutes=minutes // 2)
+    for index in range(spas):
+        if rng.random() >= shared:
+            continue
+        spec = window(rng, shared_start, rng.randint(1, 3))
+        # A raise at its start, whatever else is in force: min above the base, and max.
+        spec |= {"minReplicas": rng.randint(3, 8), "maxReplicas": rng.randint(11, 16)}
+        name = f"app-{index:03d}"
+        objects.append(schedule(name=f"{name}-fleet", namespace=NAMESPACE, target=name, **spec))
     return objects
 
 
@@ -179,7 +205,9 @@ def fleet(rng: random.Random, spas: int, first: datetime, minutes: int) -> list[
 class Replica:
     """One `spa run` process (restartable), its proxy and its wall-clock offset file."""
 
-    def __init__(self, name: str, plane: ControlPlane, workdir: Path) -> None:
+    def __init__(
+        self, name: str, plane: ControlPlane, workdir: Path, fleet_write_seconds: float = 0.0
+    ) -> None:
         self.name = name
         self.proxy = TCPProxy("127.0.0.1", plane.ports.apiserver).start()
         kubeconfig = plane.service_account_kubeconfig(
@@ -213,6 +241,13 @@ class Replica:
                 SA_NAMESPACE,
                 "--leader-election-id",
                 LEASE_NAME,
+                "--fleet-max-advance",
+                str(FLEET_MAX_ADVANCE_S),
+                *(
+                    ["--fleet-write-seconds", str(fleet_write_seconds)]
+                    if fleet_write_seconds
+                    else []
+                ),
             ],
             self.log_path,
             env={
@@ -612,6 +647,25 @@ class Oracle:
         held.update(bounds for when, bounds in self.steps[hpa] if low < when <= high)
         return held
 
+    def raised_ahead(
+        self, hpa: str, bounds: tuple[int, int], low: float, high: float
+    ) -> float | None:
+        """How many seconds before its boundary a write of `bounds`, decided in [low, high],
+        raised the HPA by the rule of raises ahead of a shared boundary (docs/schedules.md):
+        each bound the higher of the one in force and the next boundary's, adding capacity,
+        at most FLEET_MAX_ADVANCE_S before it. None: no such raise (a removal before its
+        boundary never is one)."""
+        for decided in (low, high):
+            now = self.at_instant(hpa, decided)
+            upcoming = next(((w, b) for w, b in self.steps[hpa] if w > decided), None)
+            if upcoming is None or upcoming[0] - decided > FLEET_MAX_ADVANCE_S:
+                continue
+            ahead = upcoming[1]
+            merged = (max(now[0], ahead[0]), max(now[1], ahead[1]))
+            if merged == bounds and merged != now:
+                return upcoming[0] - high
+        return None
+
 
 def distribution(values: list[float]) -> dict[str, float]:
     return {
@@ -682,6 +736,7 @@ def compare(
     duplicates: list[dict[str, Any]] = []
     wrong: list[dict[str, Any]] = []
     clock_consistent: list[dict[str, Any]] = []
+    early: list[dict[str, Any]] = []
     for hpa, history in by_hpa.items():
         previous: tuple[int, int] | None = None
         for write in history:
@@ -693,16 +748,18 @@ def compare(
                 "completed": write.completed,
                 "bounds": write.bounds,
             }
+            low, high = write.received - BOUNDARY_RACE_S, write.completed
+            offset = stepped_offset(write.replica, write.received)
             if write.bounds == previous:
                 duplicates.append(described)
-            elif write.bounds not in oracle.held_between(
-                hpa, write.received - BOUNDARY_RACE_S, write.completed
-            ):
-                offset = stepped_offset(write.replica, write.received)
-                if offset and write.bounds in oracle.held_between(
-                    hpa,
-                    write.received + offset - BOUNDARY_RACE_S,
-                    write.completed + offset,
+            elif write.bounds not in oracle.held_between(hpa, low, high):
+                ahead = oracle.raised_ahead(hpa, write.bounds, low, high)
+                if ahead is not None:
+                    early.append(described | {"before_boundary_s": round(ahead, 3)})
+                elif offset and (
+                    write.bounds in oracle.held_between(hpa, low + offset, high + offset)
+                    or oracle.raised_ahead(hpa, write.bounds, low + offset, high + offset)
+                    is not None
                 ):
                     clock_consistent.append(described | {"clock_offset_s": offset})
                 else:
@@ -758,6 +815,7 @@ def compare(
         "duplicates": duplicates,
         "wrong": wrong,
         "clock_consistent": clock_consistent,
+        "raised_ahead": early,
         "not_leader": not_leader,
         "after_renew_deadline": after_deadline,
         "lag_all": distribution(lags_all),
@@ -837,7 +895,7 @@ def _run(args: argparse.Namespace, workdir: Path, plane: ControlPlane) -> None:
         first_dt += timedelta(minutes=1)
         first = first_dt.timestamp()
         last = first + args.minutes * 60
-        objects = fleet(rng, args.spas, first_dt, args.minutes)
+        objects = fleet(rng, args.spas, first_dt, args.minutes, args.shared)
         (workdir / "manifests.json").write_text(json.dumps(objects))
         log(f"creating {len(objects)} objects; windows {first_dt:%H:%M} + {args.minutes} min")
         create_all(
@@ -850,7 +908,7 @@ def _run(args: argparse.Namespace, workdir: Path, plane: ControlPlane) -> None:
             threads=8,
         )
         for name in REPLICAS:
-            replicas[name] = Replica(name, plane, workdir)
+            replicas[name] = Replica(name, plane, workdir, args.fleet_write_seconds)
             replicas[name].start()
         sampler = Sampler(replicas).start()
         started = time.time()
@@ -1025,6 +1083,9 @@ def markdown(result: dict[str, Any]) -> str:
         f"| writes received > {RENEW_DEADLINE_S:.0f} s after the writer's last renewal | "
         f"{len(result['after_renew_deadline'])} |",
         f"| writes early/late by a stepped clock | {len(result['clock_consistent'])} |",
+        f"| raises written ahead of their boundary (the earliest, s before it) | "
+        f"{len(result['raised_ahead'])} "
+        f"({max((w['before_boundary_s'] for w in result['raised_ahead']), default=0)}) |",
         f"| HPA writes (by replica) | {result['hpa_writes']} {result['hpa_writes_by_replica']} |",
         f"| HPAs wrong at the end | {len(result['end_state_wrong'])} of "
         f"{result['end_state_compared']} compared |",
@@ -1100,6 +1161,19 @@ def main() -> int:
         help=f"the kinds of fault to inject, comma-separated (default: all of {', '.join(FAULTS)})",
     )
     parser.add_argument(
+        "--shared",
+        type=float,
+        default=0.25,
+        help="the share of SPAs raised at one boundary in the middle of the run (default 0.25)",
+    )
+    parser.add_argument(
+        "--fleet-write-seconds",
+        type=float,
+        default=0.05,
+        help="the replicas' --fleet-write-seconds, so that the shared boundary's fleet is "
+        "written seconds ahead of it (default 0.05; 0: measured)",
+    )
+    parser.add_argument(
         "--analyze", type=Path, metavar="DIR", help="only compare a kept run's work directory"
     )
     parser.add_argument("--out", type=Path, help="also write the results (JSON) here")
@@ -1167,6 +1241,7 @@ def smoke_failures(result: dict[str, Any], kinds: list[str]) -> list[str]:
         "HPA writes": result["hpa_writes"],
         "HPAs compared at the end": result["end_state_compared"],
         "resource samples": len(result["samples"]),
+        "raises written ahead of a boundary": len(result["raised_ahead"]),
     }
     failures = [f"no {what}" for what, count in counts.items() if not count]
     injected = {kind for kind, _ in result["faults"]}

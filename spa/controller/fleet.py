@@ -39,6 +39,8 @@ DEFAULT_MAX_ADVANCE = 120
 _ALPHA = 0.1
 # The fleets' starts are recomputed from a new estimate at most this often.
 _REFRESH_SECONDS = 1.0
+# A moved fleet's own pace counts once this many of its raises have landed.
+_PACE_RAISES = 20
 
 
 class WriteTime:
@@ -48,7 +50,18 @@ class WriteTime:
     rate is what limits). A write made alone is left out: its latency says how fast the
     server answers one request, not how many it takes a second, and would make the next
     fleet's estimate too short. :data:`DEFAULT_WRITE_SECONDS` until a burst is measured;
-    `fixed` replaces the measurement (tests, benchmarks)."""
+    `fixed` replaces the measurement (tests, benchmarks).
+
+    The latency of an HPA write leaves out the rest of the work a raise takes of a worker (the
+    reconcile, an immediate scale-up's request): a fleet written ahead of its boundary gives
+    its own pace, the time between its first raise and its latest over the raises between
+    (:meth:`observe_pace`), and the estimate is never below the latest fleet's pace.
+
+    `floor` is the least a write can take of the throughput whatever was measured: 1 /
+    `--kube-api-qps` under a client rate limit. A burst the limiter's saved-up tokens let
+    through at the server's own speed measures less than that, but a fleet larger than the
+    burst is written at the limiter's rate (docs/schedules.md, "Raises ahead of a shared
+    boundary")."""
 
     def __init__(
         self,
@@ -56,11 +69,14 @@ class WriteTime:
         workers: int,
         default: float = DEFAULT_WRITE_SECONDS,
         fixed: float | None = None,
+        floor: float = 0.0,
     ) -> None:
         self._workers = max(1, workers)
         self._measured: float | None = None
         self._default = default
         self._fixed = fixed
+        self._floor = floor
+        self._pace: float | None = None
 
     def observe(self, seconds: float, *, in_flight: int) -> None:
         """One HPA write took `seconds` from request to answer, `in_flight` HPA writes (itself
@@ -73,19 +89,29 @@ class WriteTime:
         else:
             self._measured += _ALPHA * (each - self._measured)
 
+    def observe_pace(self, seconds: float) -> None:
+        """A fleet written ahead of its boundary has had a raise land every `seconds`, every
+        part of a raise included: the estimate is at least that until the next fleet's."""
+        self._pace = max(0.0, seconds)
+
     @property
     def seconds(self) -> float:
         if self._fixed is not None:
             return self._fixed
-        return self._default if self._measured is None else self._measured
+        measured = self._default if self._measured is None else self._measured
+        return max(self._floor, measured, self._pace or 0.0)
 
 
 @dataclass
 class _Fleet:
     keys: dict[str, None] = field(default_factory=dict)  # in the order they were placed
+    # The SPAs with a raise due at the boundary, as counted before it: from the boundary on,
+    # each key leaves for its next raise as it is reconciled, but the fleet was this large.
+    size: int = 0
     start: int | None = None  # when its keys were woken (None: not moved)
     first: float | None = None  # the first and last raise written for it
     last: float | None = None
+    raised: int = 0  # the raises written for it from its start
 
 
 class FleetIndex:
@@ -94,6 +120,8 @@ class FleetIndex:
     :param wake: queues a key at an instant (the work queue's `add_at`: earlier wins).
     :param observed: called with (boundary, fleet, first, last) after each raise written for
         a moved fleet (the metrics).
+    :param estimated: called with the write time whenever the fleets' starts are recomputed
+        from it (at most once a second; the metrics).
     """
 
     def __init__(
@@ -106,6 +134,7 @@ class FleetIndex:
         max_advance: int = DEFAULT_MAX_ADVANCE,
         enabled: bool = True,
         observed: Callable[[int, int, float, float], None] | None = None,
+        estimated: Callable[[float], None] | None = None,
     ) -> None:
         self.write_time = write_time
         self._clock = clock
@@ -114,6 +143,7 @@ class FleetIndex:
         self._max_advance = max_advance
         self._enabled = enabled
         self._observed = observed
+        self._estimated = estimated
         self._fleets: dict[int, _Fleet] = {}
         self._boundary: dict[str, int] = {}
         self._refreshed = 0.0
@@ -149,6 +179,7 @@ class FleetIndex:
         self._boundary[key] = boundary
         fleet = self._fleets.setdefault(boundary, _Fleet())
         fleet.keys[key] = None
+        self._count(boundary, fleet)
         if self._enabled:
             self._schedule(boundary, fleet, key)
 
@@ -164,10 +195,17 @@ class FleetIndex:
             if fleet.start is not None and at >= fleet.start:
                 fleet.first = at if fleet.first is None else min(fleet.first, at)
                 fleet.last = at if fleet.last is None else max(fleet.last, at)
+                fleet.raised += 1
+                if fleet.raised >= _PACE_RAISES:
+                    # How fast this fleet is really written, every part of a raise included:
+                    # the fleets still to come start from it when it is slower.
+                    self.write_time.observe_pace((fleet.last - fleet.first) / (fleet.raised - 1))
                 if self._observed is not None:
-                    self._observed(boundary, len(fleet.keys), fleet.first, fleet.last)
+                    self._observed(boundary, fleet.size, fleet.first, fleet.last)
         if at - self._refreshed >= _REFRESH_SECONDS:
             self._refreshed = at
+            if self._estimated is not None:
+                self._estimated(self.write_time.seconds)
             self.refresh(at)
 
     def refresh(self, now: float) -> None:
@@ -205,6 +243,13 @@ class FleetIndex:
         fleet.keys.pop(key, None)
         if not fleet.keys:
             del self._fleets[boundary]
+        else:
+            self._count(boundary, fleet)
+
+    def _count(self, boundary: int, fleet: _Fleet) -> None:
+        """The fleet's size, while its boundary is still to come."""
+        if self._clock.now() < boundary:
+            fleet.size = len(fleet.keys)
 
     def __len__(self) -> int:
         return len(self._fleets)

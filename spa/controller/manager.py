@@ -34,7 +34,6 @@ from spa.controller.capacity import (
 from spa.controller.desired import MANAGED_BY_SELECTOR
 from spa.controller.fleet import (
     DEFAULT_MAX_ADVANCE,
-    DEFAULT_WRITE_SECONDS,
     FleetIndex,
     WriteTime,
 )
@@ -360,16 +359,16 @@ class Manager:
         fleet = FleetIndex(
             write_time=WriteTime(
                 workers=self.workers,
-                default=max(DEFAULT_WRITE_SECONDS, 1 / self.kube_api_qps)
-                if self.kube_api_qps
-                else DEFAULT_WRITE_SECONDS,
                 fixed=self.fleet_write_seconds,
+                # No write beats the client's rate limit, whatever a burst measured.
+                floor=1 / self.kube_api_qps if self.kube_api_qps else 0.0,
             ),
             clock=self.clock,
             wake=queue.add_at,
             max_advance=self.fleet_max_advance,
             enabled=self.fleet_early,
             observed=ControllerMetrics.fleet_raised,
+            estimated=ControllerMetrics.fleet_write_time,
         )
         reconciler = Reconciler(
             actuator=Actuator(

@@ -122,6 +122,11 @@ FLEET_LAST_RAISE = Gauge(
     "spa_fleet_last_raise_seconds",
     "When the fleet's last raise so far landed, relative to its boundary (negative: before it).",
 )
+FLEET_WRITE_TIME = Gauge(
+    "spa_fleet_write_seconds",
+    "The time one HPA write is estimated to take of the controller's throughput, from which "
+    "fleets' starts are computed.",
+)
 CAPACITY_REQUESTED = ReconciledSeries(
     "spa_capacity_requested_pods",
     "Pods' worth of node capacity the ScheduledPodAutoscaler holds ahead of a window "
@@ -467,6 +472,12 @@ class ControllerMetrics:
         FLEET_SIZE.set(fleet)
         FLEET_FIRST_RAISE.set(first - boundary)
         FLEET_LAST_RAISE.set(last - boundary)
+
+    @staticmethod
+    def fleet_write_time(seconds: float) -> None:
+        """The write time fleets' starts are computed from (docs/schedules.md, "Raises ahead
+        of a shared boundary")."""
+        FLEET_WRITE_TIME.set(seconds)
 
     @staticmethod
     def boundary_lag(seconds: float) -> None:

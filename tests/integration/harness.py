@@ -269,19 +269,23 @@ async def running_controller(
     leader_election: LeaderElection | None = None,
     clock: FakeClock | None = None,
     discovery_interval: float = DISCOVERY_INTERVAL,
+    workers: int = 2,
+    **options: Any,
 ) -> AsyncIterator[Running]:
+    """The controller in this process; `options` are more of the Manager's fields."""
     client = await connect(kubeconfig=str(kubeconfig))
     clock = clock or FakeClock(start)
     manager = Manager(
         client=client,
         namespaces=namespaces,
         clock=clock,
-        workers=2,
+        workers=workers,
         resync_period=86400,
         leader_election=leader_election,
         metrics_address="127.0.0.1:0",
         probe_address="127.0.0.1:0",
         discovery_interval=discovery_interval,
+        **options,
     )
     task = asyncio.create_task(manager.run())
     running = Running(manager, clock, task)

@@ -284,6 +284,8 @@ def test_crds_values_leave_them_out_or_let_uninstall_delete_them(
         (["shards[0].name=a,shards[1].name=a"], 'the name "a" is given twice'),
         (["shards[0].name=A"], "at '/shards/0/name'"),
         (["shardCount=-1"], "at '/shardCount'"),
+        (["kubeApi.qps=0"], "at '/kubeApi/qps'"),
+        (["kubeApi.burst=2.5"], "at '/kubeApi/burst'"),
     ],
 )
 def test_invalid_values_are_refused_with_the_field_named(

@@ -127,3 +127,22 @@ def report(test: str, **numbers: Any) -> None:
         for key, value in numbers.items()
     )
     print(f"\n[reliability] {test}: {formatted}", flush=True)
+
+
+def same_write(request: Any) -> tuple[str, str, str]:
+    """What makes two requests the same write: method, path and, for a create, the object's
+    name (the Events of different SPAs are all POSTed to one path)."""
+    return (request.method, request.path, request.name)
+
+
+def gaps_after_429(requests: list[Any]) -> list[float]:
+    """For each write answered 429, the time until the same write was sent again."""
+    gaps = []
+    for index, request in enumerate(requests):
+        if request.outcome != "429" or request.method == "GET":
+            continue
+        for later in requests[index + 1 :]:
+            if same_write(later) == same_write(request):
+                gaps.append(later.at - request.at)
+                break
+    return gaps

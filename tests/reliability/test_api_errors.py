@@ -11,21 +11,27 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.integration.harness import (
-    REPO,
     Kube,
     create_noon_fleet,
     eventually,
     running_controller,
     utc,
 )
-from tests.reliability.common import MONDAY_11, bounds_of, report, sample, ticking
+from tests.reliability.common import (
+    MONDAY_11,
+    bounds_of,
+    gaps_after_429,
+    report,
+    same_write,
+    sample,
+    ticking,
+)
 from tests.testenv.httpfaults import Faults, HTTPFaultProxy
 
 pytestmark = [pytest.mark.integration, pytest.mark.reliability]
@@ -37,64 +43,13 @@ FAULTS = Faults(
 )
 
 
-@pytest.fixture
-def fault_proxy(control_plane: Any) -> Iterator[HTTPFaultProxy]:
-    pki = control_plane.pki
-    with HTTPFaultProxy(
-        "127.0.0.1",
-        control_plane.ports.apiserver,
-        ca_cert=pki.ca_cert,
-        serving_cert=pki.serving_cert,
-        serving_key=pki.serving_key,
-    ) as proxy:
-        yield proxy
-
-
-@pytest.fixture
-def proxied_service_account(
-    control_plane: Any, crds: None, fault_proxy: HTTPFaultProxy, tmp_path: Path
-) -> Path:
-    """The controller's ServiceAccount (config/rbac), its token, the fault proxy's URL."""
-    control_plane.run_kubectl(
-        "apply", "--server-side", "-k", str(REPO / "config" / "rbac"), check=True
-    )
-    return Path(
-        control_plane.service_account_kubeconfig(
-            "scheduled-pod-autoscaler",
-            "scheduled-pod-autoscaler",
-            create=False,
-            server=fault_proxy.url,
-            path=tmp_path / "controller-through-faults.kubeconfig",
-        )
-    )
-
-
-def _write(request: Any) -> tuple[str, str, str]:
-    """What makes two requests the same write: method, path and, for a create, the object's
-    name (the Events of different SPAs are all POSTed to one path)."""
-    return (request.method, request.path, request.name)
-
-
-def gaps_after_429(requests: list[Any]) -> list[float]:
-    """For each write answered 429, the time until the same write was sent again."""
-    gaps = []
-    for index, request in enumerate(requests):
-        if request.outcome != "429" or request.method == "GET":
-            continue
-        for later in requests[index + 1 :]:
-            if _write(later) == _write(request):
-                gaps.append(later.at - request.at)
-                break
-    return gaps
-
-
 def most_sends_of_one_write_in_a_second(requests: list[Any]) -> tuple[int, str]:
-    """The largest number of times one write (see `_write`) was sent within one second,
+    """The largest number of times one write (see `same_write`) was sent within one second,
     and that write."""
     sends: dict[tuple[str, str, str], list[float]] = {}
     for request in requests:
         if request.method != "GET":
-            sends.setdefault(_write(request), []).append(request.at)
+            sends.setdefault(same_write(request), []).append(request.at)
     most, which = 0, ""
     for (method, path, name), times in sends.items():
         times.sort()

@@ -9,7 +9,10 @@ TLS connection or answers it itself with a fault:
 - `500`: an InternalError Status, as an apiserver whose etcd request failed would send;
 - `429`: a TooManyRequests Status with a `Retry-After` header and `details.retryAfterSeconds`,
   which is how API Priority and Fairness rejects a request;
-- `timeout`: no answer at all until the client gives up (or `hold` seconds pass).
+- `timeout`: no answer at all until the client gives up (or `hold` seconds pass);
+- `latency`: a share of the requests that match a pattern (`PATCH .*/horizontalpodautoscalers/`)
+  forwarded only after a delay, the way API Priority and Fairness queues a request before it
+  runs: the API server is slower than it was, nothing fails.
 
 Forwarded requests keep their `Authorization` header, so a client authenticating with a bearer
 token (a ServiceAccount kubeconfig) keeps its identity and RBAC; client certificates cannot
@@ -24,6 +27,7 @@ import http.client
 import http.server
 import json
 import random
+import re
 import select
 import socket
 import ssl
@@ -59,6 +63,13 @@ class Faults:
     watches: bool = True
     # The next this many requests (not watches) get no answer, whatever the shares say.
     timeout_next: int = 0
+    # Seconds that a `latency_share` of the requests matching `latency_match` (a regular
+    # expression searched in "METHOD /path?query") wait before they are forwarded.
+    latency: float = 0.0
+    latency_share: float = 1.0
+    latency_match: str = ""
+    # The 500, 429 and timeout shares apply only to the requests matching this ("": all).
+    faults_match: str = ""
 
 
 @dataclass(frozen=True)
@@ -70,6 +81,10 @@ class Request:
     code: int
     # A create's object name (from its body): POSTs of different objects share a path.
     name: str = ""
+    # Seconds it was held back by the `latency` fault before it was forwarded.
+    delayed: float = 0.0
+    # When it arrived (time.monotonic()); `at` is when it was answered.
+    received: float = 0.0
 
 
 @dataclass
@@ -201,6 +216,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
     _name = ""
+    _delayed = 0.0
+    _received = 0.0
 
     def setup(self) -> None:
         self.request.settimeout(120)
@@ -237,11 +254,22 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _record(self, outcome: str, code: int) -> None:
         state = self.server.proxy_state
-        request = Request(time.monotonic(), self.command, self.path, outcome, code, self._name)
+        request = Request(
+            time.monotonic(),
+            self.command,
+            self.path,
+            outcome,
+            code,
+            self._name,
+            delayed=self._delayed,
+            received=self._received,
+        )
         with state.lock:
             state.requests.append(request)
 
     def _proxy(self) -> None:
+        self._received = time.monotonic()
+        self._delayed = 0.0
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
         self._name = _created_name(body) if self.command == "POST" else ""
@@ -255,6 +283,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 faults.timeout_next -= 1
                 forced_timeout = True
         if is_watch and not faults.watches:
+            draw = 1.0
+        if faults.faults_match and not re.search(faults.faults_match, self._line()):
             draw = 1.0
         if forced_timeout:
             self._record("timeout", 0)
@@ -279,7 +309,23 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._record("timeout", 0)
             self._hold(faults.hold)
             return
+        if faults.latency > 0 and not is_watch and self._slowed(faults):
+            self._delayed = faults.latency
+            time.sleep(faults.latency)
         self._forward(body, is_watch)
+
+    def _line(self) -> str:
+        """What the patterns of the faults are searched in: "METHOD /path?query"."""
+        return f"{self.command} {self.path}"
+
+    def _slowed(self, faults: Faults) -> bool:
+        """Whether the latency fault holds this request back (drawn only when it matches, so
+        that the other faults' draws stay as they were)."""
+        if not re.search(faults.latency_match, self._line()):
+            return False
+        state = self.server.proxy_state
+        with state.lock:
+            return state.rng.random() < faults.latency_share
 
     def _status(self, code: int, reason: str, message: str, retry_after: int | None = None) -> None:
         status: dict[str, Any] = {

@@ -104,6 +104,27 @@ def test_the_write_time_is_measured_in_bursts_of_every_worker_writing() -> None:
     assert WriteTime(workers=4, fixed=0.1).seconds == 0.1
 
 
+def test_no_write_is_estimated_faster_than_the_client_rate_limit() -> None:
+    # --kube-api-qps 50: a write takes at least 20 ms of the throughput. A burst the limiter's
+    # saved-up tokens let through at the server's speed (2 ms each) does not lower that: a
+    # fleet larger than the burst is written at 50 a second.
+    time = WriteTime(workers=4, floor=0.02)
+    assert time.seconds == 0.02  # before any burst, too
+    for _ in range(100):
+        time.observe(0.008, in_flight=4)
+    assert time.seconds == 0.02
+    for _ in range(100):
+        time.observe(0.4, in_flight=4)  # slower than the limit: the measurement wins
+    assert time.seconds == pytest.approx(0.1, rel=1e-3)
+    # So 1,000 SPAs at 50 a second start 30 s ahead (20 s of need, times 1.5), not 3 s.
+    clock = FakeClock(B - 600)
+    index = FleetIndex(write_time=WriteTime(workers=4, floor=0.02), clock=clock)
+    index.write_time.observe(0.008, in_flight=4)
+    for i in range(1000):
+        index.place(f"shop/web-{i}", B)
+    assert index.raise_for("shop/web-0") == FleetRaise(B, 30, 1000)
+
+
 # -- the fleet index -------------------------------------------------------------------------------
 
 
@@ -177,6 +198,86 @@ def test_writes_slower_than_estimated_start_the_fleets_to_come_sooner() -> None:
         clock.advance(1.0)
         index.written("shop/web-0", clock.now())
     assert woken == []
+
+
+def test_a_fleet_that_lands_late_is_reported_at_its_size_and_by_how_much_it_missed() -> None:
+    clock = FakeClock(B - 600)
+    seen: list[tuple[int, int, float, float]] = []
+    index = FleetIndex(
+        write_time=WriteTime(workers=4, fixed=0.005),
+        clock=clock,
+        wake=lambda key, when: None,
+        observed=lambda *fleet: seen.append(fleet),
+    )
+    keys = [f"shop/web-{i}" for i in range(200)]
+    for key in keys:
+        index.place(key, B)
+    fleet = index.raise_for(keys[0])
+    assert fleet is not None
+    clock.set(fleet.start)
+    index.written(keys[0], clock.now())
+    # The server slowed down: at B most raises are still to come. Each key reconciled from B
+    # on leaves for its next raise (tomorrow's); the others are raised late.
+    clock.set(B + 1)
+    for key in keys[1:150]:
+        index.place(key, B + 86400)
+    clock.set(B + 12.5)
+    index.written(keys[150], clock.now())
+    assert seen[-1] == (B, 200, fleet.start, B + 12.5)  # 12.5 s late, the fleet was 200
+
+
+def test_the_write_time_the_starts_come_from_is_reported_as_it_rises() -> None:
+    clock = FakeClock(B - 600)
+    estimates: list[float] = []
+    index = FleetIndex(
+        write_time=WriteTime(workers=4),
+        clock=clock,
+        wake=lambda key, when: None,
+        estimated=estimates.append,
+    )
+    for second in range(5):
+        clock.set(B - 600 + second)
+        for _ in range(10):
+            index.write_time.observe(0.4, in_flight=4)  # 100 ms each, from 5 ms
+        index.written("shop/other", clock.now())
+    assert len(estimates) == 5  # once a second
+    assert estimates == sorted(estimates)
+    assert estimates[0] > DEFAULT_WRITE_SECONDS
+    assert estimates[-1] == pytest.approx(0.1, rel=0.01)
+
+
+def test_a_fleet_written_slower_than_its_writes_measured_starts_the_next_sooner() -> None:
+    # Each HPA write measured 5 ms of the throughput, but the fleet's raises land 20 ms apart
+    # (its immediate scale-ups, its reconciles): the next fleet starts from 20 ms.
+    clock = FakeClock(B - 600)
+    woken: list[tuple[str, float]] = []
+    index = FleetIndex(
+        write_time=WriteTime(workers=4),
+        clock=clock,
+        wake=lambda key, when: woken.append((key, when)),
+    )
+    for _ in range(10):
+        index.write_time.observe(0.02, in_flight=4)
+    first = [f"shop/web-{i}" for i in range(400)]
+    later = [f"shop/api-{i}" for i in range(1000)]
+    for key in first:
+        index.place(key, B)
+    for key in later:
+        index.place(key, B + 3600)
+    assert index.raise_for(later[0]) == FleetRaise(B + 3600, 8, 1000)  # 1,000 x 5 ms x 1.5
+    fleet = index.raise_for(first[0])
+    assert fleet is not None
+    for number, key in enumerate(first):
+        clock.set(fleet.start + 0.02 * number)
+        index.written(key, clock.now())
+    assert index.write_time.seconds == pytest.approx(0.02)
+    # 1,000 x 20 ms x 1.5 (rounded up: the pace is 20 ms to a float's precision).
+    ahead = index.raise_for(later[0])
+    assert ahead is not None
+    assert ahead.advance in (30, 31)
+    # Its keys were woken at the earlier start (recomputed at most once a second).
+    assert woken[-1][0] == later[-1]
+    assert woken[-1][1] <= B + 3600 - 30
 
 
 # -- the decision and the reconciler ---------------------------------------------------------------

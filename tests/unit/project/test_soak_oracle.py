@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bench.soak import NAMESPACE, Oracle, Truth, Write, compare, crashes
 from tests.builders import autoscaler, schedule
 
@@ -124,3 +126,35 @@ def test_an_uncaught_exception_in_a_replica_log_is_a_crash_and_a_logged_one_is_n
     assert crashes(tmp_path) == [
         {"replica": "b", "exception": "RuntimeError: File descriptor 12 is used by transport"}
     ]
+
+
+def test_a_raise_written_ahead_of_its_boundary_within_the_bound_is_not_wrong() -> None:
+    # The window's 5/15 written 10 s before 11:01 (a fleet's raise ahead of a shared
+    # boundary), not again at 11:01; the end at 11:03 at its instant.
+    early = write(T0 + 50, (5, 15), 2)
+    result = check([CREATE, early, write(T0 + 181, (2, 10), 3)])
+    assert (result["missed"], result["duplicates"], result["wrong"]) == ([], [], [])
+    assert [w["before_boundary_s"] for w in result["raised_ahead"]] == [9.95]
+
+
+def test_a_removal_before_its_boundary_or_a_raise_too_early_is_wrong() -> None:
+    # The window's end (2/10) written 10 s before 11:03: capacity removed early.
+    removed = write(T0 + 170, (2, 10), 3)
+    result = check([CREATE, write(T0 + 60.5, (5, 15), 2), removed])
+    assert [w["received"] for w in result["wrong"]] == [T0 + 170]
+    assert result["raised_ahead"] == []
+    # The raise written 40 s before 11:01: earlier than any fleet may start.
+    too_early = write(T0 + 20, (5, 15), 2)
+    result = check([CREATE, too_early, write(T0 + 181, (2, 10), 3)])
+    assert [w["received"] for w in result["wrong"]] == [T0 + 20]
+
+
+def test_a_mixed_boundary_written_ahead_is_what_it_adds_then_what_it_removes() -> None:
+    # 2/10 until 11:01, then 5/8 (a higher min, a lower max): 5/10 may be written ahead of
+    # 11:01, 5/8 only from 11:01.
+    objects = manifests()
+    objects[1]["spec"] |= {"minReplicas": 5, "maxReplicas": 8}
+    oracle = Oracle(objects, at=int(T0), until=int(T0) + 300)
+    assert oracle.raised_ahead(HPA, (5, 10), T0 + 48, T0 + 50.05) == pytest.approx(9.95)
+    assert oracle.raised_ahead(HPA, (5, 8), T0 + 48, T0 + 50.05) is None
+    assert oracle.raised_ahead(HPA, (5, 10), T0 + 20, T0 + 25) is None  # 35 s ahead: too early
