@@ -14,7 +14,8 @@ boundary").
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from spa.controller.decide.fleet import FleetRaise, fleet_advance
@@ -24,9 +25,12 @@ __all__ = [
     "DEFAULT_MARGIN",
     "DEFAULT_MAX_ADVANCE",
     "DEFAULT_WRITE_SECONDS",
+    "WRITE_SECONDS_ANNOTATION",
     "FleetIndex",
     "WriteTime",
 ]
+
+log = logging.getLogger(__name__)
 
 # The write time assumed before one is measured: one HPA write every 5 ms of the controller's
 # throughput (about 200 a second; docs/performance.md measured 322 on the test plane).
@@ -35,6 +39,12 @@ DEFAULT_WRITE_SECONDS = 0.005
 DEFAULT_MARGIN = 1.5
 # Nobody's raise is written more than this many seconds before its boundary.
 DEFAULT_MAX_ADVANCE = 120
+# Where the leader keeps what it measured, on its Lease, for the next leader: a restart or a
+# failover would otherwise go back to the default at the next shared boundary, which at 5,000
+# SPAs was 1.5 times too short (docs/schedules.md, "Raises ahead of a shared boundary").
+WRITE_SECONDS_ANNOTATION = "autoscaling.d-kuro.github.io/fleet-write-seconds"
+# An inherited write time above this is not a measurement of ours: ignored.
+_MOST_INHERITED = 1.0
 # Weight of the latest write in the EWMA.
 _ALPHA = 0.1
 # The fleets' starts are recomputed from a new estimate at most this often.
@@ -93,6 +103,42 @@ class WriteTime:
         """A fleet written ahead of its boundary has had a raise land every `seconds`, every
         part of a raise included: the estimate is at least that until the next fleet's."""
         self._pace = max(0.0, seconds)
+
+    @property
+    def learned(self) -> float | None:
+        """What was measured (the bursts' EWMA, or a fleet's pace if longer), None before any:
+        what the next leader inherits."""
+        values = [value for value in (self._measured, self._pace) if value is not None]
+        return max(values) if values else None
+
+    def inherit(self, seconds: float) -> bool:
+        """Start from what a previous leader learned, unless this process has measured its
+        own; the bursts then move it as they would their own. False when refused."""
+        if self.learned is not None or not 0.0 < seconds <= _MOST_INHERITED:
+            return False
+        self._measured = seconds
+        return True
+
+    def memo(self) -> dict[str, str]:
+        """The annotation that carries :attr:`learned` on the Lease (nothing before it)."""
+        learned = self.learned
+        if learned is None or learned <= 0.0:  # a write measured at 0 s (an injected clock)
+            return {}
+        return {WRITE_SECONDS_ANNOTATION: f"{learned:.6f}"}
+
+    def inherit_from(self, annotations: Mapping[str, str]) -> None:
+        """:meth:`inherit` what the Lease's annotations carry, if they carry a number."""
+        text = annotations.get(WRITE_SECONDS_ANNOTATION)
+        if text is None:
+            return
+        try:
+            seconds = float(text)
+        except ValueError:
+            seconds = -1.0
+        if self.inherit(seconds):
+            log.info("fleet write time %.1f ms, as the last leader measured it", seconds * 1000)
+        else:
+            log.info("fleet write time on the Lease not taken: %r", text)
 
     @property
     def seconds(self) -> float:

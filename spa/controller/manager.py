@@ -14,7 +14,7 @@ import gc
 import logging
 import os
 import signal
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,6 +122,7 @@ class _Wired:
     autoscalers: Informer
     schedules: Informer
     hpas: Informer
+    write_time: WriteTime
 
 
 @dataclass
@@ -238,7 +239,7 @@ class Manager:
             len(wired.schedules.store),
             len(wired.hpas.store),
         )
-        work = asyncio.create_task(self._lead(wired.controller), name="lead")
+        work = asyncio.create_task(self._lead(wired.controller, wired.write_time), name="lead")
         done, _ = await asyncio.wait({stopping, work}, return_when=asyncio.FIRST_COMPLETED)
         if work in done:
             work.result()
@@ -413,6 +414,7 @@ class Manager:
             owned=[] if placeholders is None else [placeholders],
         )
         return _Wired(
+            write_time=fleet.write_time,
             controller=self._controller(queue, reconciler, autoscalers.store, schedules.store),
             recorder=recorder,
             summary=summary,
@@ -528,7 +530,7 @@ class Manager:
     async def _wait_synced(self) -> None:
         await asyncio.gather(*(informer.wait_synced() for informer in self.informers))
 
-    async def _lead(self, controller: Controller) -> None:
+    async def _lead(self, controller: Controller, write_time: WriteTime) -> None:
         """Run the workers: at once, or only while holding the Lease."""
         if self.leader_election is None:
             await controller.run()
@@ -541,6 +543,12 @@ class Manager:
             self.lost_leadership = True
             lost.set()
 
+        def started_leading() -> Awaitable[None]:
+            # The Lease as acquired carries what the last leader measured.
+            assert self._elector is not None
+            write_time.inherit_from(self._elector.annotations)
+            return controller.run()
+
         self._elector = LeaderElector(
             self.client,
             namespace=election.namespace,
@@ -548,9 +556,12 @@ class Manager:
             lease_duration=election.lease_duration,
             renew_deadline=election.renew_deadline,
             retry_period=election.retry_period,
-            on_started_leading=controller.run,
+            on_started_leading=started_leading,
             on_stopped_leading=stopped_leading,
+            # What the fleets' write time measured outlives this process on the Lease.
+            memo=write_time.memo,
         )
+
         await self._elector.run()
 
     def _write_fence(self) -> float | None:

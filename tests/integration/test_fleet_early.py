@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
-from spa.controller.manager import Manager
+from spa.controller.fleet import WRITE_SECONDS_ANNOTATION
+from spa.controller.manager import LeaderElection, Manager
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
-from spa.kube import connect
-from spa.runtime import FakeClock
+from spa.kube import LEASE, connect
+from spa.runtime import Clock, FakeClock, SystemClock
 from tests.integration.harness import Kube, create_noon_fleet, eventually, utc
 
 pytestmark = pytest.mark.integration
@@ -100,5 +101,88 @@ async def test_a_fleets_raises_land_before_its_boundary(
         assert all(kube.bounds(namespace, name) == (5, 20) for name in FLEET)
     finally:
         manager.stop()
+        await asyncio.wait_for(task, timeout=20)
+        await client.close()
+
+
+async def test_the_write_time_a_leader_measured_is_the_next_leaders_start(
+    cluster: Any, kube: Kube, namespace: str
+) -> None:
+    """What the leader measured rides on its Lease (docs/schedules.md, "Raises ahead of a
+    shared boundary"): a restarted or standby replica starts the next fleet from it, not from
+    the default. The first leader's creates are measured (one worker: each is a burst) and
+    written into the Lease (on the real clock: the injected one would time every write at 0 s);
+    the next leader, whose first fleet depends on it alone (no write time set), starts 50 SPAs
+    at 11:59:45 from an inherited 0.2 s per write."""
+    create_noon_fleet(kube, namespace, FLEET)
+    election = LeaderElection(namespace=namespace, name="spa-leader", retry_period=1.0)
+    client = await connect(kubeconfig=str(cluster.kubeconfig))
+    clock = FakeClock(utc("2026-11-16T11:00:00"))
+
+    def manager(clock: Clock) -> Manager:
+        return Manager(
+            client=client,
+            namespaces=[namespace],
+            clock=clock,
+            workers=1,
+            resync_period=86400,
+            metrics_address=None,
+            probe_address=None,
+            leader_election=election,
+        )
+
+    def carried() -> str | None:
+        lease = kube.client.get(LEASE, namespace, "spa-leader")
+        annotations = lease["metadata"].get("annotations") or {}
+        return annotations.get(WRITE_SECONDS_ANNOTATION)
+
+    def settled() -> bool:
+        return all(kube.bounds(namespace, name) == (3, 10) for name in FLEET)
+
+    def created() -> bool:
+        return all(kube.hpa(namespace, name) for name in FLEET)  # NotFound until then
+
+    first = manager(SystemClock())
+    task = asyncio.create_task(first.run())
+    try:
+        await eventually(created, within=60, what="the HPAs created by the first leader")
+        measured = await eventually(carried, within=10, what="the write time on the Lease")
+        assert measured is not None
+        assert 0 < float(measured) < 1
+    finally:
+        first.stop()
+        await asyncio.wait_for(task, timeout=20)
+    # As if the API server had been slow for the last leader: 0.2 s per write.
+    kube.client.patch(
+        LEASE,
+        namespace,
+        "spa-leader",
+        {"metadata": {"annotations": {WRITE_SECONDS_ANNOTATION: "0.200000"}}},
+        patch_type="merge",
+        field_manager="test",
+    )
+    second = manager(clock)
+    task = asyncio.create_task(second.run())
+    try:
+        await eventually(
+            lambda: second.ready and settled(), within=60, what="the second leader ready"
+        )
+        clock.set(utc("2026-11-16T11:59:44"))
+        await asyncio.sleep(1.0)
+        assert settled()
+        clock.set(utc("2026-11-16T11:59:45"))
+        await eventually(
+            lambda: all(kube.bounds(namespace, name) == (5, 20) for name in FLEET),
+            within=60,
+            what="the fleet raised from the inherited write time",
+        )
+        assert clock.now() < utc("2026-11-16T12:00:00")
+        assert _raised_ahead(kube, namespace, FLEET[0]) == (
+            "True",
+            "raised ahead of 2026-11-16T12:00:00Z for a fleet of 50 SPAs at that "
+            "boundary: written from 2026-11-16T11:59:45Z",
+        )
+    finally:
+        second.stop()
         await asyncio.wait_for(task, timeout=20)
         await client.close()

@@ -25,7 +25,12 @@ from spa.controller.decide.fleet import (
     fleet_advance,
     fleet_message,
 )
-from spa.controller.fleet import DEFAULT_WRITE_SECONDS, FleetIndex, WriteTime
+from spa.controller.fleet import (
+    DEFAULT_WRITE_SECONDS,
+    WRITE_SECONDS_ANNOTATION,
+    FleetIndex,
+    WriteTime,
+)
 from spa.runtime import FakeClock
 from spa.schedule import State
 from tests.unit.spa_model import KEY, OURS, Server, at, autoscaler, hpa_writes, schedule
@@ -102,6 +107,44 @@ def test_the_write_time_is_measured_in_bursts_of_every_worker_writing() -> None:
         time.observe(0.2, in_flight=4)  # the API server slowed down
     assert time.seconds == pytest.approx(0.05, rel=1e-3)
     assert WriteTime(workers=4, fixed=0.1).seconds == 0.1
+
+
+def test_what_was_measured_is_the_memo_and_the_next_leader_starts_from_it() -> None:
+    measuring = WriteTime(workers=1)
+    assert measuring.memo() == {}  # nothing measured: nothing to hand on
+    measuring.observe(0.007, in_flight=1)
+    assert measuring.memo() == {WRITE_SECONDS_ANNOTATION: "0.007000"}
+    measuring.observe_pace(0.012)  # a fleet's own pace, when longer, is what was learned
+    assert measuring.memo() == {WRITE_SECONDS_ANNOTATION: "0.012000"}
+
+    restarted = WriteTime(workers=4)
+    assert restarted.seconds == DEFAULT_WRITE_SECONDS
+    restarted.inherit_from(measuring.memo())
+    assert restarted.seconds == 0.012
+    assert restarted.memo() == measuring.memo()  # kept on the Lease until it measures
+    restarted.observe(0.004 * 4, in_flight=4)  # then its own bursts move it as ever
+    assert DEFAULT_WRITE_SECONDS < restarted.seconds < 0.012
+
+
+@pytest.mark.parametrize("text", ["0", "-0.01", "2.5", "fast", "nan", ""])
+def test_a_write_time_on_the_lease_that_is_no_measurement_is_not_taken(text: str) -> None:
+    restarted = WriteTime(workers=4)
+    restarted.inherit_from({WRITE_SECONDS_ANNOTATION: text})
+    assert restarted.seconds == DEFAULT_WRITE_SECONDS
+    assert restarted.memo() == {}
+
+
+def test_a_process_that_measured_keeps_its_own_over_the_lease() -> None:
+    own = WriteTime(workers=1)
+    own.observe(0.003, in_flight=1)
+    own.inherit_from({WRITE_SECONDS_ANNOTATION: "0.200000"})
+    assert own.seconds == 0.003
+
+
+def test_a_write_measured_at_no_time_is_not_handed_on() -> None:
+    injected = WriteTime(workers=1)
+    injected.observe(0.0, in_flight=1)  # an injected clock times every write at 0 s
+    assert injected.memo() == {}
 
 
 def test_no_write_is_estimated_faster_than_the_client_rate_limit() -> None:
