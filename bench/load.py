@@ -103,10 +103,12 @@ from spa.controller.fleet import (  # noqa: E402
     DEFAULT_MARGIN,
     DEFAULT_MAX_ADVANCE,
     DEFAULT_WRITE_SECONDS,
+    WRITE_SECONDS_ANNOTATION,
 )
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
 from spa.kube import (  # noqa: E402
     HPA_V2,
+    LEASE,
     ApiError,
     BlockingKubeClient,
     KubeClient,
@@ -129,6 +131,8 @@ NAMESPACE = "bench"
 # watch, so that none of their writes reaches its caches or wakes a reconcile.
 PROBE_NAMESPACE = "bench-probe"
 CONTROLLER_USER = service_account_user(SA_NAMESPACE, SA_NAME)
+# The controller's Lease under `--early` (leader election on, as installed).
+LEASE_NAME = "scheduled-pod-autoscaler-leader"
 # Issue 24's "capacity first": at a boundary every capacity write (the HPA, a scale target's
 # /scale) goes out before any of these writes of the fleet (and any Event).
 STATUS_RESOURCES = frozenset({"scheduledpodautoscalers/status", "schedules/status"})
@@ -363,11 +367,12 @@ def writes_per_object(events: list[AuditEvent]) -> dict[str, dict[int, int]]:
 def controller_events(audit: AuditLog, **filters: Any) -> list[AuditEvent]:
     """The controller's requests: its ServiceAccount's, less the capacity probe's (which runs
     as that ServiceAccount, for the same authentication and authorization, in
-    PROBE_NAMESPACE)."""
+    PROBE_NAMESPACE), and less the leader election's Lease renewals under `--early` (its
+    heartbeat, every 2 s whatever the fleet does: docs/runtime.md, "LeaderElector")."""
     return [
         event
         for event in audit.select(user=CONTROLLER_USER, **filters)
-        if event.namespace != PROBE_NAMESPACE
+        if event.namespace != PROBE_NAMESPACE and event.resource != "leases"
     ]
 
 
@@ -562,6 +567,14 @@ class Scenario:
         if self.spa_src is None:
             # This tree's controller: its raises at B unless this run writes them ahead.
             extra += ["--fleet-early" if self.controller_early else "--no-fleet-early"]
+        if self.early:
+            # As installed: the Lease carries the write time the controller measured to the
+            # restarted one (docs/schedules.md, "Raises ahead of a shared boundary").
+            extra += [
+                "--enable-leader-election",
+                f"--leader-election-namespace={SA_NAMESPACE}",
+                f"--leader-election-id={LEASE_NAME}",
+            ]
         process = start_spa_run(
             kubeconfig,
             NAMESPACE,
@@ -759,7 +772,7 @@ class Scenario:
 
         # Idle: from a little after that to a little before the boundary (before the fleet's
         # start, for a controller that writes its raises ahead of it).
-        advance = self._expected_advance(n) if self.controller_early and opens else 0
+        advance = self._expected_advance(n, admin) if self.controller_early and opens else 0
         idle_from = settled + 3
         idle_to = boundary - 3 - advance
         cpu_before_idle = sampler.cpu
@@ -824,13 +837,17 @@ class Scenario:
         log(f"{label}: transition CPU {result['transition_cpu']}")
         return result
 
-    @staticmethod
-    def _expected_advance(n: int) -> int:
+    def _expected_advance(self, n: int, admin: BlockingKubeClient) -> int:
         """How far ahead of B a restarted controller starts n raises: it has written no HPA
-        since its start, so it goes by the default write time (docs/schedules.md)."""
-        return fleet_advance(
-            n, DEFAULT_WRITE_SECONDS, margin=DEFAULT_MARGIN, max_advance=DEFAULT_MAX_ADVANCE
-        )
+        since its start, so it goes by the write time its Lease carries, else by the default
+        (docs/schedules.md, "Raises ahead of a shared boundary")."""
+        seconds = DEFAULT_WRITE_SECONDS
+        if self.early:
+            lease = admin.get(LEASE, SA_NAMESPACE, LEASE_NAME)
+            carried = (lease["metadata"].get("annotations") or {}).get(WRITE_SECONDS_ANNOTATION)
+            seconds = float(carried) if carried else DEFAULT_WRITE_SECONDS
+            log(f"write time on the Lease: {carried or 'none'}")
+        return fleet_advance(n, seconds, margin=DEFAULT_MARGIN, max_advance=DEFAULT_MAX_ADVANCE)
 
     def _restart(
         self, kubeconfig: Path, logfile: Path, names: list[str]
