@@ -238,7 +238,9 @@ class FleetIndex:
         boundary = self._boundary.get(key)
         if boundary is not None:
             fleet = self._fleets[boundary]
-            if fleet.start is not None and at >= fleet.start:
+            # A fleet's raises count from its start, or from its boundary when it was written
+            # there (not moved, or early raises off): its pace is measured either way.
+            if at >= (boundary if fleet.start is None else fleet.start):
                 fleet.first = at if fleet.first is None else min(fleet.first, at)
                 fleet.last = at if fleet.last is None else max(fleet.last, at)
                 fleet.raised += 1
@@ -246,7 +248,7 @@ class FleetIndex:
                     # How fast this fleet is really written, every part of a raise included:
                     # the fleets still to come start from it when it is slower.
                     self.write_time.observe_pace((fleet.last - fleet.first) / (fleet.raised - 1))
-                if self._observed is not None:
+                if self._observed is not None and fleet.start is not None:
                     self._observed(boundary, fleet.size, fleet.first, fleet.last)
         if at - self._refreshed >= _REFRESH_SECONDS:
             self._refreshed = at
