@@ -1,12 +1,15 @@
-"""The live switch from the previous release to this one with faults in the middle of the
-handover (docs/install.md, "Version skew"; `make test-upgrade`): a replica killed right after
-it takes the Lease, and the API server restarted while the Lease moves.
+"""The live switch from the previous release to this one with Helm, and with faults in the
+middle of the handover (docs/install.md, "Version skew"; `make test-upgrade`): a replica
+killed right after it takes the Lease, and the API server restarted while the Lease moves.
 
-1. As tests/upgrade/test_live_switch.py: a control plane with an audit log, the previous
-   release installed as its docs say, SPAs whose windows open and close at the minute
-   boundaries F .. F+3 min. The previous release runs two replicas (its chart's two): A leads,
-   B stands by, each as a ServiceAccount of its own with the release's bindings.
-2. At F+70 s this release is installed over it and its replica N started beside them.
+1. As tests/upgrade/test_live_switch.py (which installs with `kubectl apply`): a control plane
+   with an audit log, SPAs whose windows open and close at the minute boundaries F .. F+3 min.
+   The previous release installed from its own chart with `helm install` (its CRDs in
+   `crds/`), and two replicas of it run (the chart's two) with its Deployment's arguments: A
+   leads, B stands by, each as a ServiceAccount of its own with the release's bindings.
+2. At F+70 s this release's chart is installed over it with the `helm upgrade` of
+   docs/install.md, "Upgrading to 0.2.0 with Helm" (the chart takes the CRDs over and upgrades
+   them), and its replica N started beside A and B.
 3. The kill (F+108 s): B is paused (SIGSTOP) so that N, not B, takes the Lease that A releases
    when it is stopped (SIGTERM); in a cluster the two standbys race, and either may win. N is
    SIGKILLed as soon as the Lease names it and B resumes: nobody leads until the Lease N
@@ -20,29 +23,35 @@ it takes the Lease, and the API server restarted while the Lease moves.
 
 The oracle as in the switch without faults (no transition missed, no write that changed
 nothing, no wrong value, no write by a replica that did not hold the Lease or after its renew
-deadline; HPA UIDs and the status fields and annotations kept between two boundaries), and
-every transition reached within the Lease duration plus the retry period of its boundary: a
-transition due while no replica leads waits for the Lease to expire, never longer.
+deadline; HPA UIDs and the status fields and annotations kept between two boundaries), every
+transition reached within the Lease duration plus the retry period of its boundary (a
+transition due while no replica leads waits for the Lease to expire, never longer), and the
+SPA CRD serves after the upgrade the fields 0.1.0's lacked, labelled with this version.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from bench.soak import audit_policy_for_soak
+from spa import __version__
 from spa.controller.manager import LeaderElection
 from spa.kube import connect_blocking
+from tests.packaging.common import helm_binary
 from tests.testenv.audit import service_account_user
 from tests.testenv.controlplane import ControlPlane
-from tests.upgrade.previous import PREVIOUS_VERSION, Previous, build
+from tests.upgrade.previous import PREVIOUS_VERSION, Previous, build, clean_env
 from tests.upgrade.switch import (
     CONTROLLER_NAMESPACE,
     LEASE_NAME,
@@ -52,7 +61,6 @@ from tests.upgrade.switch import (
     SPAS,
     WINDOW_MINUTES,
     Replicas,
-    apply,
     bind_account,
     create_fleet,
     errors_in,
@@ -69,6 +77,9 @@ from tests.upgrade.switch import (
     wait,
 )
 
+CHART = Path("charts") / "scheduled-pod-autoscaler"
+SPA_CRD = "scheduledpodautoscalers.autoscaling.d-kuro.github.io"
+SPA_CRD_FILE = "autoscaling.d-kuro.github.io_scheduledpodautoscalers.yaml"
 STANDBY_ACCOUNT = "scheduled-pod-autoscaler-standby"
 NEW_ACCOUNT = "scheduled-pod-autoscaler-next"
 USERS = {
@@ -93,6 +104,52 @@ END_AFTER_LAST_S = 15.0
 pytestmark = pytest.mark.timeout(900)
 
 
+class Helm:
+    """The pinned helm (tests/packaging/common.py) with its cache, configuration and data under
+    the test's directory, on the plane as admin; the release as docs/install.md names it."""
+
+    RELEASE = "scheduled-pod-autoscaler"
+
+    def __init__(self, plane: ControlPlane, home: Path) -> None:
+        self.binary = helm_binary()
+        self.kubeconfig = str(plane.kubeconfig)
+        self.env = clean_env() | {
+            "HELM_CACHE_HOME": str(home / "cache"),
+            "HELM_CONFIG_HOME": str(home / "config"),
+            "HELM_DATA_HOME": str(home / "data"),
+        }
+
+    def __call__(self, *args: str) -> str:
+        done = subprocess.run(
+            [self.binary, *args, "--namespace", CONTROLLER_NAMESPACE, "--kubeconfig",
+             self.kubeconfig],
+            capture_output=True, text=True, env=self.env, timeout=180,
+        )  # fmt: skip
+        assert done.returncode == 0, f"helm {' '.join(args)}\n{done.stderr}"
+        return done.stdout
+
+    def manifest(self, path: Path) -> Path:
+        """What the release's last revision rendered (its Deployment, its bindings)."""
+        path.write_text(self("get", "manifest", self.RELEASE))
+        return path
+
+
+def spa_crd(plane: ControlPlane) -> tuple[set[str], dict[str, str]]:
+    """The fields the SPA CRD's stored version serves, and its labels."""
+    crd = json.loads(plane.run_kubectl("get", "crd", SPA_CRD, "-o", "json", check=True).stdout)
+    (stored,) = (version for version in crd["spec"]["versions"] if version["storage"])
+    return schema_fields(stored["schema"]["openAPIV3Schema"]), crd["metadata"].get("labels", {})
+
+
+def schema_fields(schema: dict[str, Any], prefix: str = "") -> set[str]:
+    found: set[str] = set()
+    for name, child in (schema.get("properties") or {}).items():
+        found |= {prefix + name} | schema_fields(child, f"{prefix}{name}.")
+    if "items" in schema:
+        found |= schema_fields(schema["items"], f"{prefix}[].")
+    return found
+
+
 @pytest.fixture(scope="module")
 def previous() -> Previous:
     built = build()
@@ -111,15 +168,20 @@ def plane(tmp_path: Path) -> Iterator[ControlPlane]:
 def test_switch_with_a_replica_killed_and_the_apiserver_restarted(
     previous: Previous, plane: ControlPlane, tmp_path: Path
 ) -> None:
-    old_install = previous.source / "config" / "install" / "install.yaml"
-    new_install = REPO / "config" / "install" / "install.yaml"
+    helm = Helm(plane, tmp_path / "helm-home")
     admin = connect_blocking(kubeconfig=str(plane.kubeconfig))
     replicas = Replicas(plane, tmp_path)
     old_command = [str(previous.spa)]
     timeline: dict[str, float] = {}
 
     try:
-        apply(plane, old_install)
+        # 0.1.0's chart as its docs say (its CRDs in crds/, installed once by Helm).
+        helm("install", Helm.RELEASE, str(previous.source / CHART), "--create-namespace")
+        old_install = helm.manifest(tmp_path / "old-release.yaml")
+        plane.run_kubectl(
+            "wait", "--for=condition=Established", f"crd/{SPA_CRD}", check=True, timeout=60
+        )
+        before_upgrade, _ = spa_crd(plane)
         bind_account(plane, old_install, STANDBY_ACCOUNT)
         plane.run_kubectl("create", "namespace", NAMESPACE, check=True)
         first_dt = first_boundary(datetime.now(UTC))
@@ -143,7 +205,13 @@ def test_switch_with_a_replica_killed_and_the_apiserver_restarted(
 
         # The upgrade: this release's manifests over the old ones, N beside A and B.
         sleep_until(first + NEW_STARTS_S)
-        apply(plane, new_install)
+        # docs/install.md, "Upgrading to 0.2.0 with Helm": one upgrade, adopting the CRDs.
+        helm(
+            "upgrade", Helm.RELEASE, str(REPO / CHART),
+            "--reset-then-reuse-values", "--take-ownership", "--force-conflicts",
+        )  # fmt: skip
+        new_install = helm.manifest(tmp_path / "new-release.yaml")
+        upgraded, labels = spa_crd(plane)
         bind_account(plane, new_install, STANDBY_ACCOUNT)  # B keeps A's bindings
         bind_account(plane, new_install, NEW_ACCOUNT)
         new = replicas.replica(
@@ -210,6 +278,13 @@ def test_switch_with_a_replica_killed_and_the_apiserver_restarted(
         plane, USERS, objects, started=started, first=first, last=last, end=end, workdir=tmp_path
     )
     assert final == result["expected_at_end"]
+    # The chart upgraded the CRDs: the fields 0.1.0's lacked are served.
+    chart_crd = yaml.safe_load((REPO / CHART / "files" / "crds" / SPA_CRD_FILE).read_text())
+    (stored,) = (version for version in chart_crd["spec"]["versions"] if version["storage"])
+    fields = schema_fields(stored["schema"]["openAPIV3Schema"])
+    assert fields - before_upgrade, "0.1.0's SPA CRD already had every field: nothing to upgrade"
+    assert fields - upgraded == set(), "`helm upgrade` left the SPA CRD as it was"
+    assert labels.get("app.kubernetes.io/version") == __version__, labels
     assert final_uids == uids, "an HPA was recreated"
     assert lost(under_old, under_new) == {}, "N dropped what B wrote"
     by_replica = result["hpa_writes_by_replica"]
