@@ -41,7 +41,7 @@ from bench.soak import audit_policy_for_soak
 from spa.kube import connect_blocking
 from tests.testenv.audit import AuditLog, service_account_user
 from tests.testenv.controlplane import ControlPlane
-from tests.upgrade.previous import PREVIOUS_VERSION, Previous, build
+from tests.upgrade.previous import Previous
 from tests.upgrade.switch import (
     CONTROLLER_NAMESPACE,
     NAMESPACE,
@@ -83,13 +83,6 @@ DOWNGRADE_AFTER_LAST_S = 10.0
 QUIET_AFTER_S, QUIET_S = 20.0, 60.0
 
 pytestmark = pytest.mark.timeout(900)
-
-
-@pytest.fixture(scope="module")
-def previous() -> Previous:
-    built = build()
-    assert built.version() == PREVIOUS_VERSION
-    return built
 
 
 @pytest.fixture

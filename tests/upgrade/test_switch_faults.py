@@ -51,7 +51,7 @@ from spa.kube import connect_blocking
 from tests.packaging.common import helm_binary
 from tests.testenv.audit import service_account_user
 from tests.testenv.controlplane import ControlPlane
-from tests.upgrade.previous import PREVIOUS_VERSION, Previous, build, clean_env
+from tests.upgrade.previous import Previous, clean_env
 from tests.upgrade.switch import (
     CONTROLLER_NAMESPACE,
     LEASE_NAME,
@@ -151,13 +151,6 @@ def schema_fields(schema: dict[str, Any], prefix: str = "") -> set[str]:
     return found
 
 
-@pytest.fixture(scope="module")
-def previous() -> Previous:
-    built = build()
-    assert built.version() == PREVIOUS_VERSION
-    return built
-
-
 @pytest.fixture
 def plane(tmp_path: Path) -> Iterator[ControlPlane]:
     with ControlPlane(
@@ -166,7 +159,7 @@ def plane(tmp_path: Path) -> Iterator[ControlPlane]:
         yield started
 
 
-def test_switch_with_a_replica_killed_and_the_apiserver_restarted(
+def test_helm_switch_with_a_replica_killed_and_the_apiserver_restarted(
     previous: Previous, plane: ControlPlane, tmp_path: Path
 ) -> None:
     helm = Helm(plane, tmp_path / "helm-home")
