@@ -134,6 +134,7 @@ class ManagedProcess:
         try:
             if popen.poll() is None:
                 _signal_group(popen.pid, signal.SIGTERM)
+                _signal_group(popen.pid, signal.SIGCONT)  # a paused one handles it too
                 try:
                     popen.wait(timeout=timeout)
                 except subprocess.TimeoutExpired:
@@ -154,6 +155,17 @@ class ManagedProcess:
         popen.wait(timeout=10)
         with _live_lock:
             _live.discard(self)
+
+    def pause(self) -> None:
+        """SIGSTOP the group: a process that stops answering without exiting (a node that
+        hangs), until `resume`."""
+        if self._popen is not None and self._popen.poll() is None:
+            _signal_group(self._popen.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT the group after `pause` (a no-op on a process that is not paused)."""
+        if self._popen is not None and self._popen.poll() is None:
+            _signal_group(self._popen.pid, signal.SIGCONT)
 
     def log_tail(self, lines: int = 40) -> str:
         try:
