@@ -84,7 +84,7 @@ test-reliability: venv testenv
 # A live switch from the previous release to this one and back on the real control plane
 # (docs/install.md, "Version skew"): about 6 minutes, most of it real minute boundaries; the
 # previous release's venv is built once into ~/.cache/scheduled-pod-autoscaler/upgrade.
-test-upgrade: venv testenv
+test-upgrade: venv testenv helm
 	$(BIN)/pytest tests/upgrade --ignore=tests/upgrade/test_from_original.py $(PYTEST_ARGS)
 
 # From the original Go controller to this one and back on a real Kubernetes 1.21 (docs/install.md,
