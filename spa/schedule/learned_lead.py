@@ -15,7 +15,11 @@ The rule, per lead:
   more); a censored need gets no margin: it is a lead that already was enough, and adding a
   margin to it would make the lead grow a little at every window in which nothing changed;
 - the lead is the 90th percentile (nearest rank) of the targets of the last `HISTORY`
-  windows, but never the largest one of four or more: one outlier is ignored;
+  windows, but never the largest one of four or more: one outlier is ignored, unless it is
+  the newest window's. A change (a slower node pool, a bigger image) shows first as the
+  newest window's need; ignoring it made a second window late in a row on real Karpenter
+  (docs/performance.md, "Ready before the peak"). A fluke in the newest window raises the
+  next lead once, and is ignored as soon as a newer window is measured;
 - bounded: at least `floor` (a fixed lead it must not undercut), at most `ceiling` (so a
   broken target cannot move the raise hours early); `floor` wins when the two cross;
 - before any window is measured, the default.
@@ -149,6 +153,8 @@ def learned_lead(
     else:
         ordered = sorted(recent, key=lambda n: (n.target(), n.censored))
         chosen = ordered[_rank(len(ordered)) - 1]
+        if recent[0].target() > chosen.target():
+            chosen = recent[0]  # the newest window's need is never the outlier ignored
         seconds, source = chosen.target(), LeadSource.Learned
         need = max(0, math.ceil(chosen.seconds))
         margin = seconds - need
