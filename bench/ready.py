@@ -258,6 +258,12 @@ class Fleet:
                 ready=schedulable,
                 label_selector=f"{NODE_POOL_LABEL}={self.pool}",
             )
+        # The fleet's own pods and nodes seen first: they are not a window's.
+        wait_for(
+            lambda: len(self.pods.seen) >= n and len(self.nodes.seen) >= n,
+            within=60,
+            what=f"n{n}: the fleet's pods and nodes watched",
+        )
 
     def quiet(self) -> bool:
         """One pod per Deployment, one node per pod, no placeholder: the next window's pods
