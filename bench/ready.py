@@ -64,7 +64,7 @@ from bench.fleet import (  # noqa: E402
     reconciled,
     wait_for,
 )
-from bench.measured import NOTHING_MEASURED, positive_ints  # noqa: E402
+from bench.measured import NOTHING_MEASURED, non_negative_int, positive_ints  # noqa: E402
 from bench.nodes import (  # noqa: E402
     NODES,
     PODS,
@@ -411,9 +411,9 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _bounds(text: str) -> dict[str, str]:
-    """`--lead-max 1m` as a leadTimeBounds object (empty: none)."""
-    return {"max": text} if text else {}
+def _bounds(seconds: int) -> dict[str, str]:
+    """`--lead-max 60` as a leadTimeBounds object (empty for 0: none)."""
+    return {"max": f"{seconds}s"} if seconds else {}
 
 
 # `--smoke`: nodes 10 s late, pods 5 s to start, two windows, Auto leads bounded (the
@@ -421,8 +421,8 @@ def _bounds(text: str) -> dict[str, str]:
 SMOKE_NODE_DELAY = 10
 SMOKE_POD_START = 5
 SMOKE_WINDOWS = 2
-SMOKE_LEAD_MAX = "30s"
-SMOKE_CAPACITY_LEAD_MAX = "1m"
+SMOKE_LEAD_MAX = 30
+SMOKE_CAPACITY_LEAD_MAX = 60
 SMOKE_SETUP_SECONDS = 5.0
 
 
@@ -461,19 +461,30 @@ def main() -> int:
         "--windows", type=positive_ints, default=[3, 3], help="windows of each node delay"
     )
     parser.add_argument(
-        "--pod-start", type=int, default=20, help="seconds kwok keeps a new pod unready"
+        "--pod-start",
+        type=non_negative_int,
+        default=20,
+        help="seconds kwok keeps a new pod unready",
     )
-    parser.add_argument("--lead-max", default="", help="leadTimeBounds.max (default: none)")
     parser.add_argument(
-        "--capacity-lead-max", default="", help="capacity.leadTimeBounds.max (default: none)"
+        "--lead-max",
+        type=non_negative_int,
+        default=0,
+        help="leadTimeBounds.max in seconds (0, the default: none)",
+    )
+    parser.add_argument(
+        "--capacity-lead-max",
+        type=non_negative_int,
+        default=0,
+        help="capacity.leadTimeBounds.max in seconds (0, the default: none)",
     )
     parser.add_argument("--out", type=Path, help="write the raw results (JSON) here")
     parser.add_argument(
         "--smoke",
         action="store_true",
         help=f"N = 1, nodes {SMOKE_NODE_DELAY} s late, pods {SMOKE_POD_START} s to start, "
-        f"{SMOKE_WINDOWS} windows, leads at most {SMOKE_LEAD_MAX} and "
-        f"{SMOKE_CAPACITY_LEAD_MAX}; exit status 1 unless window 2 is Early on learned leads "
+        f"{SMOKE_WINDOWS} windows, leads at most {SMOKE_LEAD_MAX} s and "
+        f"{SMOKE_CAPACITY_LEAD_MAX} s; exit status 1 unless window 2 is Early on learned leads "
         "(tests/bench/test_bench_smoke.py)",
     )
     args = parser.parse_args()
