@@ -448,6 +448,40 @@ def smoke_failures(rows: list[dict[str, Any]], left: int) -> list[str]:
     return failures
 
 
+def raw(
+    args: Any,
+    rows: list[dict[str, Any]],
+    left: int,
+    started: dict[str, str],
+    *,
+    complete: bool = False,
+) -> dict[str, Any]:
+    """The raw results (`--out`): the machine at the start and now (its load), the settings,
+    each window's row, the drift, and whether the run is complete."""
+    settings = {
+        "node_delays": args.node_delays,
+        "windows": args.windows,
+        "pod_start": args.pod_start,
+        "lead_time_bounds": args.bounds,
+        "capacity_lead_time_bounds": args.capacity_bounds,
+        "window_min": WINDOW_MIN,
+        "window_minutes": WINDOW_MINUTES,
+        "consolidate_after": CONSOLIDATE_AFTER,
+        "requests": REQUESTS,
+        "hpa_sync": HPA_SYNC_SECONDS,
+    }
+    return {
+        "command": " ".join(sys.argv),
+        "machine": started,
+        "machine_now": machine(),
+        "plane": settings,
+        "complete": complete,
+        "results": rows,
+        "drift": drift(rows),
+        "left": left,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=positive_ints, default=[1, 20], help="numbers of SPAs (N)")
@@ -501,6 +535,7 @@ def main() -> int:
     log(f"control plane and Karpenter in {workdir}")
     rows: list[dict[str, Any]] = []
     left = 0
+    started = machine()
     with controller_plane(
         workdir / "plane",
         nodes=1,  # kube-scheduler and kwok run; the pods select Karpenter's pool
@@ -530,6 +565,8 @@ def main() -> int:
                             for _ in range(count):
                                 index += 1
                                 rows.append(fleet.run_window(index, delay, setup))
+                                # Each window kept at once: a run stopped early keeps its own.
+                                write_json(args.out, raw(args, rows, left, started))
                         wait_for(fleet.quiet, within=QUIET_SECONDS, what=f"n{n}: quiet at the end")
                         left += sum(left_over(k, admin, fleet.namespace).values())
                     finally:
@@ -537,29 +574,13 @@ def main() -> int:
             finally:
                 admin.close()
     print(table(rows))
-    drifts = drift(rows)
-    for figure in drifts:
+    for figure in drift(rows):
         log(
             f"n{figure['n']}, nodes {figure['node_delay']} s: {figure['late_before_early']} "
             f"window(s) before the first all-Early one; then capacity leads "
             f"{figure['capacity_leads']}, margins {figure['margins']}"
         )
-    settings = {
-        "node_delays": args.node_delays,
-        "windows": args.windows,
-        "pod_start": args.pod_start,
-        "lead_time_bounds": args.bounds,
-        "capacity_lead_time_bounds": args.capacity_bounds,
-        "window_min": WINDOW_MIN,
-        "window_minutes": WINDOW_MINUTES,
-        "consolidate_after": CONSOLIDATE_AFTER,
-        "requests": REQUESTS,
-        "hpa_sync": HPA_SYNC_SECONDS,
-    }
-    write_json(
-        args.out,
-        {"machine": machine(), "plane": settings, "results": rows, "drift": drifts, "left": left},
-    )
+    write_json(args.out, raw(args, rows, left, started, complete=True))
     if not args.smoke:
         return 0
     return smoke_verdict(
