@@ -40,6 +40,7 @@ stdout, progress to stderr; `--out` writes the raw results (JSON).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import math
 import sys
@@ -249,15 +250,17 @@ class Fleet:
             within=600,
             what=f"n{n}: {n} Deployments Ready at 1 and reconciled",
         )
-        with plane.api_client() as api:
-            core = k8s.CoreV1Api(api)
-            self.pods = FirstTimes(api, core.list_namespaced_pod, self.namespace, ready=pod_ready)
-            self.nodes = FirstTimes(
-                api,
-                core.list_node,
-                ready=schedulable,
-                label_selector=f"{NODE_POOL_LABEL}={self.pool}",
-            )
+        # The watches' client is open as long as the fleet.
+        self._api = contextlib.ExitStack()
+        api = self._api.enter_context(plane.api_client())
+        core = k8s.CoreV1Api(api)
+        self.pods = FirstTimes(api, core.list_namespaced_pod, self.namespace, ready=pod_ready)
+        self.nodes = FirstTimes(
+            api,
+            core.list_node,
+            ready=schedulable,
+            label_selector=f"{NODE_POOL_LABEL}={self.pool}",
+        )
         # The fleet's own pods and nodes seen first: they are not a window's.
         wait_for(
             lambda: len(self.pods.seen) >= n and len(self.nodes.seen) >= n,
@@ -340,6 +343,7 @@ class Fleet:
     def close(self) -> None:
         self.pods.stop()
         self.nodes.stop()
+        self._api.close()
         plane = self.karpenter.plane
         plane.run_kubectl(
             "delete", "namespace", self.namespace, "--timeout=300s", check=True, timeout=330
