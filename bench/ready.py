@@ -91,8 +91,10 @@ PRIORITY_CLASS = REPO / "config/install/manager/capacity_priority_class.yaml"
 PLACEHOLDER_RBAC = REPO / "config/components/placeholders/placeholders.yaml"
 # The pools' delay while the fleet's first pods get their nodes: set-up, not measured.
 SETUP_NODE_DELAY_SECONDS = 1
-# Emptied nodes go this soon, so that the next window's pods need new ones.
-CONSOLIDATE_AFTER = "5s"
+# Emptied nodes go this soon, so that the next window's pods need new ones; not sooner: between
+# the placeholders' hand-over and the window's pods being bound the new nodes are empty a few
+# seconds, and must stay.
+CONSOLIDATE_AFTER = "20s"
 # A window's length: long enough for a late window to be Ready in it (Missed otherwise, and
 # a missed window teaches Auto nothing); it is ended earlier, once measured.
 WINDOW_MINUTES = 5
