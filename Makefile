@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 	test-reliability screenshots test-compat test-karpenter test-bench-smoke test-upgrade \
 	test-from-original
 .PHONY: lock helm packaging-deps test-packaging test-helm test-prometheus test-image krew krew-tool \
-	test-krew bench-capacity bench-nodes bench-suggest bench-fleet release release-check
+	test-krew bench-capacity bench-nodes bench-ready bench-suggest bench-fleet release release-check
 
 # The venv is the lock, exactly (docs/development.md, "The locked environment"): made anew
 # whenever the lock or the package's metadata changes, and everything installed by hash from
@@ -251,6 +251,13 @@ bench-capacity: venv testenv
 # about 11 minutes.
 bench-nodes: venv testenv testenv-karpenter
 	$(BIN)/python bench/nodes.py --sizes 1,20 --node-delay 60 --out /tmp/spa-bench-nodes.json
+
+# Ready before the peak (docs/performance.md, issue 37): window after window with leadTime: Auto
+# and capacity.leadTime: Auto from no history, real Karpenter's nodes 60 s late, then 120 s, pods
+# 20 s to start; N = 1 and 20; about an hour.
+bench-ready: venv testenv testenv-karpenter
+	$(BIN)/python bench/ready.py --sizes 1,20 --node-delays 60,120 --windows 3,3 --pod-start 20 \
+		--out /tmp/spa-bench-ready.json
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache

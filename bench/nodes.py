@@ -145,12 +145,18 @@ def nodes_autoscaler(name: str, mode: str, leads: Leads) -> dict[str, Any]:
     return autoscaler(name=name, namespace=None, minReplicas=1, metrics=None, **more)
 
 
-def apply_pool(karpenter: Karpenter, name: str, node_delay: int) -> NodePool:
+def apply_pool(
+    karpenter: Karpenter, name: str, node_delay: int, *, consolidate_after: str = "30s"
+) -> NodePool:
     """A KWOKNodeClass and a NodePool `name` of the one instance type that holds exactly one pod
-    of REQUESTS, nodes `node_delay` late. Applied server-side, so that a second call changes
-    the delay."""
+    of REQUESTS, nodes `node_delay` late, empty ones removed `consolidate_after` later. Applied
+    server-side, so that a second call changes the delay."""
     return karpenter.add_node_pool(
-        name, node_delay_seconds=node_delay, cpu_limit="2000", instance_types=[INSTANCE_TYPE]
+        name,
+        node_delay_seconds=node_delay,
+        consolidate_after=consolidate_after,
+        cpu_limit="2000",
+        instance_types=[INSTANCE_TYPE],
     )
 
 

@@ -9,10 +9,12 @@ each of its three boundaries, capacity written before statuses and Events, no wr
 restart in sync, no request between boundaries or during a capacity probe; the capacity
 benchmark: every Deployment got its pods, a lead raised its target before the boundary; the
 nodes benchmark: with a node lead every pod and every new node Ready before the boundary, no
-CapacityBuffer left; the client benchmark: every HTTP stack measured; the suggest benchmark:
+CapacityBuffer left; the ready benchmark: the second window Early on learned Auto leads; the
+client benchmark: every HTTP stack measured; the suggest benchmark:
 every autoscaler's windows as its truth, from a real Prometheus) and exits 1 when one
-fails. Here: exit status 0, and the figures in its output. The nodes benchmark runs Karpenter's
-kwok provider: where it is not built its smoke is skipped, saying so, and not started.
+fails. Here: exit status 0, and the figures in its output. The nodes and ready benchmarks run
+Karpenter's kwok provider: where it is not built their smokes are skipped, saying so, and not
+started.
 
 The smokes selected run at once, started by the first test (`smokes`), each test then waiting
 for its own: most of each is waiting for a real minute boundary, and overlapping those waits
@@ -49,20 +51,23 @@ TIMEOUTS = {
     "capacity": 360,
     "soak": 360,
     "nodes": 420,
+    "ready": 540,
     "suggest": 180,
 }
 # Entry points that need more than the plane, and why they are skipped where it is missing:
-# bench/nodes.py runs Karpenter's kwok provider, a build of minutes that `make test-bench-smoke`
-# does not make (tests/testenv/binaries.py; `make test-karpenter` builds it).
+# bench/nodes.py and bench/ready.py run Karpenter's kwok provider, a build of minutes that
+# `make test-bench-smoke` does not make (tests/testenv/binaries.py; `make test-karpenter`
+# builds it).
 KARPENTER_MISSING = (
     "Karpenter's kwok provider is not built (`make testenv-karpenter`, docs/development.md, "
-    '"Karpenter"): bench/nodes.py needs it'
+    '"Karpenter"): bench/nodes.py and bench/ready.py need it'
 )
+KARPENTER = frozenset({"nodes", "ready"})
 
 
 def runnable(name: str) -> bool:
     """Whether this machine has what the smoke of `name` needs."""
-    return name != "nodes" or karpenter_built()
+    return name not in KARPENTER or karpenter_built()
 
 
 @dataclass
@@ -201,6 +206,26 @@ def nodes(output: str) -> None:
     assert modes["hpa"][6].startswith("+"), modes["hpa"]  # without a lead: after B
 
 
+def ready(output: str) -> None:
+    # By window: | N | window | node delay | outcomes | Ready vs B p50 | Ready vs B max |
+    # pods Ready (watched) max | pod lead in force | capacity lead in force | held |
+    # nodes stood | new nodes |
+    windows = {
+        cells[1]: cells
+        for line in output.splitlines()
+        if line.startswith("| 1 | ")
+        for cells in [[cell.strip() for cell in line.strip().strip("|").split("|")]]
+    }
+    assert set(windows) == {"1", "2"}, output
+    second = windows["2"]
+    assert second[3] == "1 Early", second
+    assert second[5].startswith("-"), second  # Ready before B, as the SPA's status says
+    assert second[6].startswith("-"), second  # and as the bench's own watch of the pods saw
+    assert "learned" in second[7], second  # the pod lead learned
+    assert "learned" in second[8], second  # and the capacity lead
+    assert int(second[11]) >= 2, second  # the window's pods had new nodes
+
+
 def soak(output: str) -> None:
     table = rows(output)
     for figure in (
@@ -269,6 +294,7 @@ FIGURES: dict[str, Callable[[str], None]] = {
     "load": load,
     "capacity": capacity,
     "nodes": nodes,
+    "ready": ready,
     "soak": soak,
     "suggest": suggest,
 }
@@ -288,13 +314,16 @@ CLUSTER = [pytest.mark.integration, pytest.mark.slow]
         pytest.param("load", marks=[*CLUSTER, pytest.mark.e2e]),
         pytest.param("capacity", marks=[*CLUSTER, pytest.mark.e2e]),
         pytest.param("soak", marks=[*CLUSTER, pytest.mark.e2e]),
-        pytest.param(
-            "nodes",
-            marks=[
-                *CLUSTER,
-                pytest.mark.e2e,
-                pytest.mark.skipif(not karpenter_built(), reason=KARPENTER_MISSING),
-            ],
+        *(
+            pytest.param(
+                name,
+                marks=[
+                    *CLUSTER,
+                    pytest.mark.e2e,
+                    pytest.mark.skipif(not karpenter_built(), reason=KARPENTER_MISSING),
+                ],
+            )
+            for name in ("nodes", "ready")
         ),
     ],
 )

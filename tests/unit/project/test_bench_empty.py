@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import capacity, client, load, nodes, original, soak
+from bench import capacity, client, load, nodes, original, ready, soak
 from bench.measured import NOTHING_MEASURED, NothingMeasured
 
 T0 = datetime(2026, 11, 23, 11, 0, tzinfo=UTC)
@@ -70,6 +70,8 @@ def test_the_soak_analysis_of_an_empty_directory_measured_nothing(
 def test_reports_of_no_rows_say_nothing_was_measured(tmp_path: Path) -> None:
     assert capacity.table([]) == NOTHING_MEASURED
     assert nodes.table([]) == NOTHING_MEASURED
+    assert ready.table([]) == NOTHING_MEASURED
+    assert ready.drift([]) == []
     assert original.markdown([]) == NOTHING_MEASURED
     assert load.markdown([]) == NOTHING_MEASURED
     assert client.table({"patch": {"urllib3": []}, "watch": {}}) == NOTHING_MEASURED
@@ -98,6 +100,9 @@ REFUSED = [
     ("memory", ["--sizes", "600,100"], "--sizes"),
     ("nodes", ["--sizes", "0"], "--sizes"),
     ("nodes", ["--modes", ""], "--modes"),
+    ("ready", ["--sizes", "0"], "--sizes"),
+    ("ready", ["--pod-start", "-1"], "--pod-start"),
+    ("ready", ["--windows", "3"], "--windows"),
     ("original", ["--rounds", "0"], "--rounds"),
     ("original", ["--settle", "-1"], "--settle"),
     ("soak", ["--minutes", "0"], "--minutes"),
