@@ -17,7 +17,7 @@ The rule, per lead:
 - the lead is the 90th percentile (nearest rank) of the targets of the last `HISTORY`
   windows, but never the largest one of four or more: one outlier is ignored, unless it is
   the newest window's. A change (a slower node pool, a bigger image) shows first as the
-  newest window's need; ignoring it made a second window late in a row on real Karpenter
+  newest window's measured need; ignoring it made a second window late in a row on real Karpenter
   (docs/performance.md, "Ready before the peak"). A fluke in the newest window raises the
   next lead once, and is ignored as soon as a newer window is measured;
 - bounded: at least `floor` (a fixed lead it must not undercut), at most `ceiling` (so a
@@ -153,8 +153,10 @@ def learned_lead(
     else:
         ordered = sorted(recent, key=lambda n: (n.target(), n.censored))
         chosen = ordered[_rank(len(ordered)) - 1]
-        if recent[0].target() > chosen.target():
-            chosen = recent[0]  # the newest window's need is never the outlier ignored
+        if not recent[0].censored and recent[0].target() > chosen.target():
+            # The newest window's measured need is never the outlier ignored; a censored one
+            # only repeats the lead that was in force, and must not keep it up.
+            chosen = recent[0]
         seconds, source = chosen.target(), LeadSource.Learned
         need = max(0, math.ceil(chosen.seconds))
         margin = seconds - need

@@ -52,6 +52,8 @@ def test_the_newest_windows_need_is_never_the_outlier_ignored() -> None:
     assert _lead([Need(78), *settled]) == 93
     # Once a newer window is measured, a one-off is an outlier like any other.
     assert _lead([Need(25), Need(78), *settled]) == 40
+    # A newest need known only as "at most" (the lead in force was enough) shows no change.
+    assert _lead([Need(200, censored=True), *[Need(25)] * 4]) == 40
 
 
 @given(
