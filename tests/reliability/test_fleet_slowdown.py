@@ -80,6 +80,20 @@ class Fleet:
     def stored(self) -> list[Request]:
         return [r for r in self.patches if r.outcome == "forwarded" and r.code == 200]
 
+    def figures(self) -> dict[str, float]:
+        """What each run reports of its fleet (docs/reliability.md, case 9)."""
+        return {
+            "first_sent_s": self.first_sent,
+            "last_landed_s": self.last_landed,
+            "took_s": self.took,
+            "estimated_write_ms": 1000 * self.estimated_before,
+            "estimated_after_ms": 1000 * self.estimated_after,
+            "written_write_ms": 1000 * self.took / len(FLEET),
+            "gauge_first_s": self.gauge_first,
+            "gauge_last_s": self.gauge_last,
+            "hpa_patches": len(self.patches),
+        }
+
     @property
     def refused(self) -> list[Request]:
         return [r for r in self.patches if r.outcome == "429"]
@@ -172,15 +186,7 @@ async def test_a_fleet_slowed_within_the_margin_is_still_raised_by_its_boundary(
     held = [r.delayed for r in fleet.stored]
     report(
         "fleet slowed 1.3x",
-        first_sent_s=fleet.first_sent,
-        last_landed_s=fleet.last_landed,
-        took_s=fleet.took,
-        estimated_write_ms=1000 * fleet.estimated_before,
-        estimated_after_ms=1000 * fleet.estimated_after,
-        written_write_ms=1000 * fleet.took / len(FLEET),
-        gauge_first_s=fleet.gauge_first,
-        gauge_last_s=fleet.gauge_last,
-        hpa_patches=len(fleet.patches),
+        **fleet.figures(),
         held_s=sum(held) / len(held),
     )
     assert min(held) == pytest.approx(slower.latency)  # the slowdown was on every raise
@@ -213,15 +219,7 @@ async def test_a_fleet_slowed_beyond_the_margin_says_by_how_much_it_missed(
     gaps = gaps_after_429(fleet.patches)
     report(
         "fleet slowed 4x, 10% of patches 429",
-        first_sent_s=fleet.first_sent,
-        last_landed_s=fleet.last_landed,
-        took_s=fleet.took,
-        estimated_write_ms=1000 * fleet.estimated_before,
-        estimated_after_ms=1000 * fleet.estimated_after,
-        written_write_ms=1000 * fleet.took / len(FLEET),
-        gauge_first_s=fleet.gauge_first,
-        gauge_last_s=fleet.gauge_last,
-        hpa_patches=len(fleet.patches),
+        **fleet.figures(),
         refused_429=len(fleet.refused),
         shortest_retry_s=min(gaps, default=0.0),
     )
