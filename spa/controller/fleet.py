@@ -49,8 +49,13 @@ _MOST_INHERITED = 1.0
 _ALPHA = 0.1
 # The fleets' starts are recomputed from a new estimate at most this often.
 _REFRESH_SECONDS = 1.0
-# A moved fleet's own pace counts once this many of its raises have landed.
+# A burst's pace counts once this many of its raises have landed.
 _PACE_RAISES = 20
+# ... and while it took at most this many reconciles a raise: a raise's own, the one its HPA's
+# watch event brings, its statuses' pass, and one to spare. A burst of other work (a restart's
+# resync of a fleet whose HPAs stand, a few of them written) would give a pace per raise that
+# is the time of the many reconciles between.
+_RECONCILES_PER_RAISE = 4
 
 
 class WriteTime:
@@ -63,9 +68,10 @@ class WriteTime:
     `fixed` replaces the measurement (tests, benchmarks).
 
     The latency of an HPA write leaves out the rest of the work a raise takes of a worker (the
-    reconcile, an immediate scale-up's request): a fleet written ahead of its boundary gives
-    its own pace, the time between its first raise and its latest over the raises between
-    (:meth:`observe_pace`), and the estimate is never below the latest fleet's pace.
+    reconcile, an immediate scale-up's request, the reconciles its own watch events bring):
+    each burst of raises gives its pace, the time between its first raise and its latest over
+    the raises between (:meth:`observe_pace`, fed by :class:`FleetIndex`), and the estimate is
+    never below the latest burst's pace.
 
     `floor` is the least a write can take of the throughput whatever was measured: 1 /
     `--kube-api-qps` under a client rate limit. A burst the limiter's saved-up tokens let
@@ -100,13 +106,13 @@ class WriteTime:
             self._measured += _ALPHA * (each - self._measured)
 
     def observe_pace(self, seconds: float) -> None:
-        """A fleet written ahead of its boundary has had a raise land every `seconds`, every
-        part of a raise included: the estimate is at least that until the next fleet's."""
+        """A burst of raises has had one land every `seconds`, every part of a raise included:
+        the estimate is at least that until the next burst's."""
         self._pace = max(0.0, seconds)
 
     @property
     def learned(self) -> float | None:
-        """What was measured (the bursts' EWMA, or a fleet's pace if longer), None before any:
+        """What was measured (the writes' EWMA, or a burst's pace if longer), None before any:
         what the next leader inherits."""
         values = [value for value in (self._measured, self._pace) if value is not None]
         return max(values) if values else None
@@ -149,6 +155,25 @@ class WriteTime:
 
 
 @dataclass
+class _Burst:
+    """The raises landed while the work queue held keys ready to be handed out: every worker
+    busy, so the time between them is what the fleet's throughput gives a raise."""
+
+    first: float | None = None  # the first raise landed in it (None: no burst under way)
+    last: float = 0.0
+    raises: int = 0
+    reconciles: int = 0  # those ended since its first raise
+
+    def pace(self) -> float | None:
+        """Seconds a raise, every part included; None until it says enough."""
+        if self.first is None or self.raises < _PACE_RAISES:
+            return None
+        if self.reconciles > _RECONCILES_PER_RAISE * self.raises:
+            return None
+        return (self.last - self.first) / (self.raises - 1)
+
+
+@dataclass
 class _Fleet:
     keys: dict[str, None] = field(default_factory=dict)  # in the order they were placed
     # The SPAs with a raise due at the boundary, as counted before it: from the boundary on,
@@ -168,6 +193,9 @@ class FleetIndex:
         a moved fleet (the metrics).
     :param estimated: called with the write time whenever the fleets' starts are recomputed
         from it (at most once a second; the metrics).
+    :param backlog: the keys ready in the work queue, not yet handed out (its length): raises
+        that land while there are any are a burst, whose pace the write time takes (None: no
+        burst is measured).
     """
 
     def __init__(
@@ -181,8 +209,11 @@ class FleetIndex:
         enabled: bool = True,
         observed: Callable[[int, int, float, float], None] | None = None,
         estimated: Callable[[float], None] | None = None,
+        backlog: Callable[[], int] | None = None,
     ) -> None:
         self.write_time = write_time
+        self._backlog = backlog
+        self._burst = _Burst()
         self._clock = clock
         self._wake = wake
         self._margin = margin
@@ -232,9 +263,41 @@ class FleetIndex:
     def forget(self, key: str) -> None:
         self.place(key, None)
 
-    def written(self, key: str, at: float) -> None:
-        """A write raised `key`'s HPA at `at`: the metrics of its fleet, and, as the write
-        time may have changed, the fleets still to come started sooner when they must."""
+    def reconciled(self) -> None:
+        """A reconcile ended (of any key, whatever it wrote): counted in the burst under way,
+        which ends when no key is left ready."""
+        if self._burst.first is None:
+            return
+        self._burst.reconciles += 1
+        if not self._busy():
+            self._burst = _Burst()
+
+    def _busy(self) -> bool:
+        return self._backlog is not None and self._backlog() > 0
+
+    def _in_burst(self, at: float) -> None:
+        """A raise landed at `at`: the burst's pace, once it says enough, is a floor of the
+        write time (the first fleet after a start goes by the start's own writes: a fresh
+        install creates every HPA in one burst)."""
+        if not self._busy():
+            self._burst = _Burst()
+            return
+        burst = self._burst
+        if burst.first is None:
+            burst.first = at
+        burst.last = max(burst.last, at)
+        burst.raises += 1
+        pace = burst.pace()
+        if pace is not None:
+            self.write_time.observe_pace(pace)
+
+    def written(self, key: str, at: float, *, raised: bool = True) -> None:
+        """A write changed `key`'s HPA at `at`: the metrics of its fleet, the pace of the burst
+        it landed in if it `raised` the HPA (a removal's write is cheaper, with no immediate
+        scale-up, and is never written ahead), and, as the write time may have changed, the
+        fleets still to come started sooner when they must."""
+        if raised:
+            self._in_burst(at)
         boundary = self._boundary.get(key)
         if boundary is not None:
             fleet = self._fleets[boundary]
@@ -244,10 +307,6 @@ class FleetIndex:
                 fleet.first = at if fleet.first is None else min(fleet.first, at)
                 fleet.last = at if fleet.last is None else max(fleet.last, at)
                 fleet.raised += 1
-                if fleet.raised >= _PACE_RAISES:
-                    # How fast this fleet is really written, every part of a raise included:
-                    # the fleets still to come start from it when it is slower.
-                    self.write_time.observe_pace((fleet.last - fleet.first) / (fleet.raised - 1))
                 if self._observed is not None and fleet.start is not None:
                     self._observed(boundary, fleet.size, fleet.first, fleet.last)
         if at - self._refreshed >= _REFRESH_SECONDS:

@@ -370,6 +370,7 @@ class Manager:
             enabled=self.fleet_early,
             observed=ControllerMetrics.fleet_raised,
             estimated=ControllerMetrics.fleet_write_time,
+            backlog=lambda: len(queue),
         )
         reconciler = Reconciler(
             actuator=Actuator(

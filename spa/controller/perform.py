@@ -202,7 +202,7 @@ class Performer:
             done = self._clock.now()
             self._fleet.write_time.observe(done - started, in_flight=self._urgent.in_flight)
             if changed:
-                self._fleet.written(key, done)
+                self._fleet.written(key, done, raised=_raised(write, answer))
         operation = "create" if isinstance(write, CreateHpa) else "patch" if changed else "noop"
         self._metrics.hpa_written(operation)
         boundary = expected_boundary
@@ -258,3 +258,17 @@ class Performer:
         else:
             logger.warning("immediate scale-up: %s", message)
         return ScaleUpDone(autoscaler, scale_up, result, instant)
+
+
+def _raised(write: CreateHpa | PatchHpa, answer: wire.HorizontalPodAutoscaler) -> bool:
+    """Whether the write added capacity (a new HPA, or a higher minReplicas or maxReplicas in
+    what the server stored): the writes a burst's pace is measured on, since only raises are
+    written ahead of a boundary (docs/schedules.md, "Raises ahead of a shared boundary")."""
+    if isinstance(write, CreateHpa):
+        return True
+    before = write.current.get("spec") or {}
+    after = answer.get("spec") or {}
+    # minReplicas defaults to 1 (docs/api.md); maxReplicas is required.
+    return (after.get("minReplicas") or 1) > (before.get("minReplicas") or 1) or (
+        after.get("maxReplicas") or 0
+    ) > (before.get("maxReplicas") or 0)

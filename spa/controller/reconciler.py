@@ -178,6 +178,8 @@ class Reconciler:
             return result
         finally:
             self._derived.done(key, kept=result is not None and result.back_of_queue)
+            if self._fleet is not None:
+                self._fleet.reconciled()
 
     async def _reconcile(self, key: str) -> Result:
         now = self._clock.now()
