@@ -12,7 +12,8 @@ every minute, random faults, and a check of every HPA write against the engine.
    a shared boundary: the replicas write a fleet's raises ahead of it (docs/schedules.md,
    "Raises ahead of a shared boundary"), with a write time set (`--fleet-write-seconds`) so
    that this fleet of tens starts seconds early, as one of thousands would on a real API
-   server, and at most `FLEET_MAX_ADVANCE_S` early.
+   server, and at most `FLEET_MAX_ADVANCE_S` early. Another share (`--auto`, a quarter) have
+   `leadTime: Auto`, with one of AUTO_BOUNDS each.
 3. Two replicas of `spa run` with leader election, each as its own ServiceAccount (so the audit
    log says which replica sent what) through its own TCP proxy (so its connections can be cut),
    started through bench/steppedclock.py (so its wall clock can be stepped).
@@ -23,7 +24,9 @@ every minute, random faults, and a check of every HPA write against the engine.
    a wall-clock step of one replica (±10-40 s, undone 60-120 s later). Every 5 s: RSS, threads
    and open file descriptors of each replica from /proc.
 5. The oracle: `spa.plan.build_plan` (the engine `spa plan` and the controller use) on the
-   very manifests created gives every HPA's min/max at every instant. The truth: the audit
+   very manifests created gives every HPA's min/max at every instant, each Auto lead the one
+   the controller published (leads_in_force), which is checked against the engine's
+   (auto_report). The truth: the audit
    log's HPA writes (each with its time, its author and the object the server stored), and the
    HPAs listed at the end. Reported: transitions never applied (missed), writes that changed
    nothing (duplicates), writes of values the oracle never held around that time (wrong; a
@@ -40,11 +43,12 @@ every minute, random faults, and a check of every HPA write against the engine.
 Progress goes to stderr, a Markdown summary to stdout, everything measured to soak.json in the
 work directory (kept, and printed; `--out` writes a copy).
 Exit status 1 if any transition was missed, any write was wrong or duplicated, two replicas
-wrote as leaders, a write reached the server after its writer's renew deadline, or an HPA was
-wrong at the end. `--smoke` (tests/bench/test_bench_smoke.py): the same run and checks at
-the smallest scale that still has faults (see SMOKE below); it also fails when nothing was
-measured (no transition, no HPA write, no fault, no HPA compared at the end), and removes its
-work directory when it passes.
+wrote as leaders, a write reached the server after its writer's renew deadline, an HPA was
+wrong at the end, or an Auto lead published was not the engine's or changed. `--smoke`
+(tests/bench/test_bench_smoke.py): the same run and checks at the smallest scale that still has
+faults (see SMOKE below); it also fails when nothing was measured (no transition, no HPA write,
+no fault, no HPA compared at the end, no transition of an Auto SPA), and removes its work
+directory when it passes.
 """
 
 from __future__ import annotations
