@@ -12,7 +12,8 @@ every minute, random faults, and a check of every HPA write against the engine.
    a shared boundary: the replicas write a fleet's raises ahead of it (docs/schedules.md,
    "Raises ahead of a shared boundary"), with a write time set (`--fleet-write-seconds`) so
    that this fleet of tens starts seconds early, as one of thousands would on a real API
-   server, and at most `FLEET_MAX_ADVANCE_S` early.
+   server, and at most `FLEET_MAX_ADVANCE_S` early. Another share (`--auto`, a quarter) have
+   `leadTime: Auto`, with one of AUTO_BOUNDS each.
 3. Two replicas of `spa run` with leader election, each as its own ServiceAccount (so the audit
    log says which replica sent what) through its own TCP proxy (so its connections can be cut),
    started through bench/steppedclock.py (so its wall clock can be stepped).
@@ -23,7 +24,9 @@ every minute, random faults, and a check of every HPA write against the engine.
    a wall-clock step of one replica (±10-40 s, undone 60-120 s later). Every 5 s: RSS, threads
    and open file descriptors of each replica from /proc.
 5. The oracle: `spa.plan.build_plan` (the engine `spa plan` and the controller use) on the
-   very manifests created gives every HPA's min/max at every instant. The truth: the audit
+   very manifests created gives every HPA's min/max at every instant, each Auto lead the one
+   the controller published (leads_in_force), which is checked against the engine's
+   (auto_report). The truth: the audit
    log's HPA writes (each with its time, its author and the object the server stored), and the
    HPAs listed at the end. Reported: transitions never applied (missed), writes that changed
    nothing (duplicates), writes of values the oracle never held around that time (wrong; a
@@ -40,11 +43,12 @@ every minute, random faults, and a check of every HPA write against the engine.
 Progress goes to stderr, a Markdown summary to stdout, everything measured to soak.json in the
 work directory (kept, and printed; `--out` writes a copy).
 Exit status 1 if any transition was missed, any write was wrong or duplicated, two replicas
-wrote as leaders, a write reached the server after its writer's renew deadline, or an HPA was
-wrong at the end. `--smoke` (tests/bench/test_bench_smoke.py): the same run and checks at
-the smallest scale that still has faults (see SMOKE below); it also fails when nothing was
-measured (no transition, no HPA write, no fault, no HPA compared at the end), and removes its
-work directory when it passes.
+wrote as leaders, a write reached the server after its writer's renew deadline, an HPA was
+wrong at the end, or an Auto lead published was not the engine's or changed. `--smoke`
+(tests/bench/test_bench_smoke.py): the same run and checks at the smallest scale that still has
+faults (see SMOKE below); it also fails when nothing was measured (no transition, no HPA write,
+no fault, no HPA compared at the end, no transition of an Auto SPA), and removes its work
+directory when it passes.
 """
 
 from __future__ import annotations
@@ -73,6 +77,8 @@ from bench.fleet import DAYS, create_all, wait_for  # noqa: E402
 from bench.measured import NOTHING_MEASURED, NothingMeasured, one_or_more_of, positive_int, seconds  # noqa: E402
 from bench.plane import SA_NAME, SA_NAMESPACE, controller_plane  # noqa: E402
 from bench.report import log, percentile, write_json  # noqa: E402
+from spa.api import InvalidObject, parse_scheduled_pod_autoscaler  # noqa: E402
+from spa.api.validation.leads import autoscaler_leads  # noqa: E402
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES  # noqa: E402
 from spa.kube import (  # noqa: E402
     HPA_V2,
@@ -115,6 +121,13 @@ RENEW_DEADLINE_S = 10.0
 # A transition counts as "near a fault" if a fault began this long before it or while it waited,
 # or if it fell while a replica's clock was stepped.
 FAULT_SHADOW_S = 30.0
+# Seconds between two reads of the Auto SPAs' status.leadTime during the run.
+LEAD_SAMPLE_S = 15.0
+# The Auto lead times of the mix (`--auto`, docs/schedules.md, "Auto lead times"): each Auto SPA
+# gets one of these leadTimeBounds (None: none). The soak's targets are never Ready (no
+# kube-controller-manager, and the controller may not read them), so every window is recorded
+# Missed and Auto keeps its default (2m), clamped to the bounds: 2m, 45s and 150s in force.
+AUTO_BOUNDS: tuple[dict[str, str] | None, ...] = (None, {"max": "45s"}, {"min": "150s"})
 # `--smoke`: 8 SPAs, windows in 1 minute that begins 15-75 s after the start; every kind of
 # fault once (in a seeded order), 3-6 s apart, from 3 s after its first boundary until 10 s
 # before its last; clock steps undone after 10-20 s; the HPAs listed 30 s after the last
@@ -131,6 +144,10 @@ SMOKE = {
     # Half the SPAs share one boundary, with a write time that starts those 4 about 3 s ahead.
     "shared": 0.5,
     "fleet_write_seconds": 0.5,
+    # A quarter (2) with leadTime: Auto, bounded to 10 s so that their raises fall in the
+    # smoke's minute (the first window is `lead` + 10 s after the start).
+    "auto": 0.25,
+    "auto_bounds": ({"max": "10s"},),
 }
 
 
@@ -164,12 +181,19 @@ def window(rng: random.Random, start: datetime, minutes: int) -> dict[str, Any]:
 
 
 def fleet(
-    rng: random.Random, spas: int, first: datetime, minutes: int, shared: float = 0.0
+    rng: random.Random,
+    spas: int,
+    first: datetime,
+    minutes: int,
+    shared: float = 0.0,
+    auto: float = 0.0,
+    auto_bounds: tuple[dict[str, str] | None, ...] = AUTO_BOUNDS,
 ) -> list[dict[str, Any]]:
     """The SPAs and their Schedules: about one window per 4 minutes of run per SPA, starting
     at random minutes in [first, first + minutes), lasting 1-4 minutes; then, for a `shared`
-    share of the SPAs, one more window (`-fleet`) that raises them at the run's middle minute,
-    drawn after the others so that those are a run's without it."""
+    share of the SPAs, one more window (`-fleet`) that raises them at the run's middle minute;
+    then an `auto` share of the SPAs (rounded) with `leadTime: Auto` and one of `auto_bounds`
+    each. Each part is drawn after the ones before, so that those are a run's without it."""
     objects: list[dict[str, Any]] = []
     per_spa = max(2, minutes // 4)
     for index in range(spas):
@@ -196,7 +220,42 @@ def fleet(
         spec |= {"minReplicas": rng.randint(3, 8), "maxReplicas": rng.randint(11, 16)}
         name = f"app-{index:03d}"
         objects.append(schedule(name=f"{name}-fleet", namespace=NAMESPACE, target=name, **spec))
+    autoscalers = [obj for obj in objects if obj["kind"] != "Schedule"]
+    for index in sorted(rng.sample(range(spas), round(auto * spas))):
+        spec = autoscalers[index]["spec"]
+        spec["leadTime"] = "Auto"
+        if (bounds := rng.choice(auto_bounds)) is not None:
+            spec["leadTimeBounds"] = dict(bounds)
     return objects
+
+
+def is_auto_autoscaler(obj: dict[str, Any]) -> bool:
+    return obj["kind"] != "Schedule" and bool(obj["spec"].get("leadTime") == "Auto")
+
+
+def engine_lead(obj: dict[str, Any]) -> tuple[int, str]:
+    """What the engine says is an Auto SPA's pod lead in force, seconds and source, from its
+    spec and the status.windows it carries (none: the default, clamped to its bounds): the
+    value `spa plan -f` and `spa plan --from-cluster` give, and the controller must use."""
+    body = {key: obj[key] for key in ("apiVersion", "kind", "metadata", "spec")}
+    windows = (obj.get("status") or {}).get("windows")
+    if windows:
+        body["status"] = {"windows": windows}
+    try:
+        lead = autoscaler_leads(parse_scheduled_pod_autoscaler(body)).pods
+    except InvalidObject as invalid:
+        raise RuntimeError(f"the soak's SPA does not parse: {invalid.errors[:3]}") from None
+    return lead.seconds, lead.source.value
+
+
+def longest_auto_lead(auto_bounds: tuple[dict[str, str] | None, ...]) -> int:
+    """The longest lead an Auto SPA of the mix starts with: the run's first window comes that
+    much later, so that every raise falls after the fleet was created."""
+    spa = autoscaler(name="probe", namespace=NAMESPACE, leadTime="Auto")
+    return max(
+        engine_lead(spa | {"spec": spa["spec"] | ({"leadTimeBounds": b} if b else {})})[0]
+        for b in auto_bounds
+    )
 
 
 # -- the replicas -----------------------------------------------------------------------------
@@ -610,10 +669,65 @@ def read_audit(
 # -- the oracle and the comparison --------------------------------------------------------------
 
 
-class Oracle:
-    """Every HPA's min/max at every instant, from the engine on the created manifests."""
+def leads_in_force(
+    objects: list[dict[str, Any]], statuses: dict[str, dict[str, Any]]
+) -> dict[str, int]:
+    """The lead in force of each Auto SPA and of each of its Schedules, in seconds, by name,
+    as the controller published it in the SPA's status (`statuses`: by SPA name, as listed at
+    the end): a Schedule's from its window's status.windows entry (`lead`, the lead in force
+    for that window start), any other (a max-only window is not recorded) the SPA's
+    status.leadTime; without either, what the engine says (engine_lead)."""
+    leads: dict[str, int] = {}
+    for obj in objects:
+        if not is_auto_autoscaler(obj):
+            continue
+        name = obj["metadata"]["name"]
+        status = statuses.get(name) or {}
+        published = (status.get("leadTime") or {}).get("seconds")
+        leads[name] = int(published) if published is not None else engine_lead(obj)[0]
+        for entry in status.get("windows") or []:  # newest first: the newest of a Schedule
+            seconds = (entry.get("lead") or {}).get("seconds")
+            if seconds is not None and entry.get("schedule"):
+                leads.setdefault(str(entry["schedule"]), int(seconds))
+    return leads
 
-    def __init__(self, objects: list[dict[str, Any]], at: int, until: int) -> None:
+
+def with_leads(objects: list[dict[str, Any]], leads: dict[str, int]) -> list[dict[str, Any]]:
+    """The manifests with each lead of `leads` (by object name) written as a duration in
+    place of Auto (an SPA's bounds dropped: they bound Auto only)."""
+    written = []
+    for obj in objects:
+        seconds = leads.get(obj["metadata"]["name"])
+        if seconds is None:
+            written.append(obj)
+            continue
+        spec = {key: value for key, value in obj["spec"].items() if key != "leadTimeBounds"}
+        written.append(obj | {"spec": spec | {"leadTime": f"{seconds}s"}})
+    return written
+
+
+class Oracle:
+    """Every HPA's min/max at every instant, from the engine on the created manifests, with
+    each Auto lead the one in force (`leads`, leads_in_force: what the controller published;
+    an Auto lead not given there is planned as `spa plan -f` plans it, at its default)."""
+
+    def __init__(
+        self,
+        objects: list[dict[str, Any]],
+        at: int,
+        until: int,
+        leads: dict[str, int] | None = None,
+    ) -> None:
+        leads = leads or {}
+        objects = with_leads(objects, leads)
+        # Per HPA: the longest lead of the SPA and its Schedules (its raises come that much
+        # before the first window's boundary).
+        self.leads: dict[str, int] = {}
+        for obj in objects:
+            spec, name = obj["spec"], obj["metadata"]["name"]
+            hpa = spec["scaleTargetRef"]["name"] if obj["kind"] == "Schedule" else name
+            if name in leads:
+                self.leads[hpa] = max(self.leads.get(hpa, 0), leads[name])
         documents = [
             Document(file="soak", index=number + 1, body=obj) for number, obj in enumerate(objects)
         ]
@@ -684,7 +798,10 @@ def compare(
     first: float,
     last: float,
     settle_end: float,
+    auto: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
+    """The run's truth against the oracle; `auto`: the HPAs of the Auto SPAs, whose
+    transitions and lag are also counted apart."""
     by_hpa: dict[str, list[Write]] = {}
     for write in truth.writes:
         by_hpa.setdefault(write.hpa, []).append(write)
@@ -699,14 +816,18 @@ def compare(
     lags_all: list[float] = []
     lags_fault: list[float] = []
     lags_quiet: list[float] = []
+    lags_auto: list[float] = []
     slowest: list[tuple[float, str, float]] = []
-    transitions = 0
+    transitions = transitions_auto = 0
     for hpa, steps in oracle.steps.items():
         history = by_hpa.get(hpa, [])
+        # An Auto SPA's raises come its lead before their boundaries (from `first` on).
+        since = first - oracle.leads.get(hpa, 0)
         for number, (instant, bounds) in enumerate(steps):
-            if instant < first or instant > last:
+            if instant < since or instant > last:
                 continue
             transitions += 1
+            transitions_auto += hpa in auto
             until = steps[number + 1][0] if number + 1 < len(steps) else settle_end
             held = [w for w in history if w.completed <= instant]
             if held and held[-1].bounds == bounds:
@@ -727,6 +848,8 @@ def compare(
                 continue
             lag = reached - instant
             lags_all.append(lag)
+            if hpa in auto:
+                lags_auto.append(lag)
             near = any(
                 instant - FAULT_SHADOW_S <= began <= reached for began in fault_starts
             ) or any(began <= instant <= ended for _, began, ended, _ in clock_steps)
@@ -809,6 +932,7 @@ def compare(
     slowest.sort(reverse=True)
     return {
         "transitions": transitions,
+        "transitions_auto": transitions_auto,
         "hpa_writes": len(truth.writes),
         "hpa_writes_by_replica": dict(Counter(write.replica for write in truth.writes)),
         "missed": missed,
@@ -821,6 +945,7 @@ def compare(
         "lag_all": distribution(lags_all),
         "lag_near_fault": distribution(lags_fault),
         "lag_quiet": distribution(lags_quiet),
+        "lag_auto": distribution(lags_auto),
         "slowest": [
             {"lag_s": round(lag, 3), "hpa": hpa, "at": instant}
             for lag, hpa, instant in slowest[:10]
@@ -891,11 +1016,15 @@ def _run(args: argparse.Namespace, workdir: Path, plane: ControlPlane) -> None:
     admin = connect_blocking(kubeconfig=str(plane.kubeconfig), pool_size=16)
     try:
         began = datetime.now(UTC)
-        first_dt = (began + timedelta(seconds=args.lead)).replace(second=0, microsecond=0)
-        first_dt += timedelta(minutes=1)
+        auto_lead = longest_auto_lead(args.auto_bounds) if args.auto else 0
+        first_dt = began + timedelta(seconds=args.lead + auto_lead)
+        first_dt = first_dt.replace(second=0, microsecond=0) + timedelta(minutes=1)
         first = first_dt.timestamp()
         last = first + args.minutes * 60
-        objects = fleet(rng, args.spas, first_dt, args.minutes, args.shared)
+        objects = fleet(
+            rng, args.spas, first_dt, args.minutes, args.shared, args.auto, args.auto_bounds
+        )
+        auto_names = {obj["metadata"]["name"] for obj in objects if is_auto_autoscaler(obj)}
         (workdir / "manifests.json").write_text(json.dumps(objects))
         log(f"creating {len(objects)} objects; windows {first_dt:%H:%M} + {args.minutes} min")
         create_all(
@@ -932,8 +1061,13 @@ def _run(args: argparse.Namespace, workdir: Path, plane: ControlPlane) -> None:
         faults.start(first + args.fault_window[0], last - args.fault_window[1])
         settle_end = last + args.settle
         exits: list[dict[str, Any]] = []
+        lead_samples: list[list[Any]] = []
+        sampled = 0.0
         while time.time() < settle_end:
             time.sleep(5)
+            if auto_names and time.time() - sampled >= LEAD_SAMPLE_S:
+                sampled = time.time()
+                lead_samples += sample_leads(admin, auto_names)
             for name, replica in replicas.items():
                 with faults.lock:
                     pending = any(item[2] == name for item in faults._pending)
@@ -950,6 +1084,13 @@ def _run(args: argparse.Namespace, workdir: Path, plane: ControlPlane) -> None:
             hpa["metadata"]["name"]: (hpa["spec"].get("minReplicas", 1), hpa["spec"]["maxReplicas"])
             for hpa in admin.list(HPA_V2, namespace=NAMESPACE).items
         }
+        auto_status = {
+            spa["metadata"]["name"]: {
+                key: (spa.get("status") or {}).get(key) for key in ("leadTime", "windows")
+            }
+            for spa in admin.list(SCHEDULED_POD_AUTOSCALERS, namespace=NAMESPACE).items
+            if spa["metadata"]["name"] in auto_names
+        }
         record = {
             "seed": args.seed,
             "spas": args.spas,
@@ -960,6 +1101,8 @@ def _run(args: argparse.Namespace, workdir: Path, plane: ControlPlane) -> None:
             "settle_end": settle_end,
             "listed_at": listed_at,
             "final": final,
+            "auto_status": auto_status,
+            "auto_samples": lead_samples,
             "exits": exits,
             "samples": sampler.samples,
             "loadavg_end": Path("/proc/loadavg").read_text().strip(),
@@ -973,6 +1116,22 @@ def _run(args: argparse.Namespace, workdir: Path, plane: ControlPlane) -> None:
         for replica in replicas.values():
             replica.close()
         admin.close()
+
+
+def sample_leads(admin: BlockingKubeClient, names: set[str]) -> list[list[Any]]:
+    """The status.leadTime of the SPAs `names` now: [time, name, seconds, source] each (none
+    while the API server does not answer: a fault)."""
+    try:
+        listed = admin.list(SCHEDULED_POD_AUTOSCALERS, namespace=NAMESPACE, request_timeout=10)
+    except (ApiError, ApiUnavailable):
+        return []
+    now = time.time()
+    samples = []
+    for spa in listed.items:
+        lead = (spa.get("status") or {}).get("leadTime") or {}
+        if spa["metadata"]["name"] in names and lead:
+            samples.append([now, spa["metadata"]["name"], lead.get("seconds"), lead.get("source")])
+    return samples
 
 
 def crashes(workdir: Path) -> list[dict[str, str]]:
@@ -1014,7 +1173,14 @@ def analyze(workdir: Path) -> dict[str, Any]:
     objects = json.loads((workdir / "manifests.json").read_text())
     faults = read_faults(workdir / "faults.jsonl")
     truth = read_audit(workdir / "plane" / "audit.log")
-    oracle = Oracle(objects, at=int(record["started"]), until=int(record["settle_end"]) + 1)
+    statuses = record.get("auto_status", {})
+    oracle = Oracle(
+        objects,
+        at=int(record["started"]),
+        until=int(record["settle_end"]) + 1,
+        leads=leads_in_force(objects, statuses),
+    )
+    auto = frozenset(obj["metadata"]["name"] for obj in objects if is_auto_autoscaler(obj))
     clock_steps = [
         (entry["replica"], entry["stepped_at"], entry["ended"], entry["offset_was"])
         for entry in faults
@@ -1029,6 +1195,7 @@ def analyze(workdir: Path) -> dict[str, Any]:
         record["first"],
         record["last"],
         record["settle_end"],
+        auto,
     )
     # The HPAs as listed at the end, against the oracle then; an HPA whose bounds changed in the
     # 30 s before the listing is left out (its write may not have landed yet).
@@ -1041,6 +1208,7 @@ def analyze(workdir: Path) -> dict[str, Any]:
         if oracle.held_between(name, listed_at - 30, listed_at) == {expected_end[name]}
     }
     first_dt = datetime.fromtimestamp(record["first"], UTC)
+    result.update(auto_report(objects, statuses, record.get("auto_samples", []), result))
     return result | {
         "seed": record["seed"],
         "spas": record["spas"],
@@ -1061,6 +1229,70 @@ def analyze(workdir: Path) -> dict[str, Any]:
         "resources": resources_summary(record["samples"], record["started"] + 60),
         "samples": record["samples"],
         "loadavg_end": record["loadavg_end"],
+    }
+
+
+def auto_report(
+    objects: list[dict[str, Any]],
+    statuses: dict[str, dict[str, Any]],
+    samples: list[list[Any]],
+    result: dict[str, Any],
+) -> dict[str, Any]:
+    """The Auto SPAs apart: how many, the lead each published (status.leadTime) and what each
+    window start recorded, and every lead published that is not the one the engine derives
+    from the SPA's spec and status.windows (for a window's entry, from the entries older than
+    it), or that changed during the run (every sample and the end)."""
+    autos = [obj for obj in objects if is_auto_autoscaler(obj)]
+    names = {obj["metadata"]["name"] for obj in autos}
+    mismatches: list[dict[str, Any]] = []
+    in_force: Counter[str] = Counter()
+    windows: Counter[str] = Counter()
+    seen: dict[str, set[tuple[Any, Any]]] = {}
+    for obj in autos:
+        name = obj["metadata"]["name"]
+        status = statuses.get(name) or {}
+        entries = status.get("windows") or []
+        published = status.get("leadTime") or {}
+        checks = [("status.leadTime", published, entries)]
+        checks += [
+            (
+                f"status.windows {entry.get('schedule')} {entry.get('boundary')}",
+                entry.get("lead"),
+                entries[number + 1 :],
+            )
+            for number, entry in enumerate(entries)
+        ]
+        for what, lead, older in checks:
+            got = ((lead or {}).get("seconds"), (lead or {}).get("source"))
+            expected = engine_lead(obj | {"status": {"windows": older}})
+            if got != expected:
+                mismatches.append({"spa": name, "what": what, "published": got, "engine": expected})
+        if published:
+            in_force[f"{published.get('seconds')} s {published.get('source')}"] += 1
+            seen.setdefault(name, set()).add((published.get("seconds"), published.get("source")))
+        for entry in entries:
+            windows[" ".join(filter(None, (entry.get("outcome"), entry.get("reason"))))] += 1
+    for _, name, lead_seconds, source in samples:
+        seen.setdefault(name, set()).add((lead_seconds, source))
+
+    def apart(key: str) -> list[dict[str, Any]]:
+        return [item for item in result[key] if item["hpa"] in names]
+
+    return {
+        "auto_spas": len(autos),
+        "auto_published": sum(bool((statuses.get(n) or {}).get("leadTime")) for n in names),
+        "auto_leads_in_force": in_force.most_common(),
+        "auto_windows": windows.most_common(),
+        "auto_lead_samples": len(samples),
+        "auto_lead_mismatches": mismatches,
+        "auto_lead_changes": [
+            {"spa": name, "leads": sorted(leads, key=str)}
+            for name, leads in sorted(seen.items())
+            if len(leads) > 1
+        ],
+        "auto_missed": apart("missed"),
+        "auto_duplicates": apart("duplicates"),
+        "auto_wrong": apart("wrong"),
     }
 
 
@@ -1092,11 +1324,31 @@ def markdown(result: dict[str, Any]) -> str:
         f"| replica exits besides the kills / of them crashes (uncaught exceptions) | "
         f"{len(result['exits'])} / {len(result['crashes'])} |",
     ]
+    if result.get("auto_spas"):
+
+        def listed(pairs: list[tuple[str, int]]) -> str:
+            return ", ".join(f"{what}: {count}" for what, count in pairs) or "none"
+
+        lines += [
+            f"| SPAs with leadTime: Auto / their transitions due | {result['auto_spas']} / "
+            f"{result['transitions_auto']} |",
+            f"| Auto: missed / duplicated / wrong | {len(result['auto_missed'])} / "
+            f"{len(result['auto_duplicates'])} / {len(result['auto_wrong'])} |",
+            f"| Auto: lead in force at the end (status.leadTime) | "
+            f"{listed(result['auto_leads_in_force'])} |",
+            f"| Auto: window starts recorded (status.windows) | {listed(result['auto_windows'])} |",
+            f"| Auto: leads published not as the engine derives them / changed during the run "
+            f"({result['auto_lead_samples']} samples) | {len(result['auto_lead_mismatches'])} / "
+            f"{len(result['auto_lead_changes'])} |",
+        ]
     for label, key in (
         ("all", "lag_all"),
         ("near a fault", "lag_near_fault"),
         ("quiet", "lag_quiet"),
+        ("Auto SPAs", "lag_auto"),
     ):
+        if key not in result:  # a run analyzed before it was measured
+            continue
         lag = result[key]
         lines.append(
             f"| lag {label} (n={lag['count']}) | p50 {lag['p50_s']} s, p99 {lag['p99_s']} s, "
@@ -1174,6 +1426,12 @@ def main() -> int:
         "written seconds ahead of it (default 0.05; 0: measured)",
     )
     parser.add_argument(
+        "--auto",
+        type=float,
+        default=0.25,
+        help="the share of SPAs with leadTime: Auto, each with one of AUTO_BOUNDS (default 0.25)",
+    )
+    parser.add_argument(
         "--analyze", type=Path, metavar="DIR", help="only compare a kept run's work directory"
     )
     parser.add_argument("--out", type=Path, help="also write the results (JSON) here")
@@ -1184,7 +1442,7 @@ def main() -> int:
         "--seed and --faults apply, the sizes and times are SMOKE's",
     )
     args = parser.parse_args()
-    args.clock_undo, args.each_kind_once = (60.0, 120.0), False
+    args.clock_undo, args.each_kind_once, args.auto_bounds = (60.0, 120.0), False, AUTO_BOUNDS
     if args.smoke:
         for name, value in SMOKE.items():
             setattr(args, name, value)
@@ -1215,11 +1473,13 @@ def main() -> int:
             ("after_renew_deadline", "writes after the writer's renew deadline"),
             ("end_state_wrong", "HPAs wrong at the end"),
             ("crashes", "replicas ended by an uncaught exception"),
+            ("auto_lead_mismatches", "Auto leads published not as the engine derives them"),
+            ("auto_lead_changes", "Auto SPAs whose lead changed (nothing is measured here)"),
         )
         if result[key]
     ]
     if args.smoke:
-        failures += smoke_failures(result, args.kinds)
+        failures += smoke_failures(result, args.kinds, auto=bool(args.auto))
     for failure in failures:
         print(f"{'smoke ' if args.smoke else ''}check failed: {failure}")
     if args.smoke and not failures and args.analyze is None:
@@ -1233,9 +1493,10 @@ def main() -> int:
     return 0
 
 
-def smoke_failures(result: dict[str, Any], kinds: list[str]) -> list[str]:
+def smoke_failures(result: dict[str, Any], kinds: list[str], *, auto: bool = False) -> list[str]:
     """What a smoke run must have measured for its zeros to mean anything: transitions,
-    writes, and each kind of fault asked for."""
+    writes, and each kind of fault asked for; with `auto`, transitions of Auto SPAs and the
+    lead each published."""
     counts = {
         "transitions due": result["transitions"],
         "HPA writes": result["hpa_writes"],
@@ -1243,6 +1504,9 @@ def smoke_failures(result: dict[str, Any], kinds: list[str]) -> list[str]:
         "resource samples": len(result["samples"]),
         "raises written ahead of a boundary": len(result["raised_ahead"]),
     }
+    if auto:
+        counts["transitions of Auto SPAs"] = result["transitions_auto"]
+        counts["leads published by Auto SPAs"] = result["auto_published"]
     failures = [f"no {what}" for what, count in counts.items() if not count]
     injected = {kind for kind, _ in result["faults"]}
     if missing := [kind for kind in kinds if kind not in injected]:

@@ -238,6 +238,14 @@ def soak(output: str) -> None:
         assert table[figure] == ["0"], (figure, output)
     assert int(table["HPA transitions due"][0]) > 0, output
     assert table["HPAs wrong at the end"][0].startswith("0 of "), output
+    # Its Auto SPAs apart (their leads bounded to 10 s, bench/soak.py's SMOKE).
+    spas, due = table["SPAs with leadTime: Auto / their transitions due"][0].split(" / ")
+    assert int(spas) > 0, output
+    assert int(due) > 0, output
+    assert table["Auto: missed / duplicated / wrong"] == ["0 / 0 / 0"], output
+    assert table["Auto: lead in force at the end (status.leadTime)"][0].startswith(
+        "10 s Default: "
+    ), output
     assert any(label.startswith("lag all (n=") for label in table), output
     faults = next(line for line in output.splitlines() if line.startswith("faults: "))
     for kind in ("cut", "apiserver-restart", "expire-410", "kill-replica", "kill-leader"):
