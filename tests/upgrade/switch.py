@@ -22,6 +22,7 @@ from bench.soak import Oracle, compare, read_audit, window
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.kube import HPA_V2, LEASE, ApiError, BlockingKubeClient
 from tests.builders import autoscaler, schedule
+from tests.testenv.audit import AuditLog
 from tests.testenv.controlplane import ControlPlane
 from tests.testenv.processes import ManagedProcess
 from tests.upgrade.previous import clean_env
@@ -70,6 +71,15 @@ def identity(log: Path) -> str:
     return ""
 
 
+def last_start(log: Path) -> Path:
+    """What the process wrote since it last started (ManagedProcess marks each start), saved
+    beside its log as <name>.last.log."""
+    text = log.read_text(errors="replace")
+    since = log.with_suffix(".last.log")
+    since.write_text(text[text.rfind("\n=== ") + 1 :])
+    return since
+
+
 def errors_in(log: Path) -> list[str]:
     """Error lines of a JSON log, and any traceback printed outside one."""
     found = []
@@ -105,9 +115,15 @@ def first_boundary(now: datetime) -> datetime:
     return (now + timedelta(seconds=30)).replace(second=0, microsecond=0) + timedelta(minutes=1)
 
 
-def fleet(rng: random.Random, first: datetime) -> list[dict[str, Any]]:
-    """SPAS SPAs (base 2/10), each with two windows of 1-2 minutes that start at F, F+1 or
-    F+2 min: every boundary falls in [F, F+3 min]."""
+def fleet(
+    rng: random.Random, first: datetime, *, late_minute: int | None = None
+) -> list[dict[str, Any]]:
+    """SPAS SPAs (base 2/10), each with two windows of 1-2 minutes that start at F or F+1
+    min: every boundary falls in [F, F+3 min]. With `late_minute` m (> 3), each SPA also has
+    a window `-late` of [F+m, F+m+1 min), drawn after the others so that those stay the same:
+    two boundaries more, between which the state differs from the base (2/10) of F+3 min. A
+    `-late` window repeats (Daily or Weekly, not OneShot), so that after it every status has
+    the fields it had before it (a OneShot that has ended has no next transition)."""
     objects: list[dict[str, Any]] = []
     for index in range(SPAS):
         name = f"app-{index}"
@@ -120,6 +136,14 @@ def fleet(rng: random.Random, first: datetime) -> list[dict[str, Any]]:
             objects.append(
                 schedule(name=f"{name}-w{number}", namespace=NAMESPACE, target=name, **spec)
             )
+    if late_minute is not None:
+        assert late_minute > WINDOW_MINUTES, late_minute
+        for index in range(SPAS):
+            name = f"app-{index}"
+            spec = window(rng, first + timedelta(minutes=late_minute), 1)
+            while spec["type"] == "OneShot":
+                spec = window(rng, first + timedelta(minutes=late_minute), 1)
+            objects.append(schedule(name=f"{name}-late", namespace=NAMESPACE, target=name, **spec))
     return objects
 
 
@@ -262,6 +286,20 @@ class Replicas:
     def stop_all(self) -> None:
         for process in self.processes:
             process.stop(timeout=30)
+
+
+def writes_besides_lease(
+    plane: ControlPlane, users: list[str], *, since: float, until: float
+) -> list[str]:
+    """Every write of `users` received in [since, until) but to the Lease: what a controller
+    must not do while no boundary falls (a write loop, a status it rewrites)."""
+    assert plane.audit_log is not None
+    return [
+        f"{event.user} {event.verb} {event.resource} {event.name}"
+        for user in users
+        for event in AuditLog(plane.audit_log).writes(user=user, since=since, until=until)
+        if event.resource != "leases"
+    ]
 
 
 def judged(

@@ -61,10 +61,12 @@ from tests.upgrade.switch import (
     identity,
     judged,
     kept,
+    last_start,
     lease_holder,
     lost,
     sleep_until,
     wait,
+    writes_besides_lease,
 )
 
 NEW_ACCOUNT = "scheduled-pod-autoscaler-next"
@@ -182,19 +184,12 @@ def test_switch_up_and_down(previous: Previous, plane: ControlPlane, tmp_path: P
     assert lost(under_old, under_new) == {}, "the new release dropped what the old one wrote"
     assert lost(before_downgrade, after_downgrade) == {}, "the old release dropped the new's"
 
-    assert plane.audit_log is not None
-    audit = AuditLog(plane.audit_log)
     old_user = service_account_user(CONTROLLER_NAMESPACE, OLD_ACCOUNT)
-    quiet = [
-        f"{event.verb} {event.resource} {event.name}"
-        for event in audit.writes(user=old_user, since=quiet_from, until=quiet_from + QUIET_S)
-        if event.resource != "leases"
-    ]
+    quiet = writes_besides_lease(plane, [old_user], since=quiet_from, until=quiet_from + QUIET_S)
     assert quiet == [], f"the old release writes in a quiet minute: {quiet}"
-    deleted = audit.writes(resource="horizontalpodautoscalers")
+    assert plane.audit_log is not None
+    deleted = AuditLog(plane.audit_log).writes(resource="horizontalpodautoscalers")
     assert [e for e in deleted if e.verb == "delete"] == []
-    old_log = tmp_path / "old.log"
-    downgraded = old_log.read_text(errors="replace").rsplit("\n=== ", 1)[1]
-    (tmp_path / "downgraded.log").write_text(downgraded)
-    assert errors_in(tmp_path / "downgraded.log") == [], "the old release errs on newer data"
+    downgraded = last_start(tmp_path / "old.log")
+    assert errors_in(downgraded) == [], "the old release errs on newer data"
     assert errors_in(tmp_path / "new.log") == []

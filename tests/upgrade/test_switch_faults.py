@@ -1,6 +1,7 @@
-"""The live switch from the previous release to this one with Helm, and with faults in the
-middle of the handover (docs/install.md, "Version skew"; `make test-upgrade`): a replica
-killed right after it takes the Lease, and the API server restarted while the Lease moves.
+"""The live switch from the previous release to this one with Helm and back with `helm
+rollback`, with faults in the middle of each handover (docs/install.md, "Version skew"; `make
+test-upgrade`): a replica killed right after it takes the Lease, the API server restarted
+while the Lease moves, and this release's replica killed while it leads during the downgrade.
 
 1. As tests/upgrade/test_live_switch.py (which installs with `kubectl apply`): a control plane
    with an audit log, SPAs whose windows open and close at the minute boundaries F .. F+3 min.
@@ -20,13 +21,23 @@ killed right after it takes the Lease, and the API server restarted while the Le
 5. The API server restart (F+140 s): the API server stops, B is stopped (SIGTERM; its release
    of the Lease cannot reach the server), the API server starts again; N takes the Lease once
    B's expires and applies F+3 min.
+6. The downgrade (F+185 s, once N has applied F+3 min): `helm rollback` to 0.1.0's revision,
+   as docs/install.md says (the CRDs stay as they are, the RBAC goes back with the
+   Deployment); 0.1.0's two replicas started again beside N, which leads. N is SIGKILLed at
+   F+4 min minus the Lease duration (+3 s), so that the boundary F+4 min (each SPA's `-late`
+   window opens) falls while the Lease names a dead replica; A or B takes the Lease when it
+   expires and applies it, then F+5 min (the window closes); then a quiet minute.
 
 The oracle as in the switch without faults (no transition missed, no write that changed
 nothing, no wrong value, no write by a replica that did not hold the Lease or after its renew
 deadline; HPA UIDs and the status fields and annotations kept between two boundaries), every
 transition reached within the Lease duration plus the retry period of its boundary (a
 transition due while no replica leads waits for the Lease to expire, never longer), and the
-SPA CRD serves after the upgrade the fields 0.1.0's lacked, labelled with this version.
+SPA CRD serves after the upgrade the fields 0.1.0's lacked, labelled with this version. Over
+the downgrade: the release's manifest is 0.1.0's again, the SPA CRD still serves the newer
+fields, no status field or annotation this release wrote is gone once 0.1.0 has applied two
+boundaries (compared in the same state, the base of F+3 and F+5 min), and 0.1.0, reading
+what this release wrote, logs no error and writes nothing but the Lease in the quiet minute.
 """
 
 from __future__ import annotations
@@ -51,7 +62,7 @@ from spa.kube import connect_blocking
 from tests.packaging.common import helm_binary
 from tests.testenv.audit import service_account_user
 from tests.testenv.controlplane import ControlPlane
-from tests.upgrade.previous import Previous, clean_env
+from tests.upgrade.previous import PREVIOUS_VERSION, Previous, clean_env
 from tests.upgrade.switch import (
     CONTROLLER_NAMESPACE,
     LEASE_NAME,
@@ -63,6 +74,7 @@ from tests.upgrade.switch import (
     Replicas,
     bind_account,
     create_fleet,
+    documents,
     errors_in,
     first_boundary,
     fleet,
@@ -71,10 +83,12 @@ from tests.upgrade.switch import (
     identity,
     judged,
     kept,
+    last_start,
     lease_holder,
     lost,
     sleep_until,
     wait,
+    writes_besides_lease,
 )
 
 CHART = Path("charts") / "scheduled-pod-autoscaler"
@@ -100,9 +114,15 @@ UNDER_OLD_BY_S = 138.0
 APISERVER_RESTART_S = 140.0
 LATEST_UNDER_NEW_S = 178.0
 TAKEN_OVER_SETTLE_S = 8.0
-END_AFTER_LAST_S = 15.0
+# The downgrade: `helm rollback` once N has applied F+3 min; N killed so that the Lease it
+# wrote outlives F+4 min, the boundary of the `-late` windows (closed at F+5 min).
+LATE_MINUTE = WINDOW_MINUTES + 1
+ROLLBACK_S = WINDOW_MINUTES * 60 + 5.0
+DOWN_HANDOVER_S = LATE_MINUTE * 60 - ELECTION.lease_duration + 3.0
+# After the last boundary (F+5 min): time to apply it, then the quiet minute.
+QUIET_AFTER_S, QUIET_S = 15.0, 60.0
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = pytest.mark.timeout(1200)
 
 
 class Helm:
@@ -134,6 +154,12 @@ class Helm:
         path.write_text(self("get", "manifest", self.RELEASE))
         return path
 
+    def revision_of(self, version: str) -> int:
+        """The newest revision of the release whose chart is `version`."""
+        history = json.loads(self("history", self.RELEASE, "--output", "json"))
+        chart = f"{self.RELEASE}-{version}"
+        return max(int(entry["revision"]) for entry in history if entry["chart"] == chart)
+
 
 def spa_crd(plane: ControlPlane) -> tuple[set[str], dict[str, str]]:
     """The fields the SPA CRD's stored version serves, and its labels."""
@@ -159,7 +185,7 @@ def plane(tmp_path: Path) -> Iterator[ControlPlane]:
         yield started
 
 
-def test_helm_switch_with_a_replica_killed_and_the_apiserver_restarted(
+def test_helm_switch_and_rollback_with_replicas_killed_and_the_apiserver_restarted(
     previous: Previous, plane: ControlPlane, tmp_path: Path
 ) -> None:
     helm = Helm(plane, tmp_path / "helm-home")
@@ -167,6 +193,8 @@ def test_helm_switch_with_a_replica_killed_and_the_apiserver_restarted(
     replicas = Replicas(plane, tmp_path)
     old_command = [str(previous.spa)]
     timeline: dict[str, float] = {}
+    # A transition due while no replica leads waits for the Lease to expire, never longer.
+    late = ELECTION.lease_duration + ELECTION.retry_period
 
     try:
         # 0.1.0's chart as its docs say (its CRDs in crds/, installed once by Helm).
@@ -180,8 +208,8 @@ def test_helm_switch_with_a_replica_killed_and_the_apiserver_restarted(
         plane.run_kubectl("create", "namespace", NAMESPACE, check=True)
         first_dt = first_boundary(datetime.now(UTC))
         first = first_dt.timestamp()
-        last = first + WINDOW_MINUTES * 60
-        objects = fleet(random.Random(first_dt.isoformat()), first_dt)
+        last = first + (LATE_MINUTE + 1) * 60
+        objects = fleet(random.Random(first_dt.isoformat()), first_dt, late_minute=LATE_MINUTE)
         create_fleet(admin, objects)
         started = time.time()
         (tmp_path / "manifests.json").write_text(json.dumps(objects))
@@ -239,11 +267,11 @@ def test_helm_switch_with_a_replica_killed_and_the_apiserver_restarted(
         wait(lambda: identity(new.log_path) not in ("", n_identity), within=60, what="N again")
         n_identity = identity(new.log_path)
         expected = Oracle(objects, at=int(started), until=int(last) + 1)
-        wait(
-            lambda: hpa_bounds(admin) == {n: expected.at_instant(n, time.time()) for n in uids},
-            within=max(1.0, first + UNDER_OLD_BY_S - time.time()),
-            what="B applies F+2 min",
-        )
+
+        def applied() -> bool:
+            return hpa_bounds(admin) == {n: expected.at_instant(n, time.time()) for n in uids}
+
+        wait(applied, within=max(1.0, first + UNDER_OLD_BY_S - time.time()), what="B applies F+2")
         under_old = kept(admin)
 
         # Fault 2: the API server restarted while the Lease moves from B to N.
@@ -263,11 +291,47 @@ def test_helm_switch_with_a_replica_killed_and_the_apiserver_restarted(
         assert time.time() < first + LATEST_UNDER_NEW_S, f"too late to compare: {timeline}"
         under_new = kept(admin)
 
-        sleep_until(last + END_AFTER_LAST_S)
+        sleep_until(first + WINDOW_MINUTES * 60)
+        wait(applied, within=late, what="N applies F+3 min")
+        assert new.running, "N exited"
+        before_downgrade = kept(admin)
+
+        # The downgrade (docs/install.md, "Version skew"): `helm rollback` to 0.1.0's
+        # revision, then its replicas started again beside N.
+        sleep_until(first + ROLLBACK_S)
+        old_revision = helm.revision_of(PREVIOUS_VERSION)
+        timeline["rollback"] = time.time()
+        helm("rollback", Helm.RELEASE, str(old_revision))
+        timeline["rolled_back"] = time.time()
+        rolled_back = helm.manifest(tmp_path / "rolled-back-release.yaml")
+        after_rollback, labels_after_rollback = spa_crd(plane)
+        a.start()
+        b.start()
+        wait(lambda: identity(a.log_path) != "", within=60, what="A campaigns again")
+        wait(lambda: identity(b.log_path) != "", within=60, what="B campaigns again")
+        old_identities = {identity(a.log_path), identity(b.log_path)}
+
+        # Fault 3: N killed while it leads; F+4 min falls before its Lease expires.
+        sleep_until(first + DOWN_HANDOVER_S)
+        assert lease_holder(admin) == n_identity, "0.1.0 took the Lease from a leader"
+        new.kill()
+        timeline["killed_in_downgrade"] = time.time()
+        wait(
+            lambda: lease_holder(admin) in old_identities,
+            within=ELECTION.lease_duration + 30,
+            what="0.1.0 takes the Lease once it expires",
+        )
+        timeline["old_leads_again"] = time.time()
+        quiet_from = last + QUIET_AFTER_S
+        sleep_until(quiet_from)
+        assert applied(), "0.1.0 did not apply F+5 min"
+        sleep_until(quiet_from + QUIET_S)
+        after_downgrade = kept(admin)
         end = time.time()
         final_uids = hpa_uids(admin)
         final = hpa_bounds(admin)
-        assert new.running, "N exited"
+        assert a.running, "A exited"
+        assert b.running, "B exited"
     finally:
         replicas.stop_all()  # a paused one too (SIGTERM, then SIGCONT)
         admin.close()
@@ -292,16 +356,33 @@ def test_helm_switch_with_a_replica_killed_and_the_apiserver_restarted(
     assert by_replica.get("new", 0) > 0, by_replica
 
     # F+2 min fell while no live replica led: after N's last Lease write before the kill,
-    # before B's first.
-    boundary = first + 120
+    # before B's first; F+4 min likewise, before A's or B's first after the second kill.
     lease_writes = result["lease_writes"]
-    n_last = max(r for r, _, who in lease_writes if who == "new" and r < timeline["killed"])
-    b_first = min(r for r, _, who in lease_writes if who == "old-b" and r > n_last)
-    assert n_last < boundary < b_first, (n_last - first, b_first - first)
-    late = ELECTION.lease_duration + ELECTION.retry_period
+    gaps = {}
+    for boundary, killed in ((first + 120, "killed"), (first + 240, "killed_in_downgrade")):
+        n_last = max(r for r, _, who in lease_writes if who == "new" and r < timeline[killed])
+        old_first = min(r for r, _, who in lease_writes if who != "new" and r > n_last)
+        assert n_last < boundary < old_first, (n_last - first, old_first - first)
+        lags = [s["lag_s"] for s in result["slowest"] if s["at"] == int(boundary)]
+        gaps[killed] = {
+            "killed_to_lease_s": old_first - timeline[killed],
+            "boundary_late_s": max(lags, default=None),
+        }
+    (tmp_path / "gaps.json").write_text(json.dumps(gaps, indent=2))
     assert result["lag_all"]["max_s"] <= late, (
         f"a transition later than the Lease duration ({ELECTION.lease_duration:.0f} s) plus "
         f"the retry period ({ELECTION.retry_period:.0f} s): {result['slowest']}"
     )
     tracebacks = [line for line in errors_in(tmp_path / "new.log") if line.startswith("Traceback")]
     assert tracebacks == []
+
+    # The downgrade: 0.1.0's manifest (its RBAC, its Deployment) again, the newer CRDs kept.
+    assert documents(rolled_back) == documents(old_install), "`helm rollback` is not 0.1.0's"
+    assert fields - after_rollback == set(), "`helm rollback` took the newer SPA CRD back"
+    assert labels_after_rollback == labels, "`helm rollback` changed the SPA CRD"
+    assert lost(before_downgrade, after_downgrade) == {}, "0.1.0 dropped what N wrote"
+    old_users = [user for user, name in USERS.items() if name != "new"]
+    quiet = writes_besides_lease(plane, old_users, since=quiet_from, until=quiet_from + QUIET_S)
+    assert quiet == [], f"0.1.0 writes in a quiet minute: {quiet}"
+    for replica in (a, b):
+        assert errors_in(last_start(replica.log_path)) == [], f"{replica.name} errs on newer data"
