@@ -31,17 +31,19 @@ T0 = datetime(2026, 11, 23, 11, 0, tzinfo=UTC).timestamp()  # a Monday, 11:00 UT
 HPA = "app-000"
 
 
-def manifests() -> list[dict[str, Any]]:
-    """One SPA (2/10) and one Daily window 11:01-11:03 UTC setting 5/15."""
+def manifests(
+    *, start: str = "11:01", end: str = "11:03", **spa_fields: Any
+) -> list[dict[str, Any]]:
+    """One SPA (2/10, and `spa_fields`) and one Daily window `start`-`end` UTC setting 5/15."""
     return [
-        autoscaler(name=HPA, namespace=NAMESPACE, minReplicas=2, metrics=None),
+        autoscaler(name=HPA, namespace=NAMESPACE, minReplicas=2, metrics=None, **spa_fields),
         schedule(
             name=f"{HPA}-w0",
             namespace=NAMESPACE,
             target=HPA,
             type="Daily",
-            startTime="11:01",
-            endTime="11:03",
+            startTime=start,
+            endTime=end,
             minReplicas=5,
             maxReplicas=15,
         ),
@@ -180,20 +182,8 @@ def test_a_mixed_boundary_written_ahead_is_what_it_adds_then_what_it_removes() -
 def auto_manifests(bounds: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """One SPA (2/10) with leadTime: Auto (and `bounds`), one Daily window 11:03-11:05 UTC
     setting 5/15: B at T0 + 180."""
-    spa = autoscaler(name=HPA, namespace=NAMESPACE, minReplicas=2, metrics=None, leadTime="Auto")
-    if bounds is not None:
-        spa["spec"]["leadTimeBounds"] = bounds
-    window = schedule(
-        name=f"{HPA}-w0",
-        namespace=NAMESPACE,
-        target=HPA,
-        type="Daily",
-        startTime="11:03",
-        endTime="11:05",
-        minReplicas=5,
-        maxReplicas=15,
-    )
-    return [spa, window]
+    bounded: dict[str, Any] = {} if bounds is None else {"leadTimeBounds": bounds}
+    return manifests(start="11:03", end="11:05", leadTime="Auto", **bounded)
 
 
 def published(seconds: int, source: str = "Default") -> dict[str, Any]:
