@@ -151,6 +151,22 @@ def test_misspelt_and_misplaced_annotations_are_warned_of() -> None:
     assert plan.errors == []
 
 
+@pytest.mark.parametrize("separator", [".", "-"])
+def test_our_group_with_another_separator_than_a_slash_is_warned_of(separator: str) -> None:
+    """`autoscaling.d-kuro.github.io.adopt` is a key without a prefix, which the controller
+    never reads: it was passed over in silence, as a key of another prefix is."""
+    key = f"{PREFIX}{separator}paused-until"
+    plan = plan_of(annotated({key: "indefinite"}))
+    assert warned(plan) == [
+        (
+            "web",
+            f'metadata.annotations["{key}"]',
+            "unknown annotation: the controller does not read it; did you mean "
+            f"'{PREFIX}/paused-until'?",
+        )
+    ]
+
+
 def test_well_written_annotations_are_not_warned_of() -> None:
     plan = plan_of(
         annotated(
