@@ -599,7 +599,7 @@ NEWCOMER: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "a subdivision by its name": (
         _newcomer(_NINE_TO_FIVE + "  holidays: {country: GB, subdivision: England}\n"),
-        ("unknown subdivision 'England' of GB: use one of ENG, NIR, SCT, WLS",),
+        ("unknown subdivision 'England' of GB; did you mean 'ENG'?",),
     ),
     "calendars as a name": (
         _newcomer(_NINE_TO_FIVE + "  calendars: freeze\n"),

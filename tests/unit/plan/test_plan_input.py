@@ -187,7 +187,10 @@ def test_messages_are_ours_short_and_never_echo_a_large_input(tmp_path: Path) ->
     )
     found = messages(plan)
     assert "spec.timeZone: must be at most 64 characters, got 70,000" in found
-    assert "spec.startTime: must be a string, got 1200 (quote it to keep it text)" in found
+    assert (
+        "spec.startTime: must be a string, got 1200 (a time of day is text in the form HH:mm: "
+        "write 12:00)" in found
+    )
     assert "spec.endTime: must be a string, got a list" in found
     for error in plan.errors:
         line = describe_error(error)
