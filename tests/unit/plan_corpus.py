@@ -805,6 +805,19 @@ NEWCOMER: dict[str, tuple[str, tuple[str, ...]]] = {
         ),
         ("spec.daysOfWeek: unknown field; a Weekly window's days are a range",),
     ),
+    "a range of days in one field": (
+        _newcomer(
+            "  type: Weekly\n  startDayOfWeek: Mon-Fri\n  startTime: '09:00'\n  endTime: '17:00'\n"
+        ),
+        (
+            "got 'Mon-Fri'; a range is two fields: startDayOfWeek Monday, endDayOfWeek Friday",
+            "spec.endDayOfWeek: is required for a Weekly schedule",
+        ),
+    ),
+    "a capacity mode on a Schedule": (
+        _newcomer(_NINE_TO_FIVE + "  capacity: {leadTime: 10m, mode: Placeholder}\n"),
+        ("spec.capacity.mode: unknown field; the capacity mode is the ScheduledPodAutoscaler's",),
+    ),
     "weekdays as cron's numbers": (
         _newcomer(
             "  type: Weekly\n  startDayOfWeek: 1\n  endDayOfWeek: 5\n  startTime: '09:00'\n"

@@ -32,6 +32,7 @@ from spa.api.resources import (
     CalendarHolidaysSpec,
     CalendarReference,
     CalendarSpec,
+    ScheduleCapacitySpec,
     ScheduleSpec,
     ScheduleTargetRef,
     WeekdayName,
@@ -198,7 +199,14 @@ def _field_error(
         choices = _choices(annotation)
         listed = ", ".join(choices) if choices else str(context.get("expected", ""))
         message = f"must be {listed}{got}" if len(choices) == 1 else f"must be one of {listed}{got}"
-        if isinstance(value, str):
+        days = _DAY_RANGE.fullmatch(value) if isinstance(value, str) else None
+        if annotation is WeekdayName and days is not None:
+            first, last = (_weekday(days[part]) for part in ("first", "last"))
+            if first is not None and last is not None:
+                message += f"; a range is two fields: startDayOfWeek {first}, endDayOfWeek {last}"
+            else:
+                message += suggestion(str(value), choices)
+        elif isinstance(value, str):
             message += suggestion(value, choices)
         elif annotation is WeekdayName and type(value) is int and 0 <= value <= 7:
             # Cron's numbers: 0 and 7 are Sunday.
@@ -385,6 +393,14 @@ _UNKNOWN_FIELD_HINTS: dict[tuple[Any, str], str] = {
     (CalendarHolidaysSpec, "mode"): _CALENDAR_MODE,
     (CalendarSpec, "mode"): _CALENDAR_MODE,
     **{(ScheduleSpec, name): _WHOLE_WEEK_DAYS for name in ("days", "daysOfWeek", "weekdays")},
+    (ScheduleCapacitySpec, "mode"): (
+        "; the capacity mode is the ScheduledPodAutoscaler's (its spec.capacity.mode), for all "
+        "its Schedules; a Schedule sets only its own capacity.leadTime"
+    ),
+    (ScheduleSpec, "leadTimeBounds"): (
+        "; the bounds of leadTime: Auto are the ScheduledPodAutoscaler's (its "
+        "spec.leadTimeBounds), for all its Schedules"
+    ),
     (HorizontalPodAutoscalerSpec, "targetCPUUtilizationPercentage"): (
         "; that is the field of autoscaling/v1; in autoscaling/v2 write metrics: [{type: "
         "Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: N}}}]"
@@ -405,6 +421,19 @@ _UNKNOWN_FIELD_HINTS: dict[tuple[Any, str], str] = {
         for hint in (_TARGET_HINTS[name],)
     },
 }
+
+
+# Days written as a range in one field (`Mon-Fri`, `Monday to Friday`).
+_DAY_RANGE = re.compile(
+    r"(?P<first>[A-Za-z]{2,})\s*(?:-|\u2013|to|through|\.\.)\s*(?P<last>[A-Za-z]{2,})"
+)
+
+
+def _weekday(text: str) -> str | None:
+    """The weekday `text` abbreviates or names (any case), if one."""
+    folded = text.casefold()
+    found = [day.value for day in WeekdayName if day.value.casefold().startswith(folded)]
+    return found[0] if len(found) == 1 else None
 
 
 def _belongs_under(parent: Any, key: str, where: tuple[int | str, ...]) -> str | None:

@@ -260,6 +260,8 @@ def test_an_unknown_field_says_where_it_belongs_or_what_to_write() -> None:
         scaleTargetRef={"name": "nginx", "namespace": "other"},
         calendars=[{"name": "freeze", "namespace": "ops"}],
         daysOfWeek=["Monday"],
+        capacity={"leadTime": "10m", "mode": "Placeholder"},
+        leadTimeBounds={"max": "10m"},
     )
     weekly["type"] = weekly["spec"].pop("type")
     assert _unknown_fields(parse_schedule, weekly) == sorted(
@@ -272,6 +274,11 @@ def test_an_unknown_field_says_where_it_belongs_or_what_to_write() -> None:
             "ClusterCalendar), which serves every namespace",
             "spec.daysOfWeek: unknown field; a Weekly window's days are a range, startDayOfWeek to "
             "endDayOfWeek (Monday and Friday for the working week)",
+            "spec.capacity.mode: unknown field; the capacity mode is the ScheduledPodAutoscaler's "
+            "(its spec.capacity.mode), for all its Schedules; a Schedule sets only its own "
+            "capacity.leadTime",
+            "spec.leadTimeBounds: unknown field; the bounds of leadTime: Auto are the "
+            "ScheduledPodAutoscaler's (its spec.leadTimeBounds), for all its Schedules",
         ]
     )
     calendar = {
@@ -566,6 +573,12 @@ def test_structural_and_window_errors_are_reported_together() -> None:
             {"type": "Weekly", "startDayOfWeek": 1, "endDayOfWeek": 0},
             "spec.startDayOfWeek: must be one of Sunday, Monday, Tuesday, Wednesday, Thursday, "
             "Friday, Saturday, got 1; did you mean 'Monday'?",
+        ),
+        (
+            {"type": "Weekly", "startDayOfWeek": "Mon-Fri", "endDayOfWeek": "monday to sunday"},
+            "spec.startDayOfWeek: must be one of Sunday, Monday, Tuesday, Wednesday, Thursday, "
+            "Friday, Saturday, got 'Mon-Fri'; a range is two fields: startDayOfWeek Monday, "
+            "endDayOfWeek Friday",
         ),
         # Times in other notations: the same time as the API takes it.
         (
