@@ -36,6 +36,10 @@ def annotation_warnings(kind: str, annotations: Mapping[str, object] | None) -> 
     for key, value in (annotations or {}).items():
         key = str(key)
         prefix, slash, _ = key.rpartition("/")
+        if not slash and key.casefold().startswith(GROUP) and len(key) > len(GROUP):
+            # The group, then a dot or a dash for the slash (`...github.io.adopt`): a key
+            # without a prefix, which the controller never reads.
+            prefix, slash = key[: len(GROUP)], key[len(GROUP)]
         folded = prefix.casefold()
         close = folded == GROUP or (
             slash and difflib.SequenceMatcher(None, folded, GROUP).ratio() >= _CLOSE_TO_GROUP
@@ -65,7 +69,7 @@ def annotation_warnings(kind: str, annotations: Mapping[str, object] | None) -> 
         # By the name after the prefix: the prefix, said right in the suggestion, would
         # otherwise make any name look close to every known one.
         names = {known.rpartition("/")[2]: known for known in AUTOSCALER_ANNOTATIONS}
-        name = key.rpartition("/")[2].casefold()
+        name = key[len(prefix) + 1 :].casefold()
         close_names = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
         meant = [names[found] for found in close_names]
         if kind == SCHEDULED_POD_AUTOSCALER:

@@ -30,7 +30,7 @@ from spa.cli.output import reading_cluster
 from spa.cli.plan import add_plan_command, run_plan
 from spa.cli.run import add_run_command, run_controller
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "command_parser", "main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -46,8 +46,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Returns at once unless the shell's completion script ran us for a TAB (then it exits).
     autocomplete(parser)
     arguments = parser.parse_args(argv)
+    # A command's own usage errors are said by its parser (`spa plan: error: ...` with the
+    # usage of `spa plan`), as argparse says those it finds itself, not by the top-level one.
+    own = command_parser(parser, arguments.command)
     if arguments.command == "plan":
-        return run_plan(parser, arguments)
+        return run_plan(own, arguments)
     if arguments.command == "completion":
         return run_completion(parser, arguments.shell)
     if arguments.command == "status":
@@ -55,19 +58,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if arguments.name is not None and arguments.selector is not None:
             # As kubectl get: a name and a selector together are refused.
-            parser.error("status: NAME cannot be given with -l/--selector")
+            own.error("NAME cannot be given with -l/--selector")
         return reading_cluster(lambda: run_status(arguments))
     if arguments.command in INCIDENT_COMMANDS:
         return reading_cluster(lambda: run_incident(arguments))
     if arguments.command == "suggest":
         from spa.cli.suggest import run_suggest
 
-        return run_suggest(parser, arguments)
+        return run_suggest(own, arguments)
     if arguments.command == "backtest":
         from spa.cli.backtest import run_backtest
 
-        return run_backtest(parser, arguments)
+        return run_backtest(own, arguments)
     return run_controller(arguments)
+
+
+def command_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The parser of the command `name` of `parser` (`parser` itself if it has none): the
+    one whose usage an error in that command's arguments is said with."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found = action.choices.get(name)
+            if isinstance(found, argparse.ArgumentParser):
+                return found
+    return parser
 
 
 def build_parser(*, prog: str | None = None) -> argparse.ArgumentParser:

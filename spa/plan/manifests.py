@@ -101,6 +101,10 @@ def _is_ours(body: object) -> bool:
     """An object of our API group, or meant to be: planned, or reported (an unknown kind of
     the group, or our kind under a misspelt group, is an error of its own, so the path is not
     also said to hold nothing)."""
+    if isinstance(body, list):
+        # Objects listed without a List around them: an error of the document that names
+        # them (spa.plan.planner), so not also a path that holds nothing.
+        return any(_is_ours(item) for item in body)
     if not isinstance(body, Mapping):
         return False
     api_version, kind = body.get("apiVersion"), body.get("kind")

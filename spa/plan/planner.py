@@ -585,6 +585,17 @@ def _identify(document: Document, errors: _Errors) -> _Parsed | None:
     kind of our group is an error, as in kubectl, and so is an object meant for our group but
     addressed to another: `spa.plan.manifests.misaddressed`)."""
     body = document.body
+    if isinstance(body, list) and any(
+        isinstance(item, Mapping) and "kind" in item and "apiVersion" in item for item in body
+    ):
+        # kubectl refuses a bare list too; one object a document, or a kind: List, is read.
+        errors.add_document_error(
+            document,
+            "not a Kubernetes object but a list of them: write each object as a document of "
+            "its own, after a line '---', or make the list the items of a kind: List "
+            "(apiVersion: v1, kind: List, items: [...])",
+        )
+        return None
     if not isinstance(body, Mapping):
         errors.add_document_error(document, "not a Kubernetes object (not a mapping)")
         return None

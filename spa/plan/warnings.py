@@ -15,6 +15,7 @@ from typing import Any
 
 from spa.api import SCHEDULED_POD_AUTOSCALER, FieldError, wire
 from spa.api.adoption import ADOPT_ANNOTATION, Takeover, takeover
+from spa.plan.schedules import look_ahead_from
 from spa.schedule import (
     LAST_INSTANT,
     CalendarWindow,
@@ -137,14 +138,13 @@ def never_starts(window: Window, at: int) -> FieldError | None:
         return None
     skipped = skipped_between(window, at, ahead)
     said = (
-        f"; the first of the next year, {skipped[0].describe()}"
+        f", the first {skipped[0].describe()}"
         if skipped
-        else " (a holidays or calendar mode Only keeps none of its dates)"
+        else " (a holidays or calendar mode Only keeps none of its dates in that time)"
     )
+    # As the table says it (`no start before 9999-12-31` near the end of the calendar).
     return FieldError(
-        None,
-        f"no window starts in the next {DEFAULT_HORIZON_YEARS} years: its calendars remove "
-        f"every one{said}",
+        None, f"no window starts {look_ahead_from(at)}: its calendars remove every one{said}"
     )
 
 

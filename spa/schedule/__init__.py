@@ -20,7 +20,7 @@ from spa.schedule.calendar import (
 from spa.schedule.cron import CronExpression, CronWindow, go_duration_seconds, parse_duration
 from spa.schedule.effective import Base, Rule, State, next_transition, state_at, transitions_between
 from spa.schedule.lead import MAX_LEAD_SECONDS, LeadWindow, with_lead
-from spa.schedule.public_holidays import PublicHolidays, holiday_countries
+from spa.schedule.public_holidays import PublicHolidays, country_code, holiday_countries
 from spa.schedule.wallclock import (
     FIRST_INSTANT,
     LAST_INSTANT,
@@ -74,6 +74,7 @@ __all__ = [
     "Weekday",
     "WeeklySpanWindow",
     "Window",
+    "country_code",
     "format_instant",
     "from_instant",
     "go_duration_seconds",

@@ -100,6 +100,12 @@ def parse_duration(text: str) -> int:
     return int(total)
 
 
+# A zone written into the expression, as Vixie cron's `CRON_TZ=` and a Kubernetes CronJob's
+# `TZ=` once took it: counted as a sixth field, it was said to be seconds. The zone is the
+# Schedule's timeZone.
+_ZONE_PREFIX = re.compile(r"(?P<key>CRON_TZ|TZ)=(?P<zone>\S*)\s+(?P<rest>\S.*)", re.DOTALL)
+
+
 @dataclass(frozen=True, slots=True)
 class CronExpression:
     """A parsed 5-field cron expression (or one of `CRON_MACROS`)."""
@@ -109,6 +115,13 @@ class CronExpression:
     minutes_of_day: tuple[int, ...] = field(init=False)
 
     def __post_init__(self) -> None:
+        zoned = _ZONE_PREFIX.fullmatch(self.text)
+        if zoned is not None:
+            raise WallClockError(
+                f"'{self.text}' names its time zone ({zoned['key']}=), which the schedule "
+                f"does not take: write '{zoned['rest']}' and the zone as the Schedule's "
+                f"timeZone ({zoned['zone'] or 'an IANA name such as Europe/Berlin'})"
+            )
         fields = CRON_MACROS.get(self.text, self.text)
         if self.text.startswith("@") and self.text not in CRON_MACROS:
             raise WallClockError(

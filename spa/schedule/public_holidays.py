@@ -22,7 +22,7 @@ from typing import Any
 
 from spa.schedule.wallclock import WallClockError
 
-__all__ = ["PublicHolidays", "UnknownSubdivision", "holiday_countries"]
+__all__ = ["PublicHolidays", "UnknownSubdivision", "country_code", "holiday_countries"]
 
 _LANGUAGE = "en_US"
 
@@ -42,6 +42,20 @@ def holiday_countries() -> tuple[str, ...]:
     return tuple(sorted({entry[1] for entry in COUNTRIES.values()}))
 
 
+def country_code(text: str) -> str | None:
+    """The alpha-2 code of the country `text` names otherwise: by its alpha-3 code (`USA`,
+    `DEU`), another code the library knows it by (`UK`), or its English name without spaces
+    (`Germany`, `United States`); None for anything else."""
+    from holidays.registry import COUNTRIES
+
+    wanted = re.sub(r"[\s_-]", "", text).casefold()
+    for entry in COUNTRIES.values():
+        name, code, *others = entry
+        if wanted in {name.casefold(), *(other.casefold() for other in others)}:
+            return str(code)
+    return None
+
+
 class PublicHolidays:
     """The public holidays of `country` (alpha-2) and optional `subdivision`, by date.
 
@@ -57,6 +71,11 @@ class PublicHolidays:
         self._library = _calendar_class(country)
         if subdivision is not None and subdivision not in self._library.subdivisions:
             choices = tuple(self._library.subdivisions)
+            meant = _subdivision_meant(self._library, subdivision)
+            if meant is not None:
+                raise UnknownSubdivision(
+                    f"unknown subdivision '{subdivision}' of {country}; did you mean '{meant}'?"
+                )
             if choices:
                 raise UnknownSubdivision(
                     f"unknown subdivision '{subdivision}' of {country}: "
@@ -89,6 +108,20 @@ class PublicHolidays:
     def __repr__(self) -> str:
         where = self.country if self.subdivision is None else f"{self.country}-{self.subdivision}"
         return f"PublicHolidays({where})"
+
+
+def _subdivision_meant(library: Any, written: str) -> str | None:
+    """The subdivision code `written` means: the code in other case (`by` for BY), or the code
+    of the name the library knows it by (`California` for CA, `England` for ENG)."""
+    folded = written.strip().casefold()
+    for code in library.subdivisions:
+        if code.casefold() == folded:
+            return str(code)
+    aliases: dict[str, str] = getattr(library, "subdivisions_aliases", None) or {}
+    for name, code in aliases.items():
+        if name.casefold() == folded:
+            return str(code)
+    return None
 
 
 def _calendar_class(country: str) -> Any:

@@ -486,6 +486,15 @@ def _newcomer(spec: str, *more: str) -> str:
 _NINE_TO_FIVE = "  type: Daily\n  startTime: '09:00'\n  endTime: '17:00'\n"
 
 
+def _document(name: str, spec: str) -> str:
+    """Another Schedule of shop/web, `name`, with `spec` (indented lines)."""
+    return (
+        f"apiVersion: {GROUP_VERSION}\nkind: Schedule\n"
+        f"metadata: {{name: {name}, namespace: shop}}\n"
+        f"spec:\n  scaleTargetRef: {{name: web}}\n{spec}"
+    )
+
+
 NEWCOMER: dict[str, tuple[str, tuple[str, ...]]] = {
     # name: (the file, what the plan must say: fragments of its errors and warnings, in
     # order; none for a file that plans cleanly)
@@ -599,7 +608,7 @@ NEWCOMER: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "a subdivision by its name": (
         _newcomer(_NINE_TO_FIVE + "  holidays: {country: GB, subdivision: England}\n"),
-        ("unknown subdivision 'England' of GB: use one of ENG, NIR, SCT, WLS",),
+        ("unknown subdivision 'England' of GB; did you mean 'ENG'?",),
     ),
     "calendars as a name": (
         _newcomer(_NINE_TO_FIVE + "  calendars: freeze\n"),
@@ -689,6 +698,298 @@ NEWCOMER: dict[str, tuple[str, tuple[str, ...]]] = {
         (
             "unknown annotation: the controller does not read it; did you mean "
             "'autoscaling.d-kuro.github.io/paused-until'?",
+        ),
+    ),
+    # A second set, written for the audit of issue 35 (other zones, holidays, calendars, YAML
+    # and JSON shapes, HPA fields of older APIs): each got a misleading answer or none.
+    "midnight in Santiago's gap": (
+        _newcomer(
+            "  type: Daily\n  startTime: '00:00'\n  endTime: '00:30'\n"
+            "  timeZone: America/Santiago\n  minReplicas: 4\n",
+            _document(
+                "gap",
+                "  type: OneShot\n  startTime: '2026-09-06T00:10'\n  endTime: '2026-09-06T00:40'\n"
+                "  timeZone: America/Santiago\n",
+            ),
+        ),
+        (
+            "the daylight-saving gap of America/Santiago on 2026-09-06 (the clocks go from 00:00 "
+            "to 01:00), so it is empty",
+        ),
+    ),
+    "Lord Howe's half-hour gap": (
+        _newcomer(
+            "  type: OneShot\n  startTime: '2026-10-04T02:05'\n  endTime: '2026-10-04T02:25'\n"
+            "  timeZone: Australia/Lord_Howe\n"
+        ),
+        ("Australia/Lord_Howe on 2026-10-04 (the clocks go from 02:00 to 02:30)",),
+    ),
+    "Chatham's weekend and a cron match in its gap": (
+        _newcomer(
+            "  type: WeeklySpan\n  startDayOfWeek: Saturday\n  startTime: '22:00'\n"
+            "  endDayOfWeek: Sunday\n  endTime: '03:00'\n  timeZone: Pacific/Chatham\n"
+            "  minReplicas: 4\n  excludeDates: ['2026-09-26']\n",
+            _document(
+                "cron",
+                "  type: Cron\n  schedule: '15 3 * * 0'\n  duration: 30m\n"
+                "  timeZone: Pacific/Chatham\n  minReplicas: 5\n",
+            ),
+        ),
+        (),
+    ),
+    "a subdivision in lower case": (
+        _newcomer(_NINE_TO_FIVE + "  holidays: {country: DE, subdivision: by}\n"),
+        ("spec.holidays.subdivision: unknown subdivision 'by' of DE; did you mean 'BY'?",),
+    ),
+    "a US state by its name": (
+        _newcomer(_NINE_TO_FIVE + "  holidays: {country: US, subdivision: California}\n"),
+        ("did you mean 'CA'?",),
+    ),
+    "a country's alpha-3 code and a mode in lower case": (
+        _newcomer(_NINE_TO_FIVE + "  holidays: {country: USA, mode: only}\n"),
+        (
+            "spec.holidays.country: must be the two capital letters of an ISO 3166-1 alpha-2 "
+            "code, got 'USA'; did you mean 'US'?",
+            "spec.holidays.mode: must be one of Skip, Only, got 'only'; did you mean 'Only'?",
+        ),
+    ),
+    "a country and its subdivision in one": (
+        _newcomer(_NINE_TO_FIVE + "  holidays: {country: de-BY}\n"),
+        ("write country: DE and subdivision: BY",),
+    ),
+    "holidays of two countries": (
+        _newcomer(_NINE_TO_FIVE + "  holidays: [{country: DE}, {country: FR}]\n"),
+        ("spec.holidays: must be an object, got a list",),
+    ),
+    "a mode in a Calendar": (
+        _newcomer(
+            _NINE_TO_FIVE + "  calendars: [{name: sale}]\n",
+            f"apiVersion: {GROUP_VERSION}\nkind: Calendar\nmetadata: {{name: sale, namespace: "
+            "shop}\nspec:\n  holidays: {country: CH, mode: Only}\n",
+        ),
+        (
+            "spec.holidays.mode: unknown field; a calendar has no mode: each Schedule that "
+            "refers to it says Skip or Only",
+        ),
+    ),
+    "calendars of both modes with holidays inside": (
+        _newcomer(
+            _NINE_TO_FIVE + "  timeZone: Europe/Zurich\n  minReplicas: 4\n  calendars:\n"
+            "  - {name: ch-holidays, kind: ClusterCalendar, mode: Skip}\n"
+            "  - {name: sale-season, mode: Only}\n",
+            f"apiVersion: {GROUP_VERSION}\nkind: ClusterCalendar\nmetadata: {{name: ch-holidays}}\n"
+            "spec:\n  holidays: {country: CH, subdivision: ZH}\n  dates: ['2026-12-24']\n",
+            f"apiVersion: {GROUP_VERSION}\nkind: Calendar\n"
+            "metadata: {name: sale-season, namespace: shop}\nspec:\n"
+            "  dateRanges: [{start: '2026-12-20', end: '2027-01-03'}]\n  holidays: {country: CH}\n",
+        ),
+        (),
+    ),
+    "a Calendar of another namespace by reference": (
+        _newcomer(_NINE_TO_FIVE + "  calendars: [{name: freeze, namespace: ops}]\n"),
+        (
+            "spec.calendars[0].namespace: unknown field; a Calendar serves the Schedules of its "
+            "own namespace only",
+        ),
+    ),
+    "an SPA of another namespace by reference": (
+        _newcomer(_NINE_TO_FIVE).replace(
+            "scaleTargetRef: {name: web}", "scaleTargetRef: {name: web, namespace: other}"
+        ),
+        ("a Schedule applies to a ScheduledPodAutoscaler of its own namespace",),
+    ),
+    "days as a list": (
+        _newcomer(
+            "  type: Weekly\n  daysOfWeek: [Monday, Tuesday]\n  startTime: '09:00'\n"
+            "  endTime: '17:00'\n"
+        ),
+        ("spec.daysOfWeek: unknown field; a Weekly window's days are a range",),
+    ),
+    "a range of days in one field": (
+        _newcomer(
+            "  type: Weekly\n  startDayOfWeek: Mon-Fri\n  startTime: '09:00'\n  endTime: '17:00'\n"
+        ),
+        (
+            "got 'Mon-Fri'; a range is two fields: startDayOfWeek Monday, endDayOfWeek Friday",
+            "spec.endDayOfWeek: is required for a Weekly schedule",
+        ),
+    ),
+    "a capacity mode on a Schedule": (
+        _newcomer(_NINE_TO_FIVE + "  capacity: {leadTime: 10m, mode: Placeholder}\n"),
+        ("spec.capacity.mode: unknown field; the capacity mode is the ScheduledPodAutoscaler's",),
+    ),
+    "weekdays as cron's numbers": (
+        _newcomer(
+            "  type: Weekly\n  startDayOfWeek: 1\n  endDayOfWeek: 5\n  startTime: '09:00'\n"
+            "  endTime: '17:00'\n"
+        ),
+        ("got 1; did you mean 'Monday'?", "got 5; did you mean 'Friday'?"),
+    ),
+    "times as numbers": (
+        _newcomer("  type: Daily\n  startTime: 9\n  endTime: 1730\n"),
+        (
+            "spec.startTime: must be a string, got 9 (a time of day is text in the form HH:mm: "
+            "write 09:00)",
+            "spec.endTime: must be a string, got 1730 (a time of day is text in the form HH:mm: "
+            "write 17:30)",
+        ),
+    ),
+    "times of 12 hours with minutes": (
+        _newcomer("  type: Daily\n  startTime: 9am\n  endTime: 5:30 pm\n"),
+        ("write 09:00", "write 17:30"),
+    ),
+    "a OneShot written with a space": (
+        _newcomer("  type: OneShot\n  startTime: 2026-12-24 18:00\n  endTime: 2026-12-25T06:00\n"),
+        (
+            "'2026-12-24 18:00' is not a date and time in the form yyyy-MM-ddTHH:mm; write "
+            "2026-12-24T18:00",
+        ),
+    ),
+    "an excluded date as digits": (
+        _newcomer(_NINE_TO_FIVE + "  excludeDates: [20261225]\n"),
+        (
+            "spec.excludeDates[0]: must be a string, got 20261225 (a date is written yyyy-MM-dd: "
+            "write 2026-12-25)",
+        ),
+    ),
+    "a zone as a signed number": (
+        _newcomer(_NINE_TO_FIVE + "  timeZone: +1\n"),
+        (
+            "spec.timeZone: must be a string, got 1 (a UTC offset is not a zone: use an IANA zone "
+            "such as Etc/GMT-1",
+        ),
+    ),
+    "CRON_TZ in the schedule": (
+        _newcomer(
+            "  type: Cron\n  schedule: 'CRON_TZ=Europe/Berlin 0 9 * * 1-5'\n  duration: 8h\n"
+        ),
+        ("write '0 9 * * 1-5' and the zone as the Schedule's timeZone (Europe/Berlin)",),
+    ),
+    "an @every macro": (
+        _newcomer("  type: Cron\n  schedule: '@every 1h'\n  duration: 30m\n"),
+        ("unknown macro '@every 1h': use one of @yearly",),
+    ),
+    "a duration of 8h30": (
+        _newcomer("  type: Cron\n  schedule: '0 9 * * 1-5'\n  duration: 8h30\n"),
+        ("spec.duration: '8h30' is not a duration",),
+    ),
+    "a Cron with times of day": (
+        _newcomer(
+            "  type: Cron\n  schedule: '0 9 * * 1-5'\n  duration: 8h\n  startTime: '09:00'\n"
+        ),
+        ("spec.startTime: is not used by a Cron schedule",),
+    ),
+    "a OneShot that ends in the repeated hour before it starts": (
+        _newcomer(
+            "  type: OneShot\n  startTime: '2026-11-01T01:30'\n  endTime: '2026-11-01T01:15'\n"
+            "  timeZone: America/New_York\n"
+        ),
+        ("spec.endTime: must be after startTime (2026-11-01T01:30)",),
+    ),
+    "a WeeklySpan without its end day": (
+        _newcomer(
+            "  type: WeeklySpan\n  startDayOfWeek: Friday\n  startTime: '18:00'\n"
+            "  endTime: '06:00'\n"
+        ),
+        ("spec.endDayOfWeek: is required for a WeeklySpan schedule",),
+    ),
+    "a OneShot with bounds": (
+        _newcomer(
+            "  type: OneShot\n  startTime: '2026-03-10T10:00'\n  endTime: '2026-03-11T10:00'\n"
+            "  startDate: 2026-03-10\n"
+        ),
+        ("spec.startDate: is not used by a OneShot schedule",),
+    ),
+    "objects as a YAML sequence": (
+        "- "
+        + "\n  ".join(_newcomer(_NINE_TO_FIVE).split("---\n")[1].strip("\n").split("\n"))
+        + "\n",
+        ("not a Kubernetes object but a list of them",),
+    ),
+    "objects as a JSON array": (
+        '[{"apiVersion": "' + GROUP_VERSION + '", "kind": "Schedule", "metadata": {"name": "s"}, '
+        '"spec": {"scaleTargetRef": {"name": "web"}, "type": "Daily", "startTime": "09:00", '
+        '"endTime": "17:00"}}]',
+        ("not a Kubernetes object but a list of them",),
+    ),
+    "fields beside spec": (
+        _SHOP_AUTOSCALER + f"---\napiVersion: {GROUP_VERSION}\nkind: Schedule\n"
+        "metadata: {name: s, namespace: shop}\nscaleTargetRef: {name: web}\ntype: Daily\n",
+        (
+            "scaleTargetRef: unknown field; it belongs under spec: spec.scaleTargetRef",
+            "type: unknown field; it belongs under spec: spec.type",
+        ),
+    ),
+    "an SPA written as an HPA": (
+        f"apiVersion: {GROUP_VERSION}\nkind: ScheduledPodAutoscaler\nmetadata: {{name: web}}\n"
+        "spec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"
+        "  maxReplicas: 10\n",
+        (
+            "spec.scaleTargetRef: unknown field; it belongs under spec.horizontalPodAutoscalerSpec",
+            "spec.maxReplicas: unknown field; it belongs under spec.horizontalPodAutoscalerSpec",
+        ),
+    ),
+    "an autoscaling/v1 target": (
+        _SHOP_AUTOSCALER.replace(
+            "    maxReplicas: 10\n", "    maxReplicas: 10\n    targetCPUUtilizationPercentage: 70\n"
+        ),
+        ("targetCPUUtilizationPercentage: unknown field; that is the field of autoscaling/v1",),
+    ),
+    "an autoscaling/v2beta1 metric": (
+        _SHOP_AUTOSCALER.replace(
+            "    maxReplicas: 10\n",
+            "    maxReplicas: 10\n    metrics:\n    - type: Resource\n"
+            "      resource: {name: cpu, targetAverageUtilization: 70}\n",
+        ),
+        (
+            "metrics[0].resource.targetAverageUtilization: unknown field; that is the form of "
+            "autoscaling/v2beta1; in autoscaling/v2 write target: {type: Utilization, "
+            "averageUtilization: N}",
+        ),
+    ),
+    "an HPA of the SPA's name and a dot for the slash": (
+        _SHOP_AUTOSCALER.replace(
+            "  namespace: shop\n",
+            "  namespace: shop\n  annotations: {autoscaling.d-kuro.github.io.adopt: 'true'}\n",
+        )
+        + "---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\n"
+        "metadata: {name: web, namespace: shop}\nspec:\n"
+        "  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  maxReplicas: 5\n",
+        (
+            "metadata.name: a HorizontalPodAutoscaler of this name is among the manifests",
+            "did you mean 'autoscaling.d-kuro.github.io/adopt'?",
+        ),
+    ),
+    "a ScheduleList from the API": (
+        _SHOP_AUTOSCALER
+        + f"---\napiVersion: {GROUP_VERSION}\nkind: ScheduleList\nmetadata: {{}}\nitems:\n"
+        "- metadata: {name: s, namespace: shop}\n  spec:\n    scaleTargetRef: {name: web}\n"
+        "    type: Daily\n    startTime: '09:00'\n    endTime: '17:00'\n",
+        (),
+    ),
+    "a BOM before a later document and a tab in a quoted value": (
+        _newcomer(_NINE_TO_FIVE + "  description: 'a\tb'\n").replace(
+            "---\napiVersion: autoscaling.d-kuro.github.io/v1\nkind: Schedule",
+            "---\n\ufeffapiVersion: autoscaling.d-kuro.github.io/v1\nkind: Schedule",
+        ),
+        (),
+    ),
+    "a name YAML reads as a boolean": (
+        _newcomer(_NINE_TO_FIVE).replace("name: s,", "name: y,"),
+        ("metadata.name: must be a string, got true (YAML reads unquoted yes",),
+    ),
+    "a name of digits": (
+        _newcomer(_NINE_TO_FIVE).replace("name: s,", "name: 2026,"),
+        ("metadata.name: must be a string, got 2026 (quote it to keep it text)",),
+    ),
+    "full-width digits and a zone with an umlaut": (
+        _newcomer(
+            "  type: Daily\n  startTime: '\uff10\uff19:\uff10\uff10'\n  endTime: '17:00'\n"
+            "  timeZone: Europe/Zürich\n"
+        ),
+        (
+            "spec.startTime: '\uff10\uff19:\uff10\uff10' is not a time of day in the form HH:mm",
+            "did you mean 'Europe/Zurich'?",
         ),
     ),
 }

@@ -530,7 +530,7 @@ class _FieldReader:
                 start_time=self.fields.start_time,
                 start_day=self.fields.start_day,
                 end_day=self.fields.end_day,
-            ) or time_form_hint(name, value)
+            ) or time_form_hint(name, value, one_shot=kind is ScheduleType.OneShot)
             self.errors.append(FieldError(name, f"{error}{hint}"))
             return None
 

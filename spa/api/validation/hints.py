@@ -15,14 +15,16 @@ from datetime import UTC, datetime, timedelta
 from typing import assert_never
 
 from spa.api.resources import ScheduleType
-from spa.schedule import WallClockError, Weekday, load_zone, parse_date
+from spa.schedule import WallClockError, Weekday, country_code, load_zone, parse_date
 from spa.schedule.wallclock import WELL_KNOWN_ZONES, zone_names, zones_abbreviated
 
 __all__ = [
     "TIME_SHAPE",
+    "country_hint",
     "date_form_hint",
     "is_date_field",
     "midnight_hint",
+    "number_hint",
     "suggestion",
     "time_form_hint",
     "zone_hint",
@@ -91,14 +93,18 @@ TIME_SHAPE = re.compile(
 _TIME_FIELDS = ("spec.startTime", "spec.endTime")
 
 
-def time_form_hint(field: str, value: object) -> str:
+def time_form_hint(field: str, value: object, *, one_shot: bool | None = None) -> str:
     """Why a startTime or endTime with seconds or a UTC offset is not of the form the API takes
     (HH:mm, or yyyy-MM-ddTHH:mm for a OneShot), and what to write: the seconds go, and the
-    zone is `spec.timeZone`'s, never the time's own (docs/schedules.md, "Time zones");
-    nothing for any other value."""
-    found = TIME_SHAPE.fullmatch(value) if isinstance(value, str) else None
-    if field not in _TIME_FIELDS or found is None or not (found["seconds"] or found["offset"]):
+    zone is `spec.timeZone`'s, never the time's own (docs/schedules.md, "Time zones"); for a
+    time of another notation (`6pm`, `17.30`, `9h`, `2026-12-24 18:00`, `2026/12/24T18:00`),
+    the same time in the API's, a date and time only for a OneShot (`one_shot`; None: not
+    known); nothing for any other value."""
+    if field not in _TIME_FIELDS or not isinstance(value, str):
         return ""
+    found = TIME_SHAPE.fullmatch(value)
+    if found is None or not (found["seconds"] or found["offset"]):
+        return _notation_hint(value, one_shot=one_shot)
     date = found["date"][:10] + "T" if found["date"] else ""
     parts = []
     if found["seconds"]:
@@ -109,6 +115,44 @@ def time_form_hint(field: str, value: object) -> str:
     if found["offset"]:
         fix += " and give the zone in spec.timeZone (an IANA name such as Europe/Berlin)"
     return f"; it has {' and '.join(parts)}, which the API does not take: {fix}"
+
+
+# A time of day in another notation: 12-hour (`6pm`, `5:30 p.m.`), with a dot or an `h`
+# between hours and minutes (`17.30`, `9h`, `17h30`), after a date written with a space or
+# slashes (`2026-12-24 18:00`, `2026/12/24T18:00`).
+_NOTATION = re.compile(
+    r"(?:(?P<year>[0-9]{4})[-/.](?P<month>[0-9]{1,2})[-/.](?P<day>[0-9]{1,2})(?:[Tt]| +))?"
+    r"(?P<hour>[0-9]{1,2})(?:(?P<separator>[:.hH])(?P<minute>[0-9]{2})?)? *"
+    r"(?P<half>[AaPp]\.? *[Mm]\.?)?"
+)
+
+
+def _notation_hint(value: str, *, one_shot: bool | None) -> str:
+    """The time `value` means, written as the API takes it, if it is a time (or, but for a
+    window that is known not to be a OneShot, a date and time) in another notation; nothing
+    for anything else."""
+    found = _NOTATION.fullmatch(value.strip())
+    if found is None or (found["year"] and one_shot is False):
+        return ""
+    hour, minute = int(found["hour"]), int(found["minute"] or 0)
+    if found["half"]:
+        if not 1 <= hour <= 12:
+            return ""
+        hour = hour % 12 + (12 if found["half"][0] in "Pp" else 0)
+    elif found["separator"] in (None, ":") and not found["year"]:
+        return ""  # plain digits or H:mm: not another notation
+    if hour > 23 or minute > 59:
+        return ""
+    written = f"{hour:02d}:{minute:02d}"
+    if found["year"]:
+        try:
+            day = parse_date(f"{found['year']}-{int(found['month']):02d}-{int(found['day']):02d}")
+        except WallClockError:
+            return ""
+        written = f"{day.isoformat()}T{written}"
+    if written == value:
+        return ""
+    return f"; write {written}"
 
 
 # The fields that hold a date alone (a Schedule's bounds and excludeDates, a calendar's dates
@@ -241,6 +285,90 @@ def _standard_minutes(zone: str) -> int:
         (instant.astimezone(load_zone(zone)).utcoffset() or timedelta(0)) for instant in _SEASONS
     ]
     return int(min(offsets).total_seconds()) // 60
+
+
+# A country and its subdivision in one (`DE-BY`, `de_by`, `US/CA`), as ISO 3166-2 writes them.
+_COUNTRY_AND_SUBDIVISION = re.compile(r"(?P<country>[A-Za-z]{2})[-_/ ](?P<subdivision>\w{1,3})")
+
+
+def country_hint(value: str) -> str:
+    """What to write for a country given as more than its alpha-2 code: the two codes of
+    `DE-BY`, the alpha-2 code of `USA` or `Germany`, else where to find the codes."""
+    both = _COUNTRY_AND_SUBDIVISION.fullmatch(value.strip())
+    if both is not None:
+        return (
+            f"; write country: {both['country'].upper()} and subdivision: "
+            f"{both['subdivision'].upper()}"
+        )
+    code = country_code(value) if len(value) <= 64 else None
+    if code is not None:
+        return f"; did you mean '{code}'?"
+    return " (such as US or DE)"
+
+
+def number_hint(field: str, value: float, *, one_shot: bool) -> str | None:
+    """For a number that YAML read where the API wants text, if quoting it would not make it
+    right: what to write instead (`timeZone: +1`, a UTC offset; `startTime: 9` or `1200`, a
+    time; `excludeDates: [20261225]`, a date; `country: 49`; `schedule: 5`). None where the
+    digits are fine as text (`name: 2026`): then quoting it is the fix. `one_shot`: the
+    Schedule is a OneShot, whose times are dates and times."""
+    if field == "spec.timeZone":
+        return _number_zone_hint(value)
+    if field in _TIME_FIELDS:
+        if one_shot:
+            return (
+                "; a OneShot's times are text in the form yyyy-MM-ddTHH:mm, such as "
+                "2026-03-08T09:00"
+            )
+        reading = _clock_reading(value)
+        if reading is not None:
+            return f"; a time of day is text in the form HH:mm: write {reading}"
+        return "; a time of day is text in the form HH:mm (00:00 to 23:59), such as 09:00"
+    if is_date_field(field):
+        digits = str(value) if isinstance(value, int) and 10_000_000 <= value < 100_000_000 else ""
+        try:
+            day = parse_date(f"{digits[:4]}-{digits[4:6]}-{digits[6:]}") if digits else None
+        except WallClockError:
+            day = None
+        if day is not None:
+            return f"; a date is written yyyy-MM-dd: write {day.isoformat()}"
+        return "; a date is text in the form yyyy-MM-dd, such as 2026-12-25"
+    if field.endswith("holidays.country"):
+        return (
+            "; a country is the two capital letters of its ISO 3166-1 alpha-2 code, such as "
+            "US or DE"
+        )
+    if field == "spec.schedule":
+        return (
+            "; a schedule is a cron expression of 5 fields such as '0 9 * * 1-5' (quoted), "
+            "or a macro such as @daily"
+        )
+    return None
+
+
+def _number_zone_hint(value: float) -> str:
+    """A number as timeZone (`+1`, `-5`, `0`, `5.5`) is a UTC offset in hours."""
+    sign = "-" if value < 0 else "+"
+    hours, fraction = divmod(abs(value), 1)
+    minutes = round(fraction * 60)
+    said = _offset_hint(f"{sign}{int(hours):02d}:{minutes:02d}") if hours <= 14 else None
+    return said or "; a time zone is an IANA name such as Europe/Berlin"
+
+
+def _clock_reading(value: float) -> str | None:
+    """The time of day a number probably meant: 9 is 09:00, 1730 is 17:30, 12.3 (`12.30` to
+    YAML) is 12:30; None for a number that is no time, or not clearly one (720 is 07:20, or
+    12:00 as minutes, which a YAML 1.1 reader makes of an unquoted 12:00)."""
+    if isinstance(value, int):
+        hour, minute = (value, 0) if 0 <= value <= 23 else divmod(value, 100)
+        if not (0 <= value <= 23 or 1000 <= value <= 2359):
+            return None
+    else:
+        hour = int(value)
+        minute = round((value - hour) * 100)
+    if not (0 <= hour <= 23 and 0 <= minute <= 59):
+        return None
+    return f"{hour:02d}:{minute:02d}"
 
 
 def suggestion(word: str, choices: Iterable[str]) -> str:

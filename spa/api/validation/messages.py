@@ -18,11 +18,31 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from spa.api.resources import GO_DURATION_PATTERN, LEAD_TIME_PATTERN
+from spa.api.hpa import (
+    ContainerResourceMetricSource,
+    ExternalMetricSource,
+    HorizontalPodAutoscalerSpec,
+    ObjectMetricSource,
+    PodsMetricSource,
+    ResourceMetricSource,
+)
+from spa.api.resources import (
+    GO_DURATION_PATTERN,
+    LEAD_TIME_PATTERN,
+    CalendarHolidaysSpec,
+    CalendarReference,
+    CalendarSpec,
+    ScheduleCapacitySpec,
+    ScheduleSpec,
+    ScheduleTargetRef,
+    WeekdayName,
+)
 from spa.api.validation.hints import (
     TIME_SHAPE,
+    country_hint,
     date_form_hint,
     is_date_field,
+    number_hint,
     suggestion,
     time_form_hint,
 )
@@ -111,8 +131,12 @@ def invalid_object(
     ones only when there are many (a list with thousands of bad items)."""
     reported = {field.field for field in errors}
     details = error.errors(include_url=False, include_context=True, include_input=True)
+    spec = document.get("spec")
+    one_shot = isinstance(spec, Mapping) and spec.get("type") == "OneShot"
     for detail in details[:MOST_ERRORS_SHOWN]:
-        found = _field_error(detail, model, _written_number(document, detail["loc"]))
+        found = _field_error(
+            detail, model, _written_number(document, detail["loc"]), one_shot=one_shot
+        )
         if found.field not in reported:
             errors.append(found)
     if len(details) > MOST_ERRORS_SHOWN:
@@ -135,10 +159,15 @@ def _written_number(document: object, loc: tuple[int | str, ...]) -> WrittenNumb
 
 
 def _field_error(
-    detail: ErrorDetails, model: type[BaseModel], written: WrittenNumber | None = None
+    detail: ErrorDetails,
+    model: type[BaseModel],
+    written: WrittenNumber | None = None,
+    *,
+    one_shot: bool = False,
 ) -> FieldError:
     """One pydantic error in our words; `written` is the input as the user wrote it, if the
-    reader kept it."""
+    reader kept it; `one_shot`: the object is a OneShot Schedule (its times are dates and
+    times)."""
     loc = detail["loc"]
     path = ""
     for part in loc:
@@ -148,24 +177,40 @@ def _field_error(
     context = detail.get("ctx") or {}
     got = f", got {described(value)}"
     if kind == "extra_forbidden":
-        names = _field_names(_annotation_at(model, loc[:-1]))
-        message = "unknown field" + suggestion(str(loc[-1]), names)
+        parent = _annotation_at(model, loc[:-1])
+        key = str(loc[-1])
+        message = "unknown field" + (
+            _UNKNOWN_FIELD_HINTS.get((parent, key))
+            or _belongs_under(parent, key, loc[:-1])
+            or suggestion(key, _field_names(parent))
+        )
     elif kind == "missing":
         message = "is required"
     elif kind in _EXPECTED:
         units = _DURATION_UNITS.get(tuple(loc)) if kind == "string_type" else None
         hint = (
             (units and _duration_hint(units, value))
-            or _hint(kind, value)
+            or _hint(kind, value, path, one_shot=one_shot)
             or _date_hint(kind, loc, value)
         )
         message = f"must be {_EXPECTED[kind]}{got}{hint}"
     elif kind in ("enum", "literal_error"):
-        choices = _choices(_annotation_at(model, loc))
+        annotation = _annotation_at(model, loc)
+        choices = _choices(annotation)
         listed = ", ".join(choices) if choices else str(context.get("expected", ""))
         message = f"must be {listed}{got}" if len(choices) == 1 else f"must be one of {listed}{got}"
-        if isinstance(value, str):
+        days = _DAY_RANGE.fullmatch(value) if isinstance(value, str) else None
+        if annotation is WeekdayName and days is not None:
+            first, last = (_weekday(days[part]) for part in ("first", "last"))
+            if first is not None and last is not None:
+                message += f"; a range is two fields: startDayOfWeek {first}, endDayOfWeek {last}"
+            else:
+                message += suggestion(str(value), choices)
+        elif isinstance(value, str):
             message += suggestion(value, choices)
+        elif annotation is WeekdayName and type(value) is int and 0 <= value <= 7:
+            # Cron's numbers: 0 and 7 are Sunday.
+            message += f"; did you mean '{list(WeekdayName)[value % 7].value}'?"
     elif kind in _BOUNDS:
         word, key = _BOUNDS[kind]
         message = f"must be {word} {context.get(key)}{got}"
@@ -176,6 +221,11 @@ def _field_error(
         if form is not None and form["date"] is None:
             time_format = TimeFormat.HOUR_MINUTE
         message = f"must be {time_format.described}{got}{time_form_hint(path, value)}"
+    elif kind == "string_too_long" and isinstance(value, str) and path.endswith("holidays.country"):
+        message = (
+            f"must be the two capital letters of an ISO 3166-1 alpha-2 code{got}"
+            f"{country_hint(value)}"
+        )
     elif kind == "string_too_long" and isinstance(value, str) and is_date_field(path):
         # A date with a time, an offset or a long year: its form, rather than only its length.
         message = f"must be a date in the form yyyy-MM-dd{got}{date_form_hint(value)}"
@@ -293,12 +343,14 @@ def _date_hint(kind: str, loc: Sequence[int | str], value: object) -> str:
     return ""
 
 
-def _hint(kind: str, value: object) -> str:
-    """What to change when YAML read the value as another type than the one wanted."""
+def _hint(kind: str, value: object, path: str, *, one_shot: bool) -> str:
+    """What to change when YAML read the value as another type than the one wanted: quoting
+    it where that makes it right, else what to write (`timeZone: +1`, `startTime: 9`)."""
     if kind == "string_type" and isinstance(value, bool):
         return " (YAML reads unquoted yes, no, on, off, y, n, true and false as booleans: quote it)"
     if kind == "string_type" and isinstance(value, int | float):
-        return " (quote it to keep it text)"
+        instead = number_hint(path, value, one_shot=one_shot)
+        return f" ({instead.removeprefix('; ')})" if instead else " (quote it to keep it text)"
     if kind in ("int_type", "int_parsing") and isinstance(value, str) and value.isdigit():
         # Up to 18 digits is an integer to kubectl; more than float64 holds is text.
         return " (write it without quotes)" if len(value) <= 18 else " (too large for a number)"
@@ -307,6 +359,100 @@ def _hint(kind: str, value: object) -> str:
     if kind.startswith("int_") and isinstance(value, WrittenNumber):
         return " (too large: kubectl sends an integer beyond 64 bits as a floating-point number)"
     return ""
+
+
+_V2 = "that is the form of autoscaling/v2beta1; in autoscaling/v2 write"
+_TARGET_HINTS = {
+    "targetAverageUtilization": f"; {_V2} target: {{type: Utilization, averageUtilization: N}}",
+    "targetAverageValue": f"; {_V2} target: {{type: AverageValue, averageValue: Q}}",
+    "targetValue": f"; {_V2} target: {{type: Value, value: Q}}",
+    "metricName": f"; {_V2} metric: {{name: NAME}}",
+    "metricSelector": f"; {_V2} metric: {{name: NAME, selector: ...}}",
+}
+_WHOLE_WEEK_DAYS = (
+    "; a Weekly window's days are a range, startDayOfWeek to endDayOfWeek (Monday and Friday "
+    "for the working week)"
+)
+_CALENDAR_MODE = (
+    "; a calendar has no mode: each Schedule that refers to it says Skip or Only, in its "
+    "spec.calendars (name: ..., mode: Only)"
+)
+
+# Fields a newcomer writes that the API has elsewhere or in another form: what to write
+# instead, where a suggestion by spelling would mislead (`namespace` is not a misspelt
+# `name`) or say nothing of why.
+_UNKNOWN_FIELD_HINTS: dict[tuple[Any, str], str] = {
+    (ScheduleTargetRef, "namespace"): (
+        "; a Schedule applies to a ScheduledPodAutoscaler of its own namespace: create the "
+        "Schedule in that namespace"
+    ),
+    (CalendarReference, "namespace"): (
+        "; a Calendar serves the Schedules of its own namespace only: refer to one there, or "
+        "to a ClusterCalendar (kind: ClusterCalendar), which serves every namespace"
+    ),
+    (CalendarHolidaysSpec, "mode"): _CALENDAR_MODE,
+    (CalendarSpec, "mode"): _CALENDAR_MODE,
+    **{(ScheduleSpec, name): _WHOLE_WEEK_DAYS for name in ("days", "daysOfWeek", "weekdays")},
+    (ScheduleCapacitySpec, "mode"): (
+        "; the capacity mode is the ScheduledPodAutoscaler's (its spec.capacity.mode), for all "
+        "its Schedules; a Schedule sets only its own capacity.leadTime"
+    ),
+    (ScheduleSpec, "leadTimeBounds"): (
+        "; the bounds of leadTime: Auto are the ScheduledPodAutoscaler's (its "
+        "spec.leadTimeBounds), for all its Schedules"
+    ),
+    (HorizontalPodAutoscalerSpec, "targetCPUUtilizationPercentage"): (
+        "; that is the field of autoscaling/v1; in autoscaling/v2 write metrics: [{type: "
+        "Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: N}}}]"
+    ),
+    **{
+        (source, name): hint
+        for source, names in (
+            (ResourceMetricSource, ("targetAverageUtilization", "targetAverageValue")),
+            (ContainerResourceMetricSource, ("targetAverageUtilization", "targetAverageValue")),
+            (PodsMetricSource, ("metricName", "targetAverageValue")),
+            (ObjectMetricSource, ("metricName", "targetValue")),
+            (
+                ExternalMetricSource,
+                ("metricName", "metricSelector", "targetValue", "targetAverageValue"),
+            ),
+        )
+        for name in names
+        for hint in (_TARGET_HINTS[name],)
+    },
+}
+
+
+# Days written as a range in one field (`Mon-Fri`, `Monday to Friday`).
+_DAY_RANGE = re.compile(
+    r"(?P<first>[A-Za-z]{2,})\s*(?:-|\u2013|to|through|\.\.)\s*(?P<last>[A-Za-z]{2,})"
+)
+
+
+def _weekday(text: str) -> str | None:
+    """The weekday `text` abbreviates or names (any case), if one."""
+    folded = text.casefold()
+    found = [day.value for day in WeekdayName if day.value.casefold().startswith(folded)]
+    return found[0] if len(found) == 1 else None
+
+
+def _belongs_under(parent: Any, key: str, where: tuple[int | str, ...]) -> str | None:
+    """For a field written one level too high (a Schedule's `type` beside `spec`, an SPA's
+    `minReplicas` beside `horizontalPodAutoscalerSpec`): where it belongs, if exactly one
+    object field of `parent` has a field of that name; None otherwise."""
+    if not (isinstance(parent, type) and issubclass(parent, BaseModel)):
+        return None
+    homes = [
+        info.alias or name
+        for name, info in parent.model_fields.items()
+        if key in _field_names(unwrap(info.annotation))
+    ]
+    if len(homes) != 1:
+        return None
+    home = ""
+    for part in (*where, homes[0]):
+        home += f"[{part}]" if isinstance(part, int) else (f".{part}" if home else str(part))
+    return f"; it belongs under {home}: {home}.{key}"
 
 
 def described(value: object) -> str:

@@ -22,6 +22,7 @@ from spa.api import (
     parse_scheduled_pod_autoscaler,
 )
 from spa.api.validation.messages import WrittenNumber
+from spa.api.validation.parse import parse_calendar
 from spa.schedule import OneShotWindow, RecurringWindow, Weekday
 from spa.schedule.wallclock import WELL_KNOWN_ZONES, zone_names, zones_abbreviated
 from tests.builders import autoscaler, schedule
@@ -220,6 +221,82 @@ def test_a_long_name_is_reported_with_a_structural_error() -> None:
     ]
 
 
+def _unknown_fields(
+    parse: Callable[[dict[str, Any]], object], document: dict[str, Any]
+) -> list[str]:
+    found = problems(lambda: parse(document))
+    assert found is not None
+    return sorted(str(error) for error in found if "unknown field" in error.message)
+
+
+def test_an_unknown_field_says_where_it_belongs_or_what_to_write() -> None:
+    """A field one level too high, a reference to another namespace, a calendar's mode, days
+    as a list and the HPA fields of autoscaling/v1 and v2beta1: a spelling suggestion said
+    nothing of these, or misled (`namespace`: "did you mean 'name'?")."""
+    flat = autoscaler(name="web")
+    flat["spec"] = {"minReplicas": 2, **flat["spec"]}
+    flat["spec"]["horizontalPodAutoscalerSpec"]["targetCPUUtilizationPercentage"] = 70
+    flat["spec"]["horizontalPodAutoscalerSpec"]["metrics"] = [
+        {"type": "Resource", "resource": {"name": "cpu", "targetAverageUtilization": 70}},
+        {"type": "External", "external": {"metricName": "queue", "targetValue": 30}},
+    ]
+    v2 = "that is the form of autoscaling/v2beta1; in autoscaling/v2 write"
+    assert _unknown_fields(parse_scheduled_pod_autoscaler, flat) == sorted(
+        [
+            "spec.minReplicas: unknown field; it belongs under spec.horizontalPodAutoscalerSpec: "
+            "spec.horizontalPodAutoscalerSpec.minReplicas",
+            "spec.horizontalPodAutoscalerSpec.targetCPUUtilizationPercentage: unknown field; that "
+            "is the field of autoscaling/v1; in autoscaling/v2 write metrics: [{type: Resource, "
+            "resource: {name: cpu, target: {type: Utilization, averageUtilization: N}}}]",
+            "spec.horizontalPodAutoscalerSpec.metrics[0].resource.targetAverageUtilization: "
+            f"unknown field; {v2} target: {{type: Utilization, averageUtilization: N}}",
+            "spec.horizontalPodAutoscalerSpec.metrics[1].external.metricName: unknown field; "
+            f"{v2} metric: {{name: NAME}}",
+            "spec.horizontalPodAutoscalerSpec.metrics[1].external.targetValue: unknown field; "
+            f"{v2} target: {{type: Value, value: Q}}",
+        ]
+    )
+    weekly = _push(
+        scaleTargetRef={"name": "nginx", "namespace": "other"},
+        calendars=[{"name": "freeze", "namespace": "ops"}],
+        daysOfWeek=["Monday"],
+        capacity={"leadTime": "10m", "mode": "Placeholder"},
+        leadTimeBounds={"max": "10m"},
+    )
+    weekly["type"] = weekly["spec"].pop("type")
+    assert _unknown_fields(parse_schedule, weekly) == sorted(
+        [
+            "type: unknown field; it belongs under spec: spec.type",
+            "spec.scaleTargetRef.namespace: unknown field; a Schedule applies to a "
+            "ScheduledPodAutoscaler of its own namespace: create the Schedule in that namespace",
+            "spec.calendars[0].namespace: unknown field; a Calendar serves the Schedules of its "
+            "own namespace only: refer to one there, or to a ClusterCalendar (kind: "
+            "ClusterCalendar), which serves every namespace",
+            "spec.daysOfWeek: unknown field; a Weekly window's days are a range, startDayOfWeek to "
+            "endDayOfWeek (Monday and Friday for the working week)",
+            "spec.capacity.mode: unknown field; the capacity mode is the ScheduledPodAutoscaler's "
+            "(its spec.capacity.mode), for all its Schedules; a Schedule sets only its own "
+            "capacity.leadTime",
+            "spec.leadTimeBounds: unknown field; the bounds of leadTime: Auto are the "
+            "ScheduledPodAutoscaler's (its spec.leadTimeBounds), for all its Schedules",
+        ]
+    )
+    calendar = {
+        "apiVersion": API_VERSION,
+        "kind": "Calendar",
+        "metadata": {"name": "freeze", "namespace": "shop"},
+        "spec": {"holidays": {"country": "DE", "mode": "Only"}, "mode": "Skip"},
+    }
+    mode = (
+        "unknown field; a calendar has no mode: each Schedule that refers to it says Skip or "
+        "Only, in its spec.calendars (name: ..., mode: Only)"
+    )
+    assert _unknown_fields(parse_calendar, calendar) == [
+        f"spec.holidays.mode: {mode}",
+        f"spec.mode: {mode}",
+    ]
+
+
 EXTERNAL_METRIC = {
     "type": "External",
     "external": {
@@ -411,7 +488,128 @@ def test_structural_and_window_errors_are_reported_together() -> None:
         ),
         (
             {"startTime": 720},
-            "spec.startTime: must be a string, got 720 (quote it to keep it text)",
+            "spec.startTime: must be a string, got 720 (a time of day is text in the form "
+            "HH:mm (00:00 to 23:59), such as 09:00)",
+        ),
+        # Quoting a number makes it text, not a time, a date, a zone or a country: what to
+        # write instead (it was "quote it to keep it text" for each).
+        (
+            {"startTime": 1730, "endTime": 9},
+            "spec.startTime: must be a string, got 1730 (a time of day is text in the form "
+            "HH:mm: write 17:30)",
+        ),
+        (
+            {"endTime": 12.3},
+            "spec.endTime: must be a string, got 12.3 (a time of day is text in the form "
+            "HH:mm: write 12:30)",
+        ),
+        (
+            {"timeZone": 1},
+            "spec.timeZone: must be a string, got 1 (a UTC offset is not a zone: use an IANA "
+            "zone such as Etc/GMT-1 (the sign is inverted: Etc/GMT-1 is UTC+01:00) or the zone "
+            "of the place you mean, such as Europe/Berlin)",
+        ),
+        (
+            {"timeZone": 0},
+            "spec.timeZone: must be a string, got 0 (a UTC offset is not a zone: write UTC (or "
+            "Etc/UTC))",
+        ),
+        (
+            {"excludeDates": [20261225]},
+            "spec.excludeDates[0]: must be a string, got 20261225 (a date is written "
+            "yyyy-MM-dd: write 2026-12-25)",
+        ),
+        (
+            {"endDate": 2026},
+            "spec.endDate: must be a string, got 2026 (a date is text in the form yyyy-MM-dd, "
+            "such as 2026-12-25)",
+        ),
+        (
+            {"holidays": {"country": 49}},
+            "spec.holidays.country: must be a string, got 49 (a country is the two capital "
+            "letters of its ISO 3166-1 alpha-2 code, such as US or DE)",
+        ),
+        (
+            {
+                "type": "OneShot",
+                "startTime": 1735000000,
+                "endTime": "2026-03-08T10:00",
+                **dict.fromkeys(("startDayOfWeek", "endDayOfWeek")),
+            },
+            "spec.startTime: must be a string, got 1735000000 (a OneShot's times are text in "
+            "the form yyyy-MM-ddTHH:mm, such as 2026-03-08T09:00)",
+        ),
+        (
+            {"description": 42},
+            "spec.description: must be a string, got 42 (quote it to keep it text)",
+        ),
+        # A country as more than its alpha-2 code got only "must be at most 2 characters".
+        (
+            {"holidays": {"country": "USA"}},
+            "spec.holidays.country: must be the two capital letters of an ISO 3166-1 alpha-2 "
+            "code, got 'USA'; did you mean 'US'?",
+        ),
+        (
+            {"holidays": {"country": "Germany"}},
+            "spec.holidays.country: must be the two capital letters of an ISO 3166-1 alpha-2 "
+            "code, got 'Germany'; did you mean 'DE'?",
+        ),
+        (
+            {"holidays": {"country": "de-BY"}},
+            "spec.holidays.country: must be the two capital letters of an ISO 3166-1 alpha-2 "
+            "code, got 'de-BY'; write country: DE and subdivision: BY",
+        ),
+        # A subdivision by its name, or in lower case, got the list of codes.
+        (
+            {"holidays": {"country": "US", "subdivision": "California"}},
+            "spec.holidays.subdivision: unknown subdivision 'California' of US; did you mean 'CA'?",
+        ),
+        (
+            {"holidays": {"country": "DE", "subdivision": "by"}},
+            "spec.holidays.subdivision: unknown subdivision 'by' of DE; did you mean 'BY'?",
+        ),
+        # Weekdays as cron's numbers.
+        (
+            {"type": "Weekly", "startDayOfWeek": 1, "endDayOfWeek": 0},
+            "spec.startDayOfWeek: must be one of Sunday, Monday, Tuesday, Wednesday, Thursday, "
+            "Friday, Saturday, got 1; did you mean 'Monday'?",
+        ),
+        (
+            {"type": "Weekly", "startDayOfWeek": "Mon-Fri", "endDayOfWeek": "monday to sunday"},
+            "spec.startDayOfWeek: must be one of Sunday, Monday, Tuesday, Wednesday, Thursday, "
+            "Friday, Saturday, got 'Mon-Fri'; a range is two fields: startDayOfWeek Monday, "
+            "endDayOfWeek Friday",
+        ),
+        # Times in other notations: the same time as the API takes it.
+        (
+            {"endTime": "6pm"},
+            "spec.endTime: '6pm' is not a time of day in the form HH:mm "
+            "(00:00 to 23:59); write 18:00",
+        ),
+        (
+            {"startTime": "12:30 a.m."},
+            "spec.startTime: '12:30 a.m.' is not a time of day in "
+            "the form HH:mm (00:00 to 23:59); write 00:30",
+        ),
+        (
+            {"endTime": "17.30"},
+            "spec.endTime: '17.30' is not a time of day in the form HH:mm "
+            "(00:00 to 23:59); write 17:30",
+        ),
+        (
+            {"startTime": "9h"},
+            "spec.startTime: '9h' is not a time of day in the form HH:mm "
+            "(00:00 to 23:59); write 09:00",
+        ),
+        (
+            {
+                "type": "OneShot",
+                "startTime": "2026-03-08 08:00",
+                "endTime": "2026/03/08T10:00",
+                **dict.fromkeys(("startDayOfWeek", "endDayOfWeek")),
+            },
+            "spec.endTime: '2026/03/08T10:00' is not a date and time in the form "
+            "yyyy-MM-ddTHH:mm; write 2026-03-08T10:00",
         ),
         (
             {"type": "weekly"},

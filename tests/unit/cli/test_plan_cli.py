@@ -328,12 +328,18 @@ def test_help_names_the_program_as_invoked() -> None:
         ["--at", "2026-03-08T06:30:00Z", "--until", "2026-03-08T06:00:00Z"],
         ["-n", "shop"],  # cluster flags need --from-cluster
         ["--from-cluster"],  # not with -f
+        ["--at", "9999-01-01T00:00:00Z"],  # no instant left to plan
+        ["--at", "2026-03-08T00:00:00Z", "--until", "2037-03-08T00:00:00Z"],  # > 3660 days
+        ["--diff", "-", "-f", "-"],  # standard input on both sides
     ],
 )
 def test_bad_arguments_exit_two(manifests: Path, arguments: list[str]) -> None:
+    """Each is said as argparse says its own errors, by `spa plan`'s parser: its usage and
+    `spa plan: error:`, not the top-level `spa COMMAND ...` usage (which some of them got)."""
     result = spa("plan", "-f", str(manifests), *arguments)
-    assert result.returncode == 2
-    assert "error:" in result.stderr
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith("usage: spa plan "), result.stderr
+    assert result.stderr.splitlines()[-1].startswith("spa plan: error: ")
 
 
 def test_samples_plan_a_sensible_week() -> None:

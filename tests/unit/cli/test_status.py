@@ -275,7 +275,7 @@ def test_a_name_and_a_selector_are_refused(capsys: pytest.CaptureFixture[str]) -
     with pytest.raises(SystemExit) as exited:
         main(["status", "web", "-l", "team=shop"])
     assert exited.value.code == 2
-    assert "error: status: NAME cannot be given with -l/--selector" in capsys.readouterr().err
+    assert "status: error: NAME cannot be given with -l/--selector" in capsys.readouterr().err
 
 
 def test_a_raise_written_ahead_of_its_boundary_is_said() -> None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 
 from spa.plan import Plan, build_plan, read_documents, render_html, render_json, render_table
@@ -187,12 +188,31 @@ def test_messages_are_ours_short_and_never_echo_a_large_input(tmp_path: Path) ->
     )
     found = messages(plan)
     assert "spec.timeZone: must be at most 64 characters, got 70,000" in found
-    assert "spec.startTime: must be a string, got 1200 (quote it to keep it text)" in found
+    assert (
+        "spec.startTime: must be a string, got 1200 (a time of day is text in the form HH:mm: "
+        "write 12:00)" in found
+    )
     assert "spec.endTime: must be a string, got a list" in found
     for error in plan.errors:
         line = describe_error(error)
         assert "Input should" not in line
         assert len(line) < 250
+
+
+@pytest.mark.parametrize("form", ["yaml", "json"])
+def test_objects_listed_without_a_list_around_them_say_how_to_write_them(
+    tmp_path: Path, form: str
+) -> None:
+    """A bare list of objects (a YAML sequence, a JSON array) is refused, as kubectl refuses
+    it, with what to write, once: it got "not a Kubernetes object (not a mapping)" and "holds no
+    ScheduledPodAutoscaler or Schedule", though it held two."""
+    objects = [yaml.safe_load(TARGET_AUTOSCALER), yaml.safe_load(SCHEDULE)]
+    text = json.dumps(objects) if form == "json" else yaml.safe_dump(objects)
+    assert messages(plan_of(tmp_path, text)) == [
+        "not a Kubernetes object but a list of them: write each object as a document of its "
+        "own, after a line '---', or make the list the items of a kind: List (apiVersion: v1, "
+        "kind: List, items: [...])"
+    ]
 
 
 def test_a_document_that_is_not_an_object_is_reported_in_our_words(tmp_path: Path) -> None:

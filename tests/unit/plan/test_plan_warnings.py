@@ -151,6 +151,22 @@ def test_misspelt_and_misplaced_annotations_are_warned_of() -> None:
     assert plan.errors == []
 
 
+@pytest.mark.parametrize("separator", [".", "-"])
+def test_our_group_with_another_separator_than_a_slash_is_warned_of(separator: str) -> None:
+    """`autoscaling.d-kuro.github.io.adopt` is a key without a prefix, which the controller
+    never reads: it was passed over in silence, as a key of another prefix is."""
+    key = f"{PREFIX}{separator}paused-until"
+    plan = plan_of(annotated({key: "indefinite"}))
+    assert warned(plan) == [
+        (
+            "web",
+            f'metadata.annotations["{key}"]',
+            "unknown annotation: the controller does not read it; did you mean "
+            f"'{PREFIX}/paused-until'?",
+        )
+    ]
+
+
 def test_well_written_annotations_are_not_warned_of() -> None:
     plan = plan_of(
         annotated(
@@ -243,8 +259,41 @@ def test_a_window_that_can_never_start_says_why() -> None:
             "mondays-only-on-sundays",
             None,
             "no window starts in the next 41 years: its calendars remove every one (a holidays "
-            "or calendar mode Only keeps none of its dates)",
+            "or calendar mode Only keeps none of its dates in that time)",
         ),
+    ]
+
+
+def test_a_window_no_calendar_lets_start_before_the_end_says_so_as_the_table() -> None:
+    """In the last decades of the calendar the look-ahead ends at 9999-12-31: the warning says
+    so as the table does (`no start before 9999-12-31`), not "in the next 41 years", and names
+    the first window removed plainly (it said "; the first of the next year, excluded ...")."""
+    at = int(dt.datetime(9998, 12, 20, tzinfo=dt.UTC).timestamp())
+    documents = [
+        Document("all.yaml", number, body)
+        for number, body in enumerate(
+            [
+                autoscaler(),
+                schedule(**DAILY, calendars=[{"name": "far"}]),
+                calendar(
+                    name="far",
+                    namespace="shop",
+                    dateRanges=[{"start": "9998-12-01", "end": "9999-12-31"}],
+                ),
+            ],
+            1,
+        )
+    ]
+    plan = build_plan(documents, [], at=at, until=at + WEEK)
+    [planned] = [planned for each in plan.autoscalers for planned in each.schedules]
+    assert (planned.look_ahead, planned.next_change) == ("before 9999-12-31", None)
+    assert warned(plan) == [
+        (
+            "noon",
+            None,
+            "no window starts before 9999-12-31: its calendars remove every one, the first "
+            "excluded 9998-12-20 (calendar: Calendar/far)",
+        )
     ]
 
 

@@ -381,6 +381,14 @@ class TestCronDays:
         [
             ("0 9 * *", "has 4 fields: write 5"),
             ("0 0 9 * * *", "has 6 fields (seconds are not supported)"),
+            # Said to be a seconds field: the zone is the Schedule's timeZone.
+            (
+                "CRON_TZ=Europe/Berlin 0 9 * * 1-5",
+                "'CRON_TZ=Europe/Berlin 0 9 * * 1-5' names its time zone (CRON_TZ=), which the "
+                "schedule does not take: write '0 9 * * 1-5' and the zone as the Schedule's "
+                "timeZone (Europe/Berlin)",
+            ),
+            ("TZ=Asia/Tokyo @daily", "write '@daily' and the zone as the Schedule's timeZone"),
             ("@reboot", "unknown macro '@reboot'"),
             ("0 9 * * MON-XYZ", "bad day-of-week field 'MON-XYZ'"),
             ("0 9\t* * *", "must separate its 5 fields with spaces"),
