@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from spa.api.hpa import INT32_MAX
 from spa.schedule import to_instant
 
 __all__ = [
@@ -85,6 +86,19 @@ def needed_replicas(
             raise NeedError(
                 f"a negative value ({value:g}) at {when}: neither replicas nor a load can be "
                 "negative"
+            )
+        if (value / per_pod if per_pod is not None else value) > INT32_MAX:
+            # Not a count of replicas any Kubernetes object holds, and a number the analysis
+            # would carry as an integer too large for a float.
+            when = datetime.fromtimestamp(instant, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            hint = (
+                "is --per-pod what one replica serves?"
+                if per_pod is not None
+                else "if the query is a load, give what one replica serves with --per-pod"
+            )
+            raise NeedError(
+                f"a value of {value:g} at {when} needs more replicas than Kubernetes counts "
+                f"({INT32_MAX}): {hint}"
             )
         # Whole numbers as ints: the small ones are shared objects, and a fleet's history is
         # millions of steps.

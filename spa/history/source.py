@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from spa.api.hpa import INT32_MAX
 from spa.history.need import Need, NeedError, counter_resets, gaps, needed_replicas
 from spa.history.prometheus import (
     EXIT_BAD_QUERY,
@@ -363,7 +364,8 @@ def _bases(
     bases: dict[Key, int] = {}
     for labels, value in found:
         namespace, name = labels.get(IDENTITY[0]), labels.get(IDENTITY[1])
-        if namespace is not None and name is not None and value == value and value >= 0:
+        # A value no HPA's minReplicas can be (NaN, infinite, beyond int32) is no base.
+        if namespace is not None and name is not None and 0 <= value <= INT32_MAX:
             bases[(namespace, name)] = int(value)
     return bases
 

@@ -5,6 +5,7 @@ PrometheusError that says what went wrong, never a traceback (docs/suggest.md, "
 from __future__ import annotations
 
 import json
+import random
 import socket
 import threading
 import time
@@ -375,3 +376,135 @@ def test_the_token_file_is_sent_as_a_bearer_token(
         assert (code, err.startswith(said)) == (status, True), err
         sent = {headers.get("Authorization") for _, _, headers in fake.requests[asked:]}
         assert sent == ({f"Bearer {text.strip()}"} if text.strip() else set()), sent
+
+
+_SPA_AND_SCHEDULE = """\
+apiVersion: autoscaling.d-kuro.github.io/v1
+kind: ScheduledPodAutoscaler
+metadata: {name: web, namespace: shop}
+spec:
+  horizontalPodAutoscalerSpec:
+    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+    minReplicas: 1
+    maxReplicas: 20
+---
+apiVersion: autoscaling.d-kuro.github.io/v1
+kind: Schedule
+metadata: {name: morning, namespace: shop}
+spec:
+  scaleTargetRef: {apiVersion: autoscaling.d-kuro.github.io/v1, kind: ScheduledPodAutoscaler,
+                   name: web}
+  type: Daily
+  startTime: "09:00"
+  endTime: "12:00"
+  minReplicas: 10
+"""
+_WEB = {"namespace": "shop", "horizontalpodautoscaler": "web"}
+
+
+def _four_weeks(
+    value_at: Callable[[int], str], base: str = "1"
+) -> Callable[[dict[str, str], str], Answer]:
+    """A fake Prometheus with a history of shop/web whose value at each instant is
+    `value_at(instant)`, and `base` as its HPA's minReplicas."""
+
+    def answer(form: dict[str, str], path: str) -> Answer:
+        if path == "/api/v1/query":
+            vector = [{"metric": _WEB, "value": [1, base]}]
+            body = {"status": "success", "data": {"resultType": "vector", "result": vector}}
+            return Answer(body=json.dumps(body).encode())
+        points = [(t, value_at(t)) for t, _ in _in_range(form)]
+        return Answer(body=_matrix([_series(_WEB, points)]))
+
+    return answer
+
+
+def _morning(instant: int) -> str:
+    """10 replicas from 09:00 to 12:00 UTC every day, 1 otherwise."""
+    return "10" if 9 <= instant // 3600 % 24 < 12 else "1"
+
+
+def _run_on(fake: Fake, tmp_path: Any, command: str, *flags: str) -> int:
+    manifests = tmp_path / "spa.yaml"
+    manifests.write_text(_SPA_AND_SCHEDULE)
+    chosen = ["-A"] if command == "suggest" else ["-f", str(manifests)]
+    return main([command, "--prometheus", fake.url, *chosen, "--until", "1970-01-29T00:00:00Z",
+                 "--weeks", "4", "--request-timeout", "5", *flags])  # fmt: skip
+
+
+@pytest.mark.parametrize("output", ["json", "html"])
+@pytest.mark.parametrize("command", ["suggest", "backtest"])
+@pytest.mark.parametrize("value", ["1.7976931348623157e308", "3e9"])
+def test_a_value_beyond_any_count_of_replicas_is_a_clean_error(
+    fake: Fake,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Any,
+    value: str,
+    command: str,
+    output: str,
+) -> None:
+    """One step of the history above what Kubernetes can count (int32): the autoscaler's
+    history is refused with its reason, as a negative value is (the largest float made an
+    integer the analysis could not make a float again: an OverflowError)."""
+    fake.answer = _four_weeks(lambda t: value if t == 20 * 86400 + 9 * 3600 else _morning(t))
+    code = _run_on(fake, tmp_path, command, "-o", output)
+    err = capsys.readouterr().err
+    assert code == EXIT_DATA, err
+    assert err.startswith(
+        f"error: shop/web: a value of {float(value):g} at 1970-01-21T09:00:00Z needs more "
+        "replicas than Kubernetes counts (2147483647): if the query is a load, give what one "
+        "replica serves with --per-pod"
+    ), err
+
+
+@pytest.mark.parametrize("command", ["suggest", "backtest"])
+@pytest.mark.parametrize("base", ["+Inf", "NaN", "1e300", "-1"])
+def test_a_min_replicas_no_hpa_can_have_is_no_base(
+    fake: Fake, capsys: pytest.CaptureFixture[str], tmp_path: Any, base: str, command: str
+) -> None:
+    fake.answer = _four_weeks(_morning, base=base)
+    code = _run_on(fake, tmp_path, command, "-o", "json")
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    if command == "suggest":
+        [web] = json.loads(out)["autoscalers"]
+        assert web["minReplicas"] == 1
+        assert [s["manifest"]["spec"]["minReplicas"] for s in web["schedules"]] == [10]
+
+
+_ODD = ["0", "0.5", "7.25", "1e9", "3e9", "1e300", "1.7976931348623157e308", "NaN", "+Inf",
+        "-Inf", "-2"]  # fmt: skip
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 1 << 20),
+    odd=st.lists(st.sampled_from(_ODD), min_size=1, max_size=3),
+    command=st.sampled_from(["suggest", "backtest"]),
+    output=st.sampled_from(["json", "html"]),
+)
+def test_any_values_of_a_whole_history_are_a_result_or_a_clean_error(
+    fake: Fake,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+    seed: int,
+    odd: list[str],
+    command: str,
+    output: str,
+) -> None:
+    """A history long enough to be analysed (four weeks of a daily peak), with odd values at
+    random steps: both commands print a result or one error line per autoscaler, whatever
+    the values (the fuzzing above never gets past the parser's checks)."""
+
+    def value_at(instant: int) -> str:
+        draw = random.Random(seed * 1_000_003 + instant)
+        return odd[draw.randrange(len(odd))] if draw.random() < 0.2 else _morning(instant)
+
+    fake.answer = _four_weeks(value_at, base=odd[0])
+    code = _run_on(fake, tmp_path_factory.mktemp("manifests"), command, "-o", output)
+    err = capsys.readouterr().err
+    assert code in (0, EXIT_DATA), err
+    if code:
+        assert err.startswith("error: shop/web: "), err
