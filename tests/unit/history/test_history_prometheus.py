@@ -115,11 +115,52 @@ def test_a_long_range_is_asked_in_pages_that_join(fake: Fake) -> None:
     connection = Connection(url=fake.url + "/", token="s3cret")
     [series] = query_range(connection, "up", start=300, end=300 * 100, step=300, page_points=30)
     assert [t for t, _ in series.points] == list(range(300, 300 * 101, 300))
-    pages = sorted((int(form["start"]), int(form["end"])) for _, form, _ in fake.requests)
-    assert pages == [(300, 9000), (9300, 18000), (18300, 27000), (27300, 30000)]
+    pages = [(int(form["start"]), int(form["end"])) for _, form, _ in fake.requests]
+    # The newest page first (it tells how many series there are), then the older ones.
+    assert pages[0] == (21300, 30000)
+    assert sorted(pages) == [(300, 9000), (9300, 18000), (18300, 21000), (21300, 30000)]
     for path, form, headers in fake.requests:
         assert (path, form["query"], form["step"]) == ("/api/v1/query_range", "up", "300s")
         assert headers["Authorization"] == "Bearer s3cret"
+
+
+_DAY = 86400
+
+
+@pytest.mark.parametrize(
+    ("kept", "label"),
+    [
+        # Prometheus kept the last 4 days of the 14 asked (its retention).
+        ((10 * _DAY, 14 * _DAY), "retention"),
+        # Autoscalers deleted since: the newest day has no series.
+        ((3 * _DAY, 5 * _DAY), "deleted"),
+    ],
+)
+def test_pages_stay_small_when_the_oldest_or_newest_days_are_empty(
+    fake: Fake, monkeypatch: pytest.MonkeyPatch, kept: tuple[int, int], label: str
+) -> None:
+    """Every answer holds at most the budget of points, or a day of every series, wherever
+    the history starts: an empty first day does not size the pages as if there were one
+    series (docs/suggest.md, "Prometheus", "Pages")."""
+    budget, series_count = 2000, 20
+    monkeypatch.setattr("spa.history.prometheus._PAGE_BUDGET", budget)
+    sizes: list[int] = []
+
+    def answer(form: dict[str, str], path: str) -> Answer:
+        points = [(t, v) for t, v in _in_range(form) if kept[0] <= t < kept[1]]
+        result = [_series({"hpa": str(n)}, points) for n in range(series_count)] if points else []
+        sizes.append(len(points) * len(result))
+        return Answer(body=_matrix(result))
+
+    fake.answer = answer
+    found = query_range(
+        Connection(url=fake.url), "up", start=300, end=14 * _DAY, step=300, page_points=2016
+    )
+    assert len(found) == series_count, label
+    for series in found:
+        assert list(series.times) == list(range(kept[0], kept[1], 300)), label
+    a_day = 288 * series_count
+    assert max(sizes) <= max(budget, a_day), (label, sizes)
 
 
 def _error(kind: str, message: str) -> bytes:
