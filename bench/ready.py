@@ -210,6 +210,10 @@ def measure_window(
         "released": summary(since_b("capacityReleasedAt")),
         "raised": summary(since_b("raisedAt")),
         "node_need": summary(between("capacityHeldAt", "nodesReadyAt")),
+        # Where the nodes were not measured standing: how long the pods waited for them.
+        "pods_waited": summary(
+            [float(e["podsWaitedSeconds"]) for e in measured if "podsWaitedSeconds" in e]
+        ),
         "pod_need": summary(between("raisedAt", "readyAt")),
         "entries": found,
     }

@@ -473,9 +473,11 @@ itself; when several apply, the first in this order is given:
 
 @MISSED_TABLE@
 
-What is not known: the controller reads neither pods nor nodes nor quotas, so `PodsPending`
-does not tell a pod waiting for a node from one pulling its image or failing its readiness
-probe (the target's own status does not say which), and a quota or failure that came and went
+What is not known: the controller reads neither nodes nor quotas, and pods only for their wait
+for a node (below), so `PodsPending` does not tell a pod waiting for a node from one pulling its
+image or failing its readiness probe (the target's own status does not say which; where
+`podsWaitedSeconds` is measured, it says how long the longest waited for a node), and a quota
+or failure that came and went
 during the window is not kept: `Quota`, `FailedCreate` and `PodsPending` are what the target
 shows at the read that finds the window over. `Paused`, `MaxReplicas` and `Overridden` are what
 the decision knows of itself while the window is open: the first of them in this order that was
@@ -517,10 +519,29 @@ that holds no capacity for the window any more: placeholders handed over 5 s bef
 CapacityBuffer deleted once the target has been raised, or a pause. All three come from what the
 decision holds and its caches show, without a request. Not measured: `nodesReadyAt` for a
 CapacityBuffer, whose status (its conditions and `replicas`, in Karpenter and cluster-autoscaler)
-says the buffer was taken into account, not that nodes for it stand; `nodesReadyAt` when the
-placeholders are handed over before all of them were Ready (the lead was too short for the
-nodes: the window's pods then wait for them, which shows in their own `readyAt`); and
-`podsWaitedSeconds`, which would need reading pods (this version reads none). An entry made at
+says the buffer was taken into account, not that nodes for it stand; and `nodesReadyAt` when
+the placeholders are handed over before all of them were Ready (the lead was too short for the
+nodes: the window's pods then wait for them).
+
+**The pods' wait for a node.** For those two, what the nodes took is measured on the window's
+own pods instead: `podsWaitedSeconds` is the longest time one of the window's new pods waited
+for a node, from its `creationTimestamp` to its binding (its `PodScheduled` condition's
+`lastTransitionTime`, status `True`). The API server sets that condition `True` when it binds
+the pod; kube-scheduler sets it `False` (`Unschedulable`) while no node has room, and the time
+moves only when the status changes, so a pod bound at once shows the scheduler's own time (0 or
+1 s, a few seconds in a burst of a fleet's pods) and one that waited for a node the time the
+node took it (a kubelet keeps the time). The window's new pods are the target's pods (its label
+selector) created at or after `raisedAt` (2 s earlier still count: the controller's clock and
+the API server's). It costs one list of the target's pods, in the reconcile that finds the
+window `Ready` (or `Missed` at its end: then a pod still `Pending` has waited until that
+reconcile, at least), and only for an entry with `capacityHeldAt` and without `nodesReadyAt`;
+none while the window is being measured, none for any other window, none between windows. It
+needs `list` on pods, which only the placeholder option grants ([install.md](install.md),
+"Window readiness"): without it `podsWaitedSeconds` stays unset, and nothing else changes.
+`leadTime: Auto` and `capacity.leadTime: Auto` learn from it ([schedules.md](schedules.md),
+"Auto lead times").
+
+An entry made at
 the capacity lead whose raise is not seen within 2 minutes (the controller was not running), or
 whose window no longer starts then (its Schedule edited or deleted), is removed: what was not
 measured is not kept. A window found `Late` records a Warning `WindowLate`, one found `Missed` a

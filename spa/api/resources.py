@@ -244,7 +244,8 @@ class WindowRecord(LenientModel):
     for a CapacityBuffer)."""
     pods_waited_seconds: int | None = None
     """The longest time one of the window's new pods waited for a node (Pending,
-    unschedulable); not measured by this version."""
+    unschedulable), in seconds from its creation to its binding: measured when capacity was
+    held for the window and nodesReadyAt was not, where the controller may list pods."""
     ready_seconds: int | None = None
     """Ready relative to the boundary, in seconds: negative is early (Ready at B-42 s)."""
     outcome: StatusText | None = None

@@ -172,19 +172,22 @@ def _relative(seconds: int) -> str:
 
 
 def _nodes(window: WindowRecord) -> str:
-    """ ", nodes Ready 40 s after the order" when the node capacity's wait was measured."""
+    """ ", nodes Ready 40 s after the order" when the node capacity's wait was measured, else
+    ", pods waited 45 s for a node" when the pods' was."""
     try:
         held = datetime.fromisoformat(window.capacity_held_at or "")
         stood = datetime.fromisoformat(window.nodes_ready_at or "")
     except ValueError:
-        return ""
+        if window.pods_waited_seconds is None:
+            return ""
+        return f", pods waited {window.pods_waited_seconds} s for a node"
     return f", nodes Ready {round((stood - held).total_seconds())} s after the order"
 
 
 def window_line(window: WindowRecord) -> str:
     """One window start in words: "08:00 peak: Ready at B-42 s", "late: Ready at B+75 s",
-    "missed: pods Pending", with ", nodes Ready 40 s after the order" when measured
-    (docs/status.md)."""
+    "missed: pods Pending", with ", nodes Ready 40 s after the order" or ", pods waited 45 s
+    for a node" when measured (docs/status.md)."""
     return _window_words(window) + _nodes(window)
 
 

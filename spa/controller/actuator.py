@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any, Protocol
 
 from spa.api import wire
@@ -41,9 +43,12 @@ from spa.controller.decide import (
     CapacityReleased,
     CapacityView,
     HoldCapacity,
+    PodsRead,
+    PodTimes,
     Raised,
     ReadCapacity,
     ReadinessRead,
+    ReadPods,
     ReadReadiness,
     ReleaseCapacity,
     ReleaseOrphaned,
@@ -56,10 +61,10 @@ from spa.controller.decide import (
     replicas_to_set,
 )
 from spa.controller.desired import FIELD_MANAGER, owner_reference
-from spa.controller.permissions import TEMPLATE_KINDS, Permission, PlaceholderAccess
+from spa.controller.permissions import TEMPLATE_KINDS, Permission, PlaceholderAccess, PodAccess
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.controller.writes import REFUSALS, FencedRecorder, Recorder, Refused, brief, refusable
-from spa.kube import ApiError, Client, Conflict, NamespaceDeleted, NotFound, Resource
+from spa.kube import POD, ApiError, Client, Conflict, NamespaceDeleted, NotFound, Resource
 from spa.runtime import (
     NotLeader,
     Store,
@@ -139,6 +144,8 @@ class Act(Protocol):
 
     async def read_readiness(self, step: ReadReadiness) -> ReadinessRead: ...
 
+    async def read_pods(self, step: ReadPods) -> PodsRead: ...
+
     async def hold_capacity(self, step: HoldCapacity) -> CapacityHeld: ...
 
     async def release_capacity(self, step: ReleaseCapacity) -> CapacityReleased: ...
@@ -184,12 +191,15 @@ class Actuator:
         summary: WriteSummary | None = None,
         capacity: CapacityActuator | None = None,
         access: PlaceholderAccess | None = None,
+        pod_access: PodAccess | None = None,
     ) -> None:
         self._kube = kube
         self._capacity = capacity
         # What the start's access reviews answered (None: not asked, or no answer): a target
-        # read they refused is not made (docs/install.md, "Window readiness").
+        # read or a list of pods they refused is not made (docs/install.md, "Window
+        # readiness").
         self._access = access
+        self._pod_access = pod_access
         # Where each write is counted for the log's one line per burst of writes (the
         # per-write lines are DEBUG: docs/operations.md, "Logs").
         self._summary = summary
@@ -514,7 +524,34 @@ class Actuator:
             ready=_count(ready),
             created=_count(created),
             failure=_replica_failure(status.get("conditions")),
+            selector=_label_selector(spec.get("selector")),
         )
+
+    async def read_pods(self, step: ReadPods) -> PodsRead:
+        """The creation and scheduling times of the scale target's pods (its label selector,
+        in its namespace), from one list: how long a window's pods waited for a node
+        (docs/api.md, "status.windows", podsWaitedSeconds). A list the start's access review
+        said no to is not made, and one RBAC refuses is said as such (the wait then stays
+        unmeasured); any other error ends the reconcile, which is retried."""
+        namespace = step.autoscaler["metadata"]["namespace"]
+        if self._pod_access is not None and not self._pod_access.may_list(namespace):
+            refused = Permission("list", "pods", namespace, group="")
+            return PodsRead(problem=f"not allowed to {refused}", forbidden=True)
+        try:
+            listed = await self._kube.list(
+                POD, namespace=namespace, label_selector=step.selector, transform=_pod_times
+            )
+        except ApiError as error:
+            if error.status != 403:
+                raise
+            return PodsRead(problem=brief(error.message), forbidden=True)
+        pods = []
+        for item in listed.items:
+            times = item.get("times")
+            if isinstance(times, list) and len(times) == 2 and isinstance(times[0], int):
+                scheduled = times[1] if isinstance(times[1], int) else None
+                pods.append(PodTimes(created=times[0], scheduled=scheduled))
+        return PodsRead(pods=tuple(pods))
 
     async def hold_capacity(self, step: HoldCapacity) -> CapacityHeld:
         """Make the cluster hold `step.pods` pods' worth in `step.mode`."""
@@ -704,6 +741,61 @@ def _replica_failure(conditions: object) -> str | None:
             reason = condition.get("reason")
             return str(message or reason or "ReplicaFailure")
     return None
+
+
+def _label_selector(selector: object) -> str | None:
+    """A target's spec.selector as the `labelSelector` of a list (None: none, or one that
+    selects everything, which is never listed). A LabelSelector's matchLabels and
+    matchExpressions (In, NotIn, Exists, DoesNotExist), or a selector already in that form (a
+    custom kind may have one, as its /scale's status.selector)."""
+    if isinstance(selector, str):
+        return selector or None
+    if not isinstance(selector, dict):
+        return None
+    terms = [f"{key}={value}" for key, value in (selector.get("matchLabels") or {}).items()]
+    for expression in selector.get("matchExpressions") or ():
+        if not isinstance(expression, dict):
+            return None
+        key, operator = expression.get("key"), expression.get("operator")
+        values = ",".join(str(value) for value in expression.get("values") or ())
+        match operator:
+            case "In":
+                terms.append(f"{key} in ({values})")
+            case "NotIn":
+                terms.append(f"{key} notin ({values})")
+            case "Exists":
+                terms.append(str(key))
+            case "DoesNotExist":
+                terms.append(f"!{key}")
+            case _:
+                return None
+    return ",".join(terms) or None
+
+
+def _seconds(text: object) -> int | None:
+    """An RFC 3339 time of the API server as Unix seconds (None: none, or not one)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return math.floor(datetime.fromisoformat(text).timestamp())
+    except ValueError:
+        return None
+
+
+def _pod_times(pod: dict[str, Any]) -> dict[str, Any]:
+    """What a list of the target's pods keeps of each, as it arrives: [created, scheduled]
+    in Unix seconds (scheduled: its PodScheduled condition's lastTransitionTime while that is
+    True, else None); nothing of a pod bound to a node with no such time to read."""
+    created = _seconds((pod.get("metadata") or {}).get("creationTimestamp"))
+    scheduled = None
+    for condition in (pod.get("status") or {}).get("conditions") or ():
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "True":
+            scheduled = _seconds(condition.get("lastTransitionTime"))
+            if scheduled is None:
+                return {}
+    if scheduled is None and (pod.get("spec") or {}).get("nodeName"):
+        return {}
+    return {"times": [created, scheduled]}
 
 
 def _target_not_found(kind: str, namespace: str, name: str) -> NotScalable:

@@ -51,7 +51,7 @@ from spa.controller.optional import (
     OptionalKinds,
     discover_served,
 )
-from spa.controller.permissions import PlaceholderAccess, placeholder_access
+from spa.controller.permissions import PlaceholderAccess, PodAccess, placeholder_access, pod_access
 from spa.controller.reconciler import Reconciler
 from spa.controller.resources import (
     CALENDARS,
@@ -194,7 +194,9 @@ class Manager:
         access = await placeholder_access(
             self.client, namespaces=self.namespaces, placeholder_namespace=self.capacity_namespace
         )
-        wired = self._wire(hpa_resource, access)
+        # And whether the pods' wait for nodes is measured (the same option's grant).
+        pods = await pod_access(self.client, namespaces=self.namespaces)
+        wired = self._wire(hpa_resource, access, pods)
         servers = await self._start_endpoints(self.client)
         for informer in self.informers:
             self._supervisor.start(f"informer {informer.resource}", informer.run)
@@ -302,7 +304,12 @@ class Manager:
             for key in placeholder_keys(obj)
         )
 
-    def _wire(self, hpa_resource: Resource, access: PlaceholderAccess | None = None) -> _Wired:
+    def _wire(
+        self,
+        hpa_resource: Resource,
+        access: PlaceholderAccess | None = None,
+        pods: PodAccess | None = None,
+    ) -> _Wired:
         """The caches, the writers and the controller of `spa run`, connected; none runs yet."""
         system_clock = SystemClock()
         autoscalers = self._cache(
@@ -393,6 +400,7 @@ class Manager:
                     buffers=optional[CAPACITY_BUFFER_KIND],
                 ),
                 access=access,
+                pod_access=pods,
             ),
             autoscalers=autoscalers.store,
             schedules=schedules.store,

@@ -33,6 +33,7 @@ from spa.controller.decide import (
     PatchBounds,
     PatchHpa,
     ReadCapacity,
+    ReadPods,
     ReadReadiness,
     Refusal,
     ReleaseCapacity,
@@ -100,6 +101,8 @@ class Performer:
                 return await self._act.read_capacity(read)
             case ReadReadiness() as readiness:
                 return await self._act.read_readiness(readiness)
+            case ReadPods() as pods:
+                return await self._act.read_pods(pods)
             case HoldCapacity() as hold:
                 return await self._act.hold_capacity(hold)
             case ReleaseCapacity() as release:

@@ -10,6 +10,11 @@ from a refusal at a window's capacity lead: one log line and the gauge
 `spa_capacity_placeholders_permitted` say at the start what it may do, and an SPA that would
 need placeholders without the grants gets its CapacityReady condition False, naming the
 missing permission, with no request that would be refused.
+
+The placeholder option grants one more read, asked about the same way and said in its own log
+line and gauge (`spa_pod_waits_permitted`): `list` on pods, by which the controller measures how
+long a window's pods waited for nodes (docs/api.md, "status.windows", podsWaitedSeconds). Without
+it that wait is not measured, and nothing else changes.
 """
 
 from __future__ import annotations
@@ -26,11 +31,14 @@ __all__ = [
     "ENABLE",
     "PLACEHOLDERS_PERMITTED",
     "PLACEHOLDER_WRITES",
+    "POD_WAITS_PERMITTED",
     "TEMPLATE_KINDS",
     "Permission",
     "PlaceholderAccess",
+    "PodAccess",
     "allowed",
     "placeholder_access",
+    "pod_access",
 ]
 
 log = logging.getLogger(__name__)
@@ -51,19 +59,28 @@ PLACEHOLDERS_PERMITTED = Gauge(
     "1 when the controller may read the scale targets' pod templates and write placeholder "
     "Deployments (asked at the start), 0 when it may not, absent when it could not ask.",
 )
+POD_WAITS_PERMITTED = Gauge(
+    "spa_pod_waits_permitted",
+    "1 when the controller may list pods (asked at the start), so that it measures how long "
+    "a window's pods waited for nodes (status.windows[].podsWaitedSeconds), 0 when it may "
+    "not, absent when it could not ask.",
+)
 
 
 @dataclass(frozen=True, slots=True, order=True)
 class Permission:
-    """One verb on one resource of the `apps` group, in a namespace ("": all)."""
+    """One verb on one resource of `group` (`apps` unless said; "": the core group), in a
+    namespace ("": all)."""
 
     verb: str
     resource: str
     namespace: str = ""
+    group: str = "apps"
 
     def __str__(self) -> str:
         where = f"in namespace {self.namespace}" if self.namespace else "in all namespaces"
-        return f"{self.verb} {self.resource}.apps {where}"
+        resource = f"{self.resource}.{self.group}" if self.group else self.resource
+        return f"{self.verb} {resource} {where}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +130,7 @@ async def allowed(client: Client, permission: Permission) -> bool:
             "kind": SELF_SUBJECT_ACCESS_REVIEW.kind,
             "spec": {
                 "resourceAttributes": {
-                    "group": "apps",
+                    "group": permission.group,
                     "resource": permission.resource,
                     "verb": permission.verb,
                     "namespace": permission.namespace,
@@ -151,4 +168,48 @@ async def placeholder_access(
         )
     else:
         log.info("placeholder pods not permitted (CapacityBuffers only): %s", access.denied)
+    return access
+
+
+@dataclass(frozen=True, slots=True)
+class PodAccess:
+    """Whether the controller may list pods: what a SelfSubjectAccessReview answered no to
+    (nothing: everywhere it watches)."""
+
+    missing: tuple[Permission, ...] = ()
+
+    def may_list(self, namespace: str) -> bool:
+        """Whether pods may be listed in `namespace` (the answer for all namespaces counts
+        for each). The pods' wait for nodes goes by it so as to make no request that would
+        be refused (docs/install.md, "Window readiness")."""
+        return not any(p.namespace in ("", namespace) for p in self.missing)
+
+
+async def pod_access(client: Client, *, namespaces: Sequence[str] | None) -> PodAccess | None:
+    """Whether the controller may list pods in each watched namespace (None: all), which the
+    placeholder option grants for the pods' wait for nodes (docs/api.md, "status.windows",
+    podsWaitedSeconds), said in one log line and the gauge. None when the API server could not
+    be asked (logged, gauge absent): the list is then tried, and a refusal leaves the wait
+    unmeasured."""
+    wanted = [Permission("list", "pods", namespace, group="") for namespace in namespaces or [""]]
+    try:
+        missing = tuple(sorted([p for p in wanted if not await allowed(client, p)]))
+    except (ApiError, ApiUnavailable) as error:
+        log.warning("could not ask whether pods may be listed (tried at need): %s", error)
+        return None
+    access = PodAccess(missing)
+    POD_WAITS_PERMITTED.set(0 if missing else 1)
+    if missing:
+        listed = ", ".join(str(permission) for permission in missing)
+        log.info(
+            "pods' wait for nodes not measured (status.windows[].podsWaitedSeconds): the "
+            "controller is not allowed to %s: %s",
+            listed,
+            ENABLE,
+        )
+    else:
+        log.info(
+            "pods' wait for nodes measured (status.windows[].podsWaitedSeconds): the "
+            "controller may list pods"
+        )
     return access

@@ -69,14 +69,15 @@ __all__ = ["MAX_SCHEDULES_PER_AUTOSCALER", "Act", "Reconciler"]
 
 log = logging.getLogger(__name__)
 
-# The most decisions one reconcile makes. The longest sequence the rules make is eleven
+# The most decisions one reconcile makes. The longest sequence the rules make is twelve
 # decisions and one read: adopt, create, read the HPA whose name was taken, ask the server,
 # patch, patch the bounds after a refusal, then node capacity's read of the target, its question
 # whether a CapacityBuffer API is served, its hold and its release of the other mode, the read
-# of the target's readiness for status.windows, and finish. More
+# of the target's readiness for status.windows and the list of its pods (a window just measured
+# whose nodes were not), and finish. More
 # means the caches keep contradicting our own writes, and the key is retried with backoff
 # instead of spinning.
-_MAX_STEPS = 13
+_MAX_STEPS = 14
 
 
 class Reconciler:

@@ -28,6 +28,7 @@ __all__ = [
     "HPA_V2",
     "HPA_V2BETA2",
     "LEASE",
+    "POD",
     "SELF_SUBJECT_ACCESS_REVIEW",
     "SUBJECT_ACCESS_REVIEW",
     "TOKEN_REVIEW",
@@ -143,6 +144,7 @@ HPA_V2BETA2 = Resource(
 )
 LEASE = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
 EVENT = Resource("", "v1", "events", "Event", True)
+POD = Resource("", "v1", "pods", "Pod", True)
 CONFIGMAP = Resource("", "v1", "configmaps", "ConfigMap", True)
 # Delegated authentication and authorization, as kube-rbac-proxy and controller-runtime's
 # secure metrics do it: the API server judges a bearer token and a user's access.

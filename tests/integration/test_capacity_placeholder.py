@@ -13,7 +13,9 @@ tests/integration/test_capacity_nodes.py, with Karpenter).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -33,7 +35,7 @@ from spa.controller.capacity import (
     placeholder_name,
 )
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
-from spa.kube import LEASE, NotFound, Resource
+from spa.kube import LEASE, NotFound, RequestRecord, Resource
 from tests.builders import DAILY_NOON, autoscaler, deployment, schedule
 from tests.integration.harness import Kube, Running, eventually, running_controller, utc
 from tests.integration.processes import (
@@ -42,6 +44,7 @@ from tests.integration.processes import (
     spa_run,
     wait_for,
 )
+from tests.testenv import kwok
 
 pytestmark = pytest.mark.integration
 
@@ -598,5 +601,252 @@ async def test_without_the_placeholder_option_capacity_ready_names_the_permissio
             assert "capacity.placeholders.enabled" in condition["message"]
             assert REGISTRY.get_sample_value("spa_capacity_placeholders_permitted") == 0
         assert _placeholder(kube, namespace) is None
+    finally:
+        cluster.run_kubectl("delete", "-f", "-", "--ignore-not-found", input=documents)
+
+
+# -- the pods' wait for a node (docs/api.md, "status.windows", podsWaitedSeconds) ---------------
+
+NODES = Resource("", "v1", "nodes", "Node", False)
+# One pod of web per node: kwok's nodes have 4 CPUs.
+WIDE = {"cpu": "3", "memory": "64Mi"}
+
+
+def _pool_node(kube: Kube, name: str, pool: str) -> None:
+    """A fake node of its own pool (kwok's annotation, a label and a taint of `pool`), which
+    kwok makes Ready; not of the plane's shared nodes (no `type: kwok` label)."""
+    node = kwok.node_manifest(0)
+    node["metadata"]["name"] = name
+    node["metadata"]["labels"] = {"kubernetes.io/hostname": name, POOL_LABEL: pool}
+    node["spec"] = {"taints": [{"key": POOL_LABEL, "value": pool, "effect": "NoSchedule"}]}
+    kube.client.create(NODES, None, node)
+
+
+POOL_LABEL = "spa-test/pool"
+
+
+def _pool_web(namespace: str, *, start_delay: str) -> dict[str, Any]:
+    """web, one replica, its pods only on the nodes of the namespace's pool."""
+    web = deployment(
+        name="web",
+        namespace=namespace,
+        replicas=1,
+        start_delay=start_delay,
+        requests=WIDE,
+        node_selector={POOL_LABEL: namespace},
+    )
+    web["spec"]["template"]["spec"]["tolerations"] = [
+        {"key": POOL_LABEL, "operator": "Equal", "value": namespace, "effect": "NoSchedule"}
+    ]
+    return web
+
+
+def _web_pods(kube: Kube, namespace: str) -> list[dict[str, Any]]:
+    return list(kube.client.list(PODS, namespace=namespace, label_selector="app=web").items)
+
+
+def _unschedulable(pod: dict[str, Any]) -> bool:
+    return any(
+        c["type"] == "PodScheduled" and c.get("reason") == "Unschedulable"
+        for c in (pod.get("status") or {}).get("conditions") or ()
+    )
+
+
+def _created(pod: dict[str, Any]) -> float:
+    return datetime.fromisoformat(pod["metadata"]["creationTimestamp"]).timestamp()
+
+
+def _one_shot(start: datetime) -> dict[str, Any]:
+    """A OneShot window from `start` (whole minutes, UTC) for two hours."""
+    end = start + timedelta(hours=2)
+    return {
+        "type": "OneShot",
+        "startTime": start.strftime("%Y-%m-%dT%H:%M"),
+        "endTime": end.strftime("%Y-%m-%dT%H:%M"),
+    }
+
+
+def _ready_replicas(kube: Kube, namespace: str) -> int:
+    return int(
+        (kube.get(DEPLOYMENTS, namespace, "web").get("status") or {}).get("readyReplicas") or 0
+    )
+
+
+def _waiting_pods(kube: Kube, namespace: str) -> list[dict[str, Any]]:
+    """web's two new pods, once kube-scheduler found no node for either."""
+    waiting = [pod for pod in _web_pods(kube, namespace) if _unschedulable(pod)]
+    assert len(waiting) == 2, [p["metadata"]["name"] for p in waiting]
+    return waiting
+
+
+def _measured(kube: Kube, namespace: str) -> dict[str, Any]:
+    """web's newest window entry, once it is no longer Pending."""
+    windows = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web").get("windows") or []
+    assert windows, "no window recorded"
+    entry: dict[str, Any] = windows[0]
+    assert entry["outcome"] != "Pending", entry
+    return entry
+
+
+async def test_pods_that_waited_for_a_node_added_later_say_how_long(
+    controller_kubeconfig: Path, kube: Kube, namespace: str, priority_class: None
+) -> None:
+    """The capacity lead was too short: its placeholders never stood (no node of the pool had
+    room), they were handed over at the raise, and the window's two new pods waited Pending,
+    unschedulable, until the test added two nodes 20 s later. kube-scheduler bound them, kwok
+    started them, and the controller, as its ServiceAccount under the placeholder option's
+    RBAC, recorded that wait (one list of web's pods when the window was Ready) and learned the
+    capacity lead from it: the head start plus the wait, plus the margin.
+
+    The window is in the past of the wall clock (the clock is stepped): the pods' times are
+    the API server's, and only pods created after the raise are the window's."""
+    pool = namespace
+    names = [f"spa-wait-{namespace[-6:]}-{index}" for index in range(3)]
+    try:
+        _pool_node(kube, names[0], pool)  # room for web's one replica
+        kube.client.create(DEPLOYMENTS, namespace, _pool_web(namespace, start_delay="5s"))
+        await eventually(lambda: _ready_replicas(kube, namespace) == 1, within=60, what="1 Ready")
+        boundary = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=30)
+        b = boundary.timestamp()
+        kube.create(
+            autoscaler(
+                name="web",
+                namespace=namespace,
+                minReplicas=1,
+                leadTime="1m",
+                capacity={"leadTime": "Auto", "mode": "Placeholder"},
+            )
+        )
+        window = _one_shot(boundary)
+        kube.create(schedule(name="peak", namespace=namespace, **window, minReplicas=3))
+        async with running_controller(controller_kubeconfig, [namespace], start=b - 600) as running:
+            await eventually(
+                lambda: _capacity_ready(kube, namespace, "NotRequested"), what="NotRequested"
+            )
+            # The capacity lead, the default 3m: two placeholders, Pending (no room).
+            running.clock.set(b - 180)
+            placeholder = await eventually(
+                lambda: _existing_placeholder(kube, namespace), what="the placeholders"
+            )
+            assert placeholder["spec"]["replicas"] == 2
+            # The raise, 1m before B: the placeholders handed over (none stood), web raised.
+            running.clock.set(b - 60)
+            await eventually(lambda: _placeholder(kube, namespace) is None, what="handed over")
+            new = await eventually(
+                lambda: _waiting_pods(kube, namespace), within=30, what="2 pods Unschedulable"
+            )
+            created = [_created(pod) for pod in new]
+            await asyncio.sleep(max(0.0, min(created) + 20 - time.time()))
+            nodes_added = time.time()
+            for name in names[1:]:
+                _pool_node(kube, name, pool)
+            await eventually(
+                lambda: all(p["spec"].get("nodeName") for p in _web_pods(kube, namespace)),
+                within=60,
+                what="the new pods bound to the new nodes",
+            )
+            bound = time.time()
+            await eventually(
+                lambda: _ready_replicas(kube, namespace) == 3, within=60, what="3 Ready"
+            )
+            # The next reconcile finds the window Ready, and lists web's pods once.
+            running.clock.set(b - 30)
+            entry = await eventually(lambda: _measured(kube, namespace), what="the window measured")
+        assert entry["outcome"] == "Early", entry
+        assert "nodesReadyAt" not in entry
+        assert entry["capacityReleasedAt"] <= entry["raisedAt"]
+        waited = entry["podsWaitedSeconds"]
+        # From the pods' creation to their binding, whole seconds of the API server's clock:
+        # at least from the last creation to the nodes' (less the seconds cut off), at most
+        # from the first creation to the test seeing both bound (not their start, 5 s more).
+        print(
+            f"podsWaitedSeconds {waited}: nodes added {nodes_added - max(created):.1f} s and "
+            f"seen bound {bound - min(created):.1f} s after the pods' creation"
+        )
+        assert nodes_added - max(created) - 2 <= waited <= bound - min(created) + 1
+        # Learned: the head start (B-180 to B-60) and the wait, plus the margin.
+        need = 120 + waited
+        margin = max(15, -(-need // 10))
+        lead = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")["capacityLeadTime"]
+        assert (lead["seconds"], lead["source"]) == (60 + need + margin, "Learned"), lead
+        explanation = f"leadTime 1m + nodes learned: p90 of 1 window {need} s + {margin} s"
+        assert lead["explanation"] == explanation
+    finally:
+        for name in names:
+            with contextlib.suppress(NotFound):
+                kube.client.delete(NODES, None, name)
+
+
+async def test_without_the_grant_to_list_pods_their_wait_is_not_measured_nor_asked(
+    cluster: Any, kube: Kube, namespace: str, priority_class: None, tmp_path: Path
+) -> None:
+    """The placeholder option as it was before this version (get on the pod templates, no
+    list of pods), for an account of its own: the start's access review says no, the gauge
+    says 0, and a window whose pods waited for nodes that never came is recorded Missed as
+    before, without podsWaitedSeconds, with no list of pods sent and no request refused."""
+    account = f"spa-nopods-{namespace[-6:]}"
+    kubeconfig = cluster.service_account_kubeconfig(
+        CONTROLLER_NAMESPACE, account, path=tmp_path / "nopods.kubeconfig"
+    )
+    rules = [d for d in yaml.safe_load_all(PLACEHOLDERS.read_text()) if d]
+    role = next(d for d in rules if d["kind"] == "ClusterRole")
+    role["metadata"]["name"] = account
+    role["rules"] = [r for r in role["rules"] if "pods" not in r["resources"]]
+    assert role["rules"], "the option's get on the pod templates"
+    bindings = [
+        d
+        for d in _rendered_rbac(cluster)
+        if d["kind"] in ("ClusterRoleBinding", "RoleBinding")
+        and d["roleRef"]["name"] in (CONTROLLER_NAMESPACE, f"{CONTROLLER_NAMESPACE}-capacity")
+    ]
+    binding = next(d for d in rules if d["kind"] == "ClusterRoleBinding")
+    binding["roleRef"]["name"] = account
+    for granted in (*bindings, binding):
+        granted["metadata"]["name"] = f"{granted['metadata']['name']}-{account}"
+        granted["subjects"][0]["name"] = account
+    documents = yaml.safe_dump_all([role, *bindings, binding])
+    cluster.run_kubectl("apply", "-f", "-", input=documents, check=True)
+    user = f"system:serviceaccount:{CONTROLLER_NAMESPACE}:{account}"
+    answer = cluster.run_kubectl("auth", "can-i", "list", "pods", "-n", namespace, "--as", user)
+    assert answer.stdout.strip() == "no"
+    try:
+        # No node of the pool at all: web's pods and its placeholders stay Pending.
+        kube.client.create(DEPLOYMENTS, namespace, _pool_web(namespace, start_delay="1s"))
+        kube.create(
+            autoscaler(
+                name="web",
+                namespace=namespace,
+                minReplicas=1,
+                leadTime="1m",
+                capacity={"leadTime": "3m", "mode": "Placeholder"},
+            )
+        )
+        kube.create(
+            schedule(name="noon", namespace=namespace, target="web", **DAILY_NOON, minReplicas=3)
+        )
+        async with running_controller(
+            kubeconfig, [namespace], start=utc("2026-11-16T11:50:00")
+        ) as running:
+            assert REGISTRY.get_sample_value("spa_pod_waits_permitted") == 0
+            requests: list[RequestRecord] = []
+            running.manager.client.add_request_hook(requests.append)
+            running.clock.set(utc("2026-11-16T11:57:00"))
+            await eventually(
+                lambda: _existing_placeholder(kube, namespace), what="the placeholders"
+            )
+            running.clock.set(utc("2026-11-16T11:59:00"))
+            await eventually(
+                lambda: kube.get(DEPLOYMENTS, namespace, "web")["spec"]["replicas"] == 3,
+                what="web raised",
+            )
+            running.clock.set(utc("2026-11-16T12:30:00"))
+            running.clock.set(utc("2026-11-16T13:00:00"))
+            entry = await eventually(lambda: _measured(kube, namespace), what="the window measured")
+        assert (entry["outcome"], entry["reason"]) == ("Missed", "PodsPending"), entry
+        assert "capacityHeldAt" in entry
+        assert "nodesReadyAt" not in entry
+        assert "podsWaitedSeconds" not in entry
+        assert [r for r in requests if r.resource == "pods"] == []
+        assert [r for r in requests if r.code == 403] == []
     finally:
         cluster.run_kubectl("delete", "-f", "-", "--ignore-not-found", input=documents)

@@ -10,6 +10,11 @@ is the release's own code.
 
 The stages are written here rather than taken from kwok's examples so that exactly one knob
 exists and is documented: the pod annotation `START_DELAY_ANNOTATION` (a Go duration, "20s").
+A pod's `PodScheduled` condition is kept as the binding left it, as a kubelet keeps it (its
+status manager moves a condition's `lastTransitionTime` only when the status changes). Set anew
+with the others when the pod starts, as this stage did before, a pod's scheduling time was its
+start time, and how long it waited for a node (status.windows[].podsWaitedSeconds, measured
+from that time) the wait plus its start delay.
 """
 
 from __future__ import annotations
@@ -70,7 +75,12 @@ _POD_READY_TEMPLATE = """\
 phase: Running
 startTime: {{ $now | Quote }}
 conditions:
-{{ range list "PodScheduled" "Initialized" "ContainersReady" "Ready" }}
+{{ range .status.conditions }}{{ if eq .type "PodScheduled" }}
+- type: PodScheduled
+  status: {{ .status | Quote }}
+  lastTransitionTime: {{ .lastTransitionTime | Quote }}
+{{ end }}{{ end }}
+{{ range list "Initialized" "ContainersReady" "Ready" }}
 - type: {{ . }}
   status: "True"
   lastTransitionTime: {{ $now | Quote }}

@@ -36,10 +36,20 @@ from spa.controller.decide import (
 from spa.controller.desired import MANAGED_BY_LABEL, owner_reference
 from spa.controller.fleet import FleetIndex
 from spa.controller.optional import Complete, KindCache
+from spa.controller.permissions import PodAccess
 from spa.controller.reconciler import Reconciler
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.controller.watches import add_indexes, compact_codec
-from spa.kube import HPA_V2, Conflict, ListResult, NotFound, PatchType, Resource, error_from_status
+from spa.kube import (
+    HPA_V2,
+    POD,
+    Conflict,
+    ListResult,
+    NotFound,
+    PatchType,
+    Resource,
+    error_from_status,
+)
 from spa.runtime import FakeClock, Result, Store, WriteSummary
 from tests import builders
 from tests.client_double import UnexpectedRequests
@@ -186,6 +196,14 @@ class Server(UnexpectedRequests):
     target_spec_replicas: int | None = None
     target_created: int | None = None
     target_failure: str | None = None
+    # The target's spec.selector (None: left out), its pods as the server lists them, each
+    # label selector they were listed by, whether RBAC forbids listing them, and what the
+    # start's access review answered of that (None: not asked).
+    target_selector: dict[str, Any] | None = None
+    pods: list[dict[str, Any]] = field(default_factory=list)
+    pod_lists: list[str | None] = field(default_factory=list)
+    pods_forbidden: bool = False
+    pod_access: PodAccess | None = None
     # The HPA's status.desiredReplicas, as the HPA controller's last sync left it (None: no
     # status, the HPA controller has not synced it; a value other than `target_replicas`:
     # somebody scaled the target since).
@@ -278,6 +296,7 @@ class Server(UnexpectedRequests):
             recorder=self.recorded,
             summary=self.summary,
             capacity=self.capacity,
+            pod_access=self.pod_access,
         )
         calendars, cluster_calendars = Store(), Store()
         for obj in self.calendars:
@@ -342,11 +361,10 @@ class Server(UnexpectedRequests):
             replicas = self.target_replicas
             if self.target_spec_replicas is not None:
                 replicas = self.target_spec_replicas
-            return {
-                "metadata": {"name": name},
-                "spec": {"replicas": replicas},
-                "status": status,
-            }
+            spec: dict[str, Any] = {"replicas": replicas}
+            if self.target_selector is not None:
+                spec["selector"] = self.target_selector
+            return {"metadata": {"name": name}, "spec": spec, "status": status}
         if resource == HPA_V2 and self.hpa is not None:
             return copy.deepcopy(self.hpa)
         if resource == SCHEDULES:
@@ -355,7 +373,16 @@ class Server(UnexpectedRequests):
                 return found[0]
         raise NotFound(404, "NotFound", f"{name} not found")
 
-    async def list(self, resource: Resource, **_: Any) -> ListResult:
+    async def list(
+        self, resource: Resource, *, label_selector: str | None = None, **options: Any
+    ) -> ListResult:
+        if resource == POD:
+            self.pod_lists.append(label_selector)
+            if self.pods_forbidden:
+                raise _status_error(403, 'pods is forbidden: cannot list resource "pods"')
+            transform = options.get("transform") or (lambda item: item)
+            items = [transform(copy.deepcopy(pod)) for pod in self.pods]
+            return ListResult(items=items, resource_version=str(self.version))
         assert resource == SCHEDULED_POD_AUTOSCALERS
         items = [self.autoscaler] if self.autoscaler is not None and not self.deleted else []
         return ListResult(items=items, resource_version=str(self.version))

@@ -8,8 +8,9 @@ spa.schedule.learned_lead; here, which recorded windows count and what each one 
 - pods: a window Ready at all (Early or Late) needed `readyAt - raisedAt` (without the wait
   for nodes when a capacity lead ordered them: that wait is the node lead's to learn);
 - nodes: the time from ordering capacity to the nodes standing (`nodesReadyAt -
-  capacityHeldAt`) when measured; else, when the pods waited for nodes, the capacity's head
-  start plus the wait; when they did not wait, at most the head start (censored);
+  capacityHeldAt`) when measured; else, when the pods waited for nodes (`podsWaitedSeconds`
+  over NO_WAIT_SECONDS), the capacity's head start plus the wait; when they did not wait, at
+  most the head start (censored);
 - a Missed or Pending window is not learned from (more lead does not fix a quota, the
   HPA's max or a pause; the window says why instead).
 """
@@ -42,6 +43,7 @@ from spa.schedule.learned_lead import (
 )
 
 __all__ = [
+    "NO_WAIT_SECONDS",
     "AutoBounds",
     "LeadsInForce",
     "auto_bounds",
@@ -54,6 +56,22 @@ __all__ = [
     "node_needs",
     "pod_needs",
 ]
+
+
+NO_WAIT_SECONDS = 5
+"""A window whose pods waited at most this long for a node did not wait for nodes: that is
+kube-scheduler's own time to bind them (seconds for a burst of a fleet's pods), which a pod
+scheduled at once shows too (docs/api.md, "status.windows"). Counted as a wait, it would make
+every window in which nothing changed ask for its head start plus a margin, and the capacity
+lead would creep up."""
+
+
+def _node_wait(window: WindowRecord) -> int | None:
+    """How long the window's pods waited for nodes (0: not at all; None: not measured)."""
+    waited = window.pods_waited_seconds
+    if waited is None:
+        return None
+    return waited if waited > NO_WAIT_SECONDS else 0
 
 
 def is_auto(text: object) -> bool:
@@ -129,7 +147,7 @@ def pod_needs(windows: Sequence[WindowRecord]) -> list[Need]:
         ready, raised = _instant(window.ready_at), _instant(window.raised_at)
         if not _measured(window) or ready is None or raised is None:
             continue
-        waited = (window.pods_waited_seconds or 0) if window.capacity_lead is not None else 0
+        waited = (_node_wait(window) or 0) if window.capacity_lead is not None else 0
         needs.append(Need(max(0.0, ready - raised - waited)))
     return needs
 
@@ -143,7 +161,7 @@ def node_needs(windows: Sequence[WindowRecord]) -> list[Need]:
             continue
         held, raised = _instant(window.capacity_held_at), _instant(window.raised_at)
         nodes = _instant(window.nodes_ready_at)
-        waited = window.pods_waited_seconds
+        waited = _node_wait(window)
         if held is not None and nodes is not None:
             needs.append(Need(max(0.0, nodes - held)))
         elif held is not None and raised is not None and waited is not None:

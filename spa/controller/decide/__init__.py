@@ -47,6 +47,7 @@ from spa.controller.decide.memory import (
     Memory,
     Outcome,
     OwnersSet,
+    PodsRead,
     ReadinessRead,
     Refusal,
     ScaleUpDone,
@@ -68,6 +69,7 @@ from spa.controller.decide.plan import (
     PatchHpa,
     Plan,
     ReadCapacity,
+    ReadPods,
     ReadReadiness,
     ReleaseCapacity,
     ReleaseOrphaned,
@@ -81,6 +83,7 @@ from spa.controller.decide.plan import (
     WindowReport,
     ends_after,
 )
+from spa.controller.decide.readiness import PodTimes
 from spa.controller.decide.reasons import Event, EventType, Reason
 from spa.controller.decide.scaleup import (
     SCALE_ATTEMPTS,
@@ -148,8 +151,11 @@ __all__ = [
     "PatchBounds",
     "PatchHpa",
     "Plan",
+    "PodTimes",
+    "PodsRead",
     "Raised",
     "ReadCapacity",
+    "ReadPods",
     "ReadReadiness",
     "ReadinessRead",
     "Reason",

@@ -37,6 +37,7 @@ from spa.controller.decide.plan import (
     Final,
     PatchHpa,
     Plan,
+    ReadPods,
     ReadReadiness,
     ReleaseOrphaned,
     SetOwner,
@@ -174,7 +175,7 @@ def decide(snapshot: Snapshot) -> Plan:
         overridden=incident.override is not None and not paused,
         capacity=held_now,
     )
-    if isinstance(recorded, ReadReadiness):
+    if isinstance(recorded, ReadReadiness | ReadPods):
         return Plan(snapshot.memory, recorded)
 
     reason = Reason.APPLIED

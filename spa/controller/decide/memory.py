@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from spa.api import wire
 from spa.api.resources import CapacityMode
+from spa.controller.decide.readiness import PodTimes
 from spa.controller.decide.reasons import Event, EventType
 from spa.controller.decide.scaleup import (
     MissingTarget,
@@ -43,6 +44,7 @@ __all__ = [
     "Memory",
     "Outcome",
     "OwnersSet",
+    "PodsRead",
     "ReadinessRead",
     "Refusal",
     "ScaleUpDone",
@@ -129,8 +131,10 @@ class Attempts:
     capacity_read: CapacityRead | None = None
     capacity_held: CapacityHeld | None = None
     capacity_released: bool = False
-    # What was read of the scale target's readiness for status.windows (docs/api.md).
+    # What was read of the scale target's readiness for status.windows (docs/api.md), and of
+    # its pods' wait for nodes.
     readiness: ReadinessRead | None = None
+    pods: PodsRead | None = None
 
 
 # -- outcomes: what performing a step did ----------------------------------------------------------
@@ -231,12 +235,26 @@ class ReadinessRead:
     its spec.replicas, status.replicas (`created`) and status.readyReplicas (None: it reports
     none), the message of its ReplicaFailure condition (`failure`: its pods could not be
     created), or why it could not be read (`problem`; `forbidden`: RBAC refused the read,
-    docs/install.md, "Window readiness")."""
+    docs/install.md, "Window readiness"). `selector` is its label selector (None: it has none
+    the controller can read), which its pods are listed by when their wait for nodes is
+    measured."""
 
     replicas: int | None = None
     ready: int | None = None
     created: int | None = None
     failure: str | None = None
+    problem: str | None = None
+    forbidden: bool = False
+    selector: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PodsRead:
+    """The scale target's pods, as far as their wait for a node goes (docs/api.md,
+    "status.windows", podsWaitedSeconds), or why they could not be listed (`problem`;
+    `forbidden`: the controller may not list pods, docs/install.md, "Window readiness")."""
+
+    pods: tuple[PodTimes, ...] = ()
     problem: str | None = None
     forbidden: bool = False
 
@@ -260,6 +278,7 @@ Outcome = (
     | CapacityHeld
     | CapacityReleased
     | ReadinessRead
+    | PodsRead
 )
 
 
@@ -308,6 +327,7 @@ def absorb(memory: Memory, outcome: Outcome) -> Memory:
             | CapacityHeld()
             | CapacityReleased()
             | ReadinessRead()
+            | PodsRead()
         ):
             # What a hold did is this reconcile's (Attempts) until its final plan, which
             # keeps it as `capacity_held` (spa/controller/decide/holding.py).
@@ -343,6 +363,8 @@ def attempted(attempts: Attempts, outcome: Outcome) -> Attempts:
             return replace(attempts, capacity_released=True)
         case ReadinessRead() as read:
             return replace(attempts, readiness=read)
+        case PodsRead() as pods:
+            return replace(attempts, pods=pods)
         case (
             DryRunAnswered()
             | BoundsWritten()

@@ -37,6 +37,7 @@ __all__ = [
     "PatchHpa",
     "Plan",
     "ReadCapacity",
+    "ReadPods",
     "ReadReadiness",
     "ReleaseCapacity",
     "ReleaseOrphaned",
@@ -166,6 +167,17 @@ class ReadReadiness:
     target: tuple[str, str, str]
 
 
+@dataclass(frozen=True, slots=True)
+class ReadPods:
+    """List the pods of `autoscaler`'s scale target (its label `selector`, in its namespace),
+    for how long a window's new pods waited for a node (docs/api.md, "status.windows",
+    podsWaitedSeconds): once per window, and only for one whose nodes were not measured
+    standing."""
+
+    autoscaler: wire.ScheduledPodAutoscaler
+    selector: str
+
+
 # The capacity steps come after the HPA's, at the end of a reconcile (docs/schedules.md, "Node
 # capacity").
 CapacityStep = ReadCapacity | HoldCapacity | ReleaseCapacity | ReleaseOrphaned
@@ -173,7 +185,7 @@ CapacityStep = ReadCapacity | HoldCapacity | ReleaseCapacity | ReleaseOrphaned
 HpaWrite = CreateHpa | PatchHpa | DryRunHpa
 """A write of the desired HPA (or the question what the server would store for it)."""
 
-Step = SetOwners | HpaWrite | PatchBounds | CapacityStep | ReadReadiness
+Step = SetOwners | HpaWrite | PatchBounds | CapacityStep | ReadReadiness | ReadPods
 """A request the rest of the reconcile depends on: perform it, then decide again (or end the
 reconcile as its `then` says: :func:`ends_after`)."""
 

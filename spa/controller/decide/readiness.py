@@ -11,6 +11,10 @@ what the target showed is read elsewhere (at the requeues around a window), and 
 an :class:`Observation`; the result is the status entry, kept in status.windows, newest first,
 at most `MAX_WINDOWS`, from which the Auto lead times are learned
 (spa/api/validation/leads.py).
+
+How long the window's pods waited for a node (`podsWaitedSeconds`) is said here too, from the
+creation and scheduling times of the target's pods (:class:`PodTimes`, listed elsewhere, once,
+and only for a window whose nodes were not measured standing: :func:`waits_for_nodes`).
 """
 
 from __future__ import annotations
@@ -25,14 +29,18 @@ from spa.schedule import format_instant
 
 __all__ = [
     "HELD_BACK",
+    "RAISE_SKEW_SECONDS",
     "MissedReason",
     "Observation",
     "Outcome",
+    "PodTimes",
     "classify",
     "is_late",
     "is_quota",
+    "longest_wait",
     "record",
     "stored_windows",
+    "waits_for_nodes",
     "with_record",
 ]
 
@@ -269,6 +277,58 @@ def with_record(windows: Sequence[WindowRecord], entry: WindowRecord) -> list[Wi
     # RFC 3339 in UTC with a Z (format_instant) is fixed-width: text order is time order.
     ordered = sorted([entry, *kept], key=lambda window: window.boundary or "", reverse=True)
     return ordered[:MAX_WINDOWS]
+
+
+# A pod created this little before the raise is still the window's: the raise is the
+# controller's clock, a pod's creationTimestamp the API server's (whole seconds, truncated).
+RAISE_SKEW_SECONDS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class PodTimes:
+    """One pod of the scale target, as Unix seconds of the API server's clock: when it was
+    created (`metadata.creationTimestamp`) and when it was bound to a node (its PodScheduled
+    condition's `lastTransitionTime`, status True; None: not scheduled yet). The binding sets
+    that condition True; kube-scheduler sets it False (Unschedulable) while no node has room,
+    and the time moves only when the status changes, so a pod bound at once has the time of
+    its binding, and one that waited for a node the time the node took it."""
+
+    created: int
+    scheduled: int | None
+
+
+def waits_for_nodes(window: WindowRecord) -> bool:
+    """Whether the pods' wait for nodes is worth measuring for a window (docs/api.md,
+    "status.windows"): capacity was held for it and its nodes were not measured standing (no
+    `nodesReadyAt`: its placeholders were handed over before all of them stood, or it was a
+    CapacityBuffer, whose status does not say), its HPA was raised, and the wait is not known
+    yet. Every other window says what the nodes took without a request."""
+    return (
+        window.capacity_held_at is not None
+        and window.nodes_ready_at is None
+        and window.raised_at is not None
+        and window.pods_waited_seconds is None
+    )
+
+
+def longest_wait(pods: Sequence[PodTimes], *, raised_at: int, now: int, ready: bool) -> int | None:
+    """The longest time one of the window's new pods waited for a node, in whole seconds
+    (None: no pod of the window to say it).
+
+    The window's new pods are those created at or after its raise (`raised_at`, within
+    RAISE_SKEW_SECONDS); older ones were there before it. Each waited from its creation to its
+    binding. A pod not bound yet has waited until `now` so far; it counts only while the
+    window is not Ready (a Missed one): once the window's minimum is Ready, a pod still
+    Pending is one more than it needed (the HPA's), and no wait of the window's."""
+    waits = []
+    for pod in pods:
+        if pod.created < raised_at - RAISE_SKEW_SECONDS:
+            continue
+        if pod.scheduled is not None:
+            waits.append(pod.scheduled - pod.created)
+        elif not ready:
+            waits.append(now - pod.created)
+    return max(0, *waits) if waits else None
 
 
 def stored_windows(autoscaler: wire.ScheduledPodAutoscaler) -> list[WindowRecord]:

@@ -7,7 +7,10 @@ what only a request can tell (the target's spec.replicas and status.readyReplica
 (docs/architecture.md, "Decide, then act"), made only while a window start is being measured:
 at its raise, at its boundary B, then every 5 to 30 s until it is Ready or the window ends, and
 never between windows. With a capacity lead, the entry is made when the capacity is held, and
-the capacity's times (held, standing on nodes, released) come from the decision's own data.
+the capacity's times (held, standing on nodes, released) come from the decision's own data;
+when those do not say what the nodes took (the placeholders were handed over before they all
+stood, or a CapacityBuffer held the capacity), the target's pods are listed once, in the
+reconcile that finds the window Ready (or missed), for how long they waited for a node.
 Everything is kept in the SPA's status, never in process memory, so a restarted controller or a
 new leader goes on measuring where the last one stopped, and the Auto leads are learned from it
 (docs/api.md, "status.windows"; docs/schedules.md, "Auto lead times").
@@ -31,7 +34,8 @@ from spa.api.resources import LeadInForce, WindowRecord
 from spa.api.validation.leads import autoscaler_leads, in_force, is_auto, learned_pod_lead
 from spa.controller.decide.capacity import window_capacity_lead
 from spa.controller.decide.membership import Evaluated
-from spa.controller.decide.plan import ReadReadiness, WindowReport
+from spa.controller.decide.memory import ReadinessRead
+from spa.controller.decide.plan import ReadPods, ReadReadiness, WindowReport
 from spa.controller.decide.readiness import (
     HELD_BACK,
     MissedReason,
@@ -39,7 +43,9 @@ from spa.controller.decide.readiness import (
     Outcome,
     is_late,
     is_quota,
+    longest_wait,
     record,
+    waits_for_nodes,
     with_record,
 )
 from spa.controller.decide.reasons import Event, EventType, Reason
@@ -298,6 +304,42 @@ def _leads_in_force(
     return lead_time, capacity_lead_time
 
 
+def _pods_waited(
+    snapshot: Snapshot,
+    autoscaler: wire.ScheduledPodAutoscaler,
+    read: ReadinessRead | None,
+    updates: Sequence[tuple[WindowRecord, int | None, int | None, int | None]],
+) -> ReadPods | dict[tuple[str | None, str | None], int | None]:
+    """The list of the target's pods that the window starts measured now need, or the longest
+    wait for a node of each one's new pods, by (Schedule, boundary) (docs/api.md, "status.windows",
+    podsWaitedSeconds). Only a window that has just been measured (Ready, or Missed at its end)
+    and whose nodes were not measured standing needs it (:func:`waits_for_nodes`): the pods
+    are listed once for it, in the reconcile that measures it, and never between windows.
+    Nothing when they cannot be listed (no selector, or not allowed: the wait stays unset)."""
+    done = [
+        (updated, raised_at)
+        for updated, _, _, raised_at in updates
+        if updated.outcome != Outcome.Pending and waits_for_nodes(updated)
+    ]
+    if not done or read is None or read.selector is None:
+        return {}
+    listed = snapshot.attempts.pods
+    if listed is None:
+        return ReadPods(autoscaler, read.selector)
+    if listed.forbidden or listed.problem is not None:
+        return {}
+    return {
+        (updated.schedule, updated.boundary): longest_wait(
+            listed.pods,
+            raised_at=raised_at,
+            now=snapshot.instant,
+            ready=updated.outcome != Outcome.Missed,
+        )
+        for updated, raised_at in done
+        if raised_at is not None
+    }
+
+
 def recording(
     snapshot: Snapshot,
     autoscaler: wire.ScheduledPodAutoscaler,
@@ -309,9 +351,10 @@ def recording(
     bounds: tuple[int, int],
     overridden: bool = False,
     capacity: HeldCapacity | None = None,
-) -> ReadReadiness | Recording:
-    """The read of the target the window starts being measured need first, or what the final
-    plan says of them.
+) -> ReadReadiness | ReadPods | Recording:
+    """The read of the target the window starts being measured need first (and, for a window
+    just measured whose nodes were not measured standing, the list of its pods), or what the
+    final plan says of them.
 
     A window start is recorded (Pending) when the raise of a Schedule that sets minReplicas
     has come, unless it is first seen more than FIRST_SEEN_GRACE_SECONDS after it; while one
@@ -390,6 +433,8 @@ def recording(
     events: list[Event] = []
     wake_at: int | None = None
     recheck: float | None = None
+    # Each window start measured now: its entry, B, its end and its raise.
+    updates: list[tuple[WindowRecord, int | None, int | None, int | None]] = []
     for window in pending:
         compiled = by_name.get(str(window.schedule))
         start = _instant(window.boundary)
@@ -432,13 +477,21 @@ def recording(
         updated = record(
             observation, now=instant, lead=window.lead, capacity_lead=window.capacity_lead
         )
+        updates.append((updated, start, end, observation.raised_at))
+    waited = _pods_waited(snapshot, autoscaler, read, updates)
+    if isinstance(waited, ReadPods):
+        return waited
+    for updated, start, end, raised_at in updates:
+        if updated.outcome != Outcome.Pending and waits_for_nodes(updated):
+            wait = waited.get((updated.schedule, updated.boundary))
+            updated = updated.model_copy(update={"pods_waited_seconds": wait})
         windows = with_record(windows, updated)
         if updated.outcome == Outcome.Pending:
             if start is not None and instant < start:
                 wake_at = start if wake_at is None else min(wake_at, start)
             if end is not None:
                 wake_at = end if wake_at is None else min(wake_at, end)
-            again = _recheck(instant, observation.raised_at)
+            again = _recheck(instant, raised_at)
             recheck = again if recheck is None else min(recheck, again)
             continue
         measured.append((str(updated.outcome), updated.reason, updated.ready_seconds))

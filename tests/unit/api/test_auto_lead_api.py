@@ -16,7 +16,7 @@ from spa.api.validation.compile import (
     compile_schedule,
     errors_against_autoscaler,
 )
-from spa.api.validation.leads import autoscaler_leads, node_needs, pod_needs
+from spa.api.validation.leads import NO_WAIT_SECONDS, autoscaler_leads, node_needs, pod_needs
 from spa.schedule.learned_lead import Need
 from tests.builders import autoscaler, schedule
 
@@ -139,3 +139,32 @@ def test_node_needs_from_capacity_timestamps() -> None:
     assert node_needs(records) == [Need(100), Need(80), Need(60, censored=True)]
     # The pod lead does not count the wait for nodes when a capacity lead ordered them.
     assert pod_needs(records) == [Need(30)]
+
+
+def test_a_wait_as_short_as_the_schedulers_own_is_no_wait_for_nodes() -> None:
+    """A pod bound at once still shows a second or two from its creation to its binding
+    (kube-scheduler's own time, seconds in a burst). Counted as a wait for nodes, every window
+    in which nothing changed would ask for the head start plus a margin, and the capacity lead
+    would creep up: up to NO_WAIT_SECONDS it says the head start was enough, at most."""
+    held = {
+        "capacityLead": {"seconds": 180, "source": "Learned"},
+        "capacityHeldAt": "2026-11-22T07:57:00Z",
+        "raisedAt": "2026-11-22T07:58:00Z",
+        "readyAt": "2026-11-22T07:58:30Z",
+    }
+    short = WindowRecord.model_validate(_window(**held, podsWaitedSeconds=NO_WAIT_SECONDS))
+    assert node_needs([short]) == [Need(60, censored=True)]
+    # Nor is it taken off the pods' own time to Ready: binding them is part of it.
+    assert pod_needs([short]) == [Need(30)]
+    longer = WindowRecord.model_validate(_window(**held, podsWaitedSeconds=NO_WAIT_SECONDS + 1))
+    assert node_needs([longer]) == [Need(60 + NO_WAIT_SECONDS + 1)]
+    assert pod_needs([longer]) == [Need(30 - NO_WAIT_SECONDS - 1)]
+    # Window after window with nothing changed, the capacity lead stays where it is.
+    spa = parse_scheduled_pod_autoscaler(
+        autoscaler(
+            leadTime="1m",
+            capacity={"leadTime": "Auto"},
+            status={"windows": [_window(**held, podsWaitedSeconds=1)] * 5},
+        )
+    )
+    assert autoscaler_capacity_lead(spa) == 60 + 60

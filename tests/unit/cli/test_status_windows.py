@@ -137,3 +137,9 @@ def test_a_window_in_its_capacity_lead_says_nodes_ordered_and_then_how_long_they
     assert window_line(WindowRecord.model_validate(early)) == (
         "2026-11-21 02:50 push: Ready at B-90 s, nodes Ready 40 s after the order"
     )
+    # Handed over before the nodes stood: how long the window's pods waited for them.
+    waited: dict[str, object] = {**ordered, "raisedAt": "2026-11-21T02:48:00Z", "outcome": "Late"}
+    waited |= {"readySeconds": 25, "podsWaitedSeconds": 87}
+    assert window_line(WindowRecord.model_validate(waited)) == (
+        "2026-11-21 02:50 push: late: Ready at B+25 s, pods waited 87 s for a node"
+    )

@@ -10,10 +10,13 @@ import pytest
 
 from spa.api import wire
 from spa.controller.actuator import Actuator, OwnerNotChanged
+from spa.controller.decide import PodsRead, PodTimes, ReadPods, ReadReadiness
+from spa.controller.permissions import Permission, PodAccess
 from spa.controller.resources import SCHEDULES
 from spa.controller.writes import Refused, brief
 from spa.kube import (
     HPA_V2,
+    POD,
     ApiError,
     Conflict,
     DeadlinePassed,
@@ -65,7 +68,9 @@ class ScriptedKube(UnexpectedRequests):
 
     async def list(self, resource: Resource, **options: Any) -> ListResult:
         items = await self._next("list", resource, **options)
-        return ListResult(items=items["items"], resource_version="1")
+        # As the client does: each item turned into what the caller keeps.
+        transform = options.get("transform") or (lambda item: item)
+        return ListResult(items=[transform(i) for i in items["items"]], resource_version="1")
 
     async def api_resources(self, group_version: str) -> Sequence[dict[str, Any]]:
         resources: Sequence[dict[str, Any]] = (await self._next("api_resources", group_version))[
@@ -85,7 +90,9 @@ class Events:
         self.recorded.append(("Normal", reason))
 
 
-def actuator(kube: ScriptedKube, *, leader: bool = True) -> tuple[Actuator, Events]:
+def actuator(
+    kube: ScriptedKube, *, leader: bool = True, pod_access: PodAccess | None = None
+) -> tuple[Actuator, Events]:
     events = Events()
     act = Actuator(
         kube=kube,
@@ -95,6 +102,7 @@ def actuator(kube: ScriptedKube, *, leader: bool = True) -> tuple[Actuator, Even
         hpa_resource=HPA_V2,
         recorder=events,
         fence=lambda: 10.0 if leader else 0.0,  # seconds left of the renew deadline
+        pod_access=pod_access,
     )
     return act, events
 
@@ -190,3 +198,126 @@ async def test_a_refused_adoption_is_an_owner_not_changed_with_the_servers_messa
 def test_brief_keeps_messages_short_and_on_one_line() -> None:
     assert brief("a\n  b") == "a b"
     assert len(brief("x" * 10_000)) == 400
+
+
+# -- window readiness: the target's selector, and its pods' wait for a node -------------------
+
+APPS_V1 = {
+    "resources": [
+        {"name": "deployments", "kind": "Deployment", "namespaced": True},
+        {"name": "deployments/scale", "kind": "Scale", "namespaced": True},
+    ]
+}
+TARGET = ("apps/v1", "Deployment", "web")
+
+
+def _target(selector: object) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 5, "selector": selector},
+        "status": {"replicas": 5, "readyReplicas": 4},
+    }
+
+
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [
+        ({"matchLabels": {"app": "web", "tier": "front"}}, "app=web,tier=front"),
+        (
+            {
+                "matchLabels": {"app": "web"},
+                "matchExpressions": [
+                    {"key": "track", "operator": "In", "values": ["stable", "canary"]},
+                    {"key": "env", "operator": "NotIn", "values": ["dev"]},
+                    {"key": "owner", "operator": "Exists"},
+                    {"key": "legacy", "operator": "DoesNotExist"},
+                ],
+            },
+            "app=web,track in (stable,canary),env notin (dev),owner,!legacy",
+        ),
+        # A custom kind's selector already in that form.
+        ("app=web", "app=web"),
+        # None would select every pod of the namespace: never listed.
+        ({}, None),
+        (None, None),
+        ({"matchExpressions": [{"key": "x", "operator": "Gt", "values": ["1"]}]}, None),
+    ],
+)
+async def test_the_read_of_a_target_gives_its_label_selector(
+    selector: object, expected: str | None
+) -> None:
+    kube = ScriptedKube(APPS_V1, _target(selector))
+    act, _ = actuator(kube)
+    read = await act.read_readiness(ReadReadiness(SPA, TARGET))
+    assert (read.ready, read.selector) == (4, expected)
+
+
+def _pod(created: str, condition: dict[str, Any] | None, node: str | None = None) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "web-x", "creationTimestamp": created},
+        "spec": {"nodeName": node} if node else {},
+        "status": {"conditions": [] if condition is None else [condition]},
+    }
+
+
+async def test_the_pods_are_listed_by_the_selector_with_their_creation_and_binding() -> None:
+    scheduled = {
+        "type": "PodScheduled",
+        "status": "True",
+        "lastTransitionTime": "2026-11-16T09:59:46Z",
+    }
+    unschedulable = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "lastTransitionTime": "2026-11-16T09:59:02Z",
+    }
+    kube = ScriptedKube(
+        {
+            "items": [
+                _pod("2026-11-16T09:59:01Z", scheduled, node="node-1"),
+                _pod("2026-11-16T09:59:02Z", unschedulable),
+                _pod("2026-11-16T09:59:03Z", None),  # not looked at by the scheduler yet
+                # Bound, with no time to read: left out rather than guessed.
+                _pod("2026-11-16T09:59:04Z", None, node="node-2"),
+            ]
+        }
+    )
+    act, _ = actuator(kube)
+    read = await act.read_pods(ReadPods(SPA, "app=web"))
+    created = 1794823141  # 2026-11-16T09:59:01Z
+    assert read == PodsRead(
+        pods=(
+            PodTimes(created, created + 45),
+            PodTimes(created + 1, None),
+            PodTimes(created + 2, None),
+        )
+    )
+    [(verb, (resource,), options)] = kube.calls
+    assert (verb, resource, options["namespace"], options["label_selector"]) == (
+        "list",
+        POD,
+        "shop",
+        "app=web",
+    )
+
+
+async def test_pods_the_controller_may_not_list_are_not_listed_or_said_refused() -> None:
+    # The start's access review said no: no request.
+    denied = PodAccess((Permission("list", "pods", "", group=""),))
+    act, _ = actuator(ScriptedKube(), pod_access=denied)
+    read = await act.read_pods(ReadPods(SPA, "app=web"))
+    assert read.forbidden
+    assert read.problem == "not allowed to list pods in namespace shop"
+    # Another namespace's answer does not count for this one.
+    elsewhere = PodAccess((Permission("list", "pods", "payments", group=""),))
+    act, _ = actuator(ScriptedKube({"items": []}), pod_access=elsewhere)
+    assert await act.read_pods(ReadPods(SPA, "app=web")) == PodsRead()
+    # Not asked at the start: the API server's refusal is said the same way.
+    act, _ = actuator(ScriptedKube(status_error(403, 'pods is forbidden: cannot list "pods"')))
+    read = await act.read_pods(ReadPods(SPA, "app=web"))
+    assert read.forbidden
+    # Any other error ends the reconcile (retried).
+    act, _ = actuator(ScriptedKube(status_error(500)))
+    with pytest.raises(ApiError):
+        await act.read_pods(ReadPods(SPA, "app=web"))

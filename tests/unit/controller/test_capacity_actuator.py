@@ -28,6 +28,7 @@ from spa.controller.capacity import (
 )
 from spa.controller.decide import Memory
 from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL
+from spa.controller.permissions import Permission, PodAccess
 from spa.controller.watches import cached_capacity
 from spa.kube import (
     Conflict,
@@ -39,6 +40,7 @@ from spa.kube import (
     error_from_status,
 )
 from spa.runtime import FakeClock, Result, Store
+from spa.schedule import format_instant
 from tests.builders import namespace_terminating
 from tests.client_double import UnexpectedRequests
 from tests.unit.spa_model import KEY, OURS, Recorded, Server, at, autoscaler, schedule
@@ -903,10 +905,18 @@ DAY = 86400
 
 def _window_server(kube: Buffers, **spec: Any) -> tuple[Server, Caches, Memory]:
     """shop/web, Daily 10:00-11:00 at minReplicas 5, its target at 3 replicas not Ready yet for
-    the window, node capacity by placeholder pods where no CapacityBuffer API is served."""
+    the window (its pods labelled app=web, created at 9:00), node capacity by placeholder pods
+    where no CapacityBuffer API is served."""
     obj = autoscaler()
     obj["spec"].update(spec)
-    server = Server(obj, [schedule("peak", owner=OURS)], target_replicas=3, target_ready=3)
+    server = Server(
+        obj,
+        [schedule("peak", owner=OURS)],
+        target_replicas=3,
+        target_ready=3,
+        target_selector={"matchLabels": {"app": "web"}},
+        pods=[_pod(at(9), at(9)) for _ in range(3)],
+    )
     caches = Caches(kube)
     server.capacity = caches.actuator(server)
     _, memory, _ = server.reconcile(at(9))
@@ -932,6 +942,30 @@ def _recorded(server: Server) -> list[dict[str, Any]]:
 def _status(server: Server, field: str) -> Any:
     assert server.autoscaler is not None
     return server.autoscaler["status"].get(field)
+
+
+def _pod(created: int, scheduled: int | None = None) -> dict[str, Any]:
+    """A pod of web as the API server lists it: created at `created`, bound to a node at
+    `scheduled` (None: Pending, kube-scheduler found no node with room)."""
+    condition = (
+        {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": "Unschedulable",
+            "lastTransitionTime": _time(created),
+        }
+        if scheduled is None
+        else {"type": "PodScheduled", "status": "True", "lastTransitionTime": _time(scheduled)}
+    )
+    return {
+        "metadata": {"name": f"web-{created}", "creationTimestamp": _time(created)},
+        "spec": {} if scheduled is None else {"nodeName": "node-1"},
+        "status": {"phase": "Pending", "conditions": [condition]},
+    }
+
+
+def _time(instant: int) -> str:
+    return format_instant(instant)
 
 
 def _stand(kube: Buffers) -> None:
@@ -1002,6 +1036,8 @@ def test_placeholder_capacity_is_recorded_per_window_and_its_lead_learned() -> N
     assert capacity_lead["explanation"] == (
         "leadTime 45s + nodes learned: p90 of 1 window 40 s + 15 s"
     )
+    # The nodes were measured standing: the pods are never listed for their wait.
+    assert server.pod_lists == []
     # The next day's capacity is ordered 100 s before B, not at the default 3m.
     server.target_ready = 3
     server.target_replicas = 3
@@ -1014,10 +1050,12 @@ def test_placeholder_capacity_is_recorded_per_window_and_its_lead_learned() -> N
 
 
 def test_a_capacity_buffer_records_held_and_released_but_not_nodes_ready() -> None:
-    """A CapacityBuffer's status says nothing of nodes: nodesReadyAt is not measured, and the
-    capacity lead stays at its default."""
+    """A CapacityBuffer's status says nothing of nodes: nodesReadyAt is not measured, and
+    without a list of the pods (its selector not read here) the capacity lead stays at its
+    default."""
     kube = Buffers()
     server, caches, memory = _window_server(kube, leadTime="1m", capacity={"leadTime": "Auto"})
+    server.target_selector = None
     memory = _step(server, caches, memory, at(9, 57))
     (entry,) = _recorded(server)
     assert entry["capacityHeldAt"] == "2026-11-16T09:57:00Z"
@@ -1034,6 +1072,128 @@ def test_a_capacity_buffer_records_held_and_released_but_not_nodes_ready() -> No
     assert entry["outcome"] == "Early"
     assert "nodesReadyAt" not in entry
     assert _status(server, "capacityLeadTime")["explanation"] == "default 3m until measured"
+
+
+def _handed_over_unstood(kube: Buffers, **capacity: Any) -> tuple[Server, Caches, Memory]:
+    """Placeholders ordered at 9:57 (capacity.leadTime Auto: the default 3m) that never
+    stand, handed over 5 s before the raise at 9:59 (leadTime 1m); the window's two new pods,
+    created a second after the raise, are Pending: no node has room yet."""
+    server, caches, memory = _window_server(
+        kube, leadTime="1m", capacity={"leadTime": "Auto", "mode": "Placeholder", **capacity}
+    )
+    memory = _step(server, caches, memory, at(9, 57))
+    assert kube.deployments[PLACEHOLDER]["spec"]["replicas"] == 2
+    memory = _step(server, caches, memory, at(9, 58) + 55)
+    assert PLACEHOLDER not in kube.deployments
+    memory = _step(server, caches, memory, at(9, 59))
+    server.pods += [_pod(at(9, 59) + 1), _pod(at(9, 59) + 1)]
+    memory = _step(server, caches, memory, at(9, 59) + 30)
+    (entry,) = _recorded(server)
+    assert (entry["outcome"], entry["capacityReleasedAt"]) == ("Pending", "2026-11-16T09:58:55Z")
+    assert "nodesReadyAt" not in entry
+    return server, caches, memory
+
+
+def _bound(server: Server, *seconds: int) -> None:
+    """The window's new pods bound to the nodes that came, `seconds` after the raise."""
+    server.pods[3:] = [_pod(at(9, 59) + 1, at(9, 59) + second) for second in seconds]
+
+
+def test_the_pods_wait_for_nodes_is_measured_once_when_the_placeholders_did_not_stand() -> None:
+    """The head start was too short for the nodes: nothing says when they stood, so the
+    pods' wait for them is measured, by one list of the target's pods when the window is
+    Ready, and the capacity lead learns the head start plus that wait (docs/schedules.md,
+    "Auto lead times")."""
+    kube = Buffers(version=None)
+    server, caches, memory = _handed_over_unstood(kube)
+    # Not while the window is being measured: a list of pods only once it is.
+    assert server.pod_lists == []
+    _bound(server, 41, 46)
+    server.target_ready = 5
+    memory = _step(server, caches, memory, at(9, 59) + 50)
+    (entry,) = _recorded(server)
+    assert (entry["outcome"], entry["readySeconds"]) == ("Early", -10)
+    # The longest wait: created 9:59:01, bound 9:59:46. The three pods from 9:00 were there
+    # before the raise, and are not the window's.
+    assert entry["podsWaitedSeconds"] == 45
+    assert server.pod_lists == ["app=web"]
+    # The nodes needed the head start (9:57 to 9:59) and the wait: 165 s, + 17 s (a tenth).
+    capacity_lead = _status(server, "capacityLeadTime")
+    assert (capacity_lead["seconds"], capacity_lead["source"]) == (60 + 182, "Learned")
+    assert capacity_lead["explanation"] == (
+        "leadTime 1m + nodes learned: p90 of 1 window 165 s + 17 s"
+    )
+    # No list again: not for this window, not between windows.
+    server.target_ready = server.target_replicas = 3
+    for instant in (at(10), at(10, 30), at(11) + 60, DAY + at(9)):
+        memory = _step(server, caches, memory, instant)
+    assert server.pod_lists == ["app=web"]
+    # The next day's capacity is ordered 242 s before B, not at the default 3m.
+    memory = _step(server, caches, memory, DAY + at(9, 55) + 57)
+    assert PLACEHOLDER not in kube.deployments
+    memory = _step(server, caches, memory, DAY + at(9, 55) + 58)
+    assert kube.deployments[PLACEHOLDER]["spec"]["replicas"] == 2
+
+
+@pytest.mark.parametrize("asked", [True, False], ids=["review-said-no", "list-refused"])
+def test_without_the_grant_to_list_pods_their_wait_is_not_measured(asked: bool) -> None:
+    """The start's access review said no (the default install): no list at all; or it could
+    not be asked, and the API server refuses the one list. Either way the window is measured
+    as before, without podsWaitedSeconds, and nothing fails."""
+    kube = Buffers(version=None)
+    server, caches, memory = _window_server(
+        kube, leadTime="1m", capacity={"leadTime": "Auto", "mode": "Placeholder"}
+    )
+    if asked:
+        server.pod_access = PodAccess((Permission("list", "pods", group=""),))
+    else:
+        server.pods_forbidden = True
+    memory = _step(server, caches, memory, at(9, 57))
+    memory = _step(server, caches, memory, at(9, 59))
+    server.pods += [_pod(at(9, 59) + 1, at(9, 59) + 46)]
+    server.target_ready = 5
+    memory = _step(server, caches, memory, at(9, 59) + 50)
+    (entry,) = _recorded(server)
+    assert entry["outcome"] == "Early"
+    assert "podsWaitedSeconds" not in entry
+    assert server.pod_lists == ([] if asked else ["app=web"])
+    assert server.result is not None
+    assert not server.result.retry
+    assert _status(server, "capacityLeadTime")["explanation"] == "default 3m until measured"
+
+
+def test_a_window_missed_with_its_pods_still_waiting_says_how_long_so_far() -> None:
+    """At the window's end its pods are still Pending: they have waited from their creation
+    until then, at least. A missed window is not learned from."""
+    kube = Buffers(version=None)
+    server, caches, memory = _handed_over_unstood(kube)
+    server.target_created = 5
+    memory = _step(server, caches, memory, at(11))
+    (entry,) = _recorded(server)
+    assert (entry["outcome"], entry["reason"]) == ("Missed", "PodsPending")
+    assert entry["podsWaitedSeconds"] == at(11) - (at(9, 59) + 1)
+    assert server.pod_lists == ["app=web"]
+    assert _status(server, "capacityLeadTime")["explanation"] == "default 3m until measured"
+
+
+def test_a_capacity_buffers_pods_that_did_not_wait_say_the_head_start_was_enough() -> None:
+    """With a CapacityBuffer nodesReadyAt is never measured, so the pods' wait is, where they
+    may be listed; bound a second after their creation (kube-scheduler's own time, not a wait
+    for nodes), they say the head start was enough, at most: learned without a margin, so
+    the lead does not creep up window after window."""
+    kube = Buffers()
+    server, caches, memory = _window_server(kube, leadTime="1m", capacity={"leadTime": "Auto"})
+    memory = _step(server, caches, memory, at(9, 57))
+    memory = _step(server, caches, memory, at(9, 59))
+    server.pods += [_pod(at(9, 59) + 1, at(9, 59) + 2) for _ in range(2)]
+    server.target_ready = 5
+    memory = _step(server, caches, memory, at(9, 59) + 20)
+    (entry,) = _recorded(server)
+    assert (entry["outcome"], entry["podsWaitedSeconds"]) == ("Early", 1)
+    assert "nodesReadyAt" not in entry
+    capacity_lead = _status(server, "capacityLeadTime")
+    assert (capacity_lead["seconds"], capacity_lead["source"]) == (180, "Learned")
+    assert capacity_lead["explanation"] == "leadTime 1m + nodes learned: p90 of 1 window 120 s"
 
 
 def test_a_window_whose_raise_comes_paused_keeps_its_capacity_times() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from spa.controller.permissions import Permission, placeholder_access
+from spa.controller.permissions import Permission, placeholder_access, pod_access
 from spa.kube import SELF_SUBJECT_ACCESS_REVIEW, ApiUnavailable, Resource
 from tests.client_double import UnexpectedRequests
 
@@ -34,8 +34,12 @@ class Reviews(UnexpectedRequests):
         if self.down:
             raise ApiUnavailable("connection refused")
         attributes = body["spec"]["resourceAttributes"]
-        assert attributes["group"] == "apps"
-        asked = Permission(attributes["verb"], attributes["resource"], attributes["namespace"])
+        asked = Permission(
+            attributes["verb"],
+            attributes["resource"],
+            attributes["namespace"],
+            group=attributes["group"],
+        )
         self.asked.append(asked)
         return {"status": {"allowed": asked in self.granted}}
 
@@ -128,3 +132,57 @@ def test_the_read_of_a_target_goes_by_the_answer_for_its_namespace_or_all() -> N
     assert namespaced.may_get("deployments", "shop")
     assert not namespaced.may_get("deployments", "payments")
     assert not namespaced.may_get("replicasets", "shop")
+
+
+# -- the pods' wait for nodes: list on pods, the placeholder option's too ---------------------
+
+PODS = Permission("list", "pods", group="")
+
+
+def pods_gauge() -> float | None:
+    return REGISTRY.get_sample_value("spa_pod_waits_permitted")
+
+
+def test_with_the_placeholder_option_the_pods_wait_is_measured(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    reviews = Reviews(granted={PODS})
+    with caplog.at_level(logging.INFO, logger="spa.controller.permissions"):
+        access = asyncio.run(pod_access(reviews, namespaces=None))
+    assert access is not None
+    assert access.may_list("shop")
+    assert reviews.asked == [PODS]
+    assert pods_gauge() == 1
+    assert [r.getMessage() for r in caplog.records] == [
+        "pods' wait for nodes measured (status.windows[].podsWaitedSeconds): the controller "
+        "may list pods"
+    ]
+
+
+def test_without_it_one_line_says_what_is_not_measured_and_how_to_grant_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.INFO, logger="spa.controller.permissions"):
+        access = asyncio.run(pod_access(Reviews(granted=WRITES | TEMPLATES), namespaces=None))
+    assert access is not None
+    assert not access.may_list("shop")
+    assert pods_gauge() == 0
+    assert [r.getMessage() for r in caplog.records] == [
+        "pods' wait for nodes not measured (status.windows[].podsWaitedSeconds): the "
+        "controller is not allowed to list pods in all namespaces: enable placeholder pods: "
+        "Helm value capacity.placeholders.enabled=true, or the kustomize component "
+        'config/components/placeholders (docs/install.md, "Placeholder pods")'
+    ]
+
+
+def test_a_namespaced_install_is_asked_about_listing_pods_in_its_namespaces() -> None:
+    reviews = Reviews(granted={Permission("list", "pods", "shop", group="")})
+    access = asyncio.run(pod_access(reviews, namespaces=["shop", "payments"]))
+    assert access is not None
+    assert {p.namespace for p in reviews.asked} == {"shop", "payments"}
+    assert access.may_list("shop")
+    assert not access.may_list("payments")
+
+
+def test_an_api_server_that_does_not_answer_leaves_the_list_to_be_tried() -> None:
+    assert asyncio.run(pod_access(Reviews(down=True), namespaces=None)) is None

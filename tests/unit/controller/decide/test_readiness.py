@@ -14,12 +14,16 @@ from hypothesis import strategies as st
 from spa.api.resources import MAX_WINDOWS, LeadInForce, WindowRecord
 from spa.api.validation.leads import pod_needs
 from spa.controller.decide.readiness import (
+    RAISE_SKEW_SECONDS,
     MissedReason,
     Observation,
     Outcome,
+    PodTimes,
     classify,
     is_late,
+    longest_wait,
     record,
+    waits_for_nodes,
     with_record,
 )
 
@@ -187,3 +191,55 @@ def test_docs_give_every_reason_in_the_order_it_is_given() -> None:
     for why in MissedReason:
         entry = record(SCALED, now=WINDOW.end, lead=LEAD).model_copy(update={"reason": why})
         assert is_late(entry) == late[why.value], why
+
+
+# -- the pods' wait for a node (podsWaitedSeconds) ---------------------------------------------
+
+RAISE = B - 120
+
+
+def test_the_longest_wait_of_the_windows_new_pods_from_creation_to_binding() -> None:
+    pods = [
+        PodTimes(created=B - 86400, scheduled=B - 86400 + 300),  # an old pod: not the window's
+        PodTimes(created=RAISE + 1, scheduled=RAISE + 1),  # bound at once
+        PodTimes(created=RAISE + 1, scheduled=RAISE + 47),  # waited for a node
+        PodTimes(created=RAISE + 2, scheduled=RAISE + 30),
+    ]
+    assert longest_wait(pods, raised_at=RAISE, now=B, ready=True) == 46
+
+
+def test_a_pod_created_a_little_before_the_raise_is_the_windows_and_earlier_ones_are_not() -> None:
+    """The raise is the controller's clock, creationTimestamp the API server's."""
+    skewed = [PodTimes(created=RAISE - RAISE_SKEW_SECONDS, scheduled=RAISE + 20)]
+    assert longest_wait(skewed, raised_at=RAISE, now=B, ready=True) == 22
+    older = [PodTimes(created=RAISE - RAISE_SKEW_SECONDS - 1, scheduled=RAISE + 20)]
+    assert longest_wait(older, raised_at=RAISE, now=B, ready=True) is None
+    assert longest_wait([], raised_at=RAISE, now=B, ready=True) is None
+
+
+def test_a_pod_still_pending_counts_only_while_the_window_is_not_ready() -> None:
+    pods = [
+        PodTimes(created=RAISE + 1, scheduled=RAISE + 11),
+        PodTimes(created=RAISE + 5, scheduled=None),
+    ]
+    # Ready: the pending one is more than the window needed (the HPA's), no wait of it.
+    assert longest_wait(pods, raised_at=RAISE, now=B + 600, ready=True) == 10
+    # Missed at its end: it has waited until then, at least.
+    assert longest_wait(pods, raised_at=RAISE, now=B + 600, ready=False) == 600 + 115
+    # A binding time before the creation (clocks of two API servers) is no negative wait.
+    assert longest_wait([PodTimes(RAISE + 5, RAISE + 4)], raised_at=RAISE, now=B, ready=True) == 0
+
+
+def test_the_wait_is_measured_only_where_the_nodes_were_not_measured_standing() -> None:
+    base = WindowRecord(
+        schedule="peak",
+        boundary="2027-01-15T08:00:00Z",
+        raised_at="2027-01-15T07:58:00Z",
+        capacity_held_at="2027-01-15T07:55:00Z",
+    )
+    assert waits_for_nodes(base)
+    stood = base.model_copy(update={"nodes_ready_at": "2027-01-15T07:57:00Z"})
+    assert not waits_for_nodes(stood)
+    assert not waits_for_nodes(base.model_copy(update={"capacity_held_at": None}))
+    assert not waits_for_nodes(base.model_copy(update={"raised_at": None}))
+    assert not waits_for_nodes(base.model_copy(update={"pods_waited_seconds": 30}))
