@@ -226,7 +226,7 @@ bench: venv testenv
 # SHARDS=4: the same fleet at SHARDS_SPAS (20,000) raised by 4 shards of 2 replicas each,
 # beside one process on the same plane, and a shard's active replica killed at B - 30 s
 # (bench/shards.py; docs/performance.md, "Shards at a shared boundary"). About 2 hours at
-# 20,000 on 2 cores; SHARDS_SPAS=200 for a run of about 12 minutes.
+# 20,000 on 2 cores; SHARDS_SPAS=200 for a run of about 8 minutes.
 BENCH_FLEET_ARGS ?= --sizes 1000 --early --out docs/results/fleet-early-1000.json
 SHARDS_SPAS ?= 20000
 BENCH_FLEET_SHARDS_ARGS ?= --sizes $(SHARDS_SPAS) --shards $(SHARDS) \
