@@ -223,9 +223,16 @@ bench: venv testenv
 # Raises ahead of a shared boundary (docs/schedules.md, issue 38): 1,000 SPAs x 4 Schedules at
 # one boundary, the first window start written at B, the last ahead of B, side by side on one
 # plane (docs/performance.md, "Raises ahead of a shared boundary").
+# SHARDS=4: the same fleet at SHARDS_SPAS (20,000) raised by 4 shards of 2 replicas each,
+# beside one process on the same plane, and a shard's active replica killed at B - 30 s
+# (bench/shards.py; docs/performance.md, "Shards at a shared boundary"). About 2 hours at
+# 20,000 on 2 cores; SHARDS_SPAS=200 for a run of about 8 minutes.
 BENCH_FLEET_ARGS ?= --sizes 1000 --early --out docs/results/fleet-early-1000.json
+SHARDS_SPAS ?= 20000
+BENCH_FLEET_SHARDS_ARGS ?= --sizes $(SHARDS_SPAS) --shards $(SHARDS) \
+  --out /tmp/spa-bench-fleet-shards-$(SHARDS_SPAS).json
 bench-fleet: venv testenv
-	$(BIN)/python bench/load.py $(BENCH_FLEET_ARGS)
+	$(if $(SHARDS),$(BIN)/python bench/shards.py $(BENCH_FLEET_SHARDS_ARGS),$(BIN)/python bench/load.py $(BENCH_FLEET_ARGS))
 
 # The soak with an oracle (docs/reliability.md, "Soak"): two `spa run` replicas, 200 SPAs whose
 # windows open and close every minute, random faults; every HPA write checked against the engine.

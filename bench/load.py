@@ -92,7 +92,9 @@ from bench.plane import (  # noqa: E402
     SA_NAMESPACE,
     ProcessSampler,
     controller_plane,
+    reconciled_count,
     start_spa_run,
+    synced_at,
 )
 from bench.report import loadavg, log, machine, smoke_verdict, summary, write_json  # noqa: E402
 from spa.api import wire  # noqa: E402
@@ -857,7 +859,7 @@ class Scenario:
         started = time.time()
         process = self._start_controller(kubeconfig, logfile, None, metrics_port=port)
         sampler = ProcessSampler(process.pid)
-        while _reconciled_count(port) < len(names):
+        while reconciled_count(port) < len(names):
             if process.poll() is not None:
                 raise RuntimeError(f"spa run exited with {process.returncode}")
             if time.time() > started + 1800:
@@ -927,7 +929,7 @@ class Scenario:
             if ready is None:
                 raise RuntimeError("not reconciled within an hour")
             sampler.sample()
-            self.result["synced_seconds"] = _synced_at(logfile) - started
+            self.result["synced_seconds"] = synced_at(logfile) - started
             self.result["ready_seconds"] = ready - started
             self.result["cpu_ready_seconds"] = sampler.cpu
             startup = controller_events(audit, since=started, until=ready + 1)
@@ -951,7 +953,7 @@ class Scenario:
             started = time.time()
             process = self._start_controller(kubeconfig, logfile, None, metrics_port=port)
             sampler = ProcessSampler(process.pid)
-            while _reconciled_count(port) < len(names):
+            while reconciled_count(port) < len(names):
                 if process.poll() is not None:
                     raise RuntimeError(f"spa run exited with {process.returncode}")
                 if time.time() > started + 1800:
@@ -961,7 +963,7 @@ class Scenario:
             sampler.sample()
             restart = controller_events(audit, since=started, until=ready + 1)
             self.result["warm"] = {
-                "synced_seconds": _synced_at(logfile) - started,
+                "synced_seconds": synced_at(logfile) - started,
                 "ready_seconds": ready - started,
                 "requests": requests(restart),
                 "writes": sum(1 for event in restart if event.is_write),
@@ -1057,7 +1059,7 @@ class Scenario:
                     kubeconfig, self.workdir / "spa-run-throttled.log", self.throttle
                 )
                 sampler = ProcessSampler(process.pid)
-                while _synced_at(self.workdir / "spa-run-throttled.log") == 0:
+                while synced_at(self.workdir / "spa-run-throttled.log") == 0:
                     time.sleep(0.1)
                     if time.time() > end - 5:
                         raise RuntimeError("throttled controller not synced before the boundary")
@@ -1147,43 +1149,6 @@ def early_markdown(result: dict[str, Any]) -> str:
         f"({comparison['need_seconds']:.2f} s); every HPA before B: {ahead['all_before_b']}"
     )
     return "\n".join(rows)
-
-
-def _reconciled_count(port: int) -> int:
-    """How many SPAs the controller has reconciled successfully (from its metrics)."""
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
-            text = response.read().decode()
-    except OSError:
-        return 0
-    return sum(
-        1
-        for line in text.splitlines()
-        if line.startswith("spa_last_successful_reconcile_timestamp_seconds{")
-    )
-
-
-def _synced_at(logfile: Path) -> float:
-    """Wall time of the controller's "caches synced" log line (0 if not yet)."""
-    try:
-        text = logfile.read_text(errors="replace")
-    except OSError:
-        return 0.0
-    for line in text.splitlines():
-        if "caches synced" not in line:
-            continue
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        stamp = entry.get("time") or entry.get("ts") or entry.get("timestamp")
-        if isinstance(stamp, (int, float)):
-            return float(stamp)
-        if isinstance(stamp, str):
-            return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    return 0.0
 
 
 # -- report -------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ controller's flags) is an argument. bench/report.py says why this is a flat modu
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -21,6 +22,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -37,8 +39,10 @@ __all__ = [
     "ProcessSampler",
     "controller_plane",
     "on_a_cluster",
+    "reconciled_count",
     "start_spa_run",
     "stop_process",
+    "synced_at",
 ]
 
 REPO = Path(__file__).resolve().parents[1]
@@ -159,10 +163,49 @@ def stop_process(process: subprocess.Popen[bytes], timeout: float = 30) -> None:
             process.wait()
 
 
+def reconciled_count(port: int) -> int:
+    """How many SPAs the controller serving metrics on `port` has reconciled successfully (a
+    standby replica, which does not reconcile, has 0)."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+            text = response.read().decode()
+    except OSError:
+        return 0
+    return sum(
+        1
+        for line in text.splitlines()
+        if line.startswith("spa_last_successful_reconcile_timestamp_seconds{")
+    )
+
+
+def synced_at(logfile: Path) -> float:
+    """Wall time of the controller's "caches synced" log line in `logfile` (0 if not yet)."""
+    try:
+        text = logfile.read_text(errors="replace")
+    except OSError:
+        return 0.0
+    for line in text.splitlines():
+        if "caches synced" not in line:
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        stamp = entry.get("time") or entry.get("ts") or entry.get("timestamp")
+        if isinstance(stamp, (int, float)):
+            return float(stamp)
+        if isinstance(stamp, str):
+            return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    return 0.0
+
+
 class ProcessSampler:
     """Samples /proc/<pid> of the controller: VmRSS, VmHWM, CPU seconds; keeps every CPU
-    sample with its wall time (`history`), so that the CPU of a stretch known only afterwards
-    (up to the last write the audit log shows) can be read back (`cpu_at`)."""
+    and RSS sample with its wall time (`history`, `rss_history`), so that the CPU or the
+    peak RSS of a stretch known only afterwards (up to the last write the audit log shows)
+    can be read back (`cpu_at`, `rss_peak`)."""
 
     INTERVAL = 0.2
 
@@ -172,6 +215,7 @@ class ProcessSampler:
         self.hwm_mib = 0.0
         self.cpu = 0.0
         self.history: list[tuple[float, float]] = []  # (wall time, CPU seconds)
+        self.rss_history: list[tuple[float, float]] = []  # (wall time, RSS MiB)
         self._stop = threading.Event()
         self._tick = os.sysconf("SC_CLK_TCK")
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -190,7 +234,9 @@ class ProcessSampler:
                 self.hwm_mib = int(line.split()[1]) / 1024
         fields = stat.rsplit(")", 1)[1].split()
         self.cpu = (int(fields[11]) + int(fields[12])) / self._tick
-        self.history.append((time.time(), self.cpu))
+        now = time.time()
+        self.history.append((now, self.cpu))
+        self.rss_history.append((now, self.rss_mib))
 
     def cpu_before(self, instant: float) -> tuple[float, float]:
         """The last sample taken before `instant`: (its wall time, CPU seconds)."""
@@ -203,6 +249,11 @@ class ProcessSampler:
             if sampled >= instant:
                 return sampled, cpu
         return self.history[-1] if self.history else (float("nan"), float("nan"))
+
+    def rss_peak(self, since: float, until: float) -> float:
+        """The highest RSS sampled from `since` to `until` (MiB; NaN if none was)."""
+        within = [rss for sampled, rss in list(self.rss_history) if since <= sampled <= until]
+        return max(within) if within else float("nan")
 
     def _run(self) -> None:
         while not self._stop.wait(self.INTERVAL):

@@ -6,7 +6,10 @@ one, real wall-clock boundaries, `spa run` as processes. In smoke mode each chec
 invariants (the soak: no transition missed, no write duplicated, wrong, by a non-leader or
 after the renew deadline, every kind of fault injected; the load benchmark: every HPA moved at
 each of its three boundaries, capacity written before statuses and Events, no write at a
-restart in sync, no request between boundaries or during a capacity probe; the capacity
+restart in sync, no request between boundaries or during a capacity probe; the shards
+benchmark: every HPA raised once by one process and by the shards, no write as the shards start
+on a fleet in sync, a killed shard's Lease taken by its standby within leader election's bound
+and its SPAs raised by B + that failover; the capacity
 benchmark: every Deployment got its pods, a lead raised its target before the boundary; the
 nodes benchmark: with a node lead every pod and every new node Ready before the boundary, no
 CapacityBuffer left; the ready benchmark: the second window Early on learned Auto leads; the
@@ -48,6 +51,7 @@ TIMEOUTS = {
     "cache": 240,
     "memory": 240,
     "load": 400,
+    "shards": 480,
     "capacity": 360,
     "soak": 360,
     "nodes": 420,
@@ -169,6 +173,18 @@ def load(output: str) -> None:
     transitions = [line for line in output.splitlines() if " x the probes around it " in line]
     assert len(transitions) == 3, output  # A/B/A, three transitions
     assert all("capacity first: yes" in line for line in transitions), transitions
+
+
+def shards(output: str) -> None:
+    # | run | SPAs per process | first | p50 | p99 | last (watch) | ... (bench/shards.py)
+    table = rows(output)
+    for run in ("one process", "2 shards", "2 shards, s0 killed"):
+        assert run in table, output
+        assert table[run][4] != "-", table[run]  # a last raise, watched
+    failover = next(line for line in output.splitlines() if line.startswith("* failover: "))
+    assert "acquired the Lease" in failover, failover
+    assert "within B + the failover: yes" in failover, failover
+    assert "shards started on the fleet in sync" in output, output
 
 
 def capacity(output: str) -> None:
@@ -300,6 +316,7 @@ FIGURES: dict[str, Callable[[str], None]] = {
     "cache": cache,
     "memory": memory,
     "load": load,
+    "shards": shards,
     "capacity": capacity,
     "nodes": nodes,
     "ready": ready,
@@ -320,6 +337,7 @@ CLUSTER = [pytest.mark.integration, pytest.mark.slow]
         pytest.param("cache", marks=CLUSTER),
         pytest.param("memory", marks=CLUSTER),
         pytest.param("load", marks=[*CLUSTER, pytest.mark.e2e]),
+        pytest.param("shards", marks=[*CLUSTER, pytest.mark.e2e]),
         pytest.param("capacity", marks=[*CLUSTER, pytest.mark.e2e]),
         pytest.param("soak", marks=[*CLUSTER, pytest.mark.e2e]),
         *(

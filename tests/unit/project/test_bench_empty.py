@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import capacity, client, load, nodes, original, ready, soak
+from bench import capacity, client, load, nodes, original, ready, shards, soak
 from bench.measured import NOTHING_MEASURED, NothingMeasured
 
 T0 = datetime(2026, 11, 23, 11, 0, tzinfo=UTC)
@@ -74,6 +74,7 @@ def test_reports_of_no_rows_say_nothing_was_measured(tmp_path: Path) -> None:
     assert ready.drift([]) == []
     assert original.markdown([]) == NOTHING_MEASURED
     assert load.markdown([]) == NOTHING_MEASURED
+    assert shards.markdown([]) == NOTHING_MEASURED
     assert client.table({"patch": {"urllib3": []}, "watch": {}}) == NOTHING_MEASURED
     plot = tmp_path / "plot.svg"
     load.svg_plot([], plot)
@@ -104,6 +105,11 @@ REFUSED = [
     ("ready", ["--pod-start", "-1"], "--pod-start"),
     ("ready", ["--windows", "3"], "--windows"),
     ("original", ["--rounds", "0"], "--rounds"),
+    ("shards", ["--sizes", "0"], "--sizes"),
+    ("shards", ["--shards", "1"], "--shards"),
+    ("shards", ["--sizes", "3", "--shards", "4"], "--sizes"),
+    ("shards", ["--warm-ups", "-1"], "--warm-ups"),
+    ("shards", ["--kill-before", "-5"], "--kill-before"),
     ("original", ["--settle", "-1"], "--settle"),
     ("soak", ["--minutes", "0"], "--minutes"),
     ("soak", ["--spas", "x"], "--spas"),
