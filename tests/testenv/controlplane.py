@@ -39,6 +39,11 @@ from tests.testenv.pki import SERVICE_CLUSTER_IP_RANGE, Pki, ensure_pki
 from tests.testenv.processes import ManagedProcess
 
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+# The lifetime of a ServiceAccount token put in a kubeconfig: a day, longer than any benchmark.
+# A pod's projected token is re-read by `spa run` as the kubelet rotates it, but a kubeconfig's
+# token is fixed, and one of an hour (TokenRequest's usual) ended bench/ready.py's N = 20 run in
+# 401 Unauthorized an hour after its plane started (docs/performance.md, "Ready before the peak").
+SERVICE_ACCOUNT_TOKEN_SECONDS = 24 * 3600
 # Fake worker nodes of kwok.NODE_CAPACITY each (room for 330 pods, 12 vCPU of requests).
 DEFAULT_NODES = 3
 
@@ -147,7 +152,12 @@ class Cluster:
         )
 
     def service_account_token(
-        self, namespace: str, name: str, *, expiration_seconds: int = 3600, create: bool = True
+        self,
+        namespace: str,
+        name: str,
+        *,
+        expiration_seconds: int = SERVICE_ACCOUNT_TOKEN_SECONDS,
+        create: bool = True,
     ) -> str:
         """A token for the ServiceAccount from the TokenRequest API (created first if asked)."""
         with self.api_client() as api:
@@ -192,7 +202,7 @@ class Cluster:
         *,
         path: Path | None = None,
         server: str | None = None,
-        expiration_seconds: int = 3600,
+        expiration_seconds: int = SERVICE_ACCOUNT_TOKEN_SECONDS,
         create: bool = True,
     ) -> Path:
         """A kubeconfig that authenticates as system:serviceaccount:<namespace>:<name>.
