@@ -778,7 +778,12 @@ async def test_pods_that_waited_for_a_node_added_later_say_how_long(
 
 
 async def test_without_the_grant_to_list_pods_their_wait_is_not_measured_nor_asked(
-    cluster: Any, kube: Kube, namespace: str, priority_class: None, tmp_path: Path
+    cluster: Any,
+    controller_kubeconfig: Path,  # config/rbac applied: the namespace, the roles bound below
+    kube: Kube,
+    namespace: str,
+    priority_class: None,
+    tmp_path: Path,
 ) -> None:
     """The placeholder option as it was before this version (get on the pod templates, no
     list of pods), for an account of its own: the start's access review says no, the gauge
@@ -838,6 +843,15 @@ async def test_without_the_grant_to_list_pods_their_wait_is_not_measured_nor_ask
             await eventually(
                 lambda: kube.get(DEPLOYMENTS, namespace, "web")["spec"]["replicas"] == 3,
                 what="web raised",
+            )
+            # Its 3 pods created (and Pending): a window read at its end before the
+            # Deployment's status counts them is NotReady, not PodsPending.
+            await eventually(
+                lambda: (
+                    (kube.get(DEPLOYMENTS, namespace, "web").get("status") or {}).get("replicas")
+                    == 3
+                ),
+                what="web's pods created",
             )
             running.clock.set(utc("2026-11-16T12:30:00"))
             running.clock.set(utc("2026-11-16T13:00:00"))

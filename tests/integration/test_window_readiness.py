@@ -58,7 +58,9 @@ def _outcome(kube: Kube, namespace: str) -> str | None:
 
 
 def _counted(outcome: str, reason: str | None = None) -> float:
-    """Windows counted with `outcome` (and `reason`; None: any)."""
+    """Windows counted with `outcome` (and `reason`; None: any). The controller counts a
+    window after its status write is answered, so a test waits for the count too: the write
+    seen through the API server does not mean the count is made yet."""
     return sum(
         sample.value
         for metric in REGISTRY.collect()
@@ -113,7 +115,7 @@ async def test_a_window_ready_before_its_boundary_is_early(
     assert (entry["readyAt"], entry["readySeconds"]) == ("2026-11-16T11:59:30Z", -30)
     assert entry["replicasAt"] <= entry["readyAt"]
     assert entry["lead"]["seconds"] == 60
-    assert _counted("Early") == early + 1
+    await eventually(lambda: _counted("Early") == early + 1, what="the window counted")
     assert _late(namespace) == 0
     assert not _warnings(kube, namespace, "WindowLate")
 
@@ -130,7 +132,7 @@ async def test_a_lead_shorter_than_the_pods_start_is_late_with_a_warning(
     await eventually(lambda: _outcome(kube, namespace) == "Late", what="Late")
     (entry,) = _windows(kube, namespace)
     assert entry["readySeconds"] == 60
-    assert _counted("Late") == late + 1
+    await eventually(lambda: _counted("Late") == late + 1, what="the window counted")
     assert _late(namespace) == 1
     [warning] = await eventually(lambda: _warnings(kube, namespace, "WindowLate"))
     assert warning["type"] == "Warning"
@@ -151,7 +153,7 @@ async def test_a_target_never_ready_is_missed_and_not_read_between_windows(
     (entry,) = _windows(kube, namespace)
     # The pods exist (status.replicas 3) but are not Ready: the Deployment says no more.
     assert (entry["reason"], entry.get("readyAt")) == ("PodsPending", None)
-    assert _counted("Missed") == missed + 1
+    await eventually(lambda: _counted("Missed") == missed + 1, what="the window counted")
     assert _late(namespace) == 1
     [warning] = await eventually(lambda: _warnings(kube, namespace, "WindowMissed"))
     assert "not Ready before the window ended" in warning["message"]
@@ -206,7 +208,7 @@ async def test_a_window_whose_pods_a_resource_quota_refuses_is_missed_for_the_qu
     assert entry["message"].startswith("a ResourceQuota refused the window's pods: ")
     assert "exceeded quota: two-pods" in entry["message"]
     assert len(entry["message"]) <= 256
-    assert _counted("Missed", "Quota") == missed + 1
+    await eventually(lambda: _counted("Missed", "Quota") == missed + 1, what="the window counted")
     assert _late(namespace) == 1
     [warning] = await eventually(lambda: _warnings(kube, namespace, "WindowMissed"))
     assert "exceeded quota: two-pods" in warning["message"]
@@ -247,7 +249,7 @@ async def test_a_window_that_starts_while_paused_is_recorded_paused_and_not_read
         what="the entry kept",
     )
     assert [r for r in requests if r.resource == "deployments"] == []
-    assert _counted("Missed", "Paused") == missed + 1
+    await eventually(lambda: _counted("Missed", "Paused") == missed + 1, what="the window counted")
     assert _late(namespace) == 0
     assert not _warnings(kube, namespace, "WindowMissed")
 
