@@ -274,7 +274,6 @@ class Replica:
             REPLICAS[name],
             path=workdir / f"replica-{name}.kubeconfig",
             server=self.proxy.url,
-            expiration_seconds=24 * 3600,
             create=False,
         )
         self.clock_file = workdir / f"replica-{name}.clock-offset"
