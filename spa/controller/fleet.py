@@ -4,7 +4,7 @@ Why runtime state: how early a fleet's raises start depends on how many SPAs sha
 boundary and on how fast this API server takes this controller's writes, neither of which a
 decision can know. :class:`FleetIndex` keeps, for each upcoming raise instant, the SPAs whose
 next raise falls there (each reconcile says its own, `Final.raise_at`: no scan of the fleet),
-and :class:`WriteTime`, the time each HPA write takes of the throughput in a burst. Together
+and :class:`WriteTime`, the time a raise takes of the throughput in a burst. Together
 they give each snapshot a plain :class:`~spa.controller.decide.fleet.FleetRaise`; the rule of
 what may be written early is the decision's (spa/controller/decide/fleet.py). When the writes
 turn out slower than estimated, the fleets still to come start sooner: their start is
@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_MARGIN",
     "DEFAULT_MAX_ADVANCE",
     "DEFAULT_WRITE_SECONDS",
+    "WRITE_RAISES_ANNOTATION",
     "WRITE_SECONDS_ANNOTATION",
     "FleetIndex",
     "WriteTime",
@@ -43,6 +44,9 @@ DEFAULT_MAX_ADVANCE = 120
 # failover would otherwise go back to the default at the next shared boundary, which at 5,000
 # SPAs was 1.5 times too short (docs/schedules.md, "Raises ahead of a shared boundary").
 WRITE_SECONDS_ANNOTATION = "autoscaling.d-kuro.github.io/fleet-write-seconds"
+# ... and, when that is a burst's pace, how many raises it was measured over: the next leader
+# holds it against smaller bursts as this one would (:meth:`WriteTime.observe_pace`).
+WRITE_RAISES_ANNOTATION = "autoscaling.d-kuro.github.io/fleet-write-raises"
 # An inherited write time above this is not a measurement of ours: ignored.
 _MOST_INHERITED = 1.0
 # Weight of the latest write in the EWMA.
@@ -56,22 +60,45 @@ _PACE_RAISES = 20
 # resync of a fleet whose HPAs stand, a few of them written) would give a pace per raise that
 # is the time of the many reconciles between.
 _RECONCILES_PER_RAISE = 4
+# A later burst's pace replaces the one the estimate came from once the later burst has
+# landed half as many raises, or this many: 1,000 raises written at a boundary measured the
+# pace 10,000 did (2.1 against 2.2 ms a raise, docs/performance.md, "1,000, 5,000 and 10,000
+# SPAs in one run"); a burst of 30 says little of a fleet of 10,000 (the watch events and
+# reconciles its last raises bring fall after it, and one pause of the loop moves its pace
+# by half).
+_PACE_ENOUGH_RAISES = 1000
 
 
 class WriteTime:
-    """The time one HPA write takes of the controller's throughput, measured in the bursts of
-    HPA writes: each write's latency divided by the HPA writes in flight with it, an EWMA of
-    those made while all `workers` were writing (a boundary's burst, when the API server's
-    rate is what limits). A write made alone is left out: its latency says how fast the
-    server answers one request, not how many it takes a second, and would make the next
-    fleet's estimate too short. :data:`DEFAULT_WRITE_SECONDS` until a burst is measured;
-    `fixed` replaces the measurement (tests, benchmarks).
+    """The time one raise takes of the controller's throughput: the pace of the latest burst
+    of raises, once one is measured; before it, the time each HPA write takes.
 
-    The latency of an HPA write leaves out the rest of the work a raise takes of a worker (the
-    reconcile, an immediate scale-up's request, the reconciles its own watch events bring):
-    each burst of raises gives its pace, the time between its first raise and its latest over
-    the raises between (:meth:`observe_pace`, fed by :class:`FleetIndex`), and the estimate is
-    never below the latest burst's pace.
+    A burst's pace (:meth:`observe_pace`, fed by :class:`FleetIndex`) is the time between its
+    first raise and its latest over the raises between, measured while keys waited for every
+    worker: the end-to-end time a raise takes of the fleet's, every part included (its
+    reconcile, the HPA write, an immediate scale-up's request, the reconciles its own watch
+    events bring). Once measured it *is* the estimate, and what the next leader inherits. A
+    write's latency over the writes in flight with it is no measure of a raise, either way: it
+    leaves out the rest of the raise, and it counts the wait for this process's event loop
+    while it is sampled only when all the workers are writing, so that where the loop is what
+    limits (a large fleet) it says more than a raise takes. At 5,000 SPAs the Lease carried
+    about 3 ms from it (the EWMA of the window end's writes, the last burst before the
+    restart) where the boundary's raises had landed every 2.2 ms, and the next fleet began
+    2.08 times its need early, over issue 38's 2 times (docs/performance.md, "1,000, 5,000
+    and 10,000 SPAs in one run").
+
+    A pace replaces the one before it only from a burst at least half as large, or of
+    :data:`_PACE_ENOUGH_RAISES`: a burst of 30 raises is not the pace of a fleet of 10,000
+    (and the fleets that matter, the large ones, measure their own each time they are
+    written). The number of raises rides on the Lease with the pace.
+
+    Before any pace (a fresh start whose creates gave none, with no Lease): an EWMA of each
+    HPA write's latency divided by the HPA writes in flight with it, over the writes made
+    while all `workers` were writing (a boundary's burst, when the API server's rate is what
+    limits). A write made alone is left out: its latency says how fast the server answers
+    one request, not how many it takes a second, and would make the next fleet's estimate too
+    short. :data:`DEFAULT_WRITE_SECONDS` until a burst is measured; `fixed` replaces the
+    measurement (tests, benchmarks).
 
     `floor` is the least a write can take of the throughput whatever was measured: 1 /
     `--kube-api-qps` under a client rate limit. A burst the limiter's saved-up tokens let
@@ -93,10 +120,11 @@ class WriteTime:
         self._fixed = fixed
         self._floor = floor
         self._pace: float | None = None
+        self._pace_raises = 0  # how many raises the pace was measured over
 
     def observe(self, seconds: float, *, in_flight: int) -> None:
         """One HPA write took `seconds` from request to answer, `in_flight` HPA writes (itself
-        included) being made at its end."""
+        included) being made at its end: the EWMA, the estimate until a burst's pace."""
         if in_flight < self._workers:
             return
         each = max(0.0, seconds) / in_flight
@@ -105,35 +133,51 @@ class WriteTime:
         else:
             self._measured += _ALPHA * (each - self._measured)
 
-    def observe_pace(self, seconds: float) -> None:
-        """A burst of raises has had one land every `seconds`, every part of a raise included:
-        the estimate is at least that until the next burst's."""
+    def observe_pace(self, seconds: float, *, raises: int) -> None:
+        """A burst has had one raise land every `seconds` over its `raises`, every part of a
+        raise included: the estimate from now on, unless the pace it has came from a burst
+        more than twice as large and this one has fewer than :data:`_PACE_ENOUGH_RAISES`."""
+        if self._pace is not None and raises < min(self._pace_raises // 2, _PACE_ENOUGH_RAISES):
+            return
         self._pace = max(0.0, seconds)
+        self._pace_raises = raises
 
     @property
     def learned(self) -> float | None:
-        """What was measured (the writes' EWMA, or a burst's pace if longer), None before any:
-        what the next leader inherits."""
-        values = [value for value in (self._measured, self._pace) if value is not None]
-        return max(values) if values else None
+        """What was measured (the latest burst's pace, or before any the writes' EWMA), None
+        before either: what the next leader inherits."""
+        return self._measured if self._pace is None else self._pace
 
-    def inherit(self, seconds: float) -> bool:
+    def inherit(self, seconds: float, *, raises: int | None = None) -> bool:
         """Start from what a previous leader learned, unless this process has measured its
-        own; the bursts then move it as they would their own. False when refused."""
+        own: a burst's pace over `raises` raises, which stands until a burst of this process
+        replaces it; without `raises` (the last leader had measured no pace, or an older
+        version's Lease), the writes' EWMA, which this process's writes then move. False when
+        refused."""
         if self.learned is not None or not 0.0 < seconds <= _MOST_INHERITED:
             return False
-        self._measured = seconds
+        if raises is None:
+            self._measured = seconds
+        else:
+            self._pace = seconds
+            self._pace_raises = raises
         return True
 
     def memo(self) -> dict[str, str]:
-        """The annotation that carries :attr:`learned` on the Lease (nothing before it)."""
+        """The annotations that carry :attr:`learned` on the Lease, with the raises a pace was
+        measured over (nothing before it)."""
         learned = self.learned
         if learned is None or learned <= 0.0:  # a write measured at 0 s (an injected clock)
             return {}
-        return {WRITE_SECONDS_ANNOTATION: f"{learned:.6f}"}
+        memo = {WRITE_SECONDS_ANNOTATION: f"{learned:.6f}"}
+        if self._pace is not None:
+            memo[WRITE_RAISES_ANNOTATION] = str(self._pace_raises)
+        return memo
 
     def inherit_from(self, annotations: Mapping[str, str]) -> None:
-        """:meth:`inherit` what the Lease's annotations carry, if they carry a number."""
+        """:meth:`inherit` what the Lease's annotations carry, if they carry a number (the
+        raises, if not a whole number of at least :data:`_PACE_RAISES`, are left out: the
+        number is then taken as an EWMA)."""
         text = annotations.get(WRITE_SECONDS_ANNOTATION)
         if text is None:
             return
@@ -141,8 +185,13 @@ class WriteTime:
             seconds = float(text)
         except ValueError:
             seconds = -1.0
-        if self.inherit(seconds):
-            log.info("fleet write time %.1f ms, as the last leader measured it", seconds * 1000)
+        raises = _raises(annotations.get(WRITE_RAISES_ANNOTATION))
+        if self.inherit(seconds, raises=raises):
+            log.info(
+                "fleet write time %.1f ms, as the last leader measured it%s",
+                seconds * 1000,
+                "" if raises is None else f" (the pace of {raises:,} raises)",
+            )
         else:
             log.info("fleet write time on the Lease not taken: %r", text)
 
@@ -150,8 +199,18 @@ class WriteTime:
     def seconds(self) -> float:
         if self._fixed is not None:
             return self._fixed
+        if self._pace is not None:
+            return max(self._floor, self._pace)
         measured = self._default if self._measured is None else self._measured
-        return max(self._floor, measured, self._pace or 0.0)
+        return max(self._floor, measured)
+
+
+def _raises(text: str | None) -> int | None:
+    """The raises a pace on the Lease was measured over; None if `text` says no such number."""
+    if text is None or not text.isdecimal():
+        return None
+    raises = int(text)
+    return raises if raises >= _PACE_RAISES else None
 
 
 @dataclass
@@ -276,9 +335,9 @@ class FleetIndex:
         return self._backlog is not None and self._backlog() > 0
 
     def _in_burst(self, at: float) -> None:
-        """A raise landed at `at`: the burst's pace, once it says enough, is a floor of the
-        write time (the first fleet after a start goes by the start's own writes: a fresh
-        install creates every HPA in one burst)."""
+        """A raise landed at `at`: the burst's pace, once it says enough, is the write time
+        (the first fleet after a start goes by the start's own writes: a fresh install
+        creates every HPA in one burst)."""
         if not self._busy():
             self._burst = _Burst()
             return
@@ -289,7 +348,7 @@ class FleetIndex:
         burst.raises += 1
         pace = burst.pace()
         if pace is not None:
-            self.write_time.observe_pace(pace)
+            self.write_time.observe_pace(pace, raises=burst.raises)
 
     def written(self, key: str, at: float, *, raised: bool = True) -> None:
         """A write changed `key`'s HPA at `at`: the metrics of its fleet, the pace of the burst
