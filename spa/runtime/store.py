@@ -59,6 +59,17 @@ def drop_bookkeeping(obj: dict[str, Any]) -> dict[str, Any]:
     return {**obj, "metadata": kept}
 
 
+def _beside_status(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """`obj` without what a write of its status changes: the status, the resourceVersion and
+    the managed fields' record."""
+    metadata = {
+        key: value
+        for key, value in (obj.get("metadata") or {}).items()
+        if key not in ("resourceVersion", "managedFields")
+    }
+    return {**{key: value for key, value in obj.items() if key != "status"}, "metadata": metadata}
+
+
 class Codec(Protocol):
     """How a compact :class:`Store` keeps its objects at rest: ``encode`` once as an object
     is stored (after the transform; its index values are taken from the object itself, at
@@ -320,14 +331,31 @@ class Store:
         del self._written[key]
         return False
 
-    def put_written(self, written: dict[str, Any], *, based_on: Mapping[str, Any] | None) -> bool:
+    def put_written(
+        self,
+        written: dict[str, Any],
+        *,
+        based_on: Mapping[str, Any] | None,
+        status_only: bool = False,
+    ) -> bool:
         """Store the API server's answer to our own write of an object, unless the cache
         already holds something newer; return whether it was stored.
 
         ``based_on`` is the object the write was computed from (``None`` for a create). Where
         resourceVersions cannot be compared, the answer is stored only while the cache still
         holds ``based_on``'s version, the only case in which it is surely not older.
+
+        ``status_only``: the write was to the status subresource, so the answer differs from
+        ``based_on`` elsewhere only if someone else changed the object meanwhile (a pause
+        annotation put on while our status write was on its way). Such an answer is not
+        stored: the watch's event of that change must reach the handlers, and with the
+        answer stored it would be taken as older than our write, or as seen already, and no
+        reconcile would ever act on the change.
         """
+        if status_only and based_on is not None:
+            answer = written if self._transform is None else self._transform(written)
+            if _beside_status(answer) != _beside_status(based_on):
+                return False
         key = object_key(written)
         cached_version = object_resource_version(self.get(key))
         written_version = object_resource_version(written)

@@ -261,7 +261,11 @@ async def test_auto_learns_from_a_late_window_and_the_next_is_early(
     stepped clock) takes 3 minutes from the raise to Ready; the next day's raise comes early
     by what that window needed plus the margin (180 s + 18 s), and that window is Early."""
     await _web(kube, namespace, start_delay="2s", leadTime="Auto")
-    lead = kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web")["leadTime"]
+    # The HPA is written before the status that says the lead: wait for the status too.
+    lead = await eventually(
+        lambda: kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, "web").get("leadTime"),
+        what="the lead in the status",
+    )
     assert (lead["seconds"], lead["source"]) == (120, "Default")
     controller.clock.set(utc("2026-11-16T11:58:00"))  # the default lead's raise
     await eventually(lambda: kube.bounds(namespace, "web") == (3, 10), what="raised")

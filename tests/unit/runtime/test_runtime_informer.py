@@ -375,6 +375,32 @@ async def test_a_resumed_watch_does_not_move_the_cache_back_behind_our_own_write
     await finish(informer, task)
 
 
+async def test_someone_elses_change_during_our_status_write_reaches_the_handlers() -> None:
+    """Our status write, based on 1, was answered with 5, which carries another client's
+    change made at 3: the handlers still hear of 3 (stored, the answer would have hidden it:
+    3 older than our write, then 5 seen already)."""
+    client = ScriptedClient()
+    client.lists[None] = [ListResult([cm("a", "1")], "1")]
+    client.watches[None] = [
+        [ApiUnavailable("connection reset")],
+        [
+            event("MODIFIED", cm("a", "3", data="theirs")),
+            event("MODIFIED", cm("a", "5", data="theirs")),
+        ],
+    ]
+    clock = FakeClock()
+    informer, seen, task = start(client, clock=clock, backoff_initial=0.2)
+    await eventually(lambda: clock.pending_timers == 1)  # the watch broke; backing off
+    answer = {**cm("a", "5", data="theirs"), "status": {"ours": "yes"}}
+    based_on = informer.store.get("ns/a")
+    assert not informer.store.put_written(answer, based_on=based_on, status_only=True)
+
+    clock.advance(0.2)
+    await eventually(lambda: len(client.watch_calls) >= 3)
+    assert ("update", "a", "3") in seen.changes
+    await finish(informer, task)
+
+
 async def test_an_update_filter_leaves_out_the_call_but_not_the_store() -> None:
     client = ScriptedClient()
     client.lists[None] = [ListResult([cm("a", "1")], "1")]

@@ -152,6 +152,26 @@ def test_a_written_object_is_kept_until_the_watch_catches_up_with_it(new_store: 
     assert not store.behind_own_write(obj("a", rv="11"))  # caught up: the watch decides again
 
 
+def test_a_status_answer_that_shows_someone_elses_change_is_left_to_the_watch(
+    new_store: NewStore,
+) -> None:
+    store = new_store(transform=drop_bookkeeping)
+    store.upsert(obj("a", rv="10"))
+    base = store.get("ns/a")
+    assert base is not None
+    # Our status write, answered with 12: only its status, version and field record differ.
+    ours = {**obj("a", rv="12"), "status": {"phase": "ours"}}
+    ours["metadata"]["managedFields"] = [{"manager": "spa"}]
+    assert store.put_written(ours, based_on=base, status_only=True)
+    # Answered with 14, which carries an annotation put on at 13 meanwhile: not stored, so
+    # that the watch's event of 13 still reaches the handlers.
+    theirs = {**obj("a", rv="14"), "status": {"phase": "ours again"}}
+    theirs["metadata"]["annotations"] = {"pause": "yes"}
+    assert not store.put_written(theirs, based_on=store.get("ns/a"), status_only=True)
+    assert store.get("ns/a")["metadata"]["resourceVersion"] == "12"  # type: ignore[index]
+    assert not store.behind_own_write(obj("a", rv="13"))
+
+
 def test_a_write_answer_older_than_the_cache_is_not_stored(new_store: NewStore) -> None:
     store = new_store()
     store.upsert(obj("a", rv="10"))
