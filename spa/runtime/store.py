@@ -350,7 +350,7 @@ class Store:
         annotation put on while our status write was on its way). Such an answer is not
         stored: the watch's event of that change must reach the handlers, and with the
         answer stored it would be taken as older than our write, or as seen already, and no
-        reconcile would ever act on the change.
+        reconcile would act on the change until the object's next event.
         """
         if status_only and based_on is not None:
             answer = written if self._transform is None else self._transform(written)
