@@ -352,9 +352,11 @@ class Store:
         answer stored it would be taken as older than our write, or as seen already, and no
         reconcile would act on the change until the object's next event.
         """
+        transformed = False
         if status_only and based_on is not None:
-            answer = written if self._transform is None else self._transform(written)
-            if _beside_status(answer) != _beside_status(based_on):
+            if self._transform is not None:  # compared as stored, and stored as compared
+                written, transformed = self._transform(written), True
+            if _beside_status(written) != _beside_status(based_on):
                 return False
         key = object_key(written)
         cached_version = object_resource_version(self.get(key))
@@ -365,7 +367,7 @@ class Store:
                 return False
         elif order <= 0:
             return False
-        self._put(key, written)
+        self._put(key, written, transformed=transformed)
         if written_version is not None:
             self._written[key] = written_version
         return True
