@@ -1125,7 +1125,14 @@ def main() -> int:
                     margin=SMOKE_MARGIN if args.smoke else 30.0,
                 ).run()
             )
-        finally:
+        except BaseException:
+            # A failed run of two hours is worth its logs (every replica's, the plane's, the
+            # audit log); etcd's data is not, and is gigabytes at 20,000 SPAs.
+            if not args.keep:
+                shutil.rmtree(workdir / "plane" / "etcd", ignore_errors=True)
+            log(f"failed; its logs are kept in {workdir}")
+            raise
+        else:
             if args.keep:
                 log(f"kept {workdir}")
             else:
