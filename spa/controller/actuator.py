@@ -686,7 +686,7 @@ class Actuator:
                 )
         except NotFound:
             return  # deleted meanwhile: its deletion event brings the next reconcile
-        store.put_written(updated, based_on=obj, status_only=True)
+        store.put_written(updated, based_on=obj)
 
     def warning(
         self, obj: wire.ScheduledPodAutoscaler | wire.Schedule, reason: str, message: str

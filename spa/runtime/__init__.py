@@ -29,6 +29,7 @@ from spa.runtime.metrics import exposition, instrument_client
 from spa.runtime.predicates import UpdateFilter, changed_beyond_status
 from spa.runtime.runner import Controller, Reconcile, Result
 from spa.runtime.store import (
+    Behind,
     Codec,
     DeflateCodec,
     IndexFunc,
@@ -51,6 +52,7 @@ __all__ = [
     "COMPONENT",
     "AccessReview",
     "Backoff",
+    "Behind",
     "Clock",
     "Codec",
     "Controller",

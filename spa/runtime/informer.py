@@ -11,7 +11,10 @@ How it keeps "never lose or duplicate a change":
 * a ``410 Gone`` means the remembered version was compacted away: the scope lists again and
   emits only the differences with the store (adds, updates, and deletes of objects missing from
   the new list);
-* an event carrying the resourceVersion the store already holds is skipped;
+* an event carrying the resourceVersion the store already holds is skipped, and so is one
+  older than the answer to our own write that a reconciler stored (it would move the cache
+  back); but if that older one is another client's change, which the answer carries, the
+  handlers are told of it all the same, or no reconcile would act on it;
 * transport and server errors back off with jitter (0.2 s doubling to 30 s) before retrying.
 
 What it keeps of each object is the ``transform``'s (client-go's ``SetTransform``): applied at
@@ -308,28 +311,42 @@ class Informer:
         new_rv = event.resource_version
         obj = event.object
         if event.type in ("ADDED", "MODIFIED"):
-            old = self.store.get(object_key(obj))
-            if self.store.behind_own_write(obj):
-                pass  # older than the answer to our own write, already stored; keep that
-            elif old is not None and object_resource_version(old) == new_rv:
-                pass  # already seen (e.g. listed just before the watch started)
+            behind = self.store.behind_own_write(obj)
+            if behind is not None:
+                # Older than the answer to our own write, already stored: keep that. Another
+                # client's change in it is told to the handlers all the same.
+                if behind.theirs:
+                    self._deliver_theirs(behind.before, self._complete(obj))
             else:
-                obj.setdefault("apiVersion", self.resource.api_version)
-                obj.setdefault("kind", self.resource.kind)
-                obj = self._ingest(obj)
-                if self._keep is not None and not self._keep(obj):
-                    # Not ours (any more): gone from this cache, as if deleted.
-                    if old is not None and self.store.delete(object_key(obj)) is not None:
-                        self._notify(old, None, final=obj)
+                old = self.store.get(object_key(obj))
+                if old is not None and object_resource_version(old) == new_rv:
+                    pass  # already seen (e.g. listed just before the watch started)
                 else:
-                    self.store.upsert(obj, transformed=True)
-                    self._notify(old, obj)
+                    obj = self._complete(obj)
+                    if self._keep is not None and not self._keep(obj):
+                        # Not ours (any more): gone from this cache, as if deleted.
+                        if old is not None and self.store.delete(object_key(obj)) is not None:
+                            self._notify(old, None, final=obj)
+                    else:
+                        self.store.upsert(obj, transformed=True)
+                        self._notify(old, obj)
         elif event.type == "DELETED":
             old = self.store.delete(object_key(obj))
             if old is not None:
                 self._notify(old, None, final=self._ingest(obj))
         if new_rv:
             self._resource_versions[namespace] = new_rv
+
+    def _deliver_theirs(self, before: dict[str, Any] | None, obj: dict[str, Any]) -> None:
+        """Tell the handlers of another client's change `obj` that the stored answer to our own
+        later write carries (Store.behind_own_write), without storing it."""
+        if self._keep is not None and not self._keep(obj):
+            # Not ours any more: our answer, which came after, is not either.
+            if self.store.delete(object_key(obj)) is not None and before is not None:
+                self._notify(before, None, final=obj)
+            return
+        self.store.saw_theirs(obj)
+        self._notify(before, obj)
 
     def _replace(self, namespace: str | None, items: list[dict[str, Any]]) -> None:
         listed: set[str] = set()
@@ -387,6 +404,13 @@ class Informer:
             )
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def _complete(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """A watched object as stored and handed to the handlers: with its apiVersion and kind
+        (a watch event may leave them out), through the transform."""
+        obj.setdefault("apiVersion", self.resource.api_version)
+        obj.setdefault("kind", self.resource.kind)
+        return self._ingest(obj)
 
     def _ingest(self, obj: dict[str, Any]) -> dict[str, Any]:
         """What the cache keeps of `obj`: the transform's result, or `obj` whole if the

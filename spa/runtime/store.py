@@ -12,11 +12,13 @@ from __future__ import annotations
 import sys
 import zlib
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeGuard
 
 import orjson
 
 __all__ = [
+    "Behind",
     "Codec",
     "DeflateCodec",
     "IndexFunc",
@@ -59,15 +61,27 @@ def drop_bookkeeping(obj: dict[str, Any]) -> dict[str, Any]:
     return {**obj, "metadata": kept}
 
 
-def _beside_status(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """`obj` without what a write of its status changes: the status, the resourceVersion and
-    the managed fields' record."""
-    metadata = {
-        key: value
-        for key, value in (obj.get("metadata") or {}).items()
-        if key not in ("resourceVersion", "managedFields")
-    }
-    return {**{key: value for key, value in obj.items() if key != "status"}, "metadata": metadata}
+@dataclass(frozen=True, slots=True)
+class Behind:
+    """What :meth:`Store.behind_own_write` found of a watched object older than the answer to
+    our own write of it, which the store keeps: either one of our earlier writes, or another
+    client's change made while our write was on its way (``theirs``), which that answer
+    carries but which no handler has heard of."""
+
+    theirs: bool
+    # For theirs: the object as the watch last showed it before this change (or as our write
+    # before it left it), the `old` of the update the handlers are owed.
+    before: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class _OwnWrites:
+    """Our writes of one object that the watch has not reached yet."""
+
+    # (resourceVersion, the answer as stored), oldest first.
+    writes: list[tuple[str, Any]]
+    # The object as the watch last showed it (or our write the watch reached), as stored.
+    seen: Any
 
 
 class Codec(Protocol):
@@ -209,8 +223,8 @@ class Store:
         # none). A dict of lists per object was about 450 bytes a Schedule
         # (docs/performance.md, "2026-11-26: memory per SPA").
         self._filed: dict[str, tuple[str, ...]] = {}
-        # key -> resourceVersion of our own write, while the watch has not caught up with it.
-        self._written: dict[str, str] = {}
+        # Our own writes of each object, while the watch has not caught up with them.
+        self._written: dict[str, _OwnWrites] = {}
 
     def add_indexer(self, name: str, index_func: IndexFunc) -> None:
         """Register an index; objects already stored are indexed at once."""
@@ -313,53 +327,59 @@ class Store:
         stored = self._objects.pop(key, None)
         return None if stored is None else self._load(stored)
 
-    def behind_own_write(self, obj: dict[str, Any]) -> bool:
+    def behind_own_write(self, obj: dict[str, Any]) -> Behind | None:
         """Whether ``obj``, seen by the watch, is older than our own write of it stored with
-        :meth:`put_written`, so storing it would move the cache back in time.
+        :meth:`put_written`, so storing it would move the cache back in time (``None``: it
+        is not, or that cannot be told).
 
-        A watch that resumes after a break replays what happened meanwhile, which can include
-        versions from before our write; storing them would make the next reconcile write again.
-        Once the watch shows our write or anything newer, the object is the watch's again.
+        A watch that resumes after a break, or just lags behind our writes, shows versions
+        from before our write; storing them would make the next reconcile write again. Such a
+        version is one of our earlier writes, or another client's change (``theirs``) made
+        while our write was on its way: our stored answer carries it, and the caller owes the
+        handlers an update from :attr:`Behind.before` to it (then :meth:`saw_theirs`), or no
+        reconcile would act on it until the object's next event. Once the watch shows our
+        latest write or anything newer, the object is the watch's again.
         """
         key = object_key(obj)
-        written = self._written.get(key)
-        if written is None:
-            return False
-        order = compare_resource_versions(object_resource_version(obj), written)
-        if order is not None and order < 0:
-            return True
-        del self._written[key]
-        return False
+        pending = self._written.get(key)
+        if pending is None:
+            return None
+        version = object_resource_version(obj)
+        order = compare_resource_versions(version, pending.writes[-1][0])
+        if order is None or order >= 0:
+            del self._written[key]
+            return None
+        # The watch is ordered: what it shows now is past every write of ours before it.
+        while compare_resource_versions(pending.writes[0][0], version) == -1:
+            del pending.writes[0]
+        if pending.writes[0][0] == version:
+            pending.seen = pending.writes.pop(0)[1]
+            return Behind(theirs=False)
+        before = None if pending.seen is None else self._load(pending.seen)
+        return Behind(theirs=True, before=before)
 
-    def put_written(
-        self,
-        written: dict[str, Any],
-        *,
-        based_on: Mapping[str, Any] | None,
-        status_only: bool = False,
-    ) -> bool:
+    def saw_theirs(self, obj: dict[str, Any]) -> None:
+        """Record that the handlers were told of ``obj`` (transformed), another client's
+        change older than our write (:meth:`behind_own_write`), without storing it: the next
+        such change is delivered as an update from this one."""
+        pending = self._written.get(object_key(obj))
+        if pending is not None:
+            pending.seen = obj if self._codec is None else self._codec.encode(obj)
+
+    def put_written(self, written: dict[str, Any], *, based_on: Mapping[str, Any] | None) -> bool:
         """Store the API server's answer to our own write of an object, unless the cache
         already holds something newer; return whether it was stored.
 
         ``based_on`` is the object the write was computed from (``None`` for a create). Where
         resourceVersions cannot be compared, the answer is stored only while the cache still
-        holds ``based_on``'s version, the only case in which it is surely not older.
-
-        ``status_only``: the write was to the status subresource, so the answer differs from
-        ``based_on`` elsewhere only if someone else changed the object meanwhile (a pause
-        annotation put on while our status write was on its way). Such an answer is not
-        stored: the watch's event of that change must reach the handlers, and with the
-        answer stored it would be taken as older than our write, or as seen already, and no
-        reconcile would act on the change until the object's next event.
+        holds ``based_on``'s version, the only case in which it is surely not older. The
+        answer may carry another client's change made while our write was on its way; the
+        watch's event of that change is then older than our write, and
+        :meth:`behind_own_write` tells the informer so.
         """
-        transformed = False
-        if status_only and based_on is not None:
-            if self._transform is not None:  # compared as stored, and stored as compared
-                written, transformed = self._transform(written), True
-            if _beside_status(written) != _beside_status(based_on):
-                return False
         key = object_key(written)
-        cached_version = object_resource_version(self.get(key))
+        cached = self._objects.get(key)
+        cached_version = object_resource_version(None if cached is None else self._load(cached))
         written_version = object_resource_version(written)
         order = compare_resource_versions(written_version, cached_version)
         if order is None:  # not comparable, or nothing cached
@@ -367,12 +387,17 @@ class Store:
                 return False
         elif order <= 0:
             return False
-        self._put(key, written, transformed=transformed)
+        stored = self._put(key, written)
         if written_version is not None:
-            self._written[key] = written_version
+            pending = self._written.get(key)
+            if pending is None:
+                self._written[key] = _OwnWrites(writes=[(written_version, stored)], seen=cached)
+            else:
+                pending.writes.append((written_version, stored))
         return True
 
-    def _put(self, key: str, obj: dict[str, Any], *, transformed: bool = False) -> None:
+    def _put(self, key: str, obj: dict[str, Any], *, transformed: bool = False) -> Any:
+        """Store `obj` under `key`; return it as stored."""
         if self._transform is not None and not transformed:
             obj = self._transform(obj)
         # Encoded first: an object the codec cannot encode leaves the store as it was.
@@ -384,6 +409,7 @@ class Store:
             filed += self._file(name, key, obj)
         if filed:
             self._filed[key] = tuple(filed)
+        return stored
 
     def _load(self, stored: Any) -> dict[str, Any]:
         """An object as read: the stored one, or a compact store's decoded anew."""

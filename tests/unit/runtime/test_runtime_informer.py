@@ -352,11 +352,12 @@ async def test_a_resumed_watch_does_not_move_the_cache_back_behind_our_own_write
     client.lists[None] = [ListResult([cm("a", "1")], "1")]
     client.watches[None] = [
         [ApiUnavailable("connection reset")],
-        # Replayed after the break: someone else's change (3) from before our write (5), then
-        # our write itself, then a later change (6).
+        # Replayed after the break: our first write (2), someone else's change (3) from
+        # before our second write (5), then that write itself, then a later change (6).
         [
+            event("MODIFIED", cm("a", "2", data="ours")),
             event("MODIFIED", cm("a", "3", data="theirs")),
-            event("MODIFIED", cm("a", "5", data="ours")),
+            event("MODIFIED", cm("a", "5", data="ours again")),
             event("MODIFIED", cm("a", "6", data="later")),
         ],
     ]
@@ -364,40 +365,83 @@ async def test_a_resumed_watch_does_not_move_the_cache_back_behind_our_own_write
     informer, seen, task = start(
         client, clock=clock, backoff_initial=0.2, codec=DeflateCodec() if compact else None
     )
+    cached: list[tuple[str, str, str]] = []  # (old, new, what the cache held) at each update
+
+    def on_update(old: dict[str, Any], new: dict[str, Any]) -> None:
+        held = informer.store.get("ns/a")
+        assert held is not None
+        cached.append((old["data"]["v"], new["data"]["v"], held["data"]["v"]))
+
+    informer.add_handler(on_update=on_update)
     await eventually(lambda: clock.pending_timers == 1)  # the watch broke; backing off
-    assert informer.store.put_written(cm("a", "5", data="ours"), based_on=cm("a", "1"))
+    assert informer.store.put_written(cm("a", "2", data="ours"), based_on=cm("a", "1"))
+    assert informer.store.put_written(cm("a", "5", data="ours again"), based_on=cm("a", "2"))
 
     clock.advance(0.2)
     await eventually(lambda: len(client.watch_calls) >= 3)
-    # Version 3 never replaced our 5; 5 was already there; 6 is the watch's again.
-    assert seen.changes == [("add", "a", "1"), ("update", "a", "6")]
-    assert informer.store.get("ns/a")["data"] == {"v": "later"}  # type: ignore[index]
+    # Our 2 and 5 were already there; version 3, someone else's, reached the handlers (from
+    # our 2, the version before it) but never replaced our 5; 6 is the watch's again.
+    assert seen.changes == [("add", "a", "1"), ("update", "a", "3"), ("update", "a", "6")]
+    assert cached == [("ours", "theirs", "ours again"), ("ours again", "later", "later")]
     await finish(informer, task)
 
 
-async def test_someone_elses_change_during_our_status_write_reaches_the_handlers() -> None:
+@pytest.mark.parametrize("compact", [False, True])
+async def test_someone_elses_change_during_our_status_write_reaches_the_handlers(
+    compact: bool,
+) -> None:
     """Our status write, based on 1, was answered with 5, which carries another client's
-    change made at 3: the handlers still hear of 3 (stored, the answer would have hidden it:
-    3 older than our write, then 5 seen already)."""
+    change made at 3: the handlers still hear of 3, though the answer is stored (3 older
+    than our write, then 5 seen already)."""
     client = ScriptedClient()
     client.lists[None] = [ListResult([cm("a", "1")], "1")]
     client.watches[None] = [
         [ApiUnavailable("connection reset")],
         [
             event("MODIFIED", cm("a", "3", data="theirs")),
-            event("MODIFIED", cm("a", "5", data="theirs")),
+            event("MODIFIED", {**cm("a", "5", data="theirs"), "status": {"ours": "yes"}}),
         ],
     ]
     clock = FakeClock()
-    informer, seen, task = start(client, clock=clock, backoff_initial=0.2)
+    informer, seen, task = start(
+        client, clock=clock, backoff_initial=0.2, codec=DeflateCodec() if compact else None
+    )
     await eventually(lambda: clock.pending_timers == 1)  # the watch broke; backing off
     answer = {**cm("a", "5", data="theirs"), "status": {"ours": "yes"}}
-    based_on = informer.store.get("ns/a")
-    assert not informer.store.put_written(answer, based_on=based_on, status_only=True)
+    assert informer.store.put_written(answer, based_on=informer.store.get("ns/a"))
 
     clock.advance(0.2)
     await eventually(lambda: len(client.watch_calls) >= 3)
-    assert ("update", "a", "3") in seen.changes
+    assert seen.changes == [("add", "a", "1"), ("update", "a", "3")]
+    assert informer.store.get("ns/a") == answer
+    await finish(informer, task)
+
+
+async def test_someone_elses_change_that_moves_an_object_out_is_a_delete() -> None:
+    """Another shard's label put on while our write was on its way: the object leaves this
+    cache at that change's event, though our answer (which carries the label) was stored."""
+    client = ScriptedClient()
+    client.lists[None] = [ListResult([cm("a", "1")], "1")]
+    moved = {**cm("a", "3"), "metadata": {**cm("a", "3")["metadata"], "labels": {"shard": "b"}}}
+    answer = {**moved, "metadata": {**moved["metadata"], "resourceVersion": "5"}}
+    client.watches[None] = [
+        [ApiUnavailable("connection reset")],
+        [event("MODIFIED", moved), event("MODIFIED", answer)],
+    ]
+    clock = FakeClock()
+    informer, seen, task = start(
+        client,
+        clock=clock,
+        backoff_initial=0.2,
+        keep=lambda o: (o["metadata"].get("labels") or {}).get("shard") != "b",
+    )
+    await eventually(lambda: clock.pending_timers == 1)  # the watch broke; backing off
+    assert informer.store.put_written(answer, based_on=informer.store.get("ns/a"))
+
+    clock.advance(0.2)
+    await eventually(lambda: len(client.watch_calls) >= 3)
+    assert seen.changes == [("add", "a", "1"), ("delete", "a", "3")]
+    assert informer.store.get("ns/a") is None
     await finish(informer, task)
 
 

@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from spa.runtime import (
+    Behind,
     Codec,
     DeflateCodec,
     JsonCodec,
@@ -147,29 +148,43 @@ def test_a_written_object_is_kept_until_the_watch_catches_up_with_it(new_store: 
     store.upsert(obj("a", rv="10"))
     # Our write, based on 10, answered with 12: stored.
     assert store.put_written(obj("a", rv="12"), based_on=obj("a", rv="10"))
-    assert store.behind_own_write(obj("a", rv="11"))  # from before our write: keep ours
-    assert not store.behind_own_write(obj("a", rv="12"))  # our own write, seen by the watch
-    assert not store.behind_own_write(obj("a", rv="11"))  # caught up: the watch decides again
+    # From before our write, not one of ours: keep ours, and the handlers are owed it.
+    assert store.behind_own_write(obj("a", rv="11")) == Behind(
+        theirs=True, before=obj("a", rv="10")
+    )
+    assert store.behind_own_write(obj("a", rv="12")) is None  # our own write, seen by the watch
+    assert store.behind_own_write(obj("a", rv="11")) is None  # caught up: the watch decides
 
 
-def test_a_status_answer_that_shows_someone_elses_change_is_left_to_the_watch(
+def test_another_clients_change_inside_our_answer_is_told_apart_from_our_writes(
     new_store: NewStore,
 ) -> None:
+    def version(rv: str, **fields: Any) -> dict[str, Any]:
+        changed = {**obj("a", rv=rv), **fields}
+        changed["metadata"]["managedFields"] = [{"manager": "someone"}]
+        return changed
+
     store = new_store(transform=drop_bookkeeping)
     store.upsert(obj("a", rv="10"))
-    base = store.get("ns/a")
-    assert base is not None
-    # Our status write, answered with 12: only its status, version and field record differ.
-    ours = {**obj("a", rv="12"), "status": {"phase": "ours"}}
-    ours["metadata"]["managedFields"] = [{"manager": "spa"}]
-    assert store.put_written(ours, based_on=base, status_only=True)
-    # Answered with 14, which carries an annotation put on at 13 meanwhile: not stored, so
-    # that the watch's event of 13 still reaches the handlers.
-    theirs = {**obj("a", rv="14"), "status": {"phase": "ours again"}}
-    theirs["metadata"]["annotations"] = {"pause": "yes"}
-    assert not store.put_written(theirs, based_on=store.get("ns/a"), status_only=True)
-    assert store.get("ns/a")["metadata"]["resourceVersion"] == "12"  # type: ignore[index]
-    assert not store.behind_own_write(obj("a", rv="13"))
+    # Two writes of ours on their way (12, 15) while another client changed the object at 13
+    # and 14: our answer 15 carries those changes, and is what the cache keeps.
+    assert store.put_written(version("12", status="ours"), based_on=store.get("ns/a"))
+    answer = version("15", status="ours again", spec="theirs, then more of theirs")
+    assert store.put_written(answer, based_on=store.get("ns/a"))
+
+    assert store.behind_own_write(version("12", status="ours")) == Behind(theirs=False)
+    behind = store.behind_own_write(version("13", status="ours", spec="theirs"))
+    # Theirs, from what the watch showed before it (our 12, as stored): the handlers' update.
+    assert behind == Behind(theirs=True, before={**obj("a", rv="12"), "status": "ours"})
+    store.saw_theirs({**obj("a", rv="13"), "status": "ours", "spec": "theirs"})
+    behind = store.behind_own_write(version("14", spec="theirs, then more of theirs"))
+    assert behind == Behind(
+        theirs=True, before={**obj("a", rv="13"), "status": "ours", "spec": "theirs"}
+    )
+    # Never moved back behind our answer, which the watch then reaches.
+    assert store.get("ns/a") == drop_bookkeeping(answer)
+    assert store.behind_own_write(answer) is None
+    assert store.behind_own_write(version("14")) is None  # caught up: the watch decides
 
 
 def test_a_write_answer_older_than_the_cache_is_not_stored(new_store: NewStore) -> None:
