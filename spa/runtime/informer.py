@@ -341,7 +341,8 @@ class Informer:
         """Tell the handlers of another client's change `obj` that the stored answer to our own
         later write carries (Store.behind_own_write), without storing it."""
         if self._keep is not None and not self._keep(obj):
-            # Not ours any more: our answer, which came after, is not either.
+            # Not ours (any more): gone from this cache, as if deleted. Should a later change
+            # make it ours again, the watch's event of it is an add, as for any object.
             if self.store.delete(object_key(obj)) is not None and before is not None:
                 self._notify(before, None, final=obj)
             return
