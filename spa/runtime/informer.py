@@ -311,43 +311,35 @@ class Informer:
         new_rv = event.resource_version
         obj = event.object
         if event.type in ("ADDED", "MODIFIED"):
+            key = object_key(obj)
+            # Older than the answer to our own write, already stored: not stored, but another
+            # client's change in it is told to the handlers all the same.
             behind = self.store.behind_own_write(obj)
-            if behind is not None:
-                # Older than the answer to our own write, already stored: keep that. Another
-                # client's change in it is told to the handlers all the same.
-                if behind.theirs:
-                    self._deliver_theirs(behind.before, self._complete(obj))
+            if behind is None:
+                old = self.store.get(key)
+                seen = old is not None and object_resource_version(old) == new_rv
             else:
-                old = self.store.get(object_key(obj))
-                if old is not None and object_resource_version(old) == new_rv:
-                    pass  # already seen (e.g. listed just before the watch started)
+                old, seen = behind.before, not behind.theirs
+            # Seen: the version stored (e.g. listed just before the watch started), or ours.
+            if not seen:
+                obj = self._complete(obj)
+                if self._keep is not None and not self._keep(obj):
+                    # Not ours (any more): gone from this cache, as if deleted. Should a later
+                    # change make it ours again, the watch's event of it is an add.
+                    if self.store.delete(key) is not None and old is not None:
+                        self._notify(old, None, final=obj)
                 else:
-                    obj = self._complete(obj)
-                    if self._keep is not None and not self._keep(obj):
-                        # Not ours (any more): gone from this cache, as if deleted.
-                        if old is not None and self.store.delete(object_key(obj)) is not None:
-                            self._notify(old, None, final=obj)
-                    else:
+                    if behind is None:
                         self.store.upsert(obj, transformed=True)
-                        self._notify(old, obj)
+                    else:
+                        self.store.saw_theirs(obj)
+                    self._notify(old, obj)
         elif event.type == "DELETED":
             old = self.store.delete(object_key(obj))
             if old is not None:
                 self._notify(old, None, final=self._ingest(obj))
         if new_rv:
             self._resource_versions[namespace] = new_rv
-
-    def _deliver_theirs(self, before: dict[str, Any] | None, obj: dict[str, Any]) -> None:
-        """Tell the handlers of another client's change `obj` that the stored answer to our own
-        later write carries (Store.behind_own_write), without storing it."""
-        if self._keep is not None and not self._keep(obj):
-            # Not ours (any more): gone from this cache, as if deleted. Should a later change
-            # make it ours again, the watch's event of it is an add, as for any object.
-            if self.store.delete(object_key(obj)) is not None and before is not None:
-                self._notify(before, None, final=obj)
-            return
-        self.store.saw_theirs(obj)
-        self._notify(before, obj)
 
     def _replace(self, namespace: str | None, items: list[dict[str, Any]]) -> None:
         listed: set[str] = set()
