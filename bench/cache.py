@@ -72,6 +72,7 @@ async def ensure_hpas(client: KubeClient, count: int) -> None:
     """`count` Deployments (0 replicas: no pods to schedule, kube-controller-manager's writes
     are the HPAs') and their HPAs, and wait until kube-controller-manager has written every
     HPA's status (its conditions)."""
+    log(f"creating {count} Deployments and their HPAs")
     await ensure_namespace(client, NAMESPACE)
     names = [f"web-{index}" for index in range(count)]
     targets = [
@@ -81,14 +82,20 @@ async def ensure_hpas(client: KubeClient, count: int) -> None:
     hpas = [(HPA_V2, hpa(name)) for name in names]
     await create_each(client, NAMESPACE, hpas, field_manager=FIELD_MANAGER)
     log(f"{count} HPAs created; waiting for their status")
-    deadline = time.monotonic() + 300
+    began = time.monotonic()
+    said = began
     while True:
         listed = await client.list(HPA_V2, namespace=NAMESPACE, label_selector=MANAGED_BY_SELECTOR)
         synced = sum(bool((item.get("status") or {}).get("conditions")) for item in listed.items)
         if synced >= count:
+            log(f"{count} HPAs have a status after {time.monotonic() - began:.0f} s")
             return
-        if time.monotonic() > deadline:
+        if time.monotonic() > began + 300:
             raise TimeoutError(f"only {synced} of {count} HPAs have a status")
+        if time.monotonic() > said + 30:
+            # So that a run stopped while waiting says how far kube-controller-manager got.
+            said = time.monotonic()
+            log(f"{synced} of {count} HPAs have a status after {said - began:.0f} s")
         await asyncio.sleep(2)
 
 
