@@ -20,6 +20,7 @@ from spa.api.membership import (  # part of the rule shared with `spa plan`
     controller_owner_uid,
     foreign_controller,
 )
+from spa.controller.shards import SHARD_LABEL
 from spa.schedule import State
 
 __all__ = [
@@ -80,20 +81,26 @@ def desired_hpa(
     *,
     api_version: str,
 ) -> wire.NewHorizontalPodAutoscaler:
-    """The whole HPA as the controller applies it: the base spec with the effective bounds."""
+    """The whole HPA as the controller applies it: the base spec with the effective bounds,
+    labelled with its SPA's shard where the SPA has one, so that a shard lists and watches
+    only its own HPAs (docs/runtime.md, "Shards")."""
     spec = wire.typed(
         wire.HorizontalPodAutoscalerSpec, autoscaler.spec.horizontal_pod_autoscaler_spec.to_wire()
     )
     spec["minReplicas"] = state.min_replicas
     spec["maxReplicas"] = state.max_replicas
     metadata = autoscaler_object["metadata"]
+    labels = {MANAGED_BY_LABEL: FIELD_MANAGER}
+    shard = (metadata.get("labels") or {}).get(SHARD_LABEL)
+    if shard is not None:
+        labels[SHARD_LABEL] = shard
     return {
         "apiVersion": api_version,
         "kind": "HorizontalPodAutoscaler",
         "metadata": {
             "name": metadata["name"],
             "namespace": metadata["namespace"],
-            "labels": {MANAGED_BY_LABEL: FIELD_MANAGER},
+            "labels": labels,
             "annotations": {SPEC_HASH_ANNOTATION: spec_hash(spec)},
             "ownerReferences": [owner_reference(autoscaler_object)],
         },
@@ -171,13 +178,16 @@ def compare_hpa(
 
 
 def _ours(current: wire.HorizontalPodAutoscaler, desired: wire.NewHorizontalPodAutoscaler) -> bool:
-    """Our label, the hash of this desired spec and our controller reference are in place."""
+    """Our labels (the shard's as the SPA's, or none), the hash of this desired spec and our
+    controller reference are in place."""
     metadata = current.get("metadata") or {}
+    labels = metadata.get("labels") or {}
     wanted = desired["metadata"]
     return (
         (metadata.get("annotations") or {}).get(SPEC_HASH_ANNOTATION)
         == wanted["annotations"][SPEC_HASH_ANNOTATION]
-        and (metadata.get("labels") or {}).get(MANAGED_BY_LABEL) == FIELD_MANAGER
+        and labels.get(MANAGED_BY_LABEL) == FIELD_MANAGER
+        and labels.get(SHARD_LABEL) == wanted["labels"].get(SHARD_LABEL)
         and controller_owner_uid(current) == wanted["ownerReferences"][0]["uid"]
     )
 
@@ -190,7 +200,8 @@ def hpa_patch(
     Keys of the current spec that the desired spec lacks are set to null, so a field removed
     from the ScheduledPodAutoscaler is removed from the HPA too (the API server then applies
     its defaults again); labels and annotations of others are kept, and so are ownerReferences
-    that do not make an object our HPA's controller.
+    that do not make an object our HPA's controller. A shard label the SPA no longer has is
+    removed.
     """
     metadata = current.get("metadata") or {}
     others = [
@@ -199,9 +210,12 @@ def hpa_patch(
         if not reference.get("controller")
     ]
     wanted = desired["metadata"]
+    labels: dict[str, str | None] = dict(wanted["labels"])
+    if SHARD_LABEL in (metadata.get("labels") or {}):
+        labels.setdefault(SHARD_LABEL, None)
     return {
         "metadata": {
-            "labels": wanted["labels"],
+            "labels": labels,
             "annotations": wanted["annotations"],
             "ownerReferences": [*others, *wanted["ownerReferences"]],
         },

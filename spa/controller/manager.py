@@ -59,7 +59,7 @@ from spa.controller.resources import (
     SCHEDULED_POD_AUTOSCALERS,
     SCHEDULES,
 )
-from spa.controller.shards import Shard, ShardFilter
+from spa.controller.shards import SHARD_LABEL, Shard, ShardFilter
 from spa.kube import ApiError, KubeClient, Resource, discover_hpa
 from spa.runtime import (
     AccessReview,
@@ -282,10 +282,20 @@ class Manager:
         keep = ShardFilter(self.shard, kind, refused=lambda k: SHARD_REFUSED.labels(k).inc())
         return {"label_selector": self.shard.selector, "keep": keep}
 
+    def _hpa_selector(self) -> str:
+        """The generated HPAs this process caches: ours, and in label mode only those labelled
+        for its shard (desired_hpa copies the SPA's shard label), so that a shard is not sent
+        the other shards' HPA events (docs/runtime.md, "Shards"). An HPA written before it
+        carried the label is found by the create's 409 and labelled then."""
+        if self.shard is None or self.shard.mode != "label":
+            return MANAGED_BY_SELECTOR
+        return f"{MANAGED_BY_SELECTOR},{SHARD_LABEL}={self.shard.name}"
+
     def _in_shard_namespaces(self) -> Keep | None:
         """The `keep` of the other namespaced caches (HPAs, capacity objects, Calendars): the
-        shard's namespaces in namespace-hash mode, everything otherwise (they carry no shard
-        label; each is looked up by its SPA's key)."""
+        shard's namespaces in namespace-hash mode, everything otherwise (in label mode the HPAs
+        are selected by their shard label, :meth:`_hpa_selector`; the others carry none, and
+        each is looked up by its SPA's key)."""
         if self.shard is None or self.shard.mode != "namespace-hash":
             return None
         return self.shard.owns
@@ -322,7 +332,7 @@ class Manager:
         )
         hpas = self._cache(
             hpa_resource,
-            label_selector=MANAGED_BY_SELECTOR,
+            label_selector=self._hpa_selector(),
             transform=watches.cached_hpa,
             keep=self._in_shard_namespaces(),
         )

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from spa.controller.desired import FIELD_MANAGER, MANAGED_BY_LABEL, owner_reference
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.controller.shards import SHARD_LABEL, namespace_shard
 from spa.kube import LEASE
@@ -158,6 +159,91 @@ def test_overlapping_selectors_never_make_two_writers_of_one_hpa(
     # Each says its shard at the start.
     assert any(m.startswith("shard a: ") and "-shard-a" in m for m in map(str, _msgs(log_a)))
     assert any(m.startswith("shard b: ") and "app=web" in m for m in map(str, _msgs(log_b)))
+
+
+def synced_hpas(log: Path) -> list[int]:
+    """The HPAs each start of a process had in its cache when synced, in order."""
+    counts = []
+    for message in map(str, _msgs(log)):
+        if message.startswith("caches synced: "):
+            counts.append(int(message.rsplit(", ", 1)[1].split()[0]))
+    return counts
+
+
+@pytest.mark.slow
+def test_a_label_shard_is_sent_its_own_hpas_and_labels_those_written_before(
+    controller_kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
+) -> None:
+    """web-a's HPA was written by a release that did not label HPAs (our owner and label, no
+    shard label): shard a is not sent it, finds it by the create's 409 and labels it in place.
+    Shard b's labelled HPA is never sent to shard a."""
+    window = active_now()
+    for shard in ("a", "b"):
+        created = kube.create(
+            autoscaler(name=f"web-{shard}", namespace=namespace, metadata=labelled(shard))
+        )
+        kube.create(
+            schedule(
+                name=f"peak-{shard}",
+                namespace=namespace,
+                target=f"web-{shard}",
+                metadata=labelled(shard),
+                minReplicas=6,
+                maxReplicas=12,
+                **window,
+            )
+        )
+        kube.create(
+            {
+                "apiVersion": "autoscaling/v2",
+                "kind": "HorizontalPodAutoscaler",
+                "metadata": {
+                    "name": f"web-{shard}",
+                    "namespace": namespace,
+                    "labels": {
+                        MANAGED_BY_LABEL: FIELD_MANAGER,
+                        # b's as this release writes it, a's as the last one did.
+                        **({SHARD_LABEL: "b"} if shard == "b" else {}),
+                    },
+                    "ownerReferences": [owner_reference(created)],
+                },
+                "spec": {
+                    "scaleTargetRef": {
+                        "apiVersion": "apps/v1",
+                        "kind": "Deployment",
+                        "name": f"web-{shard}",
+                    },
+                    "minReplicas": 3,
+                    "maxReplicas": 10,
+                },
+            }
+        )
+    before = kube.hpa(namespace, "web-a")["metadata"]["uid"]
+    log = tmp_path / "a.log"
+    for start in (1, 2):
+        with spa_run(
+            controller_kubeconfig,
+            namespace,
+            "--shard-name",
+            "a",
+            *leader_election_args("shards-hpa-label"),
+            log=log,
+        ) as a:
+            wait_for(
+                lambda start=start: (
+                    len(synced_hpas(log)) == start and kube.bounds(namespace, "web-a") == (6, 12)
+                ),
+                within=60,
+                what=f"start {start} synced, and web-a raised",
+            )
+            stop(a)
+    hpa = kube.hpa(namespace, "web-a")
+    assert hpa["metadata"]["uid"] == before
+    assert hpa["metadata"]["labels"][SHARD_LABEL] == "a"
+    # The first start was sent neither HPA; the second its own only.
+    assert synced_hpas(log) == [0, 1]
+    assert written_names(log) == {"web-a"}
+    assert kube.bounds(namespace, "web-b") == (3, 10)
 
 
 def _msgs(log: Path) -> list[object]:

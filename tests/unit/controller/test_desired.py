@@ -25,6 +25,7 @@ from spa.controller.desired import (
     spec_hash,
     with_condition,
 )
+from spa.controller.shards import SHARD_LABEL
 from spa.schedule import State
 from tests.builders import autoscaler
 
@@ -114,6 +115,56 @@ def test_removed_label_is_a_difference() -> None:
     stored = server_copy(desired())
     stored["metadata"]["labels"] = {}
     assert not hpa_in_sync(stored, desired())
+
+
+def in_shard(shard: str) -> dict[str, Any]:
+    labelled = copy.deepcopy(AUTOSCALER)
+    labelled["metadata"]["labels"] = {SHARD_LABEL: shard, "team": "shop"}
+    return labelled
+
+
+def test_the_hpa_carries_its_autoscalers_shard_label_and_no_other_of_its_labels() -> None:
+    """A label shard selects its HPAs by it (docs/runtime.md, "Shards")."""
+    assert desired(autoscaler=in_shard("a"))["metadata"]["labels"] == {
+        MANAGED_BY_LABEL: FIELD_MANAGER,
+        SHARD_LABEL: "a",
+    }
+
+
+def test_an_hpa_of_another_shard_or_of_none_is_a_difference() -> None:
+    """An HPA written before the label, or before its SPA moved shard, is labelled by a write;
+    a shard label its SPA lost is removed by one."""
+    unlabelled = server_copy(desired())
+    assert not hpa_in_sync(unlabelled, desired(autoscaler=in_shard("a")))
+    assert (
+        compare_hpa(
+            unlabelled, desired(autoscaler=in_shard("a")), stored_spec=spec_hash(unlabelled["spec"])
+        )
+        is HpaComparison.DIFFERS
+    )
+    in_a = server_copy(desired(autoscaler=in_shard("a")))
+    assert hpa_in_sync(in_a, desired(autoscaler=in_shard("a")))
+    assert not hpa_in_sync(in_a, desired(autoscaler=in_shard("b")))
+    assert not hpa_in_sync(in_a, desired())
+
+
+def test_the_patch_moves_the_shard_label_with_the_autoscaler() -> None:
+    in_a = server_copy(desired(autoscaler=in_shard("a")))
+    in_a["metadata"]["labels"]["team"] = "shop"
+    for wanted, labels in (
+        (desired(autoscaler=in_shard("b")), {SHARD_LABEL: "b"}),
+        (desired(), {}),
+    ):
+        patched = merge_patch(in_a, hpa_patch(in_a, wanted))
+        assert patched["metadata"]["labels"] == {
+            MANAGED_BY_LABEL: FIELD_MANAGER,
+            "team": "shop",
+            **labels,
+        }
+        assert hpa_in_sync(patched, wanted)
+    # Without a shard label on either side the patch does not name one.
+    unlabelled = server_copy(desired())
+    assert SHARD_LABEL not in hpa_patch(unlabelled, desired())["metadata"]["labels"]
 
 
 def test_list_lengths_matter() -> None:
