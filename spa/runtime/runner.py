@@ -158,6 +158,11 @@ class Controller:
                 await self.process(key)
             finally:
                 self.queue.done(key)
+            # A reconcile that needs no request never suspends, and `get` does not either
+            # while keys wait: without this, a start on thousands of keys in sync holds the
+            # event loop for as long as they take, and the Lease's renewal, the watches and
+            # the probes wait behind them (a shard of 5,000 SPAs lost its Lease so: 10 s).
+            await asyncio.sleep(0)
 
     async def process(self, key: str) -> None:
         """Reconcile one key and requeue it as asked (public so tests can drive one step)."""

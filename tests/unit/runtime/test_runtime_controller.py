@@ -260,6 +260,38 @@ async def test_one_key_is_never_reconciled_twice_at_once() -> None:
     await asyncio.wait_for(task, timeout=2)
 
 
+async def test_keys_that_need_no_request_leave_the_loop_to_others_between_them() -> None:
+    """The Lease's renewal, the watches and the probes run on the same event loop: a start on
+    thousands of keys in sync, none of which sends a request, must not hold it until the
+    last one (a shard of 5,000 SPAs lost its Lease so)."""
+    queue = WorkQueue(clock=FakeClock(start=START), jitter=0.0)
+    done = 0
+
+    async def reconcile(key: str) -> Result:
+        nonlocal done
+        done += 1  # in sync: nothing to write, nothing awaited that suspends
+        return Result()
+
+    for index in range(1000):
+        queue.add(f"ns/{index}")
+    seen: list[int] = []
+
+    async def renewal() -> None:
+        while done < 1000:
+            seen.append(done)
+            await asyncio.sleep(0)
+
+    controller = Controller(name="busy", queue=queue, reconcile=reconcile, workers=2)
+    other = asyncio.create_task(renewal())
+    task = asyncio.create_task(controller.run())
+    await asyncio.wait_for(other, timeout=5)
+    # The other task ran between keys all along, not only after the last one.
+    assert len(seen) > 100
+    assert seen[1] < 10
+    queue.shutdown()
+    await asyncio.wait_for(task, timeout=2)
+
+
 async def test_too_many_requests_waits_at_least_the_servers_retry_after(setup) -> None:  # type: ignore[no-untyped-def]
     controller, queue, clock, reconcile = setup
     throttled = TooManyRequests(429, "TooManyRequests", "slow down", retry_after=5.0)
