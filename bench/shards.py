@@ -9,7 +9,8 @@ Lease `<id>-shard-<name>`, each replica run as `spa run --shard-name NAME` (docs
 (tests/testenv, with an audit log of the controller's ServiceAccount; no kube-controller-
 manager, as bench/load.py), on the fleet of bench/load.py (bench/fleet.py: one window of each
 SPA flips at B, Weekly, Daily or OneShot in six time zones), each SPA and its Schedules
-labelled `autoscaling.d-kuro.github.io/shard=sK`, K = its index modulo S:
+labelled `autoscaling.d-kuro.github.io/shard=sK`, K = its index modulo S, each SPA with
+`scaleUpImmediately: false` (its target does not exist: `without_immediate_scale_up`):
 
 1. **one process**: `spa run` with leader election (the Lease `scheduled-pod-autoscaler-
    leader`, as installed), no shard; its cold start (every HPA and status written), then
@@ -145,6 +146,19 @@ def label_fleet(
         else:
             spa = obj["spec"]["scaleTargetRef"]["name"]
         obj["metadata"].setdefault("labels", {})[SHARD_LABEL] = owner[spa]
+
+
+def without_immediate_scale_up(objects: Iterable[tuple[Resource, dict[str, Any]]]) -> None:
+    """Each SPA with `scaleUpImmediately: false`. Its target does not exist on this plane (no
+    Deployments: no nodes for their pods), so a process's first raise of each SPA reads the
+    target's /scale for a 404 and a Warning, and its later raises skip it (docs/schedules.md,
+    "Immediate scale-up"). The processes measured warm learned that in their warm-up; a
+    standby that takes a Lease has not, and would pay a read and an Event per SPA in the very
+    window its failover is measured in. Without it, every window start of every process writes
+    the same: the HPAs, the statuses and the Events of the raise."""
+    for resource, obj in objects:
+        if resource == SCHEDULED_POD_AUTOSCALERS:
+            obj["spec"]["scaleUpImmediately"] = False
 
 
 def spa_of(event: AuditEvent) -> str | None:
@@ -430,6 +444,7 @@ class ShardRun:
         names, objects = load_fleet(self.n, NAMESPACE, self._placeholder(), now)
         assert names == self.names
         label_fleet(objects, self.owner)
+        without_immediate_scale_up(objects)
         took = create_fleet(admin, NAMESPACE, objects)
         self.result["create_seconds"] = took
         log(f"created {len(objects)} objects in {took:.1f} s")

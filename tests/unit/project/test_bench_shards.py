@@ -60,6 +60,16 @@ def test_an_spa_and_its_schedules_are_labelled_for_the_same_shard() -> None:
     assert schedule["metadata"]["labels"] == {SHARD_LABEL: "s1"}
 
 
+def test_no_spa_of_the_fleet_raises_its_missing_target_at_once() -> None:
+    """A standby that takes a Lease would otherwise read each missing target's /scale in the
+    window its failover is measured in, which the warm processes learned to skip."""
+    spa: dict[str, Any] = {"metadata": {"name": "app-00001"}, "spec": {}}
+    schedule: dict[str, Any] = {"metadata": {"name": "app-00001-prescale"}, "spec": {}}
+    shards.without_immediate_scale_up([(SCHEDULED_POD_AUTOSCALERS, spa), (SCHEDULES, schedule)])
+    assert spa["spec"] == {"scaleUpImmediately": False}
+    assert schedule["spec"] == {}
+
+
 @pytest.mark.parametrize(
     ("resource", "name", "spa"),
     [
