@@ -161,7 +161,7 @@ class Controller:
             # A reconcile that needs no request never suspends, and `get` does not either
             # while keys wait: without this, a start on thousands of keys in sync holds the
             # event loop for as long as they take, and the Lease's renewal, the watches and
-            # the probes wait behind them (a shard of 5,000 SPAs lost its Lease so: 10 s).
+            # the probes wait behind them (a shard of 5,000 SPAs in sync lost its Lease so).
             await asyncio.sleep(0)
 
     async def process(self, key: str) -> None:
