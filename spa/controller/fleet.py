@@ -284,6 +284,12 @@ class FleetIndex:
         self._boundary: dict[str, int] = {}
         self._refreshed = 0.0
 
+    @property
+    def horizon(self) -> int:
+        """How far ahead of its boundary a raise may have been written, by this process or a
+        previous leader (early raises off or not: one written before is kept all the same)."""
+        return self._max_advance
+
     def connect(self, wake: Callable[[str, float], None]) -> None:
         """Wake keys through `wake` (the queue is made after the reconciler)."""
         self._wake = wake

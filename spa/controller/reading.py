@@ -109,6 +109,7 @@ class SnapshotReader:
             capacity=None if autoscaler is None else self._act.capacity_view(autoscaler),
             orphaned_capacity=autoscaler is None and self._act.orphaned_capacity(namespace, name),
             fleet=None if self._fleet is None else self._fleet.raise_for(key),
+            fleet_horizon=0 if self._fleet is None else self._fleet.horizon,
         )
 
     def _live_owners(self, schedules: list[wire.Schedule]) -> frozenset[str]:

@@ -12,6 +12,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from prometheus_client import REGISTRY
 
 from spa.controller.fleet import WRITE_SECONDS_ANNOTATION
 from spa.controller.manager import LeaderElection, Manager
@@ -182,6 +183,82 @@ async def test_the_write_time_a_leader_measured_is_the_next_leaders_start(
             "raised ahead of 2026-11-16T12:00:00Z for a fleet of 50 SPAs at that "
             "boundary: written from 2026-11-16T11:59:45Z",
         )
+    finally:
+        second.stop()
+        await asyncio.wait_for(task, timeout=20)
+        await client.close()
+
+
+def _samples(name: str, **labels: str) -> float:
+    """The sum of this process's samples of `name` whose labels include `labels`."""
+    return sum(
+        sample.value
+        for metric in REGISTRY.collect()
+        for sample in metric.samples
+        if sample.name == name and labels.items() <= sample.labels.items()
+    )
+
+
+async def test_a_restarted_controller_keeps_the_raises_written_ahead(
+    cluster: Any, kube: Kube, namespace: str
+) -> None:
+    """A process that starts (a restart, or a standby taking the Lease) while a fleet is
+    raised ahead of its boundary learns the fleet one reconcile at a time: its first
+    reconciles see a fleet of a few SPAs, due later than now. They keep the raises the HPAs
+    hold (docs/schedules.md, "Raises ahead of a shared boundary"): no HPA is lowered before
+    12:00 and raised again, none is written at all."""
+    create_noon_fleet(kube, namespace, FLEET)
+    client = await connect(kubeconfig=str(cluster.kubeconfig))
+
+    def manager(clock: Clock) -> Manager:
+        return Manager(
+            client=client,
+            namespaces=[namespace],
+            clock=clock,
+            resync_period=86400,
+            metrics_address=None,
+            probe_address=None,
+            fleet_write_seconds=0.2,  # 50 SPAs: 15 s ahead
+        )
+
+    def bounds() -> dict[str, tuple[int, int]]:
+        return {name: kube.bounds(namespace, name) for name in FLEET}
+
+    clock = FakeClock(utc("2026-11-16T11:00:00"))
+    first = manager(clock)
+    task = asyncio.create_task(first.run())
+    try:
+        await eventually(
+            lambda: set(bounds().values()) == {(3, 10)}, within=60, what="the HPAs created"
+        )
+        clock.set(utc("2026-11-16T11:59:45"))
+        await eventually(
+            lambda: set(bounds().values()) == {(5, 20)}, within=60, what="raised ahead of 12:00"
+        )
+    finally:
+        first.stop()
+        await asyncio.wait_for(task, timeout=20)
+    versions = {name: kube.hpa(namespace, name)["metadata"]["resourceVersion"] for name in FLEET}
+    patches = _samples("spa_hpa_writes_total", operation="patch")
+    reconciles = _samples("spa_reconcile_total")
+    second = manager(FakeClock(utc("2026-11-16T11:59:50")))
+    task = asyncio.create_task(second.run())
+    try:
+
+        def all_reconciled() -> bool:
+            return (
+                second.ready
+                and _samples("spa_reconcile_total") - reconciles >= len(FLEET)
+                and _samples("spa_workqueue_depth") == 0
+            )
+
+        await eventually(all_reconciled, within=60, what="every SPA reconciled after the restart")
+        await asyncio.sleep(1.0)  # the keys woken at the fleet's start, once it is counted
+        assert _samples("spa_hpa_writes_total", operation="patch") == patches
+        assert bounds() == dict.fromkeys(FLEET, (5, 20))
+        now = {name: kube.hpa(namespace, name)["metadata"]["resourceVersion"] for name in FLEET}
+        assert now == versions
+        assert _raised_ahead(kube, namespace, FLEET[0])[0] == "True"
     finally:
         second.stop()
         await asyncio.wait_for(task, timeout=20)

@@ -24,7 +24,13 @@ from spa.controller.decide.capacity import (
     CapacityTask,
     capacity_intent,
 )
-from spa.controller.decide.fleet import adds_capacity, early_state, fleet_message
+from spa.controller.decide.fleet import (
+    adds_capacity,
+    early_state,
+    fleet_message,
+    kept_early,
+    kept_message,
+)
 from spa.controller.decide.holding import Holding, holding
 from spa.controller.decide.hpa import FOREIGN_HPA_RECHECK_SECONDS, Standing, converge
 from spa.controller.decide.incident import held, incident_conditions
@@ -89,9 +95,27 @@ def decide(snapshot: Snapshot) -> Plan:
             state, ahead, instant=snapshot.instant, raise_=snapshot.fleet, upcoming=upcoming
         )
     )
+    # An early raise the HPA already holds is not undone before its boundary, whoever wrote
+    # it and whatever this process has counted of its fleet so far (`kept_early`).
+    kept_ahead = (
+        None
+        if ahead is None or early is not None
+        else kept_early(
+            state,
+            ahead,
+            base=base,
+            rules=rules,
+            instant=snapshot.instant,
+            upcoming=upcoming,
+            bounds=held(snapshot.hpa),
+            horizon=snapshot.fleet_horizon,
+        )
+    )
     fleet_start: int | None = None
     if early is not None:
         state = early
+    elif kept_ahead is not None:
+        state = kept_ahead
     elif (
         raise_at is not None
         and snapshot.fleet is not None
@@ -210,11 +234,11 @@ def decide(snapshot: Snapshot) -> Plan:
         capacity=None if held_capacity is None else held_capacity.condition,
         windows=recorded.windows,
         leads=(recorded.lead_time, recorded.capacity_lead_time),
-        raised_early=(
-            fleet_message(snapshot.fleet)
-            if early is not None and snapshot.fleet is not None and standing.applied
-            else None
-        ),
+        raised_early=_raised_early(
+            snapshot, autoscaler, early=early, kept=kept_ahead, boundary=raise_at
+        )
+        if standing.applied
+        else None,
         raised_before=memory.raised_ahead,
     )
     memory = replace(memory, raised_ahead=None)
@@ -309,6 +333,24 @@ def _capacity(
             or soon.min_replicas >= intent.minimum,
         )
     return task, wake
+
+
+def _raised_early(
+    snapshot: Snapshot,
+    autoscaler: wire.ScheduledPodAutoscaler,
+    *,
+    early: State | None,
+    kept: State | None,
+    boundary: int | None,
+) -> str | None:
+    """Why the bounds in force were written ahead of their boundary (None: they were not):
+    the fleet, for a raise written from its start; for one kept as the HPA holds it, what the
+    SPA's status already says (the previous leader's reason), or that it is kept."""
+    if early is not None and snapshot.fleet is not None:
+        return fleet_message(snapshot.fleet)
+    if kept is None or boundary is None:
+        return None
+    return status.raised_ahead_message(autoscaler) or kept_message(boundary)
 
 
 def _earliest(first: int | None, second: int | None) -> int | None:

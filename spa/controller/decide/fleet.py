@@ -13,9 +13,17 @@ boundary"; the rule `leadTime` already follows).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spa.schedule import State, format_instant
+from spa.schedule import (
+    Base,
+    Rule,
+    State,
+    format_instant,
+    state_at,
+    transitions_between,
+)
 
 __all__ = [
     "QUIET_SECONDS",
@@ -24,6 +32,8 @@ __all__ = [
     "early_state",
     "fleet_advance",
     "fleet_message",
+    "kept_early",
+    "kept_message",
 ]
 
 # A fleet whose writes are estimated to take less than this is written at its boundary, as
@@ -77,6 +87,53 @@ def early_state(
         return None
     if not adds_capacity(state, ahead):
         return None
+    return _ahead_of(state, ahead)
+
+
+def kept_early(
+    state: State,
+    ahead: State,
+    *,
+    base: Base,
+    rules: Sequence[Rule],
+    instant: int,
+    upcoming: int | None,
+    bounds: tuple[int, int] | None,
+    horizon: int,
+) -> State | None:
+    """The state of an early raise the HPA already holds (`bounds`: its min and max), kept
+    until its boundary: what the next transition (`upcoming`, to `ahead`) adds, written by
+    this process or a previous leader no more than `horizon` seconds (`--fleet-max-advance`)
+    before it. None: the HPA holds something else, or the raise is not that close.
+
+    Why: a process that has just taken the Lease (or restarted) learns its fleets one
+    reconcile at a time, so its first reconciles see a fleet of a few SPAs and an advance of a
+    second or none, and would write the base bounds over raises the last leader wrote early,
+    then raise them again once the fleet is counted: capacity removed before its boundary,
+    and three writes for one. Keeping what is already written is the rule itself (what adds
+    capacity may be written early; docs/schedules.md, "Raises ahead of a shared boundary").
+
+    Bounds that some state of the `base` and `rules` held within the last `horizon` seconds
+    are not taken for an early raise: they may be what a window that just ended left (a
+    window ending at 10:00 and another raising to the same bounds at 10:01), and that end is
+    written at its boundary, as ever."""
+    if upcoming is None or bounds is None or horizon <= 0:
+        return None
+    if not instant < upcoming <= instant + horizon or not adds_capacity(state, ahead):
+        return None
+    early = _ahead_of(state, ahead)
+    if (early.min_replicas, early.max_replicas) != bounds:
+        return None
+    since = instant - horizon
+    held = [state_at(base, rules, since)]
+    held += [each for _, each in transitions_between(base, rules, since, instant)]
+    if any((each.min_replicas, each.max_replicas) == bounds for each in held):
+        return None
+    return early
+
+
+def _ahead_of(state: State, ahead: State) -> State:
+    """Each bound the higher of now's and the boundary's: what the boundary adds, early."""
     return State(
         max(state.min_replicas, ahead.min_replicas),
         max(state.max_replicas, ahead.max_replicas),
@@ -91,3 +148,9 @@ def fleet_message(raise_: FleetRaise) -> str:
         f"raised ahead of {format_instant(raise_.boundary)} for a fleet of {raise_.fleet:,} "
         f"SPAs at that boundary: written from {format_instant(raise_.start)}"
     )
+
+
+def kept_message(boundary: int) -> str:
+    """What the condition says of an early raise kept (:func:`kept_early`) when the SPA's
+    status does not say already why it was written early."""
+    return f"raised ahead of {format_instant(boundary)}, kept until then"

@@ -151,7 +151,8 @@ def _condition(
 
 
 def held(hpa: wire.HorizontalPodAutoscaler | None) -> tuple[int, int] | None:
-    """The bounds a paused HPA keeps (None: there is no HPA, or no bounds to read)."""
+    """The bounds the HPA holds: those a paused HPA keeps, and those an early raise already
+    written is kept by (None: there is no HPA, or no bounds to read)."""
     spec = (hpa.get("spec") if hpa is not None else None) or {}
     maximum = spec.get("maxReplicas")
     if type(maximum) is not int:

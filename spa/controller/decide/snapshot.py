@@ -137,6 +137,9 @@ class Snapshot:
     # The advance of the SPA's next raise, from the fleet due at the same boundary (None: not
     # known, or not moved): docs/schedules.md, "Raises ahead of a shared boundary".
     fleet: FleetRaise | None = None
+    # How far ahead of its boundary a raise may have been written (`--fleet-max-advance`; 0:
+    # never): an HPA holding such a raise keeps it (spa/controller/decide/fleet.py, `kept_early`).
+    fleet_horizon: int = 0
 
 
 def dying(obj: wire.ScheduledPodAutoscaler) -> bool:

@@ -37,6 +37,7 @@ RAISED_AHEAD_CONDITION = "RaisedAhead"
 __all__ = [
     "RAISED_AHEAD_CONDITION",
     "autoscaler_status",
+    "raised_ahead_message",
     "refused_statuses",
     "schedule_status",
     "status_fields",
@@ -333,6 +334,14 @@ def refused_statuses(
         statuses.append(write)
         events += warning
     return statuses, events
+
+
+def raised_ahead_message(autoscaler: wire.ScheduledPodAutoscaler) -> str | None:
+    """The message of the SPA's RaisedAhead condition while it is True (None: not True)."""
+    for condition in (autoscaler.get("status") or {}).get("conditions") or ():
+        if condition.get("type") == RAISED_AHEAD_CONDITION and condition.get("status") == "True":
+            return condition.get("message") or None
+    return None
 
 
 def _raised_ahead(

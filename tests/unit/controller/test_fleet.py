@@ -675,3 +675,84 @@ def test_a_raise_whose_statuses_come_after_its_boundary_still_says_it_came_early
     assert condition[:2] == ("False", "BoundaryReached")
     assert "fleet of 3,200" in condition[2]
     assert memory.raised_ahead is None
+
+
+def _counting(horizon: int, fleet: FleetRaise | None = None) -> Callable[[Snapshot], Plan]:
+    """The decision of a process that has not counted the SPA's fleet (None) or has counted
+    part of it (`fleet`), early raises possible up to `horizon` seconds ahead."""
+
+    def decision(snapshot: Snapshot) -> Plan:
+        return decide(replace(snapshot, fleet=fleet, fleet_horizon=horizon))
+
+    return decision
+
+
+def test_a_raise_written_ahead_is_kept_by_a_leader_that_has_not_counted_its_fleet() -> None:
+    """A new leader (or a restarted process) learns its fleets one reconcile at a time: its
+    first reconciles of a fleet raised ahead see none, or a few SPAs and a short advance. The
+    raise the HPA already holds is kept until its boundary, not lowered and written again."""
+    server, memory = _in_sync_before_the_peak()
+    _, memory, _ = server.reconcile(at(10) - 30, memory, decision=_with(FleetRaise(at(10), 30, 50)))
+    plan, _, _ = server.reconcile(at(10) - 29, memory, decision=_with(FleetRaise(at(10), 30, 50)))
+    assert hpa_writes(server) == ["patch"]
+    said = raised_ahead(plan)
+    assert said is not None
+    assert server.autoscaler is not None
+    server.autoscaler["status"] = plan.statuses[0].status.model_dump(by_alias=True, mode="json")
+    for fleet in (None, FleetRaise(at(10), 2, 3)):
+        # A fresh Memory: the reconciles of a process that has just taken the Lease.
+        plan, _, _ = server.reconcile(at(10) - 20, None, decision=_counting(120, fleet))
+        assert hpa_writes(server) == ["patch"]  # nothing written
+        assert server.hpa is not None
+        assert (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"]) == (5, 20)
+        assert raised_ahead(plan) == said  # the status still says why, as the last leader did
+    # The window starts at 10:00 as ever, and ends at 11:00.
+    _, memory, _ = server.reconcile(at(10), None, decision=_counting(120))
+    assert hpa_writes(server) == ["patch"]
+    server.reconcile(at(11), memory, decision=_counting(120))
+    assert hpa_writes(server) == ["patch", "patch"]
+    assert server.hpa is not None
+    assert (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"]) == (3, 10)
+
+
+def test_an_early_raise_is_kept_only_within_the_horizon_and_as_written() -> None:
+    server, memory = _in_sync_before_the_peak()
+    _, memory, _ = server.reconcile(
+        at(10) - 200, memory, decision=_with(FleetRaise(at(10), 200, 9))
+    )
+    assert hpa_writes(server) == ["patch"]
+    # More than the horizon before the boundary: no raise is written that early, so this is
+    # none, and it is undone.
+    server.reconcile(at(10) - 121, None, decision=_counting(120))
+    assert hpa_writes(server) == ["patch", "patch"]
+    assert server.hpa is not None
+    assert (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"]) == (3, 10)
+    # Bounds that are not the boundary's (6/20): no early raise either.
+    server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"] = 6, 20
+    server.reconcile(at(10) - 60, None, decision=_counting(120))
+    assert hpa_writes(server) == ["patch", "patch", "patch"]
+    assert (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"]) == (3, 10)
+    # Early raises never possible (a horizon of 0): written at the boundary only.
+    server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"] = 5, 20
+    server.reconcile(at(10) - 60, None, decision=_counting(0))
+    assert (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"]) == (3, 10)
+
+
+def test_a_window_end_just_before_another_raise_is_written_at_its_boundary() -> None:
+    """Bounds a window that just ended left are no early raise of the next window, which
+    raises to the same bounds a minute later: the end is written at 10:00, as ever."""
+    server = Server(
+        autoscaler(),
+        [
+            schedule("first", start="09:00", end="10:00", owner=OURS),
+            schedule("second", start="10:01", end="11:00", owner=OURS),
+        ],
+    )
+    _, memory, _ = server.reconcile(at(9))
+    _, memory, _ = server.reconcile(at(9), memory)
+    assert server.hpa is not None
+    assert (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"]) == (5, 20)
+    for remembered in (memory, None):  # this process, or one that just took the Lease
+        server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"] = 5, 20
+        server.reconcile(at(10), remembered, decision=_counting(120))
+        assert (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"]) == (3, 10)
