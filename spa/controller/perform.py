@@ -10,6 +10,7 @@ the reconcile (the convention of spa/controller/decide/__init__.py).
 
 from __future__ import annotations
 
+import logging
 import math
 
 from spa.api import wire
@@ -51,14 +52,26 @@ from spa.controller.fleet import FleetIndex
 from spa.controller.metrics import ControllerMetrics
 from spa.controller.writes import Refused
 from spa.kube import Conflict
-from spa.runtime import Clock, ObjectLogger, Store, UrgentWrites, split_key
+from spa.runtime import (
+    Clock,
+    ObjectLogger,
+    Store,
+    TerminatingNamespaces,
+    UrgentWrites,
+    split_key,
+)
 
 __all__ = ["Performer"]
 
 
 class Performer:
     """Performs the steps of the SPA reconciler's plans through `actuator`; the HPA and /scale
-    writes as `urgent` ones (docs/architecture.md, "Capacity first")."""
+    writes as `urgent` ones (docs/architecture.md, "Capacity first").
+
+    :param terminating: the namespaces said to be being deleted (the reconciler's): an SPA
+        found gone before its HPA's creation in one of them is logged at DEBUG only (None:
+        none is known).
+    """
 
     def __init__(
         self,
@@ -69,8 +82,10 @@ class Performer:
         urgent: UrgentWrites,
         clock: Clock | None = None,
         fleet: FleetIndex | None = None,
+        terminating: TerminatingNamespaces | None = None,
     ) -> None:
         self._clock = clock
+        self._terminating = terminating
         self._fleet = fleet
         self._act = actuator
         self._autoscalers = autoscalers
@@ -178,7 +193,19 @@ class Performer:
                 # Our cache of SPAs is behind (its watch has not caught up after an outage or
                 # a 410): creating now would resurrect the HPA of a deleted SPA until the
                 # garbage collector removes it again. The SPA's deletion event follows.
-                logger.info("not creating the HPA: the ScheduledPodAutoscaler no longer exists")
+                # In a namespace already said to be being deleted, that is the namespace
+                # controller at work: one line per namespace, none per object
+                # (docs/operations.md, "Namespaces being deleted").
+                namespace, _ = split_key(key)
+                quiet = (
+                    self._terminating is not None
+                    and namespace is not None
+                    and self._terminating.said(namespace)
+                )
+                logger.log(
+                    logging.DEBUG if quiet else logging.INFO,
+                    "not creating the HPA: the ScheduledPodAutoscaler no longer exists",
+                )
                 return AutoscalerGone()
         started = None if self._clock is None else self._clock.now()
         try:

@@ -97,7 +97,8 @@ class Reconciler:
     :param fleet: the fleets at each upcoming boundary, whose raises are written ahead of it
         (None: every raise at its boundary).
     :param terminating: where a create refused because the SPA's namespace is being deleted
-        (or is gone) is reported (the manager shares one with the Event recorder).
+        (or is gone) is reported (the manager shares one with the Event recorder); an SPA found
+        gone before its HPA's creation in a namespace said there is logged at DEBUG only.
     """
 
     def __init__(
@@ -137,6 +138,7 @@ class Reconciler:
             urgent=self._urgent,
             clock=clock,
             fleet=fleet,
+            terminating=self._terminating,
         )
         # The validated SPAs, compiled Schedules and capacity Timelines, memoised.
         self._derived = Derived()

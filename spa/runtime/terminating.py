@@ -60,8 +60,7 @@ class TerminatingNamespaces:
         within `quiet` seconds."""
         NAMESPACE_TERMINATING_WRITES.labels(resource or error.resource or "unknown").inc()
         now = self._clock.monotonic()
-        said = self._said.get(namespace)
-        if said is not None and now - said < self._quiet:
+        if self._said_since(namespace, now):
             return
         self._said[namespace] = now
         self._said.move_to_end(namespace)
@@ -75,3 +74,19 @@ class TerminatingNamespaces:
             "is gone" if isinstance(error, NamespaceGone) else "is being deleted",
             error.message,
         )
+
+    def said(self, namespace: str) -> bool:
+        """Whether `namespace` was said to be being deleted (or gone) within `quiet` seconds.
+
+        Why: that line stands for every object of the namespace. A writer that finds one of
+        them gone before its write, rather than refused by the API server (the namespace
+        controller deletes an SPA while our cache still holds it), asks here whether the
+        namespace was said, and then says nothing of its own above DEBUG (docs/operations.md,
+        "Namespaces being deleted"). Before the namespace was said, or `quiet` seconds after,
+        the writer's line stays as it is: nothing here tells such a deletion from any other.
+        """
+        return self._said_since(namespace, self._clock.monotonic())
+
+    def _said_since(self, namespace: str, now: float) -> bool:
+        said = self._said.get(namespace)
+        return said is not None and now - said < self._quiet

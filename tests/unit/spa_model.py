@@ -50,7 +50,7 @@ from spa.kube import (
     Resource,
     error_from_status,
 )
-from spa.runtime import FakeClock, Result, Store, WriteSummary
+from spa.runtime import FakeClock, Result, Store, TerminatingNamespaces, WriteSummary
 from tests import builders
 from tests.client_double import UnexpectedRequests
 
@@ -272,8 +272,11 @@ class Server(UnexpectedRequests):
         instant: int,
         memories: dict[str, Memory],
         decision: Callable[[Snapshot], Plan] = decide,
+        *,
+        terminating: TerminatingNamespaces | None = None,
     ) -> Reconciler:
-        """A Reconciler of this server's objects, its caches as a caught-up watch fills them."""
+        """A Reconciler of this server's objects, its caches as a caught-up watch fills them
+        (`terminating`: the namespaces it knows to be being deleted; None: its own)."""
         # Compact, as the manager's: what the reconciler reads is decoded anew at each read.
         autoscalers, schedules, hpas = (Store(codec=compact_codec()) for _ in range(3))
         self.autoscaler_cache = autoscalers
@@ -313,6 +316,7 @@ class Server(UnexpectedRequests):
             calendars=kinds[0],
             cluster_calendars=kinds[1],
             fleet=self.fleet,
+            terminating=terminating,
         )
 
     # -- the requests the actuator sends --------------------------------------------------------

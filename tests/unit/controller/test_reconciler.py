@@ -6,6 +6,7 @@ on decisions. The rules themselves are tests/unit/controller/decide/test_decide.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from typing import Any
 
@@ -14,7 +15,8 @@ from prometheus_client import REGISTRY
 
 from spa.controller import derived as derived_module
 from spa.controller.decide import Memory, Plan, SetOwners, Snapshot, decide
-from spa.runtime import FakeClock, Result, WriteSummary
+from spa.kube import NamespaceTerminating, error_from_status
+from spa.runtime import FakeClock, Result, TerminatingNamespaces, WriteSummary
 from tests import builders
 from tests.unit.spa_model import KEY, OURS, Server, at, autoscaler, hpa_writes, schedule
 
@@ -267,6 +269,33 @@ def test_an_autoscaler_deleted_behind_the_cache_gets_no_hpa() -> None:
     assert asyncio.run(reconciler.reconcile(KEY)) == Result()
     assert server.writes == []
     assert server.hpa is None
+
+
+@pytest.mark.parametrize("said", [False, True], ids=["anywhere", "namespace-being-deleted"])
+def test_an_autoscaler_deleted_behind_the_cache_is_said_unless_its_namespace_was(
+    said: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An SPA found gone before its HPA's creation is said at INFO; in a namespace already
+    said to be being deleted (the namespace controller deletes its SPAs while our cache still
+    holds them) the namespace's line stands for it, and it is said at DEBUG only
+    (docs/operations.md, "Namespaces being deleted")."""
+    terminating = TerminatingNamespaces(clock=FakeClock(at(9)), quiet=600)
+    if said:
+        body = json.dumps(builders.namespace_terminating(namespace="shop")).encode()
+        refusal = error_from_status(403, body)
+        assert isinstance(refusal, NamespaceTerminating)
+        terminating.refused("shop", refusal)
+    server = Server(autoscaler(), [schedule("mine", owner=OURS)], deleted=True)
+    reconciler = server.reconciler(at(9), {}, terminating=terminating)
+    with caplog.at_level(logging.DEBUG):
+        caplog.clear()
+        assert asyncio.run(reconciler.reconcile(KEY)) == Result()
+    assert server.hpa is None
+    (gone,) = [r for r in caplog.records if "no longer exists" in r.getMessage()]
+    assert gone.getMessage() == "not creating the HPA: the ScheduledPodAutoscaler no longer exists"
+    assert gone.levelno == (logging.DEBUG if said else logging.INFO)
+    if said:
+        assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
 
 
 def test_a_refusal_is_retried_with_backoff_and_a_foreign_hpa_looked_at_again() -> None:
