@@ -388,6 +388,7 @@ class Manager:
             observed=ControllerMetrics.fleet_raised,
             estimated=ControllerMetrics.fleet_write_time,
             backlog=lambda: len(queue),
+            sharded=self.shard is not None,
         )
         reconciler = Reconciler(
             actuator=Actuator(

@@ -110,6 +110,7 @@ class SnapshotReader:
             orphaned_capacity=autoscaler is None and self._act.orphaned_capacity(namespace, name),
             fleet=None if self._fleet is None else self._fleet.raise_for(key),
             fleet_horizon=0 if self._fleet is None else self._fleet.horizon,
+            statuses_at_boundary=self._fleet is not None and self._fleet.statuses_at_boundary,
         )
 
     def _live_owners(self, schedules: list[wire.Schedule]) -> frozenset[str]:

@@ -17,6 +17,7 @@ from prometheus_client import REGISTRY
 from spa.controller.fleet import WRITE_SECONDS_ANNOTATION
 from spa.controller.manager import LeaderElection, Manager
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
+from spa.controller.shards import Shard
 from spa.kube import LEASE, connect
 from spa.runtime import Clock, FakeClock, SystemClock
 from tests.integration.harness import Kube, create_noon_fleet, eventually, utc
@@ -261,5 +262,67 @@ async def test_a_restarted_controller_keeps_the_raises_written_ahead(
         assert _raised_ahead(kube, namespace, FLEET[0])[0] == "True"
     finally:
         second.stop()
+        await asyncio.wait_for(task, timeout=20)
+        await client.close()
+
+
+async def test_a_shard_writes_the_statuses_of_its_raises_ahead_at_the_boundary(
+    cluster: Any, kube: Kube, namespace: str
+) -> None:
+    """A shard cannot see the other shards' raises, so the statuses of the SPAs it raised
+    ahead wait for their boundary (docs/schedules.md, "Raises ahead of a shared boundary"):
+    none before 12:00, each at 12:00 saying the raise came early and why."""
+    create_noon_fleet(kube, namespace, FLEET)
+    client = await connect(kubeconfig=str(cluster.kubeconfig))
+    clock = FakeClock(utc("2026-11-16T11:00:00"))
+    manager = Manager(
+        client=client,
+        namespaces=[namespace],
+        clock=clock,
+        resync_period=86400,
+        metrics_address=None,
+        probe_address=None,
+        fleet_write_seconds=0.2,
+        shard=Shard.by_namespace(1, 0),  # a shard of one: every namespace is its own
+    )
+    task = asyncio.create_task(manager.run())
+    try:
+        await eventually(
+            lambda: all(kube.bounds(namespace, name) == (3, 10) for name in FLEET),
+            within=60,
+            what="the HPAs created",
+        )
+        reconciles = _samples("spa_reconcile_total")
+        clock.set(utc("2026-11-16T11:59:45"))
+
+        def raised_and_passed() -> bool:
+            # Each SPA's raise, then its statuses' pass: two reconciles each.
+            return (
+                all(kube.bounds(namespace, name) == (5, 20) for name in FLEET)
+                and _samples("spa_reconcile_total") - reconciles >= 2 * len(FLEET)
+                and _samples("spa_workqueue_depth") == 0
+            )
+
+        await eventually(raised_and_passed, within=60, what="the fleet raised ahead of 12:00")
+        assert [_raised_ahead(kube, namespace, name) for name in FLEET] == [("", "")] * len(FLEET)
+        clock.set(utc("2026-11-16T12:00:00"))
+
+        def said_at_the_boundary() -> bool:
+            return all(
+                _raised_ahead(kube, namespace, name)
+                == (
+                    "False",
+                    "its boundary came; the last raise ahead of one: raised ahead of "
+                    "2026-11-16T12:00:00Z for a fleet of 50 SPAs at that boundary: written "
+                    "from 2026-11-16T11:59:45Z",
+                )
+                and kube.status(SCHEDULED_POD_AUTOSCALERS, namespace, name).get("activeSchedules")
+                == [f"{name}-noon"]
+                for name in FLEET
+            )
+
+        await eventually(said_at_the_boundary, within=60, what="the statuses at 12:00")
+    finally:
+        manager.stop()
         await asyncio.wait_for(task, timeout=20)
         await client.close()

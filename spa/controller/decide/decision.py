@@ -220,6 +220,15 @@ def decide(snapshot: Snapshot) -> Plan:
         memory = replace(memory, scale_up_event=None)
     if standing.applied:
         events += status.window_changes(autoscaler, state)
+    raised_early = (
+        _raised_early(snapshot, autoscaler, early=early, kept=kept_ahead, boundary=raise_at)
+        if standing.applied
+        else None
+    )
+    # A shard writes the status of an SPA raised ahead at its boundary, not now: the other
+    # shards sharing the API server may still be raising theirs (spa/controller/fleet.py,
+    # `FleetIndex.statuses_at_boundary`). The Memory keeps why it came early, for then.
+    at_boundary = snapshot.statuses_at_boundary and raised_early is not None
     autoscaler_status, status_events = status.autoscaler_status(
         snapshot,
         autoscaler,
@@ -234,18 +243,17 @@ def decide(snapshot: Snapshot) -> Plan:
         capacity=None if held_capacity is None else held_capacity.condition,
         windows=recorded.windows,
         leads=(recorded.lead_time, recorded.capacity_lead_time),
-        raised_early=_raised_early(
-            snapshot, autoscaler, early=early, kept=kept_ahead, boundary=raise_at
-        )
-        if standing.applied
-        else None,
+        raised_early=raised_early,
         raised_before=memory.raised_ahead,
     )
-    memory = replace(memory, raised_ahead=None)
-    statuses: list[StatusWrite] = [AutoscalerStatusWrite(autoscaler, autoscaler_status)]
+    memory = replace(memory, raised_ahead=raised_early if at_boundary else None)
+    statuses: list[StatusWrite] = []
+    if not at_boundary:
+        statuses.append(AutoscalerStatusWrite(autoscaler, autoscaler_status))
     events += recorded.events
     events += incident_events
-    events += status_events
+    if not at_boundary:
+        events += status_events
     for entry in evaluated:
         write, warning = status.schedule_status(
             snapshot, entry, state=state, problem=None if standing.applied else standing.problem

@@ -140,6 +140,9 @@ class Snapshot:
     # How far ahead of its boundary a raise may have been written (`--fleet-max-advance`; 0:
     # never): an HPA holding such a raise keeps it (spa/controller/decide/fleet.py, `kept_early`).
     fleet_horizon: int = 0
+    # The SPA's status, once it is raised ahead of its boundary, is written at the boundary
+    # and not before (a shard: spa/controller/fleet.py, `FleetIndex.statuses_at_boundary`).
+    statuses_at_boundary: bool = False
 
 
 def dying(obj: wire.ScheduledPodAutoscaler) -> bool:

@@ -756,3 +756,33 @@ def test_a_window_end_just_before_another_raise_is_written_at_its_boundary() -> 
         server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"] = 5, 20
         server.reconcile(at(10), remembered, decision=_counting(120))
         assert (server.hpa["spec"]["minReplicas"], server.hpa["spec"]["maxReplicas"]) == (3, 10)
+
+
+def test_a_shard_writes_the_status_of_a_raise_ahead_at_its_boundary() -> None:
+    """A shard cannot see the other shards' raises: the status of an SPA it raised ahead waits
+    for the boundary, and says then why the raise came early."""
+    server, memory = _in_sync_before_the_peak()
+    fleet = FleetRaise(at(10), 30, 3200)
+
+    def shard(snapshot: Snapshot) -> Plan:
+        return decide(replace(snapshot, fleet=fleet, statuses_at_boundary=True))
+
+    _, memory, _ = server.reconcile(at(10) - 30, memory, decision=shard)
+    assert hpa_writes(server) == ["patch"]
+    plan, memory, _ = server.reconcile(at(10) - 29, memory, decision=shard)
+    assert not [w for w in plan.statuses if isinstance(w, AutoscalerStatusWrite)]
+    assert isinstance(plan.requeue, WakeUp)
+    assert plan.requeue.at == at(10)
+    assert memory.raised_ahead is not None
+    assert "fleet of 3,200" in memory.raised_ahead
+    # At the boundary: the status, once, saying the raise came early and why.
+    plan, memory, _ = server.reconcile(at(10), memory, decision=shard)
+    assert hpa_writes(server) == ["patch"]
+    condition = raised_ahead(plan)
+    assert condition is not None
+    assert condition[:2] == ("False", "BoundaryReached")
+    assert "fleet of 3,200" in condition[2]
+    assert "written from 2026-11-16T09:59:30Z" in condition[2]
+    assert plan.report is not None
+    assert plan.report.schedules == {"peak": True}
+    assert memory.raised_ahead is None
