@@ -125,9 +125,9 @@ def kept_early(
     if (early.min_replicas, early.max_replicas) != bounds:
         return None
     since = instant - horizon
-    held = [state_at(base, rules, since)]
-    held += [each for _, each in transitions_between(base, rules, since, instant)]
-    if any((each.min_replicas, each.max_replicas) == bounds for each in held):
+    recent = [state_at(base, rules, since)]
+    recent += [each for _, each in transitions_between(base, rules, since, instant)]
+    if any((each.min_replicas, each.max_replicas) == bounds for each in recent):
         return None
     return early
 
