@@ -40,6 +40,7 @@ from spa.cli.cluster import (
     object_namespace,
     schedule_target,
 )
+from spa.controller.decide.status import raised_ahead_message
 from spa.controller.desired import (
     HpaComparison,
     compare_hpa,
@@ -360,10 +361,8 @@ def _not_owned(
 
 def _raised_ahead(autoscaler: Mapping[str, Any]) -> str | None:
     """The message of the SPA's RaisedAhead condition while it is True."""
-    for condition in (autoscaler.get("status") or {}).get("conditions") or ():
-        if condition.get("type") == "RaisedAhead" and condition.get("status") == "True":
-            return str(condition.get("message") or "raised ahead of its boundary")
-    return None
+    message = raised_ahead_message(autoscaler)
+    return None if message is None else message or "raised ahead of its boundary"
 
 
 def _problems(

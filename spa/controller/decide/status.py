@@ -8,8 +8,8 @@ one place, so that a status and its Event can never disagree and each Warning is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal, overload
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, overload
 
 from spa.api import (
     Condition,
@@ -336,11 +336,13 @@ def refused_statuses(
     return statuses, events
 
 
-def raised_ahead_message(autoscaler: wire.ScheduledPodAutoscaler) -> str | None:
-    """The message of the SPA's RaisedAhead condition while it is True (None: not True)."""
+def raised_ahead_message(autoscaler: Mapping[str, Any]) -> str | None:
+    """The message of the SPA's RaisedAhead condition while it is True ("" if it has none;
+    None: not True): why its bounds in force were written ahead of their boundary, as the
+    last status said it (a new leader's decision, `kubectl spa status`)."""
     for condition in (autoscaler.get("status") or {}).get("conditions") or ():
         if condition.get("type") == RAISED_AHEAD_CONDITION and condition.get("status") == "True":
-            return condition.get("message") or None
+            return str(condition.get("message") or "")
     return None
 
 
