@@ -26,7 +26,7 @@ from spa.controller.resources import (
     SCHEDULED_POD_AUTOSCALERS,
     SCHEDULES,
 )
-from spa.controller.shards import Shard, ShardError, shard_of
+from spa.controller.shards import Shard, ShardError, lease_prefix, shard_of
 from spa.kube import (
     HPA_V2,
     ApiError,
@@ -146,6 +146,7 @@ async def _run(arguments: argparse.Namespace, loop: EventLoop, shard: Shard | No
                 if shard is None
                 else shard.lease_name(arguments.leader_election_id)
             ),
+            siblings_prefix=None if shard is None else lease_prefix(arguments.leader_election_id),
         )
     if shard is not None:
         log.info(

@@ -71,6 +71,7 @@ from spa.runtime import (
     LeaderElector,
     Response,
     Server,
+    SiblingLeases,
     Store,
     Supervisor,
     SystemClock,
@@ -92,6 +93,9 @@ QUEUE_NAME = "scheduledpodautoscaler"
 # A reconcile makes a few requests of at most 30 s each (the client's timeout); one that runs
 # longer than this is stuck, and is cancelled and retried with backoff (docs/runtime.md).
 RECONCILE_TIMEOUT = 120.0
+# A shard reads the other shards' Leases this often: what they carry changes once a boundary,
+# and a boundary's fleet is placed and planned minutes before it (docs/runtime.md, "Shards").
+SIBLINGS_PERIOD = 15.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +105,9 @@ class LeaderElection:
     lease_duration: float = 15.0
     renew_deadline: float = 10.0
     retry_period: float = 2.0
+    # The other shards' Leases are the others whose names start with this (a shard's only;
+    # docs/runtime.md, "Shards"): what they measured of the shared API server is read.
+    siblings_prefix: str | None = None
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -122,7 +129,7 @@ class _Wired:
     autoscalers: Informer
     schedules: Informer
     hpas: Informer
-    write_time: WriteTime
+    fleet: FleetIndex
 
 
 @dataclass
@@ -204,6 +211,9 @@ class Manager:
         # include theirs; the others are asked about again while the controller runs.
         await wired.optional.discover(announce=False)
         self._supervisor.start("discovery of optional kinds", wired.optional.run)
+        siblings = self._siblings(wired.fleet)
+        if siblings is not None:
+            self._supervisor.start("the other shards' Leases", siblings.run)
         stopping = asyncio.create_task(self._stopping.wait(), name="stop")
         stop_reporting = CACHED_OBJECTS.add(
             autoscalers=wired.autoscalers.store, schedules=wired.schedules.store
@@ -241,7 +251,9 @@ class Manager:
             len(wired.schedules.store),
             len(wired.hpas.store),
         )
-        work = asyncio.create_task(self._lead(wired.controller, wired.write_time), name="lead")
+        work = asyncio.create_task(
+            self._lead(wired.controller, wired.fleet.write_time), name="lead"
+        )
         done, _ = await asyncio.wait({stopping, work}, return_when=asyncio.FIRST_COMPLETED)
         if work in done:
             work.result()
@@ -434,7 +446,7 @@ class Manager:
             owned=[] if placeholders is None else [placeholders],
         )
         return _Wired(
-            write_time=fleet.write_time,
+            fleet=fleet,
             controller=self._controller(queue, reconciler, autoscalers.store, schedules.store),
             recorder=recorder,
             summary=summary,
@@ -583,6 +595,22 @@ class Manager:
         )
 
         await self._elector.run()
+
+    def _siblings(self, fleet: FleetIndex) -> SiblingLeases | None:
+        """The reader of the other shards' Leases, whose paces this shard's fleets plan by
+        (:meth:`FleetIndex.hold_siblings`); None outside a shard with leader election."""
+        election = self.leader_election
+        if election is None or election.siblings_prefix is None:
+            return None
+        return SiblingLeases(
+            self.client,
+            namespace=election.namespace,
+            prefix=election.siblings_prefix,
+            own=election.name,
+            period=SIBLINGS_PERIOD,
+            clock=self.clock,
+            on_read=fleet.hold_siblings,
+        )
 
     def _write_fence(self) -> float | None:
         return None if self._elector is None else self._elector.write_time_left()

@@ -33,6 +33,7 @@ __all__ = [
     "ShardError",
     "ShardFilter",
     "check_selector",
+    "lease_prefix",
     "namespace_shard",
     "shard_of",
 ]
@@ -52,6 +53,11 @@ _MASK = (1 << 64) - 1
 
 class ShardError(ValueError):
     """The shard flags do not describe one shard; the message names the flag."""
+
+
+def lease_prefix(base: str) -> str:
+    """How the names of the Leases of every shard of the install named `base` begin."""
+    return f"{base}-shard-"
 
 
 def namespace_shard(namespace: str, count: int) -> int:
@@ -130,7 +136,7 @@ class Shard:
     def lease_name(self, base: str) -> str:
         """The Lease of this shard's replicas: the base name with the shard's (two shards
         never share one, and the replicas of one always do)."""
-        return f"{base}-shard-{self.name}"
+        return f"{lease_prefix(base)}{self.name}"
 
     def owns(self, obj: dict[str, Any]) -> bool:
         """Whether this shard is the one that writes for `obj` (an SPA or a Schedule; in

@@ -28,6 +28,7 @@ from spa.runtime.logging import (
 from spa.runtime.metrics import exposition, instrument_client
 from spa.runtime.predicates import UpdateFilter, changed_beyond_status
 from spa.runtime.runner import Controller, Reconcile, Result
+from spa.runtime.siblings import SiblingLeases
 from spa.runtime.store import (
     Behind,
     Codec,
@@ -79,6 +80,7 @@ __all__ = [
     "Response",
     "Result",
     "Server",
+    "SiblingLeases",
     "Store",
     "Supervisor",
     "SystemClock",
