@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from spa.controller.fleet import WRITE_SECONDS_ANNOTATION
+from spa.controller.fleet import WRITE_RAISES_ANNOTATION, WRITE_SECONDS_ANNOTATION
 from spa.controller.manager import LeaderElection, Manager
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS
-from spa.controller.shards import Shard
+from spa.controller.shards import Shard, lease_prefix
 from spa.kube import LEASE, connect
 from spa.runtime import Clock, FakeClock, SystemClock
 from tests.integration.harness import (
@@ -304,3 +304,58 @@ async def test_a_shard_writes_the_statuses_of_its_raises_ahead_at_the_boundary(
             )
 
         await eventually(said_at_the_boundary, within=60, what="the statuses at 12:00")
+
+
+async def test_a_shard_plans_its_fleet_by_the_slower_pace_of_another_shards_lease(
+    cluster: Any, kube: Kube, namespace: str
+) -> None:
+    """The shards share the API server: a shard reads the other shards' Leases and plans by
+    the slowest pace they carry (docs/runtime.md, "Shards"). Its own writes, on the injected
+    clock, measure no time at all; the other shard's Lease says 0.2 s a raise over 5,000, so
+    the shard starts its 50 SPAs at 11:59:45 (50 x 0.2 s x 1.5)."""
+    create_noon_fleet(kube, namespace, FLEET)
+    kube.client.create(
+        LEASE,
+        namespace,
+        {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {
+                "name": "spa-leader-shard-other",
+                "annotations": {
+                    WRITE_SECONDS_ANNOTATION: "0.200000",
+                    WRITE_RAISES_ANNOTATION: "5000",
+                },
+            },
+            "spec": {"holderIdentity": "another-process", "leaseDurationSeconds": 15},
+        },
+    )
+    shard = Shard.by_namespace(1, 0)
+    election = LeaderElection(
+        namespace=namespace,
+        name=shard.lease_name("spa-leader"),
+        retry_period=1.0,
+        siblings_prefix=lease_prefix("spa-leader"),
+    )
+    async with running_controller(
+        cluster.kubeconfig,
+        [namespace],
+        start=utc("2026-11-16T11:00:00"),
+        leader_election=election,
+        shard=shard,
+    ) as running:
+        await eventually(
+            lambda: all(kube.bounds(namespace, name) == (3, 10) for name in FLEET),
+            within=60,
+            what="the HPAs created",
+        )
+        running.clock.set(utc("2026-11-16T11:59:44"))
+        await asyncio.sleep(1.0)
+        assert all(kube.bounds(namespace, name) == (3, 10) for name in FLEET)
+        running.clock.set(utc("2026-11-16T11:59:45"))
+        await eventually(
+            lambda: all(kube.bounds(namespace, name) == (5, 20) for name in FLEET),
+            within=60,
+            what="the fleet raised from the other shard's pace",
+        )
+        assert running.clock.now() < utc("2026-11-16T12:00:00")

@@ -172,6 +172,65 @@ def test_a_write_measured_at_no_time_is_not_handed_on() -> None:
     assert injected.memo() == {}
 
 
+def _paced(seconds: str, raises: str) -> dict[str, str]:
+    return {WRITE_SECONDS_ANNOTATION: seconds, WRITE_RAISES_ANNOTATION: raises}
+
+
+def test_a_shard_plans_by_the_slowest_pace_of_its_siblings_and_hands_on_its_own() -> None:
+    # s3 wrote its 5,000 raises alone, a raise every 2 ms; s0 to s2 wrote theirs together,
+    # every 8 to 11 ms. The next boundary s3 shares with them goes by the slowest.
+    shard = WriteTime(workers=4)
+    shard.observe_pace(0.002, raises=5000)
+    shard.hold_siblings(
+        {
+            "spa-shard-s0": _paced("0.008000", "5000"),
+            "spa-shard-s1": _paced("0.011000", "5000"),
+            "spa-shard-s2": _paced("0.009000", "4990"),
+        }
+    )
+    assert shard.seconds == pytest.approx(0.011)
+    # Its own Lease still carries what it measured, or the slowest would be every shard's
+    # for good.
+    assert shard.memo() == _paced("0.002000", "5000")
+    # A faster sibling does not lower its own; the siblings read again replace what was held.
+    shard.hold_siblings({"spa-shard-s0": _paced("0.001000", "5000")})
+    assert shard.seconds == pytest.approx(0.002)
+    # A slower pace of its own stands over faster siblings.
+    shard.observe_pace(0.012, raises=5000)
+    shard.hold_siblings({"spa-shard-s0": _paced("0.008000", "5000")})
+    assert shard.seconds == pytest.approx(0.012)
+
+
+@pytest.mark.parametrize(
+    "carried",
+    [
+        {WRITE_SECONDS_ANNOTATION: "0.050000"},  # an EWMA of writes, no burst's pace
+        _paced("0.050000", "19"),  # no count of a burst
+        _paced("0.050000", "999"),  # a burst too small beside this shard's 5,000
+        _paced("2.5", "5000"),  # no measurement of ours
+        _paced("slow", "5000"),
+        _paced("nan", "5000"),
+        {},  # a sibling that has measured nothing yet
+    ],
+)
+def test_a_siblings_lease_that_carries_no_large_bursts_pace_is_left_out(
+    carried: dict[str, str],
+) -> None:
+    shard = WriteTime(workers=4)
+    shard.observe_pace(0.002, raises=5000)
+    shard.hold_siblings({"spa-shard-s0": carried})
+    assert shard.seconds == pytest.approx(0.002)
+
+
+def test_a_shard_that_measured_nothing_goes_by_a_slower_siblings_pace() -> None:
+    fresh = WriteTime(workers=4)
+    fresh.hold_siblings({"spa-shard-s0": _paced("0.009000", "40")})
+    assert fresh.seconds == pytest.approx(0.009)
+    assert fresh.memo() == {}  # nothing of its own to hand on
+    fresh.hold_siblings({"spa-shard-s0": _paced("0.001000", "40")})
+    assert fresh.seconds == DEFAULT_WRITE_SECONDS
+
+
 def test_no_write_is_estimated_faster_than_the_client_rate_limit() -> None:
     # --kube-api-qps 50: a write takes at least 20 ms of the throughput. A burst the limiter's
     # saved-up tokens let through at the server's speed (2 ms each) does not lower that: a
@@ -270,6 +329,35 @@ def test_writes_slower_than_estimated_start_the_fleets_to_come_sooner() -> None:
         clock.advance(1.0)
         index.written("shop/web-0", clock.now())
     assert woken == []
+
+
+def test_a_slower_siblings_pace_starts_the_fleets_to_come_sooner() -> None:
+    clock = FakeClock(B - 600)
+    estimates: list[float] = []
+    woken: list[tuple[str, float]] = []
+    index = FleetIndex(
+        write_time=WriteTime(workers=4),
+        clock=clock,
+        wake=lambda key, when: woken.append((key, when)),
+        estimated=estimates.append,
+    )
+    index.write_time.observe_pace(0.002, raises=5000)
+    keys = [f"shop/web-{i}" for i in range(5000)]
+    for key in keys:
+        index.place(key, B)
+    assert index.raise_for(keys[0]) == FleetRaise(B, 15, 5000)  # 10 s x 1.5
+    woken.clear()
+    # The siblings' Leases say 8 ms a raise: the fleet starts 60 s ahead, every key woken.
+    index.hold_siblings({"spa-shard-s0": _paced("0.008000", "5000")})
+    assert index.raise_for(keys[0]) == FleetRaise(B, 60, 5000)
+    assert {when for _, when in woken} == {B - 60}
+    assert len(woken) == len(keys)
+    assert estimates == [pytest.approx(0.008)]
+    # A faster one read later moves nobody (a fleet never starts later than it was woken).
+    woken.clear()
+    index.hold_siblings({"spa-shard-s0": _paced("0.004000", "5000")})
+    assert woken == []
+    assert index.raise_for(keys[0]) == FleetRaise(B, 60, 5000)
 
 
 def test_a_fleet_that_lands_late_is_reported_at_its_size_and_by_how_much_it_missed() -> None:
