@@ -126,6 +126,8 @@ def _block(report: StatusReport, entry: AutoscalerStatus, *, wide: bool) -> list
         lines.append("  active: " + (", ".join(planned.state.active) or "none"))
         if entry.raised_ahead is not None:
             lines.append(f"  raised ahead: {entry.raised_ahead}")
+        elif entry.last_raised_ahead is not None:
+            lines.append(f"  last raised ahead: {entry.last_raised_ahead}")
         lines += _transition_lines(planned, WIDE_TRANSITIONS if wide else TABLE_TRANSITIONS)
         if wide:
             lines.append("  schedules:")
@@ -316,6 +318,7 @@ def _entry_document(entry: AutoscalerStatus) -> dict[str, Any]:
         "transitions": [],
         "problems": [dataclasses.asdict(problem) for problem in entry.problems],
         "raisedAhead": entry.raised_ahead,
+        "lastRaisedAhead": entry.last_raised_ahead,
         "events": [
             {
                 "time": None if e.time is None else format_instant(e.time),

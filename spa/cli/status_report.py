@@ -40,7 +40,7 @@ from spa.cli.cluster import (
     object_namespace,
     schedule_target,
 )
-from spa.controller.decide.status import raised_ahead_message
+from spa.controller.decide.status import raised_ahead_condition
 from spa.controller.desired import (
     HpaComparison,
     compare_hpa,
@@ -138,6 +138,8 @@ class AutoscalerStatus:
     # Why the bounds in force were written ahead of their boundary (its RaisedAhead condition,
     # docs/schedules.md, "Raises ahead of a shared boundary"; None: they were not).
     raised_ahead: str | None = None
+    # ... and once the boundary came, the last raise ahead its condition (False) says.
+    last_raised_ahead: str | None = None
 
 
 @dataclass(slots=True)
@@ -190,7 +192,7 @@ def build_status(
         entry.leads = _leads(autoscaler)
         own = wanting.get(key, [])
         _problems(entry, autoscaler, own)
-        entry.raised_ahead = _raised_ahead(autoscaler)
+        entry.raised_ahead, entry.last_raised_ahead = _raised_ahead(autoscaler)
         entry.events = sorted(
             [
                 *events.get((key[0], SCHEDULED_POD_AUTOSCALER, key[1]), []),
@@ -359,10 +361,17 @@ def _not_owned(
     return Hpa(HpaState.NOT_OWNED, **seen, detail=detail)
 
 
-def _raised_ahead(autoscaler: Mapping[str, Any]) -> str | None:
-    """The message of the SPA's RaisedAhead condition while it is True."""
-    message = raised_ahead_message(autoscaler)
-    return None if message is None else message or "raised ahead of its boundary"
+def _raised_ahead(autoscaler: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The message of the SPA's RaisedAhead condition while it is True, and once False, the
+    last raise ahead it says (a shard's SPAs have only that: a shard writes the condition at
+    the boundary; docs/status.md)."""
+    said = raised_ahead_condition(autoscaler)
+    if said is None:
+        return None, None
+    in_force, message = said
+    if in_force:
+        return message or "raised ahead of its boundary", None
+    return None, message or None
 
 
 def _problems(

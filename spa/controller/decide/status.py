@@ -37,6 +37,7 @@ RAISED_AHEAD_CONDITION = "RaisedAhead"
 __all__ = [
     "RAISED_AHEAD_CONDITION",
     "autoscaler_status",
+    "raised_ahead_condition",
     "raised_ahead_message",
     "refused_statuses",
     "schedule_status",
@@ -340,9 +341,16 @@ def raised_ahead_message(autoscaler: Mapping[str, Any]) -> str | None:
     """The message of the SPA's RaisedAhead condition while it is True ("" if it has none;
     None: not True): why its bounds in force were written ahead of their boundary, as the
     last status said it (a new leader's decision, `kubectl spa status`)."""
+    said = raised_ahead_condition(autoscaler)
+    return said[1] if said is not None and said[0] else None
+
+
+def raised_ahead_condition(autoscaler: Mapping[str, Any]) -> tuple[bool, str] | None:
+    """The SPA's RaisedAhead condition as (True while in force, its message), None without
+    one."""
     for condition in (autoscaler.get("status") or {}).get("conditions") or ():
-        if condition.get("type") == RAISED_AHEAD_CONDITION and condition.get("status") == "True":
-            return str(condition.get("message") or "")
+        if condition.get("type") == RAISED_AHEAD_CONDITION:
+            return condition.get("status") == "True", str(condition.get("message") or "")
     return None
 
 

@@ -280,7 +280,7 @@ def test_a_name_and_a_selector_are_refused(capsys: pytest.CaptureFixture[str]) -
 
 def test_a_raise_written_ahead_of_its_boundary_is_said() -> None:
     """The RaisedAhead condition while True (docs/schedules.md, "Raises ahead of a shared
-    boundary"), in the text and the JSON; not once it is False."""
+    boundary"), in the text and the JSON; once it is False, as the last raise ahead."""
     message = (
         "raised ahead of 2026-11-23T08:00:00Z for a fleet of 3,200 SPAs at that boundary: "
         "written from 2026-11-23T07:59:36Z"
@@ -293,7 +293,23 @@ def test_a_raise_written_ahead_of_its_boundary_is_said() -> None:
     assert f"  raised ahead: {message}" in render_status(report, output="table").splitlines()
     document = json.loads(render_status(report, output="json"))
     assert document["autoscalers"][0]["raisedAhead"] == message
-    past = {**ahead, "status": "False", "reason": "BoundaryReached"}
+    assert document["autoscalers"][0]["lastRaisedAhead"] is None
+    # From the boundary on (and a shard writes it only then), the last raise ahead.
+    last = f"its boundary came; the last raise ahead of one: {message}"
+    past = {**ahead, "status": "False", "reason": "BoundaryReached", "message": last}
     spa = _autoscaler(status={"condition": "Available", "conditions": [past]})
-    [entry] = build_status(objects(autoscalers=[spa], schedules=[PUSH]), at=AT).autoscalers
+    report = build_status(objects(autoscalers=[spa], schedules=[PUSH]), at=AT)
+    [entry] = report.autoscalers
     assert entry.raised_ahead is None
+    assert entry.last_raised_ahead == last
+    table = render_status(report, output="table").splitlines()
+    assert f"  last raised ahead: {last}" in table
+    assert not [line for line in table if line.startswith("  raised ahead:")]
+    document = json.loads(render_status(report, output="json"))
+    assert document["autoscalers"][0]["raisedAhead"] is None
+    assert document["autoscalers"][0]["lastRaisedAhead"] == last
+    # Never raised ahead: neither.
+    [entry] = build_status(
+        objects(autoscalers=[_autoscaler()], schedules=[PUSH]), at=AT
+    ).autoscalers
+    assert (entry.raised_ahead, entry.last_raised_ahead) == (None, None)
