@@ -7,10 +7,12 @@ one Deployment per shard (`shards: [{name: a}, ...]`), each of two replicas camp
 Lease `<id>-shard-<name>`, each replica run as `spa run --shard-name NAME` (docs/runtime.md,
 "Shards"). This benchmark runs exactly those processes against one real control plane
 (tests/testenv, with an audit log of the controller's ServiceAccount; no kube-controller-
-manager, as bench/load.py), on the fleet of bench/load.py (bench/fleet.py: one window of each
-SPA flips at B, Weekly, Daily or OneShot in six time zones), each SPA and its Schedules
-labelled `autoscaling.d-kuro.github.io/shard=sK`, K = its index modulo S, each SPA with
-`scaleUpImmediately: false` (its target does not exist: `without_immediate_scale_up`):
+manager, as bench/load.py), as that ServiceAccount with config/rbac and the shards' grant to
+read each other's Leases (config/components/shards), on the fleet of bench/load.py
+(bench/fleet.py: one window of each SPA flips at B, Weekly, Daily or OneShot in six time
+zones), each SPA and its Schedules labelled `autoscaling.d-kuro.github.io/shard=sK`, K = its
+index modulo S, each SPA with `scaleUpImmediately: false` (its target does not exist:
+`without_immediate_scale_up`):
 
 1. **one process**: `spa run` with leader election (the Lease `scheduled-pod-autoscaler-
    leader`, as installed), no shard; its cold start (every HPA and status written), then
@@ -108,6 +110,9 @@ from tests.testenv.controlplane import ControlPlane, free_port  # noqa: E402
 
 # The group of the unsharded process (every other group is a shard's name).
 ONE = "one"
+# The shards' grant to list the Leases of their namespace (docs/install.md, "Shards"), applied
+# as a user applies it: each reads the pace the other shards' Leases carry.
+SHARDS_RBAC = REPO / "config/components/shards/shards.yaml"
 # Which shard's active replica the failover kills.
 VICTIM = "s0"
 # What a standby needs at most to take a Lease whose holder died: its duration (15 s) and two
@@ -434,6 +439,7 @@ class ShardRun:
             audit_policy=audit_policy(users=[CONTROLLER_USER]),
             controller_manager=False,  # as bench/load.py: no FailedGetScale Events
         ) as plane:
+            plane.run_kubectl("apply", "--server-side", "-f", str(SHARDS_RBAC), check=True)
             return self._run(plane)
 
     def _run(self, plane: ControlPlane) -> dict[str, Any]:

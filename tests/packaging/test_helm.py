@@ -10,7 +10,8 @@
 - install, upgrade and uninstall on the local control plane, with `spa run` authenticated as
   the chart's ServiceAccount applying a window after each, so the chart's RBAC is proven
   sufficient (and, with watchNamespaces, confined);
-- a sharded install: each shard's Deployment, run with its flags, applies its own SPA's window.
+- a sharded install: each shard's Deployment, run with its flags, applies its own SPA's window
+  and reads the other shards' Leases (the Role config/components/shards also is).
 """
 
 from __future__ import annotations
@@ -338,6 +339,27 @@ def test_each_shard_is_a_deployment_of_its_own_with_its_flags(helm: Callable[...
     } == {f"{NAMESPACE}-shard-{k}-of-4": ["--shards=4", f"--shard={k}"] for k in range(4)}
 
 
+def test_shards_get_the_role_config_components_shards_is(helm: Callable[..., str]) -> None:
+    """docs/install.md, "Shards": by label or by namespace hash, the chart grants the shards
+    the list of Leases that config/components/shards grants (the same Role and RoleBinding);
+    one controller, and shards without leader election (no Leases), get nothing of it."""
+    shards = REPO / "config" / "components" / "shards" / "shards.yaml"
+    config = _by_identity(_documents(shards.read_text()))
+    assert sorted(config) == [
+        ("Role", NAMESPACE, f"{NAMESPACE}-shards"),
+        ("RoleBinding", NAMESPACE, f"{NAMESPACE}-shards"),
+    ]
+    for name in ("sharded", "hashed"):
+        chart = _by_identity(_documents(_template(helm, name)))
+        assert config.keys() <= chart.keys(), name
+        _assert_same(chart, config)
+    without_leases = ("--set", "leaderElection.enabled=false,replicaCount=1,shardCount=2")
+    for extra in ((), without_leases):
+        rendered = _documents(_template(helm, "default", *extra))
+        assert [d for d in rendered if d["metadata"]["name"].endswith("-shards")] == [], extra
+        assert any(d["kind"] == "Deployment" for d in rendered)
+
+
 # --- on the local control plane -------------------------------------------------------------
 
 
@@ -400,6 +422,7 @@ def test_install_upgrade_uninstall(
         name = f"{NAMESPACE}-metrics" if kind == "service" else NAMESPACE
         assert _exists(plane, kind, name, "-n", NAMESPACE), kind
     assert _exists(plane, "role,rolebinding", f"{NAMESPACE}-leader-election", "-n", NAMESPACE)
+    assert not _can(plane, "list", "leases.coordination.k8s.io", NAMESPACE)  # shards only
     assert _exists(plane, "clusterrole,clusterrolebinding", NAMESPACE)
     assert _exists(plane, "clusterrole", f"{NAMESPACE}-view")
     _reconciles_as_the_chart(plane, plane_kube, "team-b", "web", tmp_path / "install.log")
@@ -506,6 +529,9 @@ def test_sharded_install_from_the_chart(
     for shard, mine in (("a", "web"), ("b", "api")):
         written = {str(line.get("name")) for line in writes(tmp_path / f"{shard}.log")}
         assert written == {mine}, (shard, written)
+        # Each read the other's Lease: the chart's `-shards` Role lets it list them.
+        assert "cannot list the Leases" not in (tmp_path / f"{shard}.log").read_text()
+    assert _can(plane, "list", "leases.coordination.k8s.io", NAMESPACE)
 
 
 # --- the CRDs across upgrades ---------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The RBAC review table of docs/install.md against what each install option renders: the chart
 with the real helm (hack/helm), and the kustomize manifests with the real `kubectl kustomize`,
-for the default install, the placeholder option, the namespaced install and both. A rule that
+for the default install, the placeholder option, the namespaced install and both, and a sharded
+install (the chart's `shards` or `shardCount`, config/components/shards). A rule that
 is rendered and not in the table fails, and so does a rule of the table that an option renders
 without the table saying that option grants it (or that it does not render where it should)."""
 
@@ -23,6 +24,7 @@ pytestmark = [pytest.mark.packaging]
 CHART = REPO / "charts" / "scheduled-pod-autoscaler"
 RELEASE = NAMESPACE = "scheduled-pod-autoscaler"
 EVERY, PLACEHOLDERS, NAMESPACED = "every install", "placeholder option", "namespaced install"
+SHARDED = "sharded install"
 
 # (kind, name, apiGroup, resource, verb)
 Rule = tuple[str, str, str, str, str]
@@ -43,7 +45,7 @@ def _table() -> dict[Rule, str]:
         if role:
             kind = role.split()[0]
             name = re.findall(r"`([^`]*)`", role)[0]
-        assert option in (EVERY, PLACEHOLDERS, NAMESPACED), row
+        assert option in (EVERY, PLACEHOLDERS, NAMESPACED, SHARDED), row
         [group_name] = re.findall(r"`([^`]*)`", group)
         group_name = "" if group_name == '""' else group_name
         for resource in re.findall(r"`([^`]*)`", resources):
@@ -74,8 +76,9 @@ def _kustomize(directory: Path) -> set[Rule]:
     return _rendered(yaml.safe_load_all(result.stdout))
 
 
-def _with_component(tmp_path: Path, base: str) -> Path:
-    """A kustomization of `base` with the placeholder component, as a user writes one."""
+def _with_components(tmp_path: Path, base: str, components: tuple[str, ...]) -> Path:
+    """A kustomization of `base` with `components` (of config/components), as a user writes
+    one."""
     directory = tmp_path / base.replace("/", "-")
     directory.mkdir()
     (directory / "kustomization.yaml").write_text(
@@ -85,7 +88,8 @@ def _with_component(tmp_path: Path, base: str) -> Path:
                 "kind": "Kustomization",
                 "resources": [os.path.relpath(REPO / "config" / base, directory)],
                 "components": [
-                    os.path.relpath(REPO / "config" / "components" / "placeholders", directory)
+                    os.path.relpath(REPO / "config" / "components" / name, directory)
+                    for name in components
                 ],
             }
         )
@@ -106,18 +110,25 @@ OPTIONS = {
     "placeholders": {EVERY, PLACEHOLDERS},
     "namespaced": {EVERY, NAMESPACED},
     "namespaced-placeholders": {EVERY, NAMESPACED, PLACEHOLDERS},
+    "sharded": {EVERY, SHARDED},
+    "hashed": {EVERY, SHARDED},
 }
 HELM_VALUES = {
     "default": (),
     "placeholders": ("capacity.placeholders.enabled=true",),
     "namespaced": ("watchNamespaces={shop}",),
     "namespaced-placeholders": ("watchNamespaces={shop}", "capacity.placeholders.enabled=true"),
+    "sharded": ("shards[0].name=a", "shards[1].name=b"),
+    "hashed": ("shardCount=2",),
 }
-KUSTOMIZE = {
-    "default": ("install", False),
-    "placeholders": ("install", True),
-    "namespaced": ("overlays/namespaced", False),
-    "namespaced-placeholders": ("overlays/namespaced", True),
+# option -> (base, components): by label or by namespace hash, shards take the same component.
+KUSTOMIZE: dict[str, tuple[str, tuple[str, ...]]] = {
+    "default": ("install", ()),
+    "placeholders": ("install", ("placeholders",)),
+    "namespaced": ("overlays/namespaced", ()),
+    "namespaced-placeholders": ("overlays/namespaced", ("placeholders",)),
+    "sharded": ("install", ("shards",)),
+    "hashed": ("install", ("shards",)),
 }
 
 
@@ -143,8 +154,10 @@ def test_the_chart_renders_exactly_the_rules_the_table_gives_its_option(option: 
 def test_the_manifests_render_exactly_the_rules_the_table_gives_their_option(
     option: str, tmp_path: Path
 ) -> None:
-    base, component = KUSTOMIZE[option]
-    directory = _with_component(tmp_path, base) if component else REPO / "config" / base
+    base, components = KUSTOMIZE[option]
+    directory = (
+        _with_components(tmp_path, base, components) if components else REPO / "config" / base
+    )
     _assert_as_the_table_says(_kustomize(directory), option)
 
 

@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from bench import shards
 from bench.load import CONTROLLER_USER, NAMESPACE
 from bench.measured import NOTHING_MEASURED
+from bench.plane import SA_NAME, SA_NAMESPACE
 from spa.controller.resources import SCHEDULED_POD_AUTOSCALERS, SCHEDULES
 from spa.controller.shards import SHARD_LABEL
 from tests.testenv.audit import AuditEvent
@@ -47,6 +49,20 @@ def test_each_shard_has_its_own_lease_named_as_spa_run_names_it() -> None:
     assert shards.shard_names(3) == ["s0", "s1", "s2"]
     assert shards.lease_name(shards.ONE) == "scheduled-pod-autoscaler-leader"
     assert shards.lease_name("s1") == "scheduled-pod-autoscaler-leader-shard-s1"
+
+
+def test_the_shards_may_list_the_leases_where_they_campaign_as_the_account_they_run_as() -> None:
+    """The grant applied before the shards start (config/components/shards) is for the
+    ServiceAccount the benchmark runs them as, in the namespace of their Leases."""
+    granted = [d for d in yaml.safe_load_all(shards.SHARDS_RBAC.read_text()) if d]
+    role = next(d for d in granted if d["kind"] == "Role")
+    binding = next(d for d in granted if d["kind"] == "RoleBinding")
+    assert role["metadata"]["namespace"] == binding["metadata"]["namespace"] == SA_NAMESPACE
+    assert {r for rule in role["rules"] for r in rule["resources"]} == {"leases"}
+    assert [v for rule in role["rules"] for v in rule["verbs"]] == ["list"]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": SA_NAME, "namespace": SA_NAMESPACE}
+    ]
 
 
 def test_an_spa_and_its_schedules_are_labelled_for_the_same_shard() -> None:

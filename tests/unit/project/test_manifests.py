@@ -140,7 +140,13 @@ def test_legacy_install_differs_only_in_the_crds_and_seccomp() -> None:
 
 def _cases() -> list[tuple[str, str, dict[str, Any]]]:
     cases = []
-    for directory, version in (("crd", RECENT), ("rbac", RECENT), ("legacy", LEGACY)):
+    for directory, version in (
+        ("crd", RECENT),
+        ("rbac", RECENT),
+        ("components/placeholders", RECENT),
+        ("components/shards", RECENT),
+        ("legacy", LEGACY),
+    ):
         for path in _manifests(directory):
             if path.name == "install.yaml":
                 continue
@@ -241,6 +247,39 @@ def test_leader_election_is_one_lease_role_in_the_controllers_namespace() -> Non
     assert _rules("Role", f"{NAMESPACE}-leader-election") == _grant(
         "coordination.k8s.io", "leases", "get create update"
     )
+
+
+def test_shards_list_leases_in_the_controllers_namespace_by_a_component_only() -> None:
+    """docs/install.md, "Shards": the shards read each other's Leases (a list every 15 s);
+    config/rbac, for one controller, never grants it, config/components/shards does, as a
+    Role of the controller's namespace bound to its ServiceAccount."""
+    rbac = [d for path in _manifests("rbac") for d in _documents(path)]
+    assert not any(
+        "list" in rule["verbs"] and "leases" in rule["resources"]
+        for document in rbac
+        for rule in document.get("rules", [])
+    )
+    component = _documents(CONFIG / "components" / "shards" / "shards.yaml")
+    role = _one(component, "Role", f"{NAMESPACE}-shards")
+    assert role["metadata"]["namespace"] == NAMESPACE
+    assert role["rules"] == [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["list"]}
+    ]
+    binding = _one(component, "RoleBinding", f"{NAMESPACE}-shards")
+    assert binding["metadata"]["namespace"] == NAMESPACE
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": f"{NAMESPACE}-shards",
+    }
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": NAMESPACE, "namespace": NAMESPACE}
+    ]
+    kustomization = yaml.safe_load(
+        (CONFIG / "components" / "shards" / "kustomization.yaml").read_text()
+    )
+    assert kustomization["kind"] == "Component"
+    assert kustomization["resources"] == ["shards.yaml"]
 
 
 def test_aggregated_roles() -> None:
