@@ -610,6 +610,8 @@ class Manager:
             period=SIBLINGS_PERIOD,
             clock=self.clock,
             on_read=fleet.hold_siblings,
+            grant="the Role scheduled-pod-autoscaler-shards grants it: the chart's with shards "
+            'or shardCount, config/components/shards (docs/install.md, "Shards")',
         )
 
     def _write_fence(self) -> float | None:

@@ -35,6 +35,7 @@ class SiblingLeases:
     there are none).
 
     :param on_read: called after each list that succeeded, on the event loop.
+    :param grant: where the grant to list Leases comes from, said with a refusal.
     """
 
     def __init__(
@@ -47,6 +48,7 @@ class SiblingLeases:
         period: float,
         clock: Clock,
         on_read: Callable[[Mapping[str, Mapping[str, str]]], None],
+        grant: str = "",
     ) -> None:
         self._client = client
         self._namespace = namespace
@@ -55,6 +57,7 @@ class SiblingLeases:
         self._period = period
         self._clock = clock
         self._on_read = on_read
+        self._grant = grant
         self._forbidden_said = False
 
     async def run(self) -> None:
@@ -73,10 +76,11 @@ class SiblingLeases:
             self._forbidden_said = True
             log.log(
                 level,
-                "cannot list the Leases in %s, so the other Leases %s* are not read: %s",
+                "cannot list the Leases in %s, so the other Leases %s* are not read: %s%s",
                 self._namespace,
                 self._prefix,
                 error,
+                f" ({self._grant})" if self._grant else "",
             )
             return
         except (ApiError, ApiUnavailable) as error:
