@@ -31,8 +31,8 @@ log = logging.getLogger(__name__)
 
 class SiblingLeases:
     """Every `period`, the annotations of the Leases in `namespace` whose names start with
-    `prefix`, other than `own`, handed to `on_read` by Lease name (an empty mapping when
-    there are none).
+    `prefix`, other than `own` and those no one holds, handed to `on_read` by Lease name (an
+    empty mapping when there are none).
 
     :param on_read: called after each list that succeeded, on the event loop.
     :param grant: where the grant to list Leases comes from, said with a refusal.
@@ -90,6 +90,10 @@ class SiblingLeases:
         for lease in listed.items:
             metadata = lease.get("metadata") or {}
             name = str(metadata.get("name") or "")
-            if name.startswith(self._prefix) and name != self._own:
+            if not name.startswith(self._prefix) or name == self._own:
+                continue
+            # A Lease nobody holds was released: its holders were stopped, for good when
+            # the shard was removed, and what it carries is no sibling's now.
+            if (lease.get("spec") or {}).get("holderIdentity"):
                 siblings[name] = dict(metadata.get("annotations") or {})
         self._on_read(siblings)

@@ -24,8 +24,11 @@ from tests.client_double import UnexpectedRequests
 PERIOD = 15.0
 
 
-def lease(name: str, **annotations: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "spa", "annotations": annotations}}
+def lease(name: str, holder: str = "a-pod", **annotations: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "namespace": "spa", "annotations": annotations},
+        "spec": {"holderIdentity": holder},
+    }
 
 
 class Leases(UnexpectedRequests):
@@ -79,6 +82,7 @@ async def test_the_other_leases_of_the_group_are_read_every_period_through_failu
         [
             lease("spa-leader-shard-a", pace="1"),  # its own
             lease("spa-leader-shard-b", pace="2"),
+            lease("spa-leader-shard-c", holder="", pace="5"),  # released: a shard removed
             lease("spa-leader", pace="3"),  # the install without shards: no sibling
             lease("other-controller", pace="4"),
         ],
