@@ -217,7 +217,10 @@ class WriteTime:
                 slowest = (seconds, name)
         held = None if slowest is None else slowest[0]
         if held != self._siblings and slowest is not None:
-            log.info(
+            # Said at INFO when it is what the estimate goes by (slower than this process's).
+            governs = slowest[0] > self._own_seconds()
+            log.log(
+                logging.INFO if governs else logging.DEBUG,
                 "fleet write time at least %.1f ms, the pace the Lease %s carries (this "
                 "process measured %s)",
                 slowest[0] * 1000,
@@ -230,11 +233,14 @@ class WriteTime:
     def seconds(self) -> float:
         if self._fixed is not None:
             return self._fixed
+        return max(self._own_seconds(), self._siblings or 0.0)
+
+    def _own_seconds(self) -> float:
+        """The estimate from what this process measured (or inherited), no sibling's."""
         if self._pace is not None:
-            measured = self._pace
-        else:
-            measured = self._default if self._measured is None else self._measured
-        return max(self._floor, measured, self._siblings or 0.0)
+            return max(self._floor, self._pace)
+        measured = self._default if self._measured is None else self._measured
+        return max(self._floor, measured)
 
 
 def _on_lease(annotations: Mapping[str, str]) -> tuple[float, int | None]:

@@ -4,6 +4,7 @@ that places each key and writes a fleet's raise from its start."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -229,6 +230,29 @@ def test_a_shard_that_measured_nothing_goes_by_a_slower_siblings_pace() -> None:
     assert fresh.memo() == {}  # nothing of its own to hand on
     fresh.hold_siblings({"spa-shard-s0": _paced("0.001000", "40")})
     assert fresh.seconds == DEFAULT_WRITE_SECONDS
+
+
+def test_a_siblings_pace_is_said_at_info_only_when_the_estimate_goes_by_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    shard = WriteTime(workers=4)
+    shard.observe_pace(0.004, raises=5000)
+    caplog.set_level(logging.DEBUG, logger="spa.controller.fleet")
+    shard.hold_siblings({"spa-shard-s0": _paced("0.002000", "5000")})  # faster: not used
+    shard.hold_siblings({"spa-shard-s0": _paced("0.002000", "5000")})  # the same: not said
+    shard.hold_siblings({"spa-shard-s1": _paced("0.009000", "5000")})
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (
+            logging.DEBUG,
+            "fleet write time at least 2.0 ms, the pace the Lease spa-shard-s0 carries (this "
+            "process measured 4.0 ms)",
+        ),
+        (
+            logging.INFO,
+            "fleet write time at least 9.0 ms, the pace the Lease spa-shard-s1 carries (this "
+            "process measured 4.0 ms)",
+        ),
+    ]
 
 
 def test_no_write_is_estimated_faster_than_the_client_rate_limit() -> None:
