@@ -97,13 +97,17 @@ async def test_with_the_shards_component_a_shard_reads_only_its_siblings_leases(
     cluster: Any, controller_kubeconfig: Path, group: Group
 ) -> None:
     cluster.run_kubectl("apply", "--server-side", "-f", str(SHARDS_RBAC), check=True)
-    assert can_list_leases(cluster, CONTROLLER_NAMESPACE)
     reads: list[Mapping[str, Mapping[str, str]]] = []
-    client = await connect(kubeconfig=str(controller_kubeconfig))
     try:
-        await group.reader(client, reads).read()
+        assert can_list_leases(cluster, CONTROLLER_NAMESPACE)
+        client = await connect(kubeconfig=str(controller_kubeconfig))
+        try:
+            await group.reader(client, reads).read()
+        finally:
+            await client.close()
     finally:
-        await client.close()
+        # The shared account is config/rbac's for the other tests.
+        cluster.run_kubectl("delete", "-f", str(SHARDS_RBAC), check=True)
     # Shard b's annotations, as its Lease has them; not shard a's own, not the unsharded one.
     assert reads == [{group.sibling: group.annotations[group.sibling]}]
 
@@ -115,8 +119,8 @@ async def test_without_it_the_list_is_forbidden_said_once_and_nothing_is_read(
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """config/rbac alone: an account of its own with its leader-election Role only (the shared
-    account may have the component, from the test above or another module)."""
+    """config/rbac alone: an account of its own with its leader-election Role only (another
+    module may give the shared account the component)."""
     account = f"spa-noshards-{secrets.token_hex(3)}"
     kubeconfig = cluster.service_account_kubeconfig(
         CONTROLLER_NAMESPACE, account, path=tmp_path / "noshards.kubeconfig"
