@@ -142,10 +142,15 @@ class WriteTime:
         """A burst has had one raise land every `seconds` over its `raises`, every part of a
         raise included: the estimate from now on, unless the pace it has came from a burst
         more than twice as large and this one has fewer than :data:`_PACE_ENOUGH_RAISES`."""
-        if self._pace is not None and raises < min(self._pace_raises // 2, _PACE_ENOUGH_RAISES):
+        if self._pace is not None and not self._large_enough(raises):
             return
         self._pace = max(0.0, seconds)
         self._pace_raises = raises
+
+    def _large_enough(self, raises: int) -> bool:
+        """Whether a burst of `raises` says as much as the one the pace came from: at least
+        half as large, or :data:`_PACE_ENOUGH_RAISES`."""
+        return raises >= min(self._pace_raises // 2, _PACE_ENOUGH_RAISES)
 
     @property
     def learned(self) -> float | None:
@@ -159,7 +164,7 @@ class WriteTime:
         replaces it; without `raises` (the last leader had measured no pace, or an older
         version's Lease), the writes' EWMA, which this process's writes then move. False when
         refused."""
-        if self.learned is not None or not 0.0 < seconds <= _MOST_INHERITED:
+        if self.learned is not None or not _a_measurement(seconds):
             return False
         if raises is None:
             self._measured = seconds
@@ -207,11 +212,10 @@ class WriteTime:
         raise, began 14.7 s ahead while the others still wrote, and raised its fleet 16.8 s
         after the boundary (docs/performance.md, "20,000 SPAs in 4 shards, from a fresh
         clone"). A sibling's EWMA, or a pace of too small a burst, is left out."""
-        least = min(self._pace_raises // 2, _PACE_ENOUGH_RAISES)
         slowest: tuple[float, str] | None = None
         for name, carried in leases.items():
             seconds, raises = _on_lease(carried)
-            if raises is None or raises < least or not 0.0 < seconds <= _MOST_INHERITED:
+            if raises is None or not self._large_enough(raises) or not _a_measurement(seconds):
                 continue
             if slowest is None or seconds > slowest[0]:
                 slowest = (seconds, name)
@@ -241,6 +245,11 @@ class WriteTime:
             return max(self._floor, self._pace)
         measured = self._default if self._measured is None else self._measured
         return max(self._floor, measured)
+
+
+def _a_measurement(seconds: float) -> bool:
+    """Whether a write time read from a Lease can be one this controller measured."""
+    return 0.0 < seconds <= _MOST_INHERITED
 
 
 def _on_lease(annotations: Mapping[str, str]) -> tuple[float, int | None]:
@@ -438,9 +447,7 @@ class FleetIndex:
                     self._observed(boundary, fleet.size, fleet.first, fleet.last)
         if at - self._refreshed >= _REFRESH_SECONDS:
             self._refreshed = at
-            if self._estimated is not None:
-                self._estimated(self.write_time.seconds)
-            self.refresh(at)
+            self._replan(at)
 
     def hold_siblings(self, leases: Mapping[str, Mapping[str, str]]) -> None:
         """The other shards' Leases as last read (:meth:`WriteTime.hold_siblings`): a slower
@@ -448,9 +455,14 @@ class FleetIndex:
         before = self.write_time.seconds
         self.write_time.hold_siblings(leases)
         if self.write_time.seconds > before:
-            if self._estimated is not None:
-                self._estimated(self.write_time.seconds)
-            self.refresh(self._clock.now())
+            self._replan(self._clock.now())
+
+    def _replan(self, now: float) -> None:
+        """The write time may have changed: report it, and start sooner the fleets it moves
+        earlier."""
+        if self._estimated is not None:
+            self._estimated(self.write_time.seconds)
+        self.refresh(now)
 
     def refresh(self, now: float) -> None:
         """Start sooner each fleet still to come whose start moved earlier (the writes are
